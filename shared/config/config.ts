@@ -1,0 +1,99 @@
+import { z } from 'zod';
+
+/**
+ * The one configuration object, read from the environment the stacks set (or the local runner's
+ * flags). A missing or bad setting stops start-up with an error naming the variable and what it expects.
+ */
+const clusterName = z
+  .string({ error: 'is required (the cluster name used in kubernetes.io/cluster/<name> tags)' })
+  .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be 1-63 letters, digits, "-", "_" or "."');
+
+const url = z.url({ error: 'must be an https:// URL' });
+
+const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item));
+
+export const ConfigSchema = z
+  .object({
+    CLUSTER_NAME: clusterName,
+    AWS_REGION: z
+      .string({ error: 'is required (the AWS region of the cluster, e.g. eu-west-1)' })
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name such as eu-west-1'),
+    NODE_IP_FAMILIES: csv(z.enum(['ipv4', 'ipv6'], { error: 'each family must be ipv4 or ipv6' }))
+      .pipe(z.array(z.enum(['ipv4', 'ipv6'])).min(1, 'must name at least one family'))
+      .default(['ipv4']),
+    KUBERNETES_AUTH_MODE: z
+      .enum(['eks', 'token', 'kubeconfig'], { error: 'must be eks, token or kubeconfig' })
+      .default('kubeconfig'),
+    KUBERNETES_API_ENDPOINT: url.optional(),
+    KUBERNETES_CA_DATA: z.base64({ error: 'must be the base64 PEM CA bundle' }).optional(),
+    KUBERNETES_TOKEN_SECRET_ID: z.string().min(1).optional(),
+    EKS_CLUSTER_NAME: z.string().min(1).optional(),
+    NODE_QUEUE_URL: url.optional(),
+    NODE_LIFECYCLE_QUEUE_URL: url.optional(),
+    NODE_INDEX_TTL_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int()
+      .min(0)
+      .max(3600)
+      .default(60),
+    LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  })
+  .superRefine((c, ctx) => {
+    if (c.KUBERNETES_AUTH_MODE === 'token' && !c.KUBERNETES_TOKEN_SECRET_ID) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['KUBERNETES_TOKEN_SECRET_ID'],
+        message: 'is required when KUBERNETES_AUTH_MODE=token (the Secrets Manager secret holding token and CA)',
+      });
+    }
+    if (c.KUBERNETES_AUTH_MODE !== 'kubeconfig' && !c.KUBERNETES_API_ENDPOINT) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['KUBERNETES_API_ENDPOINT'],
+        message: `is required when KUBERNETES_AUTH_MODE=${c.KUBERNETES_AUTH_MODE}`,
+      });
+    }
+  });
+
+export type Config = z.output<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse the environment; throws ConfigError listing every bad or missing setting. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = ConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => {
+      const setting = issue.path.join('.') || '(environment)';
+      const value = typeof issue.path[0] === 'string' ? env[issue.path[0]] : undefined;
+      return `${setting}${value === undefined ? '' : ` (got ${JSON.stringify(value)})`}: ${issue.message}`;
+    }),
+  );
+}
+
+/** A setting one component cannot run without, although the shared schema allows it to be absent. */
+export function requireSetting<K extends keyof Config>(
+  config: Config,
+  key: K,
+  purpose: string,
+): NonNullable<Config[K]> {
+  const value = config[key];
+  if (value === undefined || value === null) throw new ConfigError([`${String(key)}: is required ${purpose}`]);
+  return value as NonNullable<Config[K]>;
+}

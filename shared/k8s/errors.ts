@@ -1,0 +1,28 @@
+import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
+
+/** An error answered by the Kubernetes API server, with its HTTP status and Status reason. */
+export class KubernetesApiError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly reason: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'KubernetesApiError';
+  }
+}
+
+export const isNotFound = (err: unknown): boolean => err instanceof KubernetesApiError && err.statusCode === 404;
+export const isConflict = (err: unknown): boolean => err instanceof KubernetesApiError && err.statusCode === 409;
+
+/** Map an API server answer to the controller's retry meaning. */
+export function classifyKubernetesError(doing: string, err: unknown): Error {
+  if (!(err instanceof KubernetesApiError)) return new RetryableError(`${doing}: ${String(err)}`, { cause: err });
+  const message = `${doing}: ${err.statusCode} ${err.reason}: ${err.message}`;
+  if (err.statusCode === 429) return new ThrottledError(message, { cause: err });
+  if (err.statusCode === 400 || err.statusCode === 403 || err.statusCode === 422) {
+    return new TerminalError(message, { cause: err });
+  }
+  return new RetryableError(message, { cause: err });
+}

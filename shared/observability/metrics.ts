@@ -1,0 +1,58 @@
+/**
+ * Metric names every component shares, so dashboards and alarms are written once.
+ * Emitted as CloudWatch EMF by Powertools in Lambda; kept in memory by RecordingMetrics in tests.
+ */
+export const MetricName = {
+  Reconciles: 'Reconciles',
+  ReconcileErrors: 'ReconcileErrors',
+  ReconcileDuration: 'ReconcileDuration',
+  Requeues: 'Requeues',
+  MalformedMessages: 'MalformedMessages',
+  CoalescedMessages: 'CoalescedMessages',
+  TerminalErrors: 'TerminalErrors',
+  AwsCalls: 'AwsCalls',
+  AwsThrottles: 'AwsThrottles',
+  NodesInitialized: 'NodesInitialized',
+  NodeAddressesUpdated: 'NodeAddressesUpdated',
+  NodesDeleted: 'NodesDeleted',
+  NodesTainted: 'NodesTainted',
+  NodesUntainted: 'NodesUntainted',
+  Ec2Events: 'Ec2Events',
+  UnknownInstanceEvents: 'UnknownInstanceEvents',
+  KeysSent: 'KeysSent',
+  KeySendFailures: 'KeySendFailures',
+} as const;
+export type MetricName = (typeof MetricName)[keyof typeof MetricName];
+
+export type Dimensions = Record<string, string>;
+
+export interface MetricsPort {
+  count(name: MetricName, dimensions?: Dimensions, value?: number): void;
+  /** A duration in milliseconds. */
+  timing(name: MetricName, milliseconds: number, dimensions?: Dimensions): void;
+}
+
+interface Entry {
+  name: MetricName;
+  value: number;
+  dimensions: Dimensions;
+}
+
+export class RecordingMetrics implements MetricsPort {
+  readonly entries: Entry[] = [];
+  count(name: MetricName, dimensions: Dimensions = {}, value = 1) {
+    this.entries.push({ name, value, dimensions });
+  }
+  timing(name: MetricName, milliseconds: number, dimensions: Dimensions = {}) {
+    this.entries.push({ name, value: milliseconds, dimensions });
+  }
+  /** Sum of `name` over entries whose dimensions include every pair in `where`. */
+  total(name: MetricName, where: Dimensions = {}): number {
+    return this.entries
+      .filter((e) => e.name === name && Object.entries(where).every(([k, v]) => e.dimensions[k] === v))
+      .reduce((sum, e) => sum + e.value, 0);
+  }
+  reset() {
+    this.entries.length = 0;
+  }
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * A message names a key, not a change: reconcilers always re-read current state, and the hint
+ * only says why the key was enqueued (for logs, deduplication and metrics).
+ */
+export const ObjectKind = z.enum(['Node', 'Service', 'EndpointSlice', 'Pod']);
+export type ObjectKind = z.infer<typeof ObjectKind>;
+
+const dnsSubdomain = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name');
+
+export const KeyHint = z
+  .object({
+    uid: z.string().max(64).optional(),
+    resourceVersion: z.string().max(64).optional(),
+    eventType: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'EC2']).optional(),
+    source: z.string().max(64).optional(),
+    eventId: z.string().max(128).optional(),
+  })
+  .strict();
+export type KeyHint = z.infer<typeof KeyHint>;
+
+export const KeyMessage = z
+  .object({
+    kind: ObjectKind,
+    namespace: dnsSubdomain.max(63).optional(),
+    name: dnsSubdomain,
+    hint: KeyHint.optional(),
+  })
+  .strict();
+export type KeyMessage = z.infer<typeof KeyMessage>;
+
+export interface ObjectKey {
+  kind: ObjectKind;
+  namespace?: string;
+  name: string;
+}
+
+/** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the FIFO MessageGroupId. */
+export function keyString(key: ObjectKey): string {
+  return `${key.kind}/${key.namespace ?? ''}/${key.name}`;
+}
+
+export function messageGroupId(key: ObjectKey): string {
+  return keyString(key);
+}
+
+/**
+ * Key + the revision that caused the message: a re-sent event (same revision) is dropped by SQS
+ * within its 5-minute deduplication window, a newer revision is not. Without a revision, the event
+ * ID stands in. SQS allows at most 128 characters, hence the hash.
+ */
+export function messageDeduplicationId(message: KeyMessage): string {
+  const revision = message.hint?.resourceVersion ?? message.hint?.eventId ?? '';
+  return createHash('sha256')
+    .update(`${keyString(message)}\n${message.hint?.eventType ?? ''}\n${revision}`)
+    .digest('hex');
+}
+
+export type ParseResult = { ok: true; message: KeyMessage } | { ok: false; error: string };
+
+export function parseKeyMessage(body: string): ParseResult {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (err) {
+    return { ok: false, error: `body is not JSON: ${(err as Error).message}` };
+  }
+  const result = KeyMessage.safeParse(json);
+  if (!result.success) {
+    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+    return { ok: false, error: `body is not a key message: ${issues}` };
+  }
+  return { ok: true, message: result.data };
+}
