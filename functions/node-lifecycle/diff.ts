@@ -1,0 +1,33 @@
+import type { InstanceState } from '../../shared/aws/ec2-port.ts';
+
+/**
+ * What the lifecycle controller does with a Node, from its readiness and its instance's state
+ * (REFERENCE.md "Nodes" / Lifecycle). Pure: table-tested.
+ *  - not found or terminated = the instance does not exist; stopped = shut down;
+ *    pending, running, stopping, shutting-down = exists.
+ *  - Ready -> remove the shutdown taint if present.
+ *  - not Ready and gone -> delete the Node; not Ready and stopped -> add the shutdown taint.
+ */
+export type LifecycleAction = 'none' | 'delete-node' | 'add-shutdown-taint' | 'remove-shutdown-taint';
+
+export interface LifecycleObservation {
+  ready: boolean;
+  /** undefined: EC2 does not know the instance (InvalidInstanceID.NotFound or long gone). */
+  instanceState: InstanceState | undefined;
+  hasShutdownTaint: boolean;
+}
+
+export function instanceExists(state: InstanceState | undefined): boolean {
+  return state !== undefined && state !== 'terminated';
+}
+
+export function instanceShutdown(state: InstanceState | undefined): boolean {
+  return state === 'stopped';
+}
+
+export function lifecycleAction(o: LifecycleObservation): LifecycleAction {
+  if (o.ready) return o.hasShutdownTaint ? 'remove-shutdown-taint' : 'none';
+  if (!instanceExists(o.instanceState)) return 'delete-node';
+  if (instanceShutdown(o.instanceState)) return o.hasShutdownTaint ? 'none' : 'add-shutdown-taint';
+  return 'none';
+}

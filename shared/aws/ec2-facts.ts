@@ -1,0 +1,50 @@
+import type { Clock } from '../clock.ts';
+import type { Ec2Port, InstanceTypeInfo } from './ec2-port.ts';
+
+/**
+ * Facts that do not change while a Lambda container lives (zone name -> zone ID, instance type
+ * limits), cached so a burst of Node initializations costs one DescribeAvailabilityZones in total.
+ * An unknown zone triggers one refresh, at most once per `refreshAfterMs`.
+ */
+export class Ec2Facts {
+  private zoneIds?: Map<string, string>;
+  private zonesLoadedAt = Number.NEGATIVE_INFINITY;
+  private zonesLoading?: Promise<Map<string, string>>;
+  private readonly types = new Map<string, InstanceTypeInfo>();
+
+  constructor(
+    private readonly ec2: Ec2Port,
+    private readonly clock: Clock,
+    private readonly refreshAfterMs = 10 * 60_000,
+  ) {}
+
+  async zoneId(zoneName: string): Promise<string | undefined> {
+    const known = this.zoneIds?.get(zoneName);
+    if (known) return known;
+    if (this.zoneIds && this.clock.now() - this.zonesLoadedAt < this.refreshAfterMs) return undefined;
+    return (await this.loadZones()).get(zoneName);
+  }
+
+  async instanceTypes(types: readonly string[]): Promise<Map<string, InstanceTypeInfo>> {
+    const missing = [...new Set(types)].filter((t) => !this.types.has(t));
+    if (missing.length > 0) {
+      for (const info of await this.ec2.describeInstanceTypes(missing)) this.types.set(info.instanceType, info);
+    }
+    return new Map(types.flatMap((t) => (this.types.has(t) ? [[t, this.types.get(t)!] as const] : [])));
+  }
+
+  private loadZones(): Promise<Map<string, string>> {
+    // Concurrent reconciles of one batch share a single DescribeAvailabilityZones.
+    this.zonesLoading ??= this.ec2
+      .describeAvailabilityZones()
+      .then((zones) => {
+        this.zoneIds = new Map(zones.map((z) => [z.zoneName, z.zoneId]));
+        this.zonesLoadedAt = this.clock.now();
+        return this.zoneIds;
+      })
+      .finally(() => {
+        this.zonesLoading = undefined;
+      });
+    return this.zonesLoading;
+  }
+}

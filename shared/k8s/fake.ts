@@ -1,0 +1,174 @@
+import type { Clock } from '../clock.ts';
+import { KubernetesApiError } from './errors.ts';
+import { applyMergePatch } from './merge-patch.ts';
+import type { KubernetesPort, WriteGuard } from './port.ts';
+import type { EventRecord, MergePatch, Node } from './types.ts';
+
+export type KubernetesOperation =
+  | 'getNode'
+  | 'listNodes'
+  | 'patchNode'
+  | 'patchNodeStatus'
+  | 'deleteNode'
+  | 'recordEvent';
+
+/**
+ * An in-memory API server for the kinds the controllers touch. Like the real one it bumps
+ * resourceVersion on every write, answers 409 Conflict to a write guarded by a stale
+ * resourceVersion (and to a delete whose preconditions fail), keeps an object with finalizers as
+ * "terminating" (deletionTimestamp set) until they are removed, and stores Events.
+ */
+export class FakeKubernetes implements KubernetesPort {
+  readonly nodes = new Map<string, Node>();
+  readonly events: (EventRecord & { timestamp: number })[] = [];
+  readonly calls = new Map<KubernetesOperation, number>();
+  private revision = 1000;
+  private uidCounter = 0;
+  private readonly queuedErrors = new Map<KubernetesOperation, Error[]>();
+  /** Called after each successful write with the new object (or undefined when deleted). */
+  onChange?: (kind: 'Node', name: string, object: Node | undefined) => void;
+
+  constructor(private readonly clock: Clock) {}
+
+  /** Create (as kubelet registering a Node would) or overwrite an object, bumping resourceVersion. */
+  putNode(node: Node): Node {
+    const existing = this.nodes.get(node.metadata.name);
+    const stored: Node = structuredClone({
+      apiVersion: 'v1',
+      kind: 'Node',
+      ...node,
+      metadata: {
+        ...node.metadata,
+        uid: node.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
+        creationTimestamp: node.metadata.creationTimestamp ?? new Date(this.clock.now()).toISOString(),
+        resourceVersion: String(++this.revision),
+      },
+    });
+    this.nodes.set(node.metadata.name, stored);
+    this.onChange?.('Node', node.metadata.name, structuredClone(stored));
+    return structuredClone(stored);
+  }
+
+  /** Change an object outside any guard (kubelet heartbeats, another controller). */
+  mutateNode(name: string, change: (node: Node) => void): Node {
+    const node = this.nodes.get(name);
+    if (!node) throw new Error(`FakeKubernetes: no node ${name}`);
+    const copy = structuredClone(node);
+    change(copy);
+    return this.putNode(copy);
+  }
+
+  queueError(operation: KubernetesOperation, ...errors: Error[]): void {
+    this.queuedErrors.set(operation, [...(this.queuedErrors.get(operation) ?? []), ...errors]);
+  }
+
+  callCount(operation: KubernetesOperation): number {
+    return this.calls.get(operation) ?? 0;
+  }
+
+  writeCount(): number {
+    return (['patchNode', 'patchNodeStatus', 'deleteNode'] as const).reduce((n, op) => n + this.callCount(op), 0);
+  }
+
+  eventsFor(kind: string, name: string, reason?: string): EventRecord[] {
+    return this.events.filter(
+      (e) => e.involvedObject.kind === kind && e.involvedObject.name === name && (!reason || e.reason === reason),
+    );
+  }
+
+  resetCalls(): void {
+    this.calls.clear();
+  }
+
+  async getNode(name: string): Promise<Node | undefined> {
+    this.call('getNode');
+    const node = this.nodes.get(name);
+    return node ? structuredClone(node) : undefined;
+  }
+
+  async listNodes(): Promise<Node[]> {
+    this.call('listNodes');
+    return [...this.nodes.values()].map((n) => structuredClone(n));
+  }
+
+  async patchNode(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
+    this.call('patchNode');
+    return this.patch(name, patch, guard, false);
+  }
+
+  async patchNodeStatus(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
+    this.call('patchNodeStatus');
+    return this.patch(name, patch, guard, true);
+  }
+
+  async deleteNode(name: string, preconditions: { uid?: string; resourceVersion?: string }): Promise<void> {
+    this.call('deleteNode');
+    const node = this.nodes.get(name);
+    if (!node) throw new KubernetesApiError(404, 'NotFound', `nodes "${name}" not found`);
+    if (preconditions.uid && preconditions.uid !== node.metadata.uid) {
+      throw new KubernetesApiError(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${node.metadata.uid}`,
+      );
+    }
+    if (preconditions.resourceVersion && preconditions.resourceVersion !== node.metadata.resourceVersion) {
+      throw new KubernetesApiError(409, 'Conflict', 'Precondition failed: resourceVersion');
+    }
+    if (node.metadata.finalizers?.length) {
+      if (!node.metadata.deletionTimestamp) {
+        this.putNode({
+          ...node,
+          metadata: { ...node.metadata, deletionTimestamp: new Date(this.clock.now()).toISOString() },
+        });
+      }
+      return;
+    }
+    this.nodes.delete(name);
+    this.onChange?.('Node', name, undefined);
+  }
+
+  async recordEvent(event: EventRecord): Promise<void> {
+    this.call('recordEvent');
+    this.events.push({ ...structuredClone(event), timestamp: this.clock.now() });
+  }
+
+  private patch(name: string, patch: MergePatch<Node>, guard: WriteGuard, status: boolean): Node {
+    const node = this.nodes.get(name);
+    if (!node) throw new KubernetesApiError(404, 'NotFound', `nodes "${name}" not found`);
+    if (guard.resourceVersion !== node.metadata.resourceVersion) {
+      throw new KubernetesApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    // Like the API server: the main resource ignores status, the status subresource ignores the rest.
+    const { status: statusPatch, ...rest } = patch as MergePatch<Node> & { status?: unknown };
+    let effective: Record<string, unknown>;
+    if (status) {
+      effective = { status: statusPatch };
+    } else {
+      const {
+        resourceVersion: _rv,
+        uid: _uid,
+        name: _name,
+        ...metadata
+      } = (rest.metadata ?? {}) as Record<string, unknown>;
+      effective = { ...rest, metadata };
+    }
+    const next = applyMergePatch(node, effective);
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+      this.nodes.delete(name);
+      this.onChange?.('Node', name, undefined);
+      return next;
+    }
+    return this.putNode(next);
+  }
+
+  private call(operation: KubernetesOperation): void {
+    this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
+    const queued = this.queuedErrors.get(operation);
+    if (queued && queued.length > 0) throw queued.shift()!;
+  }
+}

@@ -1,0 +1,277 @@
+import { createHash } from 'node:crypto';
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { Clock } from '../clock.ts';
+import { type KeyMessage, messageDeduplicationId, messageGroupId } from './message.ts';
+import { MAX_VISIBILITY_SECONDS, type SendFailure, type SqsPort, type VisibilityChange } from './sqs-port.ts';
+
+/**
+ * An in-memory SQS with the semantics the workqueue relies on: FIFO groups (a group with a message
+ * in flight delivers nothing more until it is deleted or visible again), 5-minute content
+ * deduplication, visibility timeouts on a clock, receive counts, and a redrive to a DLQ after
+ * `maxReceiveCount` receives. Standard queues deliver in any free order with no grouping.
+ * Also the local runner's queue: `pump` plays the Lambda event source mapping.
+ */
+export interface FakeQueueOptions {
+  fifo?: boolean;
+  visibilityTimeoutSeconds?: number;
+  maxReceiveCount?: number;
+  /** Name of the dead-letter queue (created if missing). */
+  deadLetterQueue?: string;
+}
+
+interface StoredMessage {
+  messageId: string;
+  body: string;
+  groupId?: string;
+  deduplicationId?: string;
+  sentAt: number;
+  sequence: number;
+  receiveCount: number;
+  firstReceivedAt?: number;
+  visibleAt: number;
+  receiptHandle?: string;
+}
+
+interface FakeQueue {
+  name: string;
+  arn: string;
+  url: string;
+  options: Required<Omit<FakeQueueOptions, 'deadLetterQueue'>> & { deadLetterQueue?: string };
+  messages: StoredMessage[];
+  dedup: Map<string, number>;
+}
+
+const DEDUP_WINDOW_MS = 5 * 60_000;
+const ACCOUNT = '000000000000';
+
+export class FakeSqs implements SqsPort {
+  private readonly queues = new Map<string, FakeQueue>();
+  private sequence = 0;
+  private handleCounter = 0;
+  readonly calls = new Map<string, number>();
+  /** Entries to refuse on the next SendMessageBatch calls (code per entry index), for tests. */
+  readonly refuseNextSends: string[][] = [];
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly region = 'eu-west-1',
+  ) {}
+
+  createQueue(name: string, options: FakeQueueOptions = {}): { url: string; arn: string } {
+    const fifo = options.fifo ?? name.endsWith('.fifo');
+    if (options.deadLetterQueue && !this.queues.has(options.deadLetterQueue)) {
+      this.createQueue(options.deadLetterQueue, { fifo });
+    }
+    const queue: FakeQueue = {
+      name,
+      arn: `arn:aws:sqs:${this.region}:${ACCOUNT}:${name}`,
+      url: `https://sqs.${this.region}.amazonaws.com/${ACCOUNT}/${name}`,
+      options: {
+        fifo,
+        visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
+        maxReceiveCount: options.maxReceiveCount ?? 5,
+        deadLetterQueue: options.deadLetterQueue,
+      },
+      messages: [],
+      dedup: new Map(),
+    };
+    this.queues.set(name, queue);
+    return { url: queue.url, arn: queue.arn };
+  }
+
+  async sendKeys(queueUrl: string, messages: readonly KeyMessage[]): Promise<SendFailure[]> {
+    const failures: SendFailure[] = [];
+    for (let i = 0; i < messages.length; i += 10) {
+      this.count('SendMessageBatch');
+      const refused = this.refuseNextSends.shift() ?? [];
+      messages.slice(i, i + 10).forEach((message, index) => {
+        const code = refused[index];
+        if (code) failures.push({ message, code, reason: 'refused by the fake' });
+        else
+          this.send(this.byUrl(queueUrl).name, JSON.stringify(message), {
+            groupId: messageGroupId(message),
+            deduplicationId: messageDeduplicationId(message),
+          });
+      });
+    }
+    return failures;
+  }
+
+  /** Send one raw body (what an EventBridge rule delivers to a standard queue). */
+  send(queueName: string, body: string, ids: { groupId?: string; deduplicationId?: string } = {}): string | undefined {
+    const queue = this.byName(queueName);
+    const now = this.clock.now();
+    let deduplicationId = ids.deduplicationId;
+    if (queue.options.fifo) {
+      if (!ids.groupId) throw new Error(`FakeSqs: MessageGroupId is required for FIFO queue ${queueName}`);
+      deduplicationId ??= createHash('sha256').update(body).digest('hex');
+      const seen = queue.dedup.get(deduplicationId);
+      if (seen !== undefined && now - seen < DEDUP_WINDOW_MS) return undefined; // accepted, not delivered twice
+      queue.dedup.set(deduplicationId, now);
+    }
+    const messageId = `msg-${++this.sequence}`;
+    queue.messages.push({
+      messageId,
+      body,
+      groupId: ids.groupId,
+      deduplicationId,
+      sentAt: now,
+      sequence: this.sequence,
+      receiveCount: 0,
+      visibleAt: now,
+    });
+    return messageId;
+  }
+
+  /** Receive up to `max` messages as Lambda records, honouring FIFO groups and redrive. */
+  receive(queueName: string, max = 10): SQSRecord[] {
+    this.count('ReceiveMessage');
+    const queue = this.byName(queueName);
+    const now = this.clock.now();
+    const busyGroups = new Set(
+      queue.messages.filter((m) => m.receiptHandle && m.visibleAt > now && m.groupId).map((m) => m.groupId!),
+    );
+    const out: SQSRecord[] = [];
+    for (const message of [...queue.messages]) {
+      if (out.length >= max) break;
+      if (message.visibleAt > now) continue;
+      if (queue.options.fifo && message.groupId && busyGroups.has(message.groupId) && !isTaken(out, message)) {
+        continue;
+      }
+      if (message.receiveCount >= queue.options.maxReceiveCount && queue.options.deadLetterQueue) {
+        this.moveToDlq(queue, message);
+        continue;
+      }
+      message.receiveCount++;
+      message.firstReceivedAt ??= now;
+      message.receiptHandle = `rh-${++this.handleCounter}`;
+      message.visibleAt = now + queue.options.visibilityTimeoutSeconds * 1000;
+      if (message.groupId) busyGroups.add(message.groupId);
+      out.push(this.toRecord(queue, message));
+    }
+    return out;
+  }
+
+  async changeVisibility(queueArn: string, entries: readonly VisibilityChange[]): Promise<void> {
+    const queue = [...this.queues.values()].find((q) => q.arn === queueArn);
+    if (!queue) throw new Error(`FakeSqs: no queue ${queueArn}`);
+    for (let i = 0; i < entries.length; i += 10) this.count('ChangeMessageVisibilityBatch');
+    const now = this.clock.now();
+    for (const entry of entries) {
+      const message = queue.messages.find((m) => m.receiptHandle === entry.receiptHandle);
+      if (!message) continue; // ReceiptHandleIsInvalid: already deleted
+      const seconds = Math.max(0, Math.min(MAX_VISIBILITY_SECONDS, entry.visibilityTimeoutSeconds));
+      message.visibleAt = now + seconds * 1000;
+    }
+  }
+
+  deleteMessage(queueName: string, receiptHandle: string): void {
+    this.count('DeleteMessage');
+    const queue = this.byName(queueName);
+    queue.messages = queue.messages.filter((m) => m.receiptHandle !== receiptHandle);
+  }
+
+  /**
+   * One poll of the Lambda event source mapping: receive a batch, invoke the handler, delete every
+   * record not reported as a batch item failure. A handler that throws fails the whole batch.
+   */
+  async pump(
+    queueName: string,
+    handler: (records: SQSRecord[]) => Promise<SQSBatchResponse | undefined>,
+    batchSize = 10,
+  ): Promise<number> {
+    const records = this.receive(queueName, batchSize);
+    if (records.length === 0) return 0;
+    let failed: Set<string>;
+    try {
+      const response = await handler(records);
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch {
+      failed = new Set(records.map((r) => r.messageId));
+    }
+    for (const record of records)
+      if (!failed.has(record.messageId)) this.deleteMessage(queueName, record.receiptHandle);
+    return records.length;
+  }
+
+  /** Messages waiting or in flight. */
+  depth(queueName: string): number {
+    return this.byName(queueName).messages.length;
+  }
+
+  bodies(queueName: string): string[] {
+    return this.byName(queueName).messages.map((m) => m.body);
+  }
+
+  /** Seconds until the next message of the queue becomes visible (undefined when empty). */
+  nextVisibleInMs(queueName: string): number | undefined {
+    const messages = this.byName(queueName).messages;
+    if (messages.length === 0) return undefined;
+    return Math.max(0, Math.min(...messages.map((m) => m.visibleAt)) - this.clock.now());
+  }
+
+  callCount(operation: string): number {
+    return this.calls.get(operation) ?? 0;
+  }
+
+  urlOf(queueName: string): string {
+    return this.byName(queueName).url;
+  }
+
+  arnOf(queueName: string): string {
+    return this.byName(queueName).arn;
+  }
+
+  private moveToDlq(queue: FakeQueue, message: StoredMessage): void {
+    queue.messages = queue.messages.filter((m) => m !== message);
+    const dlq = this.byName(queue.options.deadLetterQueue!);
+    dlq.messages.push({ ...message, receiptHandle: undefined, visibleAt: this.clock.now(), receiveCount: 0 });
+  }
+
+  private toRecord(queue: FakeQueue, m: StoredMessage): SQSRecord {
+    const attributes: SQSRecord['attributes'] = {
+      ApproximateReceiveCount: String(m.receiveCount),
+      SentTimestamp: String(m.sentAt),
+      SenderId: 'AIDAFAKE',
+      ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt),
+    };
+    if (queue.options.fifo) {
+      attributes.MessageGroupId = m.groupId;
+      attributes.MessageDeduplicationId = m.deduplicationId;
+      attributes.SequenceNumber = String(m.sequence);
+    }
+    return {
+      messageId: m.messageId,
+      receiptHandle: m.receiptHandle!,
+      body: m.body,
+      attributes,
+      messageAttributes: {},
+      md5OfBody: createHash('md5').update(m.body).digest('hex'),
+      eventSource: 'aws:sqs',
+      eventSourceARN: queue.arn,
+      awsRegion: this.region,
+    };
+  }
+
+  private byName(name: string): FakeQueue {
+    const queue = this.queues.get(name);
+    if (!queue) throw new Error(`FakeSqs: no queue named ${name}`);
+    return queue;
+  }
+
+  private byUrl(url: string): FakeQueue {
+    const queue = [...this.queues.values()].find((q) => q.url === url);
+    if (!queue)
+      throw Object.assign(new Error(`The specified queue does not exist: ${url}`), { name: 'QueueDoesNotExist' });
+    return queue;
+  }
+
+  private count(operation: string): void {
+    this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
+  }
+}
+
+function isTaken(out: SQSRecord[], message: StoredMessage): boolean {
+  // A FIFO batch may carry several messages of one group, in order, if none is in flight elsewhere.
+  return out.some((r) => r.attributes.MessageGroupId === message.groupId);
+}

@@ -1,0 +1,254 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import type { Clock } from '../clock.ts';
+import { ControllerError, errorMessage, RetryableError, TerminalError, ThrottledError } from '../errors.ts';
+import type { Log } from '../observability/log.ts';
+import { MetricName, type MetricsPort } from '../observability/metrics.ts';
+import { type KeyHint, keyString, type ObjectKey, parseKeyMessage } from './message.ts';
+import { MAX_VISIBILITY_SECONDS, type SqsPort } from './sqs-port.ts';
+
+/**
+ * The SQS FIFO queue is the workqueue (ARCHITECTURE.md "The queue is the workqueue"). This runner
+ * gives a reconciler the workqueue's guarantees on top of a Lambda batch: each record parsed on its
+ * own, several records of one key reconciled once, a failed key failing only its own records,
+ * "try again later" as a visibility change rather than a sleep.
+ *
+ * Why not Powertools' SqsFifoPartialProcessor: it calls a handler per record, in order. We need the
+ * records of a key coalesced into one reconcile, and a batch-wide observe step (one
+ * DescribeInstances for every key of the batch), which a per-record handler cannot express. The
+ * partial-batch response contract is the same one Powertools implements.
+ */
+export interface ReconcileResult {
+  /** Reconcile the key again after this many seconds (e.g. waiting for a load balancer to be active). */
+  requeueAfterSeconds?: number;
+}
+
+export interface ReconcileContext {
+  /** Why the key was enqueued, oldest first; never trusted as state. */
+  hints: KeyHint[];
+  /** Highest ApproximateReceiveCount among the key's records: 1 on the first attempt. */
+  receiveCount: number;
+}
+
+export interface Reconciler<TDeps, TBatch = undefined> {
+  /** Short name used in logs and metric dimensions: `node`, `node-lifecycle`, ... */
+  readonly name: string;
+  /** Observe once what every key of the batch needs (batched AWS reads). Errors fail every key. */
+  prepareBatch?(keys: ObjectKey[], deps: TDeps): Promise<TBatch>;
+  reconcile(
+    key: ObjectKey,
+    deps: TDeps,
+    batch: TBatch,
+    context: ReconcileContext,
+  ): Promise<ReconcileResult | undefined>;
+  /** Tell the user about a failure retrying cannot fix (an Event on the object, where it exists). */
+  reportTerminal?(key: ObjectKey, error: TerminalError, deps: TDeps): Promise<void>;
+}
+
+export interface RunnerDeps {
+  log: Log;
+  metrics: MetricsPort;
+  queue: Pick<SqsPort, 'changeVisibility'>;
+  clock: Clock;
+  /** Jitter source in [0, 1); injected so tests are deterministic. */
+  random?: () => number;
+}
+
+export interface BackoffPolicy {
+  baseSeconds: number;
+  throttledBaseSeconds: number;
+  maxSeconds: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffPolicy = { baseSeconds: 2, throttledBaseSeconds: 10, maxSeconds: 300 };
+
+/**
+ * Capped exponential backoff by attempt, with "equal jitter" (half fixed, half random) so keys
+ * throttled together do not come back together.
+ */
+export function backoffSeconds(
+  attempt: number,
+  throttled: boolean,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+  random = 0.5,
+): number {
+  const base = throttled ? policy.throttledBaseSeconds : policy.baseSeconds;
+  const ceiling = Math.min(policy.maxSeconds, base * 2 ** Math.max(0, attempt - 1));
+  return Math.max(1, Math.round(ceiling / 2 + (ceiling / 2) * random));
+}
+
+interface KeyGroup {
+  key: ObjectKey;
+  records: SQSRecord[];
+  hints: KeyHint[];
+}
+
+type Outcome =
+  | { kind: 'done' }
+  | { kind: 'requeue'; seconds: number }
+  | { kind: 'retry'; error: Error; throttled: boolean }
+  | { kind: 'terminal'; error: TerminalError };
+
+export async function runBatch<TDeps, TBatch>(
+  reconciler: Reconciler<TDeps, TBatch>,
+  records: readonly SQSRecord[],
+  deps: TDeps,
+  runner: RunnerDeps,
+  policy: BackoffPolicy = DEFAULT_BACKOFF,
+): Promise<SQSBatchResponse> {
+  const dims = { reconciler: reconciler.name };
+  const groups = groupByKey(reconciler.name, records, runner);
+  const grouped = [...groups.values()].reduce((n, g) => n + g.records.length, 0);
+  if (grouped > groups.size) runner.metrics.count(MetricName.CoalescedMessages, dims, grouped - groups.size);
+
+  const keys = [...groups.values()].map((g) => g.key);
+  let batch: TBatch | undefined;
+  let batchError: Error | undefined;
+  if (reconciler.prepareBatch && keys.length > 0) {
+    try {
+      batch = await reconciler.prepareBatch(keys, deps);
+    } catch (err) {
+      batchError = asControllerError(err);
+    }
+  }
+
+  const outcomes = await Promise.all(
+    [...groups.values()].map(async (group): Promise<[KeyGroup, Outcome]> => {
+      if (batchError) return [group, errorOutcome(batchError)];
+      const started = runner.clock.now();
+      try {
+        const result = await reconciler.reconcile(group.key, deps, batch as TBatch, {
+          hints: group.hints,
+          receiveCount: Math.max(...group.records.map(receiveCount)),
+        });
+        const seconds = result?.requeueAfterSeconds;
+        return [group, seconds !== undefined && seconds > 0 ? { kind: 'requeue', seconds } : { kind: 'done' }];
+      } catch (err) {
+        return [group, errorOutcome(asControllerError(err))];
+      } finally {
+        runner.metrics.timing(MetricName.ReconcileDuration, runner.clock.now() - started, dims);
+      }
+    }),
+  );
+
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  const visibility: { receiptHandle: string; visibilityTimeoutSeconds: number }[] = [];
+  for (const [group, outcome] of outcomes) {
+    const key = keyString(group.key);
+    const messageIds = group.records.map((r) => r.messageId);
+    runner.metrics.count(MetricName.Reconciles, { ...dims, result: outcome.kind });
+    if (outcome.kind === 'done') {
+      runner.log.debug('reconciled', { reconciler: reconciler.name, key, messageIds });
+      continue;
+    }
+    if (outcome.kind === 'terminal') {
+      runner.metrics.count(MetricName.TerminalErrors, dims);
+      runner.log.error('reconcile failed permanently; message acknowledged', {
+        reconciler: reconciler.name,
+        key,
+        messageIds,
+        error: outcome.error.message,
+      });
+      await reportTerminal(reconciler, group.key, outcome.error, deps, runner);
+      continue;
+    }
+    // Requeue or retry: keep every record of the key (FIFO order within the group is preserved
+    // because the whole group goes back) and delay it rather than sleeping in the function.
+    const attempt = Math.max(...group.records.map(receiveCount));
+    let seconds: number;
+    if (outcome.kind === 'requeue') {
+      seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.ceil(outcome.seconds));
+      runner.metrics.count(MetricName.Requeues, dims);
+      runner.log.info('requeued', { reconciler: reconciler.name, key, messageIds, afterSeconds: seconds });
+    } else {
+      seconds = backoffSeconds(attempt, outcome.throttled, policy, runner.random?.() ?? 0.5);
+      runner.metrics.count(MetricName.ReconcileErrors, {
+        ...dims,
+        errorClass: outcome.throttled ? 'throttled' : 'retryable',
+      });
+      runner.log.warn('reconcile failed; will retry', {
+        reconciler: reconciler.name,
+        key,
+        messageIds,
+        attempt,
+        retryInSeconds: seconds,
+        error: outcome.error.message,
+      });
+    }
+    for (const record of group.records) {
+      failures.push({ itemIdentifier: record.messageId });
+      visibility.push({ receiptHandle: record.receiptHandle, visibilityTimeoutSeconds: seconds });
+    }
+  }
+
+  if (visibility.length > 0) {
+    const queueArn = records[0]!.eventSourceARN;
+    try {
+      await runner.queue.changeVisibility(queueArn, visibility);
+    } catch (err) {
+      // The messages still come back, after the queue's own visibility timeout: nothing is lost.
+      runner.log.warn('could not change message visibility; the queue default applies', {
+        reconciler: reconciler.name,
+        error: errorMessage(err),
+      });
+    }
+  }
+  return { batchItemFailures: failures };
+}
+
+function groupByKey(name: string, records: readonly SQSRecord[], runner: RunnerDeps): Map<string, KeyGroup> {
+  const groups = new Map<string, KeyGroup>();
+  for (const record of records) {
+    const parsed = parseKeyMessage(record.body);
+    if (!parsed.ok) {
+      // Acknowledged: a body that does not parse now never will. Logged once, counted.
+      runner.metrics.count(MetricName.MalformedMessages, { reconciler: name });
+      runner.log.error('malformed message acknowledged', {
+        reconciler: name,
+        messageId: record.messageId,
+        error: parsed.error,
+      });
+      continue;
+    }
+    const { hint, ...key } = parsed.message;
+    const id = keyString(key);
+    const group = groups.get(id) ?? { key, records: [], hints: [] };
+    group.records.push(record);
+    if (hint) group.hints.push(hint);
+    groups.set(id, group);
+  }
+  return groups;
+}
+
+function receiveCount(record: SQSRecord): number {
+  const n = Number(record.attributes?.ApproximateReceiveCount ?? '1');
+  return Number.isFinite(n) && n >= 1 ? n : 1;
+}
+
+function asControllerError(err: unknown): Error {
+  if (err instanceof ControllerError) return err;
+  return new RetryableError(errorMessage(err), { cause: err });
+}
+
+function errorOutcome(error: Error): Outcome {
+  if (error instanceof TerminalError) return { kind: 'terminal', error };
+  return { kind: 'retry', error, throttled: error instanceof ThrottledError };
+}
+
+async function reportTerminal<TDeps, TBatch>(
+  reconciler: Reconciler<TDeps, TBatch>,
+  key: ObjectKey,
+  error: TerminalError,
+  deps: TDeps,
+  runner: RunnerDeps,
+): Promise<void> {
+  if (!reconciler.reportTerminal) return;
+  try {
+    await reconciler.reportTerminal(key, error, deps);
+  } catch (err) {
+    runner.log.warn('could not report terminal error on the object', {
+      reconciler: reconciler.name,
+      key: keyString(key),
+      error: errorMessage(err),
+    });
+  }
+}

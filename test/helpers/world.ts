@@ -1,0 +1,65 @@
+import type { SQSRecord } from 'aws-lambda';
+import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
+import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
+import { FakeClock } from '../../shared/clock.ts';
+import { FakeKubernetes } from '../../shared/k8s/fake.ts';
+import { silentLog } from '../../shared/observability/log.ts';
+import { RecordingMetrics } from '../../shared/observability/metrics.ts';
+import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
+import type { KeyMessage } from '../../shared/queue/message.ts';
+import { type Reconciler, type RunnerDeps, runBatch } from '../../shared/queue/runner.ts';
+import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
+import type { NodeDeps } from '../../functions/node/reconciler.ts';
+
+export const CLUSTER = 'test-cluster';
+
+/** Fakes wired together the way the Lambdas wire the real clients: one world per test. */
+export function createWorld() {
+  const clock = new FakeClock();
+  const ec2 = new FakeEc2();
+  const kube = new FakeKubernetes(clock);
+  const metrics = new RecordingMetrics();
+  const sqs = new FakeSqs(clock);
+  sqs.createQueue('node.fifo', { maxReceiveCount: 8, deadLetterQueue: 'node-dlq.fifo' });
+  sqs.createQueue('node-lifecycle.fifo', { maxReceiveCount: 8, deadLetterQueue: 'node-lifecycle-dlq.fifo' });
+  const log = silentLog;
+  const facts = new Ec2Facts(ec2, clock);
+  const nodeDeps: NodeDeps = {
+    clusterName: CLUSTER,
+    region: 'eu-west-1',
+    ipFamilies: ['ipv4'],
+    kube,
+    ec2,
+    facts,
+    clock,
+    log,
+    metrics,
+  };
+  const lifecycleDeps: LifecycleDeps = { kube, ec2, clock, log, metrics };
+  const runner: RunnerDeps = { log, metrics, queue: sqs, clock, random: () => 0.5 };
+
+  /** Run one reconciler over explicit records (a single Lambda invocation). */
+  const invoke = <D, B>(reconciler: Reconciler<D, B>, deps: D, records: SQSRecord[]) =>
+    runBatch(reconciler, records, deps, runner);
+
+  /**
+   * Play the event source mapping until the queue is empty: poll, invoke, delete successes; when
+   * only delayed messages remain, move the clock to the next one. Bounded, so a bug cannot hang a test.
+   */
+  const drain = async <D, B>(queue: string, reconciler: Reconciler<D, B>, deps: D, maxPolls = 500) => {
+    for (let polls = 0; polls < maxPolls; polls++) {
+      const handled = await sqs.pump(queue, (records) => invoke(reconciler, deps, records));
+      if (handled > 0) continue;
+      const wait = sqs.nextVisibleInMs(queue);
+      if (wait === undefined) return polls;
+      clock.advance(Math.max(wait, 1));
+    }
+    throw new Error(`queue ${queue} did not drain in ${maxPolls} polls`);
+  };
+
+  const enqueue = (queue: string, messages: KeyMessage[]) => sqs.sendKeys(sqs.urlOf(queue), messages);
+
+  return { clock, ec2, kube, metrics, sqs, facts, nodeDeps, lifecycleDeps, runner, invoke, drain, enqueue };
+}
+
+export type World = ReturnType<typeof createWorld>;
