@@ -1,3 +1,4 @@
+import { DNS_NAMES_PER_CALL, INSTANCE_IDS_PER_CALL, INSTANCE_TYPES_PER_CALL } from './ec2-adapter.ts';
 import {
   type AvailabilityZone,
   type Ec2Port,
@@ -18,8 +19,7 @@ export type Ec2Operation =
  * An in-memory EC2 account with the semantics the controllers depend on: instances with state,
  * ENIs, addresses, DNS names, tags and zones; eventual consistency (a new instance stays invisible
  * for N describe calls); throttling and queued errors per operation; call counters.
- * It counts calls as the adapter would make them (one DescribeInstances per 1000 IDs, one per
- * 200 DNS-name filter values), so tests and benchmarks report realistic API volume.
+ * It counts calls as the adapter would make them (the adapter's chunk sizes), so tests and benchmarks report realistic API volume.
  */
 export class FakeEc2 implements Ec2Port {
   readonly instances = new Map<string, Instance>();
@@ -116,9 +116,9 @@ export class FakeEc2 implements Ec2Port {
   async describeInstances(instanceIds: readonly string[]): Promise<Map<string, Instance>> {
     const ids = [...new Set(instanceIds)].filter((id) => INSTANCE_ID_PATTERN.test(id));
     const result = new Map<string, Instance>();
-    for (let i = 0; i < ids.length; i += 1000) {
+    for (let i = 0; i < ids.length; i += INSTANCE_IDS_PER_CALL) {
       await this.call('DescribeInstances');
-      for (const id of ids.slice(i, i + 1000)) {
+      for (const id of ids.slice(i, i + INSTANCE_IDS_PER_CALL)) {
         const instance = this.visible(id);
         if (instance) result.set(id, structuredClone(instance));
       }
@@ -129,9 +129,9 @@ export class FakeEc2 implements Ec2Port {
   async findInstancesByPrivateDnsName(names: readonly string[]): Promise<Instance[]> {
     const wanted = [...new Set(names)];
     const found: Instance[] = [];
-    for (let i = 0; i < wanted.length; i += 200) {
+    for (let i = 0; i < wanted.length; i += DNS_NAMES_PER_CALL) {
       await this.call('DescribeInstances');
-      const chunk = new Set(wanted.slice(i, i + 200));
+      const chunk = new Set(wanted.slice(i, i + DNS_NAMES_PER_CALL));
       for (const instance of this.instances.values()) {
         if (
           instance.privateDnsName &&
@@ -154,9 +154,9 @@ export class FakeEc2 implements Ec2Port {
   async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
     const wanted = [...new Set(instanceTypes)];
     const out: InstanceTypeInfo[] = [];
-    for (let i = 0; i < wanted.length; i += 100) {
+    for (let i = 0; i < wanted.length; i += INSTANCE_TYPES_PER_CALL) {
       await this.call('DescribeInstanceTypes');
-      for (const t of wanted.slice(i, i + 100)) {
+      for (const t of wanted.slice(i, i + INSTANCE_TYPES_PER_CALL)) {
         const info = this.instanceTypes.get(t);
         if (!info)
           throw new AwsServiceError(

@@ -7,6 +7,14 @@ describe('key messages', () => {
     expect(keyString({ kind: 'Service', namespace: 'shop', name: 'web' })).toBe('Service/shop/web');
   });
 
+  it('hashes group IDs longer than the 128 characters SQS allows', () => {
+    const long = { kind: 'Node' as const, name: `${'a'.repeat(250)}.x` };
+    const id = messageGroupId(long);
+    expect(id.length).toBeLessThanOrEqual(128);
+    expect(id).toBe(messageGroupId({ ...long }));
+    expect(id).not.toBe(messageGroupId({ kind: 'Node', name: `${'a'.repeat(250)}.y` }));
+  });
+
   it('deduplication ID changes with the revision, not with a re-send', () => {
     const a = messageDeduplicationId({ kind: 'Node', name: 'n', hint: { resourceVersion: '10' } });
     const again = messageDeduplicationId({ kind: 'Node', name: 'n', hint: { resourceVersion: '10' } });

@@ -46,8 +46,10 @@ export function keyString(key: ObjectKey): string {
   return `${key.kind}/${key.namespace ?? ''}/${key.name}`;
 }
 
+/** SQS allows at most 128 characters in a MessageGroupId; longer keys are hashed (still one group per key). */
 export function messageGroupId(key: ObjectKey): string {
-  return keyString(key);
+  const id = keyString(key);
+  return id.length <= 128 ? id : `${key.kind}/sha256:${createHash('sha256').update(id).digest('hex')}`;
 }
 
 /**

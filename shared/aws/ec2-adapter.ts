@@ -1,0 +1,266 @@
+import {
+  type _InstanceType,
+  DescribeAvailabilityZonesCommand,
+  DescribeInstancesCommand,
+  type DescribeInstancesCommandOutput,
+  DescribeInstanceTypesCommand,
+  type EC2Client,
+  type Filter,
+  type Instance as SdkInstance,
+  type InstanceNetworkInterface as SdkNetworkInterface,
+} from '@aws-sdk/client-ec2';
+import {
+  type AvailabilityZone,
+  type Ec2Port,
+  INSTANCE_ID_PATTERN,
+  type Instance,
+  type InstanceState,
+  type InstanceTypeInfo,
+  LIVE_INSTANCE_STATES,
+  type NetworkInterface,
+} from './ec2-port.ts';
+import { awsErrorCode, toControllerError } from './errors.ts';
+
+/** DescribeInstances accepts at most 1000 explicitly listed instance IDs. */
+export const INSTANCE_IDS_PER_CALL = 1000;
+
+/**
+ * EC2 allows 200 filter values per call, counted over all filters together ("FilterLimitExceeded: The maximum
+ * number of filter values specified on a single call is 200"); the state filter uses some of them.
+ */
+export const MAX_FILTER_VALUES_PER_CALL = 200;
+export const DNS_NAMES_PER_CALL = MAX_FILTER_VALUES_PER_CALL - LIVE_INSTANCE_STATES.length;
+
+/** DescribeInstanceTypes accepts at most 100 instance types. */
+export const INSTANCE_TYPES_PER_CALL = 100;
+
+/**
+ * Attempts per chunk of instance IDs: each failed attempt drops the IDs EC2 named as unknown or malformed
+ * (one round for malformed, one for unknown, one to succeed).
+ */
+export const DESCRIBE_ATTEMPTS = 3;
+
+/** Page size for filtered DescribeInstances calls (EC2 allows 5..1000; not allowed together with InstanceIds). */
+const FILTERED_PAGE_SIZE = 1000;
+
+const KNOWN_STATES: ReadonlySet<string> = new Set<InstanceState>([
+  'pending',
+  'running',
+  'shutting-down',
+  'terminated',
+  'stopping',
+  'stopped',
+]);
+
+/**
+ * Ec2Port over the AWS SDK: a pure translation (no caching). Chunks, pages and drops unknown IDs so that
+ * callers never do.
+ */
+export class Ec2Adapter implements Ec2Port {
+  constructor(private readonly client: EC2Client) {}
+
+  async describeInstances(instanceIds: readonly string[]): Promise<Map<string, Instance>> {
+    // A malformed ID fails the whole call in EC2, so it is never sent; to the caller it is simply absent.
+    const wanted = unique(instanceIds).filter((id) => INSTANCE_ID_PATTERN.test(id));
+    const found = new Map<string, Instance>();
+    for (const chunk of chunks(wanted, INSTANCE_IDS_PER_CALL)) {
+      for (const instance of await this.describeChunkWithoutUnknownIds(chunk)) found.set(instance.instanceId, instance);
+    }
+    return found;
+  }
+
+  async findInstancesByPrivateDnsName(names: readonly string[]): Promise<Instance[]> {
+    const found = new Map<string, Instance>();
+    for (const chunk of chunks(unique(names), DNS_NAMES_PER_CALL)) {
+      const filters: Filter[] = [
+        { Name: 'private-dns-name', Values: chunk },
+        { Name: 'instance-state-name', Values: [...LIVE_INSTANCE_STATES] },
+      ];
+      try {
+        const pages = await allPages((NextToken) =>
+          this.client.send(
+            new DescribeInstancesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+          ),
+        );
+        for (const instance of pages.flatMap(instancesOf)) found.set(instance.instanceId, instance);
+      } catch (err) {
+        throw toControllerError('finding instances by private DNS name', err);
+      }
+    }
+    return [...found.values()];
+  }
+
+  async describeAvailabilityZones(): Promise<AvailabilityZone[]> {
+    try {
+      // Not paginated by EC2. Without AllAvailabilityZones, Local and Wavelength Zones the account has not
+      // opted into are left out: no instance can run there anyway.
+      const output = await this.client.send(new DescribeAvailabilityZonesCommand({ AllAvailabilityZones: false }));
+      const zones: AvailabilityZone[] = [];
+      for (const zone of output.AvailabilityZones ?? []) {
+        if (!zone.ZoneName || !zone.ZoneId) continue;
+        zones.push({ zoneName: zone.ZoneName, zoneId: zone.ZoneId, zoneType: nonEmpty(zone.ZoneType) });
+      }
+      return zones;
+    } catch (err) {
+      throw toControllerError('describing availability zones', err);
+    }
+  }
+
+  async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
+    const infos: InstanceTypeInfo[] = [];
+    for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
+      try {
+        const pages = await allPages((NextToken) =>
+          // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
+          this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
+        );
+        for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
+          if (!info.InstanceType) continue;
+          infos.push({
+            instanceType: info.InstanceType,
+            maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
+            ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
+            ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
+          });
+        }
+      } catch (err) {
+        throw toControllerError('describing instance types', err);
+      }
+    }
+    return infos;
+  }
+
+  /**
+   * One chunk of IDs. EC2 fails the whole call when any listed ID is unknown or malformed and names the
+   * offending IDs in the message, so those are dropped and the rest asked again. Only IDs EC2 named are
+   * dropped: an absent instance means "does not exist" to the caller, and a Node may be deleted for it.
+   */
+  private async describeChunkWithoutUnknownIds(chunk: readonly string[]): Promise<Instance[]> {
+    let ids = chunk;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const pages = await allPages((NextToken) =>
+          // No MaxResults: EC2 refuses it together with InstanceIds.
+          this.client.send(new DescribeInstancesCommand({ InstanceIds: [...ids], NextToken })),
+        );
+        return pages.flatMap(instancesOf);
+      } catch (err) {
+        const named = isUnknownIdError(err) ? idsNamedInMessage(err, ids) : new Set<string>();
+        if (named.size === 0 || attempt >= DESCRIBE_ATTEMPTS) throw toControllerError('describing instances', err);
+        ids = ids.filter((id) => !named.has(id));
+        if (ids.length === 0) return [];
+      }
+    }
+  }
+}
+
+function isUnknownIdError(err: unknown): boolean {
+  const code = awsErrorCode(err);
+  return code === 'InvalidInstanceID.NotFound' || code === 'InvalidInstanceID.Malformed';
+}
+
+/**
+ * IDs of `ids` that the error message names. EC2 writes "The instance ID 'i-…' does not exist",
+ * "The instance IDs 'i-…, i-…' do not exist" or `Invalid id: "i-…"`; matching whole tokens (not substrings)
+ * keeps an 8-digit ID from matching the start of a 17-digit one.
+ */
+function idsNamedInMessage(err: unknown, ids: readonly string[]): Set<string> {
+  const message = err instanceof Error ? err.message : String(err);
+  const tokens = new Set(message.match(/i-[0-9a-zA-Z]+/g) ?? []);
+  return new Set(ids.filter((id) => tokens.has(id)));
+}
+
+function instancesOf(page: DescribeInstancesCommandOutput): Instance[] {
+  const instances: Instance[] = [];
+  for (const reservation of page.Reservations ?? []) {
+    for (const sdk of reservation.Instances ?? []) {
+      const instance = toInstance(sdk);
+      if (instance) instances.push(instance);
+    }
+  }
+  return instances;
+}
+
+function toInstance(sdk: SdkInstance): Instance | undefined {
+  if (!sdk.InstanceId) return undefined;
+  const tags: Record<string, string> = {};
+  for (const tag of sdk.Tags ?? []) {
+    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
+  }
+  return {
+    instanceId: sdk.InstanceId,
+    state: toState(sdk.State?.Name),
+    instanceType: sdk.InstanceType ?? '',
+    availabilityZone: sdk.Placement?.AvailabilityZone ?? '',
+    vpcId: nonEmpty(sdk.VpcId),
+    subnetId: nonEmpty(sdk.SubnetId),
+    // EC2 reports "no name" as an empty string (e.g. no public DNS, or a terminated instance).
+    privateDnsName: nonEmpty(sdk.PrivateDnsName),
+    privateIpAddress: nonEmpty(sdk.PrivateIpAddress),
+    publicDnsName: nonEmpty(sdk.PublicDnsName),
+    publicIpAddress: nonEmpty(sdk.PublicIpAddress),
+    sourceDestCheck: sdk.SourceDestCheck,
+    networkInterfaces: (sdk.NetworkInterfaces ?? []).flatMap((eni) => toNetworkInterface(eni) ?? []),
+    tags,
+  };
+}
+
+/**
+ * EC2 always names a state; should a new one ever appear, treating the instance as existing (`pending`) is the
+ * safe reading: the other choices would taint or delete its Node.
+ */
+function toState(name: string | undefined): InstanceState {
+  return name !== undefined && KNOWN_STATES.has(name) ? (name as InstanceState) : 'pending';
+}
+
+function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefined {
+  if (!eni.NetworkInterfaceId) return undefined;
+  const privateIpAddresses = (eni.PrivateIpAddresses ?? []).flatMap((ip) =>
+    ip.PrivateIpAddress
+      ? [{ address: ip.PrivateIpAddress, primary: ip.Primary ?? false, privateDnsName: nonEmpty(ip.PrivateDnsName) }]
+      : [],
+  );
+  // The port promises the primary address first; a stable sort keeps EC2's order otherwise.
+  privateIpAddresses.sort((a, b) => Number(b.primary) - Number(a.primary));
+  return {
+    networkInterfaceId: eni.NetworkInterfaceId,
+    // An interface without an attachment is not really on the instance; sorting it last keeps it out of the way.
+    deviceIndex: eni.Attachment?.DeviceIndex ?? Number.MAX_SAFE_INTEGER,
+    status: eni.Status ?? '',
+    subnetId: nonEmpty(eni.SubnetId),
+    privateIpAddresses,
+    ipv6Addresses: (eni.Ipv6Addresses ?? []).flatMap((ip) => (ip.Ipv6Address ? [ip.Ipv6Address] : [])),
+  };
+}
+
+/**
+ * Every page of a NextToken-paged call. Written out rather than using the SDK's paginators: those reuse and
+ * mutate one input object for every page, so each request is no longer what was sent.
+ */
+async function allPages<T extends { NextToken?: string | undefined }>(
+  fetchPage: (nextToken: string | undefined) => Promise<T>,
+): Promise<T[]> {
+  const pages: T[] = [];
+  let token: string | undefined;
+  for (;;) {
+    const page = await fetchPage(token);
+    pages.push(page);
+    // A repeated token would loop forever; EC2 never sends one, but a compatible endpoint might.
+    if (!page.NextToken || page.NextToken === token) return pages;
+    token = page.NextToken;
+  }
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+function chunks<T>(values: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}
