@@ -76,7 +76,13 @@ export interface EventRecord {
 }
 
 /** A JSON merge patch (RFC 7386): `null` deletes a field, arrays are replaced whole. */
-export type MergePatch<T> = { [K in keyof T]?: T[K] extends object ? MergePatch<T[K]> | null : T[K] | null };
+export type MergePatch<T> = {
+  [K in keyof T]?: NonNullable<T[K]> extends readonly unknown[]
+    ? T[K] | null
+    : NonNullable<T[K]> extends object
+      ? MergePatch<NonNullable<T[K]>> | null
+      : T[K] | null;
+};
 
 export function nodeRef(node: Node): ObjectReference {
   return { apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid ?? node.metadata.name };

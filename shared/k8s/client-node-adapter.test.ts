@@ -1,0 +1,451 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../clock.ts';
+import { ClientNodeKubernetes, EVENT_COMPONENT } from './client-node-adapter.ts';
+import { KubernetesApiError } from './errors.ts';
+import {
+  FAKE_API_SERVER_CA_DATA,
+  type FakeApiServer,
+  type FakeResponse,
+  type RecordedRequest,
+  startFakeApiServer,
+  status,
+} from './fake-api-server.ts';
+import type { Node } from './types.ts';
+
+/**
+ * The adapter against a local HTTPS server that answers like the API server for Nodes and Events.
+ * These tests pin the exact requests (method, path, Content-Type, body) and the error translation.
+ */
+
+function kubeConfigFor(server: FakeApiServer, token = 'test-token'): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  kubeConfig.loadFromOptions({
+    clusters: [{ name: 'test', server: server.url, caData: FAKE_API_SERVER_CA_DATA, skipTLSVerify: false }],
+    users: [{ name: 'test', token }],
+    contexts: [{ name: 'test', cluster: 'test', user: 'test' }],
+    currentContext: 'test',
+  });
+  return kubeConfig;
+}
+
+function node(name: string, resourceVersion = '100'): Node {
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      uid: `uid-${name}`,
+      resourceVersion,
+      creationTimestamp: '2026-11-02T07:00:00Z',
+      labels: { 'kubernetes.io/hostname': name },
+    },
+    spec: {
+      providerID: `aws:///eu-west-1a/i-${name}`,
+      taints: [{ key: 'node.cloudprovider.kubernetes.io/uninitialized', value: 'true', effect: 'NoSchedule' }],
+    },
+    status: {
+      addresses: [{ type: 'InternalIP', address: '10.0.0.1' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          lastHeartbeatTime: '2026-11-02T07:59:30Z',
+          lastTransitionTime: '2026-11-02T07:01:00Z',
+        },
+      ],
+    },
+  };
+}
+
+/** Routes the Node and Event paths of the core API over an in-memory store. */
+class NodeApi {
+  readonly nodes = new Map<string, Node>();
+
+  respond = (req: RecordedRequest): FakeResponse => {
+    const nodePath = req.path.match(/^\/api\/v1\/nodes\/([^/]+)(\/status)?$/);
+    if (req.method === 'GET' && req.path === '/api/v1/nodes') return this.list(req.query);
+    if (req.method === 'POST' && /^\/api\/v1\/namespaces\/[^/]+\/events$/.test(req.path)) {
+      return { status: 201, body: JSON.parse(req.body) };
+    }
+    if (!nodePath)
+      return { status: 404, body: status(404, 'NotFound', 'the server could not find the requested resource') };
+    const name = decodeURIComponent(nodePath[1]!);
+    const stored = this.nodes.get(name);
+    if (!stored) return { status: 404, body: status(404, 'NotFound', `nodes "${name}" not found`) };
+    if (req.method === 'GET') return { status: 200, body: stored };
+    if (req.method === 'PATCH') {
+      if (req.headers['content-type'] !== 'application/merge-patch+json') {
+        return { status: 415, body: status(415, 'UnsupportedMediaType', 'merge patch expected') };
+      }
+      const patch = JSON.parse(req.body) as Node;
+      if (patch.metadata?.resourceVersion !== stored.metadata.resourceVersion) {
+        return {
+          status: 409,
+          body: status(
+            409,
+            'Conflict',
+            `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+          ),
+        };
+      }
+      const next: Node = {
+        ...stored,
+        metadata: { ...stored.metadata, labels: { ...stored.metadata.labels, ...patch.metadata.labels } },
+        spec: patch.spec ? { ...stored.spec, ...patch.spec } : stored.spec,
+        status: patch.status ? { ...stored.status, ...patch.status } : stored.status,
+      };
+      next.metadata.resourceVersion = String(Number(stored.metadata.resourceVersion) + 1);
+      this.nodes.set(name, next);
+      return { status: 200, body: next };
+    }
+    if (req.method === 'DELETE') {
+      const { preconditions } = JSON.parse(req.body) as { preconditions?: { uid?: string; resourceVersion?: string } };
+      if (preconditions?.uid && preconditions.uid !== stored.metadata.uid) {
+        return {
+          status: 409,
+          body: status(
+            409,
+            'Conflict',
+            `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${stored.metadata.uid}`,
+          ),
+        };
+      }
+      this.nodes.delete(name);
+      return { status: 200, body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' } };
+    }
+    return { status: 405, body: status(405, 'MethodNotAllowed', req.method) };
+  };
+
+  /** Pages by position, with the position as the continue token. */
+  private list(query: URLSearchParams): FakeResponse {
+    const all = [...this.nodes.values()];
+    const start = Number(query.get('continue') ?? '0');
+    const limit = Number(query.get('limit') ?? all.length);
+    const items = all.slice(start, start + limit);
+    const next = start + limit < all.length ? String(start + limit) : undefined;
+    return {
+      status: 200,
+      body: { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '999', continue: next }, items },
+    };
+  }
+}
+
+describe('ClientNodeKubernetes', () => {
+  let api: NodeApi;
+  let server: FakeApiServer;
+  let kubernetes: ClientNodeKubernetes;
+  let clock: FakeClock;
+
+  beforeEach(async () => {
+    api = new NodeApi();
+    server = await startFakeApiServer((req) => api.respond(req));
+    clock = new FakeClock(Date.parse('2026-11-02T08:00:00Z'));
+    kubernetes = new ClientNodeKubernetes(kubeConfigFor(server), { clock });
+  });
+
+  afterEach(async () => {
+    await server.close();
+  });
+
+  describe('getNode', () => {
+    it('reads the Node and returns it as the API sent it, timestamps included', async () => {
+      api.nodes.set('n1', node('n1'));
+
+      const got = await kubernetes.getNode('n1');
+
+      expect(got).toEqual(node('n1'));
+      expect(server.requests).toHaveLength(1);
+      expect(server.requests[0]).toMatchObject({ method: 'GET', url: '/api/v1/nodes/n1' });
+      expect(server.requests[0]!.headers.authorization).toBe('Bearer test-token');
+      expect(server.requests[0]!.headers['user-agent']).toBe('serverless-ccm');
+    });
+
+    it('answers undefined for 404', async () => {
+      await expect(kubernetes.getNode('missing')).resolves.toBeUndefined();
+    });
+
+    it('escapes the name in the path', async () => {
+      await kubernetes.getNode('a b');
+      expect(server.requests[0]!.url).toBe('/api/v1/nodes/a%20b');
+    });
+  });
+
+  describe('listNodes', () => {
+    it('pages with limit=500 and continue until the list ends', async () => {
+      for (let i = 0; i < 1001; i++) api.nodes.set(`n${i}`, node(`n${i}`));
+
+      const nodes = await kubernetes.listNodes();
+
+      expect(nodes).toHaveLength(1001);
+      expect(nodes[1000]).toEqual(node('n1000'));
+      expect(server.requests.map((r) => `${r.method} ${r.url}`)).toEqual([
+        'GET /api/v1/nodes?limit=500',
+        'GET /api/v1/nodes?continue=500&limit=500',
+        'GET /api/v1/nodes?continue=1000&limit=500',
+      ]);
+    });
+
+    it('returns an empty list for no Nodes', async () => {
+      await expect(kubernetes.listNodes()).resolves.toEqual([]);
+      expect(server.requests).toHaveLength(1);
+    });
+
+    it('starts again once when a continue token has expired (410)', async () => {
+      for (let i = 0; i < 600; i++) api.nodes.set(`n${i}`, node(`n${i}`));
+      let expired = false;
+      const respond = api.respond;
+      api.respond = (req) => {
+        if (req.query.get('continue') && !expired) {
+          expired = true;
+          return { status: 410, body: status(410, 'Expired', 'The provided continue parameter is too old') };
+        }
+        return respond(req);
+      };
+
+      const nodes = await kubernetes.listNodes();
+
+      expect(nodes).toHaveLength(600);
+      expect(server.requests.map((r) => r.url)).toEqual([
+        '/api/v1/nodes?limit=500',
+        '/api/v1/nodes?continue=500&limit=500',
+        '/api/v1/nodes?limit=500',
+        '/api/v1/nodes?continue=500&limit=500',
+      ]);
+    });
+  });
+
+  describe('patchNode', () => {
+    it('sends a JSON merge patch carrying the guard resourceVersion', async () => {
+      api.nodes.set('n1', node('n1', '100'));
+
+      const patched = await kubernetes.patchNode(
+        'n1',
+        { metadata: { labels: { 'topology.kubernetes.io/zone': 'eu-west-1a' } }, spec: { taints: [] } },
+        { resourceVersion: '100' },
+      );
+
+      expect(server.requests).toHaveLength(1);
+      const req = server.requests[0]!;
+      expect(req.method).toBe('PATCH');
+      expect(req.url).toBe('/api/v1/nodes/n1');
+      expect(req.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(req.body)).toEqual({
+        metadata: { labels: { 'topology.kubernetes.io/zone': 'eu-west-1a' }, resourceVersion: '100' },
+        spec: { taints: [] },
+      });
+      expect(patched.metadata.resourceVersion).toBe('101');
+      expect(patched.metadata.labels).toEqual({
+        'kubernetes.io/hostname': 'n1',
+        'topology.kubernetes.io/zone': 'eu-west-1a',
+      });
+      expect(patched.metadata.creationTimestamp).toBe('2026-11-02T07:00:00Z');
+    });
+
+    it('adds metadata.resourceVersion to a patch without metadata', async () => {
+      api.nodes.set('n1', node('n1', '100'));
+
+      await kubernetes.patchNode('n1', { spec: { unschedulable: true } }, { resourceVersion: '100' });
+
+      expect(JSON.parse(server.requests[0]!.body)).toEqual({
+        spec: { unschedulable: true },
+        metadata: { resourceVersion: '100' },
+      });
+    });
+
+    it('keeps null (delete this field) in the body', async () => {
+      api.nodes.set('n1', node('n1', '100'));
+
+      await kubernetes.patchNode('n1', { metadata: { annotations: null } }, { resourceVersion: '100' });
+
+      expect(JSON.parse(server.requests[0]!.body)).toEqual({
+        metadata: { annotations: null, resourceVersion: '100' },
+      });
+    });
+
+    it('translates 409 on a stale resourceVersion to KubernetesApiError 409 Conflict', async () => {
+      api.nodes.set('n1', node('n1', '105'));
+
+      const err = await kubernetes
+        .patchNode('n1', { metadata: { labels: { a: 'b' } } }, { resourceVersion: '100' })
+        .catch((e: unknown) => e);
+
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect(err).toMatchObject({ statusCode: 409, reason: 'Conflict' });
+      expect((err as KubernetesApiError).message).toContain('the object has been modified');
+      expect((err as KubernetesApiError).cause).toBeDefined();
+    });
+
+    it('translates 404 to KubernetesApiError 404 NotFound', async () => {
+      await expect(kubernetes.patchNode('gone', {}, { resourceVersion: '1' })).rejects.toMatchObject({
+        statusCode: 404,
+        reason: 'NotFound',
+        message: 'nodes "gone" not found',
+      });
+    });
+  });
+
+  describe('patchNodeStatus', () => {
+    it('patches the status subresource with a guarded merge patch', async () => {
+      api.nodes.set('n1', node('n1', '7'));
+      const addresses = [{ type: 'InternalIP' as const, address: '10.0.0.9' }];
+
+      const patched = await kubernetes.patchNodeStatus('n1', { status: { addresses } }, { resourceVersion: '7' });
+
+      const req = server.requests[0]!;
+      expect(req.method).toBe('PATCH');
+      expect(req.url).toBe('/api/v1/nodes/n1/status');
+      expect(req.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(req.body)).toEqual({ status: { addresses }, metadata: { resourceVersion: '7' } });
+      expect(patched.status?.addresses).toEqual(addresses);
+      expect(patched.status?.conditions?.[0]?.lastHeartbeatTime).toBe('2026-11-02T07:59:30Z');
+    });
+  });
+
+  describe('deleteNode', () => {
+    it('sends the preconditions in the DeleteOptions body', async () => {
+      api.nodes.set('n1', node('n1', '100'));
+
+      await kubernetes.deleteNode('n1', { uid: 'uid-n1', resourceVersion: '100' });
+
+      const req = server.requests[0]!;
+      expect(req.method).toBe('DELETE');
+      expect(req.url).toBe('/api/v1/nodes/n1');
+      expect(req.headers['content-type']).toBe('application/json');
+      expect(JSON.parse(req.body)).toEqual({ preconditions: { uid: 'uid-n1', resourceVersion: '100' } });
+      expect(api.nodes.has('n1')).toBe(false);
+    });
+
+    it('leaves out an absent precondition', async () => {
+      api.nodes.set('n1', node('n1'));
+
+      await kubernetes.deleteNode('n1', { uid: 'uid-n1' });
+
+      expect(JSON.parse(server.requests[0]!.body)).toEqual({ preconditions: { uid: 'uid-n1' } });
+    });
+
+    it('translates a failed precondition to 409 Conflict and keeps the Node', async () => {
+      api.nodes.set('n1', node('n1'));
+
+      await expect(kubernetes.deleteNode('n1', { uid: 'uid-old' })).rejects.toMatchObject({
+        statusCode: 409,
+        reason: 'Conflict',
+      });
+      expect(api.nodes.has('n1')).toBe(true);
+    });
+
+    it('translates 404 to KubernetesApiError 404', async () => {
+      await expect(kubernetes.deleteNode('gone', {})).rejects.toMatchObject({ statusCode: 404, reason: 'NotFound' });
+    });
+  });
+
+  describe('recordEvent', () => {
+    it('creates a core/v1 Event for a cluster-scoped object in namespace default', async () => {
+      await kubernetes.recordEvent({
+        involvedObject: { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'uid-n1' },
+        type: 'Warning',
+        reason: 'InstanceNotFound',
+        message: 'instance i-123 no longer exists',
+      });
+
+      const req = server.requests[0]!;
+      expect(req.method).toBe('POST');
+      expect(req.url).toBe('/api/v1/namespaces/default/events');
+      expect(req.headers['content-type']).toBe('application/json');
+      const body = JSON.parse(req.body);
+      expect(body.metadata.name).toMatch(/^n1\.[0-9a-f]{16}$/);
+      expect(body).toEqual({
+        apiVersion: 'v1',
+        kind: 'Event',
+        metadata: { name: body.metadata.name, namespace: 'default' },
+        involvedObject: { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'uid-n1' },
+        type: 'Warning',
+        reason: 'InstanceNotFound',
+        message: 'instance i-123 no longer exists',
+        source: { component: EVENT_COMPONENT },
+        firstTimestamp: '2026-11-02T08:00:00.000Z',
+        lastTimestamp: '2026-11-02T08:00:00.000Z',
+        count: 1,
+        reportingComponent: EVENT_COMPONENT,
+      });
+    });
+
+    it("uses the object's namespace for a namespaced object", async () => {
+      await kubernetes.recordEvent({
+        involvedObject: { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', uid: 'uid-web' },
+        type: 'Normal',
+        reason: 'EnsuredLoadBalancer',
+        message: 'Ensured load balancer',
+      });
+
+      expect(server.requests[0]!.url).toBe('/api/v1/namespaces/shop/events');
+      expect(JSON.parse(server.requests[0]!.body).metadata.namespace).toBe('shop');
+    });
+
+    it('names Events uniquely within one millisecond, in time order', async () => {
+      const event = {
+        involvedObject: { kind: 'Node', name: 'n1' },
+        type: 'Normal' as const,
+        reason: 'R',
+        message: 'm',
+      };
+      await kubernetes.recordEvent(event);
+      await kubernetes.recordEvent(event);
+      clock.advance(1);
+      await kubernetes.recordEvent(event);
+
+      const names = server.requests.map((r) => JSON.parse(r.body).metadata.name as string);
+      expect(new Set(names).size).toBe(3);
+      const suffix = (name: string) => BigInt(`0x${name.split('.')[1]}`);
+      expect(suffix(names[2]!) / 1_000_000n).toBe(BigInt(clock.now()));
+    });
+  });
+
+  describe('errors', () => {
+    it.each([
+      [403, status(403, 'Forbidden', 'nodes "n1" is forbidden: User "x" cannot get resource "nodes"'), 'Forbidden'],
+      [429, status(429, 'TooManyRequests', 'storage is (re)initializing'), 'TooManyRequests'],
+      [500, 'upstream connect error', 'InternalError'],
+      [503, '', 'ServiceUnavailable'],
+    ])('translates %i to KubernetesApiError with the Status reason', async (code, body, reason) => {
+      api.respond = () => ({ status: code, body });
+
+      const err = await kubernetes.getNode('n1').catch((e: unknown) => e);
+
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect(err).toMatchObject({ statusCode: code, reason });
+      const expectedMessage = typeof body === 'string' ? body || `HTTP ${code} ${reason}` : body.message;
+      expect((err as Error).message).toBe(expectedMessage);
+    });
+
+    it('translates 401 (which client-node reports without a body) to 401 Unauthorized', async () => {
+      api.respond = () => ({ status: 401, body: status(401, 'Unauthorized', 'Unauthorized') });
+
+      await expect(kubernetes.listNodes()).rejects.toMatchObject({ statusCode: 401, reason: 'Unauthorized' });
+    });
+
+    it('passes a connection failure through untranslated', async () => {
+      await server.close();
+
+      const err = await kubernetes.getNode('n1').catch((e: unknown) => e);
+
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(KubernetesApiError);
+      server = await startFakeApiServer((req) => api.respond(req));
+    });
+  });
+
+  it('reuses its connections instead of opening one per request', async () => {
+    // Stock client-node opens a new TLS connection for every request when a CA is configured. undici
+    // may open a second one when a request follows the previous response within the same tick.
+    api.nodes.set('n1', node('n1', '1'));
+
+    for (let i = 0; i < 3; i++) await kubernetes.getNode('n1');
+    await kubernetes.listNodes();
+    await kubernetes.patchNode('n1', { metadata: { labels: { a: 'b' } } }, { resourceVersion: '1' });
+    await kubernetes.getNode('n1');
+
+    expect(server.requests).toHaveLength(6);
+    expect(server.connections()).toBeLessThanOrEqual(2);
+  });
+});

@@ -1,0 +1,288 @@
+import { randomInt } from 'node:crypto';
+import {
+  ApiException,
+  CoreV1Api,
+  type CoreV1Event,
+  createConfiguration,
+  type KubeConfig,
+  PatchStrategy,
+  type RequestContext,
+  type SecurityAuthentication,
+  ServerConfiguration,
+  setHeaderMiddleware,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { type Clock, systemClock } from '../clock.ts';
+import { KubernetesApiError } from './errors.ts';
+import type { KubernetesPort, WriteGuard } from './port.ts';
+import type { EventRecord, MergePatch, Node } from './types.ts';
+
+/**
+ * The KubernetesPort over @kubernetes/client-node 2.x. This file (and `lambda-access.ts`, which
+ * builds the KubeConfig) are the only ones that import client-node; everything returned from here is
+ * plain JSON in the shape of `types.ts`, and every API error is a `KubernetesApiError`.
+ */
+
+/** The component name on Events (`source.component`, `reportingComponent`), as `kubectl describe` shows it. */
+export const EVENT_COMPONENT = 'serverless-ccm';
+
+/** Page size for lists (https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks). */
+export const LIST_PAGE_SIZE = 500;
+
+export interface ClientNodeKubernetesOptions {
+  /** Time source for Event timestamps and names. */
+  clock?: Clock;
+  /** Sent as User-Agent on every request, so API server audit logs name the controller. */
+  userAgent?: string;
+}
+
+export class ClientNodeKubernetes implements KubernetesPort {
+  private readonly core: CoreV1Api;
+  private readonly clock: Clock;
+  /**
+   * Event names are `<object>.<16 hex digits>` like client-go's recorder (time in nanoseconds there).
+   * We have milliseconds, so the low digits come from a counter; it starts at a random value so two
+   * Lambda containers naming an Event for the same object in the same millisecond rarely collide.
+   */
+  private eventCounter = randomInt(1_000_000);
+
+  constructor(kubeConfig: KubeConfig, options: ClientNodeKubernetesOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    const cluster = kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('building the Kubernetes client: the kubeconfig has no current cluster');
+    // Not `kubeConfig.makeApiClient(CoreV1Api)`: that is the same configuration but with the
+    // KubeConfig itself as the auth method, which builds a new undici Agent (a new TCP+TLS connection)
+    // on every request whenever a CA, client certificate or skipTLSVerify is set. See ReusedDispatcherAuth.
+    const configuration = createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server.replace(/\/+$/, ''), {}),
+      authMethods: { default: new ReusedDispatcherAuth(kubeConfig) },
+      // Keep a single static middleware: client-node 2.x reverses the static middleware array in place
+      // on every call that passes no per-call options, so the order of two or more would flip-flop.
+      middleware: [setHeaderMiddleware('User-Agent', options.userAgent ?? EVENT_COMPONENT)],
+    });
+    this.core = new CoreV1Api(configuration);
+  }
+
+  async getNode(name: string): Promise<Node | undefined> {
+    try {
+      return toNode(await this.core.readNode({ name }));
+    } catch (err) {
+      const translated = translateError(err);
+      if (translated instanceof KubernetesApiError && translated.statusCode === 404) return undefined;
+      throw translated;
+    }
+  }
+
+  async listNodes(): Promise<Node[]> {
+    // A continue token expires (410 Gone) when the list takes longer than etcd keeps the revision;
+    // the documented recovery is to start the list again, which we do once.
+    // https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+    try {
+      return await this.listAllNodes();
+    } catch (err) {
+      if (err instanceof KubernetesApiError && err.statusCode === 410) return this.listAllNodes();
+      throw err;
+    }
+  }
+
+  async patchNode(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
+    return this.call(async () =>
+      toNode(await this.core.patchNode({ name, body: guardedPatch(patch, guard) }, MERGE_PATCH)),
+    );
+  }
+
+  async patchNodeStatus(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
+    return this.call(async () =>
+      toNode(await this.core.patchNodeStatus({ name, body: guardedPatch(patch, guard) }, MERGE_PATCH)),
+    );
+  }
+
+  async deleteNode(name: string, preconditions: { uid?: string; resourceVersion?: string }): Promise<void> {
+    // Preconditions make the API server answer 409 instead of deleting a different incarnation of the
+    // Node (same name, new uid) or one changed since it was read.
+    // https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/delete-options/
+    const body = {
+      preconditions: definedOnly({ uid: preconditions.uid, resourceVersion: preconditions.resourceVersion }),
+    };
+    await this.call(() => this.core.deleteNode({ name, body }));
+  }
+
+  async recordEvent(event: EventRecord): Promise<void> {
+    const { involvedObject } = event;
+    // An Event lives in its object's namespace; Events about cluster-scoped objects (Nodes) go to
+    // `default`, as client-go's recorder does.
+    const namespace = involvedObject.namespace || 'default';
+    const now = new Date(this.clock.now());
+    const body: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: `${involvedObject.name}.${this.eventSuffix(now.getTime())}`, namespace },
+      involvedObject: definedOnly({
+        apiVersion: involvedObject.apiVersion,
+        kind: involvedObject.kind,
+        name: involvedObject.name,
+        namespace: involvedObject.namespace,
+        uid: involvedObject.uid,
+        resourceVersion: involvedObject.resourceVersion,
+      }),
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      source: { component: EVENT_COMPONENT },
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+      reportingComponent: EVENT_COMPONENT,
+    };
+    await this.call(() => this.core.createNamespacedEvent({ namespace, body }));
+  }
+
+  private async listAllNodes(): Promise<Node[]> {
+    const nodes: Node[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.call(() => this.core.listNode({ limit: LIST_PAGE_SIZE, _continue: token }));
+      for (const item of page.items) nodes.push(toNode(item));
+      // client-node names the field `_continue` (`continue` is a reserved word in its generator).
+      token = page.metadata?._continue || undefined;
+    } while (token);
+    return nodes;
+  }
+
+  private async call<T>(request: () => Promise<T>): Promise<T> {
+    try {
+      return await request();
+    } catch (err) {
+      throw translateError(err);
+    }
+  }
+
+  private eventSuffix(nowMs: number): string {
+    this.eventCounter = (this.eventCounter + 1) % 1_000_000;
+    return (BigInt(nowMs) * 1_000_000n + BigInt(this.eventCounter)).toString(16).padStart(16, '0');
+  }
+}
+
+/**
+ * client-node's generated PATCH methods default the Content-Type to `application/json-patch+json`
+ * (the first type in the OpenAPI list), which would make the API server read our object as a JSON
+ * Patch. The per-call option swaps the header for a JSON merge patch (RFC 7386); the body is
+ * JSON-serialized either way.
+ * https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/
+ */
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/**
+ * The guard's resourceVersion goes into the patch itself: the API server then applies the patch only
+ * to that version and answers 409 Conflict otherwise (optimistic concurrency).
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
+ */
+export function guardedPatch(patch: MergePatch<Node>, guard: WriteGuard): MergePatch<Node> {
+  return { ...patch, metadata: { ...(patch.metadata ?? {}), resourceVersion: guard.resourceVersion } };
+}
+
+/**
+ * Authenticates each request through the KubeConfig (bearer token, exec plugin, client certificate,
+ * CA), but sends every request over the first undici dispatcher it built. KubeConfig creates a fresh
+ * Agent per request, so without this a warm Lambda would redo the TCP and TLS handshakes on every
+ * call. The TLS settings of one KubeConfig do not change, so one dispatcher serves them all.
+ */
+class ReusedDispatcherAuth implements SecurityAuthentication {
+  private dispatcher: ReturnType<RequestContext['getDispatcher']>;
+
+  constructor(private readonly kubeConfig: KubeConfig) {}
+
+  getName(): string {
+    return 'kubeconfig authentication, one connection pool';
+  }
+
+  async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await this.kubeConfig.applySecurityAuthentication(context);
+    const fresh = context.getDispatcher();
+    if (fresh === undefined || fresh === this.dispatcher) return;
+    if (this.dispatcher === undefined) {
+      this.dispatcher = fresh;
+      return;
+    }
+    context.setDispatcher(this.dispatcher);
+    // The spare Agent never opened a connection; closing it just releases it.
+    void fresh.close().catch(() => undefined);
+  }
+}
+
+const HTTP_REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+/**
+ * client-node throws `ApiException` with the HTTP code and the raw response text as `body` (the
+ * API server's `Status` object as JSON; `undefined` for 401). We keep the Status `reason` and
+ * `message` (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/).
+ * Anything else (connection refused, TLS failure, a timeout) is passed through unchanged.
+ */
+export function translateError(err: unknown): unknown {
+  if (!(err instanceof ApiException)) return err;
+  const code = typeof err.code === 'number' ? err.code : 0;
+  const status = parseStatus(err.body);
+  const reason = status.reason || HTTP_REASONS[code] || 'Unknown';
+  const message = status.message || (typeof err.body === 'string' && err.body.trim()) || `HTTP ${code} ${reason}`;
+  return new KubernetesApiError(code, reason, message.slice(0, 1000), { cause: err });
+}
+
+function parseStatus(body: unknown): { reason?: string; message?: string } {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return {};
+    }
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  const { reason, message } = value as Record<string, unknown>;
+  return {
+    reason: typeof reason === 'string' ? reason : undefined,
+    message: typeof message === 'string' ? message : undefined,
+  };
+}
+
+/**
+ * client-node deserializes responses into model classes with `Date` objects for timestamps (and
+ * drops fields its models do not know). The port hands out plain API JSON, so timestamps go back to
+ * the API's RFC 3339 form: metav1.Time has whole seconds, so `.000` is dropped to give back the exact
+ * string the server sent.
+ */
+function toNode(value: unknown): Node {
+  return toPlainJson(value) as Node;
+}
+
+export function toPlainJson(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString().replace(/\.000Z$/, 'Z');
+  if (Array.isArray(value)) return value.map(toPlainJson);
+  if (typeof value === 'object' && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) {
+      if (item !== undefined) out[key] = toPlainJson(item);
+    }
+    return out;
+  }
+  return value;
+}
+
+function definedOnly<T extends Record<string, unknown>>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
