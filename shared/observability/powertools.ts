@@ -1,5 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { Log } from './log.ts';
 import type { Dimensions, MetricName, MetricsPort } from './metrics.ts';
 
 export const METRICS_NAMESPACE = 'ServerlessCCM';
@@ -8,7 +9,14 @@ export const METRICS_NAMESPACE = 'ServerlessCCM';
 export function createPowertools(serviceName: string, logLevel = 'INFO') {
   const logger = new Logger({ serviceName, logLevel: logLevel as 'INFO' });
   const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName });
-  return { logger, metrics, metricsPort: powertoolsMetrics(metrics) };
+  return { logger, metrics, log: powertoolsLog(logger), metricsPort: powertoolsMetrics(metrics) };
+}
+
+/** Our Log over Powertools' Logger: fields become top-level keys of the JSON line. */
+export function powertoolsLog(logger: Logger): Log {
+  const at = (level: 'debug' | 'info' | 'warn' | 'error') => (message: string, fields?: Record<string, unknown>) =>
+    fields ? logger[level](message, fields) : logger[level](message);
+  return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }
 
 /**

@@ -1,0 +1,34 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+const good = { CLUSTER_NAME: 'prod', AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'y' };
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.resetModules();
+});
+
+function stubEnv(env: Record<string, string | undefined>) {
+  for (const key of ['CLUSTER_NAME', 'AWS_REGION', 'NODE_LIFECYCLE_QUEUE_URL']) vi.stubEnv(key, undefined);
+  for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
+}
+
+describe('Lambda handlers start up', () => {
+  it.each(['./node/handler.ts', './node-lifecycle/handler.ts'])('%s loads with a valid configuration', async (path) => {
+    stubEnv(good);
+    const module = await import(path);
+    expect(typeof module.handler).toBe('function');
+  });
+
+  it.each(['./node/handler.ts', './node-lifecycle/handler.ts', './ec2-events/handler.ts'])(
+    '%s refuses to start without CLUSTER_NAME, naming it',
+    async (path) => {
+      stubEnv({ AWS_REGION: 'eu-west-1' });
+      await expect(import(path)).rejects.toThrow(/CLUSTER_NAME: is required/);
+    },
+  );
+
+  it('ec2-events refuses to start without the lifecycle queue URL', async () => {
+    stubEnv(good);
+    await expect(import('./ec2-events/handler.ts')).rejects.toThrow(/NODE_LIFECYCLE_QUEUE_URL: is required/);
+  });
+});

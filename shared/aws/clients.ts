@@ -1,0 +1,24 @@
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { Config } from '../config/config.ts';
+import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
+import type { MetricsPort } from '../observability/metrics.ts';
+import { SqsAdapter } from '../queue/sqs-adapter.ts';
+import { Ec2Adapter } from './ec2-adapter.ts';
+
+/**
+ * Real clients, built once per Lambda container. Endpoints come from the SDK's own settings
+ * (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_EC2, ...), so the same code runs against any AWS-compatible
+ * endpoint. Adaptive retry mode adds client-side rate limiting on top of the standard backoff: once
+ * EC2 throttles, this container slows all its calls down, not just the one that was throttled.
+ */
+export function createEc2Port(config: Config, metrics: MetricsPort): Ec2Adapter {
+  const client = new EC2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  return new Ec2Adapter(instrumentAwsClient(client, metrics));
+}
+
+export function createSqsPort(config: Config, metrics: MetricsPort): SqsAdapter {
+  const client = new SQSClient({ region: config.AWS_REGION, retryMode: 'adaptive' });
+  const endpoint = process.env.AWS_ENDPOINT_URL_SQS ?? process.env.AWS_ENDPOINT_URL;
+  return new SqsAdapter(instrumentAwsClient(client, metrics), endpoint ? { endpoint } : {});
+}
