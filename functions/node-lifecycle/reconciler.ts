@@ -89,7 +89,6 @@ async function act(node: Node, instanceId: string, instance: Instance | undefine
       return;
     case 'delete-node': {
       const why = instance ? `instance ${instanceId} is ${instance.state}` : `instance ${instanceId} no longer exists`;
-      await recordNodeEvent(deps, node, 'Normal', 'DeletingNode', `Deleting node ${name} because ${why}`);
       try {
         await deps.kube.deleteNode(name, { uid: node.metadata.uid, resourceVersion: node.metadata.resourceVersion });
       } catch (err) {
@@ -105,6 +104,8 @@ async function act(node: Node, instanceId: string, instance: Instance | undefine
         }
         throw err;
       }
+      // Recorded once the delete is accepted: a 409 retry must not announce the deletion twice.
+      await recordNodeEvent(deps, node, 'Normal', 'DeletingNode', `Deleting node ${name} because ${why}`);
       deps.metrics.count(MetricName.NodesDeleted);
       deps.log.info('node deleted', { node: name, instanceId, reason: why });
       return;

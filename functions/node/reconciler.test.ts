@@ -182,6 +182,17 @@ describe('address refresh of initialized Nodes', () => {
     expect(w.metrics.total(MetricName.NodeAddressesUpdated)).toBe(1);
   });
 
+  it('leaves the addresses alone once the instance is terminated', async () => {
+    const { instance, name } = await initialized();
+    w.ec2.setState(instance.instanceId, 'terminated');
+    await run(name);
+    expect(w.kube.writeCount()).toBe(0);
+    expect(w.kube.nodes.get(name)!.status?.addresses).toContainEqual({
+      type: 'InternalIP',
+      address: instance.privateIpAddress,
+    });
+  });
+
   it('makes no write when nothing changed', async () => {
     const { name } = await initialized();
     const rv = w.kube.nodes.get(name)!.metadata.resourceVersion;

@@ -103,7 +103,9 @@ async function syncNode(node: Node, deps: NodeDeps, batch: NodeBatch): Promise<v
     deps.log.info('node skipped: not an AWS instance', { node: name, reason: lookup.why });
     return;
   }
-  const instance = batch.instances.get(name);
+  const found = batch.instances.get(name);
+  // A terminated instance is still described for a while, without its addresses: it does not exist.
+  const instance = found?.state === 'terminated' ? undefined : found;
   if (!instance) {
     if (!uninitialized) return; // gone instances are the lifecycle controller's business
     const where = lookup.by === 'id' ? `instance ${lookup.instanceId}` : `an instance with private DNS name ${name}`;

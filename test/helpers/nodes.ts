@@ -16,7 +16,8 @@ export function makeNode(
 ): Node {
   const ready = options.ready ?? true;
   const taints =
-    options.taints ?? (options.initialized ? [] : [{ key: TAINT_UNINITIALIZED, value: 'true', effect: 'NoSchedule' as const }]);
+    options.taints ??
+    (options.initialized ? [] : [{ key: TAINT_UNINITIALIZED, value: 'true', effect: 'NoSchedule' as const }]);
   return {
     apiVersion: 'v1',
     kind: 'Node',

@@ -1,4 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { NodeDeps } from '../../functions/node/reconciler.ts';
+import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import { FakeClock } from '../../shared/clock.ts';
@@ -8,8 +10,6 @@ import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../../shared/queue/runner.ts';
-import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
-import type { NodeDeps } from '../../functions/node/reconciler.ts';
 
 export const CLUSTER = 'test-cluster';
 

@@ -1,0 +1,104 @@
+import { ECRClient, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr';
+import {
+  ECRPUBLICClient,
+  GetAuthorizationTokenCommand as GetPublicAuthorizationTokenCommand,
+} from '@aws-sdk/client-ecr-public';
+import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import type { AwsCredentials, EcrPort, EcrPublicPort, StsPort } from './ports.ts';
+import { ECR_PUBLIC_REGION } from './registry.ts';
+
+export interface AwsPortOptions {
+  /** Appended to the SDK user agent so pulls are recognisable in CloudTrail. */
+  userAgent: string;
+  /** The SDK's standard retry mode does the retrying; this only caps it. Default 3, the SDK's own default. */
+  maxAttempts?: number;
+}
+
+/**
+ * kubelet kills the plugin after one minute. With the SDK's three attempts these bounds keep a dead or
+ * black-holed endpoint (no IMDS, no VPC endpoint, wrong proxy) well inside that, so the user sees our error
+ * instead of kubelet's timeout.
+ */
+const REQUEST_HANDLER = { connectionTimeout: 3_000, requestTimeout: 10_000 };
+
+function clientConfig(region: string, options: AwsPortOptions, credentials: AwsCredentials | undefined) {
+  return {
+    region,
+    maxAttempts: options.maxAttempts ?? 3,
+    customUserAgent: options.userAgent,
+    requestHandler: REQUEST_HANDLER,
+    // Without explicit credentials the client resolves the default chain (env, profile, web identity, IMDS).
+    ...(credentials ? { credentials } : {}),
+  };
+}
+
+export function createAwsPorts(options: AwsPortOptions): { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort } {
+  // One client per call: a process answers exactly one request, so there is nothing to reuse.
+  const ecr: EcrPort = {
+    async getAuthorizationToken(endpoint, credentials) {
+      const client = new ECRClient({
+        ...clientConfig(endpoint.region, options, credentials),
+        // Only force the variants the host asked for; otherwise AWS_USE_FIPS_ENDPOINT etc. still apply.
+        ...(endpoint.fips ? { useFipsEndpoint: true } : {}),
+        ...(endpoint.dualStack ? { useDualstackEndpoint: true } : {}),
+      });
+      try {
+        const output = await client.send(new GetAuthorizationTokenCommand({}));
+        const data = output.authorizationData?.find((item) => item.authorizationToken);
+        if (!data?.authorizationToken) return undefined;
+        return {
+          authorizationToken: data.authorizationToken,
+          ...(data.expiresAt ? { expiresAt: data.expiresAt } : {}),
+        };
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+
+  const ecrPublic: EcrPublicPort = {
+    async getAuthorizationToken(credentials) {
+      const client = new ECRPUBLICClient(clientConfig(ECR_PUBLIC_REGION, options, credentials));
+      try {
+        const output = await client.send(new GetPublicAuthorizationTokenCommand({}));
+        const data = output.authorizationData;
+        if (!data?.authorizationToken) return undefined;
+        return {
+          authorizationToken: data.authorizationToken,
+          ...(data.expiresAt ? { expiresAt: data.expiresAt } : {}),
+        };
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+
+  const sts: StsPort = {
+    async assumeRoleWithWebIdentity(input) {
+      const client = new STSClient(clientConfig(input.region, options, undefined));
+      try {
+        const output = await client.send(
+          new AssumeRoleWithWebIdentityCommand({
+            RoleArn: input.roleArn,
+            WebIdentityToken: input.webIdentityToken,
+            RoleSessionName: input.roleSessionName,
+          }),
+        );
+        const credentials = output.Credentials;
+        if (!credentials?.AccessKeyId || !credentials.SecretAccessKey) {
+          throw new Error('STS returned no credentials');
+        }
+        return {
+          accessKeyId: credentials.AccessKeyId,
+          secretAccessKey: credentials.SecretAccessKey,
+          ...(credentials.SessionToken ? { sessionToken: credentials.SessionToken } : {}),
+          ...(credentials.Expiration ? { expiration: credentials.Expiration } : {}),
+        };
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+
+  return { ecr, ecrPublic, sts };
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { InvalidRequestError } from './errors.ts';
+
+/**
+ * The kubelet credential provider exchange
+ * (https://kubernetes.io/docs/reference/config-api/kubelet-credentialprovider.v1/). kubelet rejects a response
+ * whose apiVersion differs from the request's, so every version it may speak is answered in kind: v1 (kubelet
+ * 1.26+), and v1beta1 / v1alpha1 for older kubelets or configs that were never updated.
+ */
+export const API_VERSIONS = [
+  'credentialprovider.kubelet.k8s.io/v1',
+  'credentialprovider.kubelet.k8s.io/v1beta1',
+  'credentialprovider.kubelet.k8s.io/v1alpha1',
+] as const;
+
+export type ApiVersion = (typeof API_VERSIONS)[number];
+
+/** The service-account annotation naming the role to assume for pulls on behalf of that service account. */
+export const ECR_ROLE_ANNOTATION = 'eks.amazonaws.com/ecr-role-arn';
+
+/** A request is a few hundred bytes; anything this large is not from kubelet and is not worth buffering. */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+export interface CredentialProviderRequest {
+  apiVersion: ApiVersion;
+  image: string;
+  /** Only v1 kubelets with `tokenAttributes` in their config send these (KEP-4412). */
+  serviceAccountToken?: string;
+  serviceAccountAnnotations: Record<string, string>;
+}
+
+export type CacheKeyType = 'Image' | 'Registry' | 'Global';
+
+export interface CredentialProviderResponse {
+  apiVersion: ApiVersion;
+  kind: 'CredentialProviderResponse';
+  cacheKeyType: CacheKeyType;
+  /** Go duration string; absent means kubelet falls back to the provider's `defaultCacheDuration`. */
+  cacheDuration?: string;
+  auth: Record<string, { username: string; password: string }>;
+}
+
+/** Values we did not expect are echoed back so a misconfiguration is obvious, but never at length. */
+function shown(value: unknown): string {
+  if (typeof value !== 'string') return value === undefined ? 'nothing' : `a ${typeof value}`;
+  const text = value.length > 80 ? `${value.slice(0, 80)}...` : value;
+  return JSON.stringify(text);
+}
+
+const requestSchema = z.object({
+  apiVersion: z.enum(API_VERSIONS, {
+    error: (issue) => `unsupported apiVersion ${shown(issue.input)} (this plugin speaks ${API_VERSIONS.join(', ')})`,
+  }),
+  kind: z.literal('CredentialProviderRequest', {
+    error: (issue) => `unexpected kind ${shown(issue.input)} (expected CredentialProviderRequest)`,
+  }),
+  image: z
+    .string({ error: (issue) => `image must be a string, got ${shown(issue.input)}` })
+    .trim()
+    .min(1, { error: 'image is empty' }),
+  // Never echo what was sent here: it is a bearer token.
+  serviceAccountToken: z.string({ error: 'serviceAccountToken must be a string' }).nullish(),
+  serviceAccountAnnotations: z
+    .record(z.string(), z.string(), { error: 'serviceAccountAnnotations must map strings to strings' })
+    .nullish(),
+});
+
+/**
+ * Parses the bytes kubelet wrote on stdin. Errors name the offending field but never quote the input as a
+ * whole, because it may carry a service-account token.
+ */
+export function parseRequest(text: string): CredentialProviderRequest {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // JSON.parse's own message quotes a slice of the input, which may be the token: say only what and where.
+    throw new InvalidRequestError(
+      text.trim() === '' ? 'reading the request: stdin was empty' : 'reading the request: stdin is not valid JSON',
+    );
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+    throw new InvalidRequestError('reading the request: expected a JSON object');
+  }
+  const parsed = requestSchema.safeParse(json);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => issue.message);
+    throw new InvalidRequestError(`reading the request: ${problems.join('; ')}`);
+  }
+  const { apiVersion, image, serviceAccountToken, serviceAccountAnnotations } = parsed.data;
+  return {
+    apiVersion,
+    image,
+    // kubelet omits empty fields, but treat an empty token as absent in case another caller does not.
+    ...(serviceAccountToken ? { serviceAccountToken } : {}),
+    serviceAccountAnnotations: serviceAccountAnnotations ?? {},
+  };
+}
