@@ -1,95 +1,190 @@
 /**
- * `npm start`: the whole control plane in one process. With nothing configured it runs on the
- * embedded simulated AWS account and cluster (bin/simulation.ts), converges it, prints a summary
- * and exits 0 when everything converged.
- *   npm start -- --nodes 12 --ec2-latency-ms 40 --throttle 3 --verbose
+ * `npm start`: the whole control plane in one process.
+ * - Nothing configured: the embedded simulated AWS account and cluster (bin/simulation.ts). It runs
+ *   a bounded scenario, prints a summary and exits 0 once everything converged (1 if not).
+ * - `--kubeconfig PATH` (or KUBECONFIG set, or `--real`): a real cluster and AWS account, with the
+ *   usual AWS credential chain. Requires the cluster name. Resyncs every Node periodically, since the
+ *   relay and EventBridge do not reach a local process; `--dry-run` logs writes instead of sending them.
  */
 import { parseArgs } from 'node:util';
-import type { Log } from '../shared/observability/log.ts';
-import { MetricName } from '../shared/observability/metrics.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createEc2Port } from '../shared/aws/clients.ts';
+import { systemClock } from '../shared/clock.ts';
+import { ConfigError, loadConfig } from '../shared/config/config.ts';
+import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
+import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
+import { dryRunKubernetes } from './dry-run.ts';
+import { createEngine, DLQS, QUEUES } from './engine.ts';
+import { createOutput, formatRows, summaryRows, type ViewSource } from './live-view.ts';
 import { createSimulation } from './simulation.ts';
+
+const USAGE = `usage: npm start -- [options]
+
+Simulation (default): every reconciler on an embedded simulated AWS account and cluster.
+  --nodes N              instances/Nodes in the scenario (default 9, at least 3)
+  --ec2-latency-ms MS    real time each simulated EC2 call takes (default 30)
+  --throttle N           DescribeInstances calls EC2 throttles mid-scenario (default 2)
+  --speed N              simulated seconds per real second (default 10; 0 = as fast as possible)
+  --keep-running         keep polling after the scenario instead of exiting
+
+Real cluster and account (--kubeconfig PATH, KUBECONFIG set, or --real):
+  --cluster-name NAME    required: the <name> of kubernetes.io/cluster/<name> (or CLUSTER_NAME)
+  --region REGION        AWS region (or AWS_REGION)
+  --resync-seconds S     how often every Node is reconciled again (default 30)
+  --once                 one resync, drain the queues, print the summary and exit
+  --dry-run              read for real, log writes instead of sending them
+
+  --verbose              debug log lines
+  --plain                plain log lines even on a terminal`;
 
 const { values } = parseArgs({
   options: {
     nodes: { type: 'string', default: '9' },
     'ec2-latency-ms': { type: 'string', default: '30' },
     throttle: { type: 'string', default: '2' },
+    speed: { type: 'string', default: '10' },
+    'keep-running': { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    real: { type: 'boolean', default: false },
+    'cluster-name': { type: 'string' },
+    region: { type: 'string' },
+    'resync-seconds': { type: 'string', default: '30' },
+    once: { type: 'boolean', default: false },
+    'dry-run': { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
+    plain: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
 });
 
 if (values.help) {
-  console.log(`usage: npm start -- [--nodes N] [--ec2-latency-ms MS] [--throttle N] [--verbose]
-
-Runs every reconciler on an embedded simulated AWS account and Kubernetes cluster:
-instances boot and register Nodes, one instance stops and one terminates; the controllers
-initialize, taint and delete Nodes through the same SQS FIFO workqueue semantics as in AWS.`);
+  console.log(USAGE);
   process.exit(0);
 }
 
-function positiveInt(name: string, raw: string, min: number): number {
+function integer(name: string, raw: string, min: number): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) {
-    console.error(`--${name} must be an integer >= ${min} (got ${JSON.stringify(raw)})`);
+    console.error(`--${name} must be an integer >= ${min} (got ${JSON.stringify(raw)})\n\n${USAGE}`);
     process.exit(2);
   }
   return n;
 }
 
-const nodes = positiveInt('nodes', values.nodes, 3);
-const latency = positiveInt('ec2-latency-ms', values['ec2-latency-ms'], 0);
-const throttle = positiveInt('throttle', values.throttle, 0);
+const output = createOutput(Boolean(process.stdout.isTTY) && !values.plain, values.verbose);
+const log = output.log;
+const realMode = values.real || values.kubeconfig !== undefined || Boolean(process.env.KUBECONFIG);
+await (realMode ? runReal() : runSimulation());
 
-const line = (level: string) => (message: string, fields?: Record<string, unknown>) => {
-  const extra = fields
-    ? Object.entries(fields)
-        .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-        .join(' ')
-    : '';
-  console.log(`${level.padEnd(5)} ${message}${extra ? `  ${extra}` : ''}`);
-};
-const log: Log = {
-  debug: values.verbose ? line('DEBUG') : () => {},
-  info: line('INFO'),
-  warn: line('WARN'),
-  error: line('ERROR'),
-};
-
-console.log(`serverless-ccm local: simulated cluster "local-sim" with ${nodes} nodes, EC2 latency ${latency} ms\n`);
-const wallStart = performance.now();
-const sim = createSimulation({ nodes, ec2LatencyMs: latency, throttleDescribes: throttle, log });
-await sim.runToCompletion();
-const wall = (performance.now() - wallStart) / 1000;
-
-const m = sim.metrics;
-const summary: [string, string | number][] = [
-  ['simulated time', `${(sim.elapsed() / 1000).toFixed(1)} s (wall ${wall.toFixed(1)} s)`],
-  ['reconciles', m.total(MetricName.Reconciles)],
-  [
-    '  requeued or retried',
-    m.total(MetricName.Reconciles, { result: 'retry' }) + m.total(MetricName.Reconciles, { result: 'requeue' }),
-  ],
-  ['nodes initialized', m.total(MetricName.NodesInitialized)],
-  ['nodes tainted (shutdown)', m.total(MetricName.NodesTainted)],
-  ['nodes deleted', m.total(MetricName.NodesDeleted)],
-  ['EC2 events routed', m.total(MetricName.KeysSent)],
-  ['EC2 DescribeInstances calls', sim.ec2.callCount('DescribeInstances')],
-  ['EC2 throttled answers', m.total(MetricName.ReconcileErrors, { errorClass: 'throttled' })],
-  ['Kubernetes writes', sim.kube.writeCount()],
-  ['Events recorded', sim.kube.events.length],
-  [
-    'DLQ messages',
-    ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'ec2-events-dlq'].reduce((n, q) => n + sim.sqs.depth(q), 0),
-  ],
-];
-console.log('\nsummary');
-for (const [k, v] of summary) console.log(`  ${k.padEnd(30)} ${v}`);
-
-const problems = sim.problems();
-if (problems.length > 0) {
-  console.log('\nNOT converged:');
-  for (const p of problems) console.log(`  - ${p}`);
-  process.exit(1);
+async function runSimulation(): Promise<void> {
+  const nodes = integer('nodes', values.nodes, 3);
+  const latency = integer('ec2-latency-ms', values['ec2-latency-ms'], 0);
+  const throttle = integer('throttle', values.throttle, 0);
+  const wallStart = performance.now();
+  const speed = integer('speed', values.speed, 0);
+  const sim = createSimulation({ nodes, ec2LatencyMs: latency, throttleDescribes: throttle, speed, log });
+  const source: ViewSource = {
+    title: `serverless-ccm local: simulated cluster "local-sim", ${nodes} nodes, EC2 latency ${latency} ms`,
+    metrics: sim.metrics,
+    queueDepths: () => Object.values(QUEUES).map((q) => [q, sim.sqs.depth(q)]),
+    dlqDepth: sim.engine.dlqDepth,
+    awsCalls: () => [...sim.ec2.calls.entries()],
+    clockLabel: () =>
+      `simulated ${(sim.elapsed() / 1000).toFixed(1)} s, wall ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
+    extra: () => [
+      ['Kubernetes writes', sim.kube.writeCount()],
+      ['Events recorded', sim.kube.events.length],
+    ],
+  };
+  if (!process.stdout.isTTY || values.plain) console.log(`${source.title}\n`);
+  output.start(source);
+  await sim.runToCompletion();
+  if (values['keep-running']) {
+    log.info('scenario finished; still polling (Ctrl-C to stop)');
+    await new Promise<void>((resolve) => process.once('SIGINT', resolve));
+  }
+  output.stop(source);
+  console.log(`\nsummary\n${formatRows(summaryRows(source))}`);
+  const problems = sim.problems();
+  if (problems.length > 0) {
+    console.log(`\nNOT converged:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    process.exit(1);
+  }
+  console.log('\nconverged: every Node initialized, the stopped one tainted, the terminated one deleted.');
 }
-console.log('\nconverged: every Node initialized, the stopped one tainted, the terminated one deleted.');
+
+async function runReal(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig({
+      ...process.env,
+      CLUSTER_NAME: values['cluster-name'] ?? process.env.CLUSTER_NAME,
+      AWS_REGION: values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION,
+      KUBERNETES_AUTH_MODE: 'kubeconfig',
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(
+      `refusing to start against a real cluster: ${err.message}\n` +
+        'pass --cluster-name NAME (the <name> of kubernetes.io/cluster/<name>) and --region, or set CLUSTER_NAME and AWS_REGION',
+    );
+    process.exit(2);
+  }
+  const resyncSeconds = integer('resync-seconds', values['resync-seconds'], 5);
+  const kubeConfig = new KubeConfig();
+  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const metrics = new RecordingMetrics();
+  const realKube = new ClientNodeKubernetes(kubeConfig);
+  const kube = values['dry-run'] ? dryRunKubernetes(realKube, log) : realKube;
+  const engine = createEngine({
+    clusterName: config.CLUSTER_NAME,
+    region: config.AWS_REGION,
+    ipFamilies: config.NODE_IP_FAMILIES,
+    clock: systemClock,
+    ec2: createEc2Port(config, metrics),
+    kube,
+    log,
+    metrics,
+  });
+  const started = performance.now();
+  const source: ViewSource = {
+    title: `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}${values['dry-run'] ? ', dry run' : ''}`,
+    metrics,
+    queueDepths: () => Object.values(QUEUES).map((q) => [q, engine.sqs.depth(q)]),
+    dlqDepth: engine.dlqDepth,
+    awsCalls: () => {
+      const byOp = new Map<string, number>();
+      for (const e of metrics.entries.filter((x) => x.name === MetricName.AwsCalls)) {
+        const op = e.dimensions.operation ?? '?';
+        byOp.set(op, (byOp.get(op) ?? 0) + e.value);
+      }
+      return [...byOp.entries()];
+    },
+    clockLabel: () => `${((performance.now() - started) / 1000).toFixed(1)} s`,
+  };
+  if (!process.stdout.isTTY || values.plain) console.log(`${source.title}\n`);
+  output.start(source);
+  let stopping = false;
+  process.once('SIGINT', () => {
+    stopping = true;
+  });
+  process.once('SIGTERM', () => {
+    stopping = true;
+  });
+  let round = 0;
+  let nextResync = 0;
+  while (!stopping) {
+    if (Date.now() >= nextResync && !(values.once && round > 0)) {
+      const count = await engine.resync(++round);
+      log.info(`resync ${round}: ${count} Nodes enqueued`);
+      nextResync = Date.now() + resyncSeconds * 1000;
+    }
+    const handled = await engine.pumpOnce();
+    if (values.once && handled === 0 && engine.depth() === 0) break;
+    if (handled === 0) await new Promise((r) => setTimeout(r, Math.min(500, engine.nextVisibleInMs() ?? 500)));
+  }
+  output.stop(source);
+  console.log(`\nsummary\n${formatRows(summaryRows(source))}`);
+  if (engine.dlqDepth() > 0) console.log(`\n${engine.dlqDepth()} message(s) in ${DLQS.join(', ')}`);
+}

@@ -1,20 +1,11 @@
-import type { SQSRecord } from 'aws-lambda';
-import { NodeIndex } from '../functions/ec2-events/node-index.ts';
-import { routeEc2Events } from '../functions/ec2-events/router.ts';
-import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
-import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
-import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import { FakeEc2, makeInstance } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fake.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
-import type { Node } from '../shared/k8s/types.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
-import { FakeSqs } from '../shared/queue/fake-sqs.ts';
-import type { KeyMessage } from '../shared/queue/message.ts';
-import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
+import { createEngine, DLQS, QUEUES } from './engine.ts';
 
 export const SIM_CLUSTER = 'local-sim';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
@@ -25,6 +16,8 @@ export interface SimulationOptions {
   ec2LatencyMs: number;
   /** Throttle this many DescribeInstances calls early on, to show backoff at work. */
   throttleDescribes: number;
+  /** Simulated seconds per real second; 0 runs as fast as possible (tests). */
+  speed?: number;
   log: Log;
 }
 
@@ -44,48 +37,21 @@ export function createSimulation(options: SimulationOptions) {
   ec2.latencyMs = options.ec2LatencyMs;
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
-  const sqs = new FakeSqs(clock);
   const log = options.log;
-  sqs.createQueue('node.fifo', { maxReceiveCount: 10, deadLetterQueue: 'node-dlq.fifo', visibilityTimeoutSeconds: 60 });
-  sqs.createQueue('node-lifecycle.fifo', { maxReceiveCount: 10, deadLetterQueue: 'node-lifecycle-dlq.fifo' });
-  sqs.createQueue('ec2-events', { fifo: false, maxReceiveCount: 5, deadLetterQueue: 'ec2-events-dlq' });
-
-  const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
-  const facts = new Ec2Facts(ec2, clock);
-  const nodeDeps: NodeDeps = {
+  const engine = createEngine({
     clusterName: SIM_CLUSTER,
     region: 'eu-west-1',
     ipFamilies: ['ipv4'],
-    kube,
-    ec2,
-    facts,
     clock,
+    ec2,
+    kube,
     log,
     metrics,
-  };
-  const lifecycleDeps: LifecycleDeps = { kube, ec2, clock, log, metrics };
-  const runner: RunnerDeps = { log, metrics, queue: sqs, clock };
-  const routerDeps = {
-    index: new NodeIndex(kube, clock),
-    sqs,
-    routes: { 'state-change': sqs.urlOf('node-lifecycle.fifo') },
-    log,
-    metrics,
-  };
-
-  // Relay stand-in: forward a Node key only when a field some reconciler reads has changed.
-  const fingerprints = new Map<string, string>();
+  });
+  const sqs = engine.sqs;
+  const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
   kube.onChange = (_kind, name, node) => {
-    const fp = node ? fingerprint(node) : 'deleted';
-    if (fingerprints.get(name) === fp) return;
-    fingerprints.set(name, fp);
-    const key: KeyMessage = {
-      kind: 'Node',
-      name,
-      hint: { resourceVersion: node?.metadata.resourceVersion ?? 'deleted', eventType: node ? 'MODIFIED' : 'DELETED' },
-    };
-    void sqs.sendKeys(sqs.urlOf('node.fifo'), [key]);
-    void sqs.sendKeys(sqs.urlOf('node-lifecycle.fifo'), [key]);
+    void engine.nodeChanged(name, node);
   };
   const recordEvent = kube.recordEvent.bind(kube);
   kube.recordEvent = async (event) => {
@@ -102,7 +68,7 @@ export function createSimulation(options: SimulationOptions) {
   const setState = (instance: Instance, state: InstanceState) => {
     ec2.setState(instance.instanceId, state);
     sqs.send(
-      'ec2-events',
+      QUEUES.ec2Events,
       JSON.stringify({
         version: '0',
         id: `sim-${instance.instanceId}-${state}`,
@@ -171,13 +137,11 @@ export function createSimulation(options: SimulationOptions) {
   }
   steps.sort((a, b) => a.at - b.at);
 
-  const queues: [string, (records: SQSRecord[]) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>][] = [
-    ['ec2-events', (records) => routeEc2Events(records, routerDeps)],
-    ['node.fifo', (records) => run(nodeReconciler, nodeDeps, records)],
-    ['node-lifecycle.fifo', (records) => run(nodeLifecycleReconciler, lifecycleDeps, records)],
-  ];
-  const run = <D, B>(reconciler: Reconciler<D, B>, deps: D, records: SQSRecord[]) =>
-    runBatch(reconciler, records, deps, runner);
+  /** Move simulated time on; paced against the wall clock when a speed is set, so a person can watch. */
+  async function pass(ms: number): Promise<void> {
+    clock.advance(ms);
+    if (options.speed) await new Promise((r) => setTimeout(r, ms / options.speed!));
+  }
 
   /** Run the scenario to the end and until every queue is empty. Bounded. */
   async function runToCompletion(onTick?: () => void, maxTicks = 10_000): Promise<void> {
@@ -187,18 +151,17 @@ export function createSimulation(options: SimulationOptions) {
         log.info(`${t()} scenario: ${step.what}`);
         await step.run();
       }
-      const handled = await Promise.all(queues.map(([name, handler]) => sqs.pump(name, handler)));
+      const handled = await engine.pumpOnce();
       onTick?.();
-      if (handled.some((n) => n > 0)) {
-        clock.advance(100); // a poll of the event source mapping
+      if (handled > 0) {
+        await pass(100); // a poll of the event source mapping
         continue;
       }
-      const waits = [
-        ...queues.map(([name]) => sqs.nextVisibleInMs(name)),
-        steps[0] ? steps[0].at - clock.now() : undefined,
-      ].filter((x): x is number => x !== undefined);
+      const waits = [engine.nextVisibleInMs(), steps[0] ? steps[0].at - clock.now() : undefined].filter(
+        (x): x is number => x !== undefined,
+      );
       if (waits.length === 0) return;
-      clock.advance(Math.max(100, Math.min(...waits)));
+      await pass(Math.max(100, Math.min(...waits)));
     }
     throw new Error(`simulation did not settle in ${maxTicks} ticks`);
   }
@@ -225,7 +188,7 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`Node ${node.metadata.name} of stopped ${instance.instanceId} lacks the shutdown taint`);
       }
     }
-    for (const dlq of ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'ec2-events-dlq']) {
+    for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
     return out;
@@ -237,21 +200,13 @@ export function createSimulation(options: SimulationOptions) {
     ec2,
     kube,
     sqs,
+    engine,
     metrics,
     instances,
     runToCompletion,
     problems,
     elapsed: () => clock.now() - start,
   };
-}
-
-function fingerprint(node: Node): string {
-  return JSON.stringify([
-    node.spec?.providerID ?? '',
-    (node.spec?.taints ?? []).map((x) => x.key).sort(),
-    isNodeReady(node),
-    Boolean(node.metadata.deletionTimestamp),
-  ]);
 }
 
 export type Simulation = ReturnType<typeof createSimulation>;

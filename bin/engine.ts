@@ -1,0 +1,129 @@
+import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { NodeIndex } from '../functions/ec2-events/node-index.ts';
+import { routeEc2Events } from '../functions/ec2-events/router.ts';
+import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
+import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
+import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
+import type { Ec2Port } from '../shared/aws/ec2-port.ts';
+import type { Clock } from '../shared/clock.ts';
+import { isNodeReady } from '../shared/k8s/node-helpers.ts';
+import type { KubernetesPort } from '../shared/k8s/port.ts';
+import type { Node } from '../shared/k8s/types.ts';
+import type { Log } from '../shared/observability/log.ts';
+import type { RecordingMetrics } from '../shared/observability/metrics.ts';
+import { FakeSqs } from '../shared/queue/fake-sqs.ts';
+import type { KeyHint, KeyMessage } from '../shared/queue/message.ts';
+import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
+
+export interface EngineOptions {
+  clusterName: string;
+  region: string;
+  ipFamilies: ('ipv4' | 'ipv6')[];
+  clock: Clock;
+  ec2: Ec2Port;
+  kube: KubernetesPort;
+  log: Log;
+  metrics: RecordingMetrics;
+}
+
+export const QUEUES = {
+  node: 'node.fifo',
+  lifecycle: 'node-lifecycle.fifo',
+  ec2Events: 'ec2-events',
+} as const;
+export const DLQS = ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'ec2-events-dlq'];
+
+type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
+
+/**
+ * Every reconciler in one process, on an in-process SQS that keeps the FIFO workqueue semantics
+ * (shared/queue/fake-sqs.ts plays both the queues and the Lambda event source mappings). The same
+ * wiring serves the embedded simulation (fake clock, fakes) and a real cluster and account.
+ */
+export function createEngine(o: EngineOptions) {
+  const sqs = new FakeSqs(o.clock, o.region);
+  sqs.createQueue(QUEUES.node, { maxReceiveCount: 10, deadLetterQueue: DLQS[0], visibilityTimeoutSeconds: 60 });
+  sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: 10, deadLetterQueue: DLQS[1] });
+  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[2] });
+
+  const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
+  const nodeDeps: NodeDeps = {
+    ...common,
+    clusterName: o.clusterName,
+    region: o.region,
+    ipFamilies: o.ipFamilies,
+    facts: new Ec2Facts(o.ec2, o.clock),
+  };
+  const lifecycleDeps: LifecycleDeps = common;
+  const runner: RunnerDeps = { log: o.log, metrics: o.metrics, queue: sqs, clock: o.clock };
+  const routerDeps = {
+    index: new NodeIndex(o.kube, o.clock),
+    sqs,
+    routes: { 'state-change': sqs.urlOf(QUEUES.lifecycle) },
+    log: o.log,
+    metrics: o.metrics,
+  };
+  const reconcile =
+    <D, B>(reconciler: Reconciler<D, B>, deps: D): Handler =>
+    (records) =>
+      runBatch(reconciler, records, deps, runner);
+  const handlers: [string, Handler][] = [
+    [QUEUES.ec2Events, (records) => routeEc2Events(records, routerDeps)],
+    [QUEUES.node, reconcile(nodeReconciler, nodeDeps)],
+    [QUEUES.lifecycle, reconcile(nodeLifecycleReconciler, lifecycleDeps)],
+  ];
+
+  /** Node keys for every reconciler that reads Nodes (the relay's routing table, for Nodes). */
+  async function enqueueNode(name: string, hint: KeyHint): Promise<void> {
+    const key: KeyMessage = { kind: 'Node', name, hint };
+    await sqs.sendKeys(sqs.urlOf(QUEUES.node), [key]);
+    await sqs.sendKeys(sqs.urlOf(QUEUES.lifecycle), [key]);
+  }
+
+  // Relay stand-in: forward a Node only when a field some reconciler reads changed.
+  const fingerprints = new Map<string, string>();
+  async function nodeChanged(name: string, node: Node | undefined): Promise<void> {
+    const fp = node ? nodeFingerprint(node) : 'deleted';
+    if (fingerprints.get(name) === fp) return;
+    fingerprints.set(name, fp);
+    await enqueueNode(name, {
+      resourceVersion: node?.metadata.resourceVersion ?? `deleted-${o.clock.now()}`,
+      eventType: node ? 'MODIFIED' : 'DELETED',
+    });
+  }
+
+  /** The level-triggered safety net: every Node key again. */
+  async function resync(round: number): Promise<number> {
+    const nodes = await o.kube.listNodes();
+    for (const node of nodes)
+      await enqueueNode(node.metadata.name, { eventType: 'RESYNC', eventId: `resync-${round}` });
+    return nodes.length;
+  }
+
+  /** One poll of every queue; returns how many records were handled. */
+  async function pumpOnce(): Promise<number> {
+    const handled = await Promise.all(handlers.map(([queue, handler]) => sqs.pump(queue, handler)));
+    return handled.reduce((a, b) => a + b, 0);
+  }
+
+  function nextVisibleInMs(): number | undefined {
+    const waits = handlers.map(([q]) => sqs.nextVisibleInMs(q)).filter((x): x is number => x !== undefined);
+    return waits.length > 0 ? Math.min(...waits) : undefined;
+  }
+
+  const depth = () => handlers.reduce((n, [q]) => n + sqs.depth(q), 0);
+  const dlqDepth = () => DLQS.reduce((n, q) => n + sqs.depth(q), 0);
+
+  return { sqs, enqueueNode, nodeChanged, resync, pumpOnce, nextVisibleInMs, depth, dlqDepth };
+}
+
+export type Engine = ReturnType<typeof createEngine>;
+
+export function nodeFingerprint(node: Node): string {
+  return JSON.stringify([
+    node.spec?.providerID ?? '',
+    (node.spec?.taints ?? []).map((x) => x.key).sort(),
+    isNodeReady(node),
+    Boolean(node.metadata.deletionTimestamp),
+  ]);
+}
