@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatIssues, parseBody } from '../../shared/parse-body.ts';
 
 /**
  * EventBridge EC2 events, parsed through a registry keyed by (source, detail-type), as Karpenter's
@@ -81,25 +82,15 @@ const registry = new Map<string, Parser>([
 export type ParsedEc2Event = { ok: true; event: Ec2Event } | { ok: false; error: string; unsupported?: boolean };
 
 export function parseEc2Event(body: string): ParsedEc2Event {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (err) {
-    return { ok: false, error: `body is not JSON: ${(err as Error).message}` };
-  }
-  const envelope = Envelope.safeParse(json);
-  if (!envelope.success) return { ok: false, error: `not an EventBridge event: ${issues(envelope.error)}` };
-  const e = envelope.data;
+  const envelope = parseBody(body, Envelope, 'an EventBridge event');
+  if (!envelope.ok) return envelope;
+  const e = envelope.value;
   const parser = registry.get(`${e.source}|${e['detail-type']}`);
   if (!parser) return { ok: false, unsupported: true, error: `unsupported event ${e.source} / ${e['detail-type']}` };
   try {
     return { ok: true, event: parser(e.detail, e) };
   } catch (err) {
-    const detail = err instanceof z.ZodError ? issues(err) : String(err);
+    const detail = err instanceof z.ZodError ? formatIssues(err) : String(err);
     return { ok: false, error: `${e['detail-type']} ${e.id}: bad detail: ${detail}` };
   }
-}
-
-function issues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
 }

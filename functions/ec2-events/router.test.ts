@@ -34,7 +34,7 @@ describe('parseEc2Event', () => {
 
   it.each([
     ['not json', /not JSON/, false],
-    ['{"hello":1}', /not an EventBridge event/, false],
+    ['{"hello":1}', /body is not an EventBridge event/, false],
     [
       JSON.stringify({ ...JSON.parse(fixture('events/ec2-state-change-stopped.json')), detail: { state: 'stopped' } }),
       /instance-id/,

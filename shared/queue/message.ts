@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { parseBody } from '../parse-body.ts';
 
 /**
  * A message names a key, not a change: reconcilers always re-read current state, and the hint
@@ -67,16 +68,6 @@ export function messageDeduplicationId(message: KeyMessage): string {
 export type ParseResult = { ok: true; message: KeyMessage } | { ok: false; error: string };
 
 export function parseKeyMessage(body: string): ParseResult {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch (err) {
-    return { ok: false, error: `body is not JSON: ${(err as Error).message}` };
-  }
-  const result = KeyMessage.safeParse(json);
-  if (!result.success) {
-    const issues = result.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-    return { ok: false, error: `body is not a key message: ${issues}` };
-  }
-  return { ok: true, message: result.data };
+  const parsed = parseBody(body, KeyMessage, 'a key message');
+  return parsed.ok ? { ok: true, message: parsed.value } : parsed;
 }
