@@ -1,0 +1,67 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../clock.ts';
+import { FakeSqs } from './fake-sqs.ts';
+import type { KeyMessage } from './message.ts';
+
+let clock: FakeClock;
+let sqs: FakeSqs;
+const key = (name: string, rv: string): KeyMessage => ({ kind: 'Node', name, hint: { resourceVersion: rv } });
+
+beforeEach(() => {
+  clock = new FakeClock();
+  sqs = new FakeSqs(clock);
+  sqs.createQueue('q.fifo', { visibilityTimeoutSeconds: 30, maxReceiveCount: 2, deadLetterQueue: 'dlq.fifo' });
+});
+
+describe('FakeSqs (FIFO)', () => {
+  it('drops a re-sent revision within 5 minutes, not a newer one, and not after the window', async () => {
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1'), key('a', '1'), key('a', '2')]);
+    expect(sqs.depth('q.fifo')).toBe(2);
+    clock.advance(5 * 60_000 + 1);
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1')]);
+    expect(sqs.depth('q.fifo')).toBe(3);
+  });
+
+  it('delivers nothing more of a group while one of its messages is in flight', async () => {
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1'), key('b', '1')]);
+    const first = sqs.receive('q.fifo', 1);
+    expect(first.map((r) => JSON.parse(r.body).name)).toEqual(['a']);
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '2')]);
+    expect(sqs.receive('q.fifo').map((r) => JSON.parse(r.body).name)).toEqual(['b']);
+    sqs.deleteMessage('q.fifo', first[0]!.receiptHandle);
+    expect(sqs.receive('q.fifo').map((r) => JSON.parse(r.body).hint.resourceVersion)).toEqual(['2']);
+  });
+
+  it('makes a message visible again after its visibility timeout or a visibility change', async () => {
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1')]);
+    const [record] = sqs.receive('q.fifo');
+    await sqs.changeVisibility(sqs.arnOf('q.fifo'), [
+      { receiptHandle: record!.receiptHandle, visibilityTimeoutSeconds: 5 },
+    ]);
+    clock.advance(4_000);
+    expect(sqs.receive('q.fifo')).toHaveLength(0);
+    clock.advance(1_000);
+    const [again] = sqs.receive('q.fifo');
+    expect(again?.attributes.ApproximateReceiveCount).toBe('2');
+  });
+
+  it('moves a message to the DLQ after maxReceiveCount receives', async () => {
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1')]);
+    for (let i = 0; i < 2; i++) {
+      expect(sqs.receive('q.fifo')).toHaveLength(1);
+      clock.advance(30_000);
+    }
+    expect(sqs.receive('q.fifo')).toHaveLength(0);
+    expect(sqs.depth('dlq.fifo')).toBe(1);
+  });
+
+  it('pump deletes what the handler did not report as failed', async () => {
+    await sqs.sendKeys(sqs.urlOf('q.fifo'), [key('a', '1'), key('b', '1')]);
+    await sqs.pump('q.fifo', async (records) => ({
+      batchItemFailures: records
+        .filter((r) => JSON.parse(r.body).name === 'b')
+        .map((r) => ({ itemIdentifier: r.messageId })),
+    }));
+    expect(sqs.bodies('q.fifo').map((b) => JSON.parse(b).name)).toEqual(['b']);
+  });
+});
