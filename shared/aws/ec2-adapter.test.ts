@@ -1,11 +1,17 @@
 import {
+  CreateRouteCommand,
+  DeleteRouteCommand,
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   type DescribeInstancesCommandInput,
   type DescribeInstancesCommandOutput,
   DescribeInstanceTypesCommand,
   type DescribeInstanceTypesCommandInput,
+  DescribeRouteTablesCommand,
   EC2Client,
+  ModifyInstanceAttributeCommand,
+  ModifyNetworkInterfaceAttributeCommand,
+  ReplaceRouteCommand,
   type Instance as SdkInstance,
 } from '@aws-sdk/client-ec2';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -19,7 +25,7 @@ import {
   INSTANCE_TYPES_PER_CALL,
   MAX_FILTER_VALUES_PER_CALL,
 } from './ec2-adapter.ts';
-import { type Instance, LIVE_INSTANCE_STATES } from './ec2-port.ts';
+import { type Instance, LIVE_INSTANCE_STATES, type RouteTable } from './ec2-port.ts';
 import { AwsServiceError } from './errors.ts';
 
 const client = new EC2Client({ region: 'us-east-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' } });
@@ -501,5 +507,279 @@ describe('Ec2Adapter.describeInstanceTypes', () => {
 
     expect(error).toBeInstanceOf(TerminalError);
     expect((error as Error).message).toBe('describing instance types: InvalidInstanceType: no such type');
+  });
+});
+
+describe('Ec2Adapter route tables', () => {
+  const tableInputs = () => ec2.commandCalls(DescribeRouteTablesCommand).map((call) => call.args[0].input);
+
+  it('describes one table by ID and maps every kind of route', async () => {
+    ec2.on(DescribeRouteTablesCommand).resolves({
+      RouteTables: [
+        {
+          RouteTableId: 'rtb-1',
+          VpcId: 'vpc-1',
+          Tags: [{ Key: 'kubernetes.io/cluster/demo', Value: 'owned' }],
+          Routes: [
+            { DestinationCidrBlock: '10.0.0.0/16', GatewayId: 'local', State: 'active', Origin: 'CreateRouteTable' },
+            {
+              DestinationCidrBlock: '10.244.1.0/24',
+              InstanceId: 'i-1',
+              InstanceOwnerId: '111122223333',
+              NetworkInterfaceId: 'eni-1',
+              State: 'active',
+              Origin: 'CreateRoute',
+            },
+            {
+              DestinationIpv6CidrBlock: 'fd00:10:244:1::/64',
+              NetworkInterfaceId: 'eni-2',
+              State: 'blackhole',
+              Origin: 'CreateRoute',
+            },
+            { DestinationPrefixListId: 'pl-1', GatewayId: 'vpce-1', State: 'active', Origin: 'CreateRoute' },
+            {
+              DestinationCidrBlock: '172.16.0.0/12',
+              TransitGatewayId: 'tgw-1',
+              State: 'filtered',
+              Origin: 'Advertisement',
+            },
+            { DestinationCidrBlock: '192.168.0.0/16', GatewayId: 'vgw-1', Origin: 'EnableVgwRoutePropagation' },
+            { GatewayId: 'igw-without-destination' },
+          ],
+        },
+      ],
+    });
+
+    const table = await adapter.describeRouteTable('rtb-1');
+
+    expect(tableInputs()).toEqual([{ RouteTableIds: ['rtb-1'], NextToken: undefined }]);
+    expect(table).toEqual({
+      routeTableId: 'rtb-1',
+      vpcId: 'vpc-1',
+      tags: { 'kubernetes.io/cluster/demo': 'owned' },
+      routes: [
+        {
+          destination: '10.0.0.0/16',
+          destinationType: 'ipv4',
+          target: { gatewayId: 'local' },
+          state: 'active',
+          origin: 'CreateRouteTable',
+        },
+        {
+          destination: '10.244.1.0/24',
+          destinationType: 'ipv4',
+          target: { instanceId: 'i-1', networkInterfaceId: 'eni-1' },
+          state: 'active',
+          origin: 'CreateRoute',
+        },
+        {
+          destination: 'fd00:10:244:1::/64',
+          destinationType: 'ipv6',
+          target: { networkInterfaceId: 'eni-2' },
+          state: 'blackhole',
+          origin: 'CreateRoute',
+        },
+        {
+          destination: 'pl-1',
+          destinationType: 'prefix-list',
+          target: { gatewayId: 'vpce-1' },
+          state: 'active',
+          origin: 'CreateRoute',
+        },
+        // A route-server route: never ours (unknown origin) and never a blackhole to clean up.
+        {
+          destination: '172.16.0.0/12',
+          destinationType: 'ipv4',
+          target: { transitGatewayId: 'tgw-1' },
+          state: 'active',
+          origin: 'unknown',
+        },
+        {
+          destination: '192.168.0.0/16',
+          destinationType: 'ipv4',
+          target: { gatewayId: 'vgw-1' },
+          state: 'active',
+          origin: 'EnableVgwRoutePropagation',
+        },
+      ],
+    } satisfies RouteTable);
+  });
+
+  it('answers undefined for an unknown table ID instead of failing', async () => {
+    ec2
+      .on(DescribeRouteTablesCommand)
+      .rejects(new AwsServiceError('InvalidRouteTableID.NotFound', "The routeTable ID 'rtb-9' does not exist"));
+
+    expect(await adapter.describeRouteTable('rtb-9')).toBeUndefined();
+  });
+
+  it('wraps other errors, saying which table', async () => {
+    ec2.on(DescribeRouteTablesCommand).rejects(new AwsServiceError('UnauthorizedOperation', 'denied', 403));
+
+    const error = await adapter.describeRouteTable('rtb-1').catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(TerminalError);
+    expect((error as Error).message).toBe('describing route table rtb-1: UnauthorizedOperation: denied');
+  });
+
+  it.each([
+    [{ key: 'kubernetes.io/cluster/demo' }, { Name: 'tag-key', Values: ['kubernetes.io/cluster/demo'] }],
+    [
+      { key: 'KubernetesCluster', value: 'demo' },
+      { Name: 'tag:KubernetesCluster', Values: ['demo'] },
+    ],
+  ])('finds tables by tag %j with filter %j, following NextToken', async (tag, filter) => {
+    ec2
+      .on(DescribeRouteTablesCommand)
+      .resolvesOnce({ RouteTables: [{ RouteTableId: 'rtb-1' }], NextToken: 'more' })
+      .resolvesOnce({ RouteTables: [{ RouteTableId: 'rtb-2' }, {}] });
+
+    const tables = await adapter.findRouteTablesByTag(tag);
+
+    expect(tables.map((t) => t.routeTableId)).toEqual(['rtb-1', 'rtb-2']);
+    expect(tableInputs()).toEqual([
+      { Filters: [filter], NextToken: undefined },
+      { Filters: [filter], NextToken: 'more' },
+    ]);
+  });
+});
+
+describe('Ec2Adapter routes', () => {
+  const inputs = <T>(command: T) =>
+    ec2.commandCalls(command as typeof CreateRouteCommand).map((call) => call.args[0].input as unknown);
+
+  it.each([
+    ['10.244.1.0/24', { instanceId: 'i-1' }, { DestinationCidrBlock: '10.244.1.0/24', InstanceId: 'i-1' }],
+    [
+      'fd00:10:244:1::/64',
+      { networkInterfaceId: 'eni-1' },
+      { DestinationIpv6CidrBlock: 'fd00:10:244:1::/64', NetworkInterfaceId: 'eni-1' },
+    ],
+  ])('creates %s -> %j with the destination field of its family', async (destination, target, fields) => {
+    ec2.on(CreateRouteCommand).resolves({ Return: true });
+
+    expect(await adapter.createRoute('rtb-1', destination, target)).toBe('created');
+    expect(inputs(CreateRouteCommand)).toEqual([{ RouteTableId: 'rtb-1', ...fields }]);
+  });
+
+  it('answers already-exists for RouteAlreadyExists, so the caller re-reads', async () => {
+    ec2
+      .on(CreateRouteCommand)
+      .rejects(new AwsServiceError('RouteAlreadyExists', 'The route identified by 10.244.1.0/24 already exists.'));
+
+    expect(await adapter.createRoute('rtb-1', '10.244.1.0/24', { instanceId: 'i-1' })).toBe('already-exists');
+  });
+
+  it.each([
+    ['RouteLimitExceeded', 400, TerminalError],
+    ['InvalidInstanceID', 400, TerminalError],
+    ['RequestLimitExceeded', 503, ThrottledError],
+    ['InternalError', 500, RetryableError],
+  ])('wraps a %s (HTTP %i) from CreateRoute as %o', async (code, status, errorClass) => {
+    ec2.on(CreateRouteCommand).rejects(new AwsServiceError(code, 'no', status));
+
+    const error = await adapter.createRoute('rtb-1', '10.244.1.0/24', { instanceId: 'i-1' }).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(errorClass);
+    expect((error as Error).message).toBe(`creating route 10.244.1.0/24 in rtb-1: ${code}: no`);
+  });
+
+  it('replaces a route, sending the new target', async () => {
+    ec2.on(ReplaceRouteCommand).resolves({});
+
+    expect(await adapter.replaceRoute('rtb-1', 'fd00:10:244:1::/64', { networkInterfaceId: 'eni-2' })).toBe('replaced');
+    expect(inputs(ReplaceRouteCommand)).toEqual([
+      { RouteTableId: 'rtb-1', DestinationIpv6CidrBlock: 'fd00:10:244:1::/64', NetworkInterfaceId: 'eni-2' },
+    ]);
+  });
+
+  it.each([
+    [
+      'InvalidParameterValue',
+      "There is no route defined for '10.244.1.0/24' in the route table. Use CreateRoute instead.",
+    ],
+    ['InvalidRoute.NotFound', 'no such route'],
+  ])('answers not-found when ReplaceRoute finds no route (%s)', async (code, message) => {
+    ec2.on(ReplaceRouteCommand).rejects(new AwsServiceError(code, message));
+
+    expect(await adapter.replaceRoute('rtb-1', '10.244.1.0/24', { instanceId: 'i-1' })).toBe('not-found');
+  });
+
+  it('does not mistake another InvalidParameterValue for a missing route', async () => {
+    ec2.on(ReplaceRouteCommand).rejects(new AwsServiceError('InvalidParameterValue', 'belong to different networks'));
+
+    await expect(adapter.replaceRoute('rtb-1', '10.244.1.0/24', { instanceId: 'i-1' })).rejects.toThrow(TerminalError);
+  });
+
+  it('deletes a route by destination; InvalidRoute.NotFound is not-found', async () => {
+    ec2
+      .on(DeleteRouteCommand)
+      .resolvesOnce({})
+      .rejectsOnce(
+        new AwsServiceError('InvalidRoute.NotFound', "no route with destination-cidr-block '10.244.2.0/24'"),
+      );
+
+    expect(await adapter.deleteRoute('rtb-1', '10.244.1.0/24')).toBe('deleted');
+    expect(await adapter.deleteRoute('rtb-1', '10.244.2.0/24')).toBe('not-found');
+    expect(inputs(DeleteRouteCommand)).toEqual([
+      { RouteTableId: 'rtb-1', DestinationCidrBlock: '10.244.1.0/24' },
+      { RouteTableId: 'rtb-1', DestinationCidrBlock: '10.244.2.0/24' },
+    ]);
+  });
+
+  it('wraps a throttled DeleteRoute', async () => {
+    ec2.on(DeleteRouteCommand).rejects(new AwsServiceError('RequestLimitExceeded', 'slow down', 503));
+    await expect(adapter.deleteRoute('rtb-1', 'fd00::/64')).rejects.toThrow(ThrottledError);
+    expect(inputs(DeleteRouteCommand)).toEqual([{ RouteTableId: 'rtb-1', DestinationIpv6CidrBlock: 'fd00::/64' }]);
+  });
+});
+
+describe('Ec2Adapter source/destination check', () => {
+  it('sets it on an instance with ModifyInstanceAttribute', async () => {
+    ec2.on(ModifyInstanceAttributeCommand).resolves({});
+
+    await adapter.modifyInstanceSourceDestCheck('i-1', false);
+
+    expect(ec2.commandCalls(ModifyInstanceAttributeCommand).map((c) => c.args[0].input)).toEqual([
+      { InstanceId: 'i-1', SourceDestCheck: { Value: false } },
+    ]);
+  });
+
+  it('sets it on a network interface with ModifyNetworkInterfaceAttribute', async () => {
+    ec2.on(ModifyNetworkInterfaceAttributeCommand).resolves({});
+
+    await adapter.modifyNetworkInterfaceSourceDestCheck('eni-1', false);
+
+    expect(ec2.commandCalls(ModifyNetworkInterfaceAttributeCommand).map((c) => c.args[0].input)).toEqual([
+      { NetworkInterfaceId: 'eni-1', SourceDestCheck: { Value: false } },
+    ]);
+  });
+
+  it('wraps the refusal for a multi-interface instance, naming it', async () => {
+    ec2
+      .on(ModifyInstanceAttributeCommand)
+      .rejects(new AwsServiceError('InvalidInstanceID', "There are multiple interfaces attached to instance 'i-1'."));
+
+    const error = await adapter.modifyInstanceSourceDestCheck('i-1', false).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(TerminalError);
+    expect((error as Error).message).toMatch(/^setting source\/destination check of i-1 to false: InvalidInstanceID: /);
+  });
+
+  it('maps the per-interface check from DescribeInstances', async () => {
+    const id = instanceId(1);
+    ec2.on(DescribeInstancesCommand).resolves(
+      page([
+        sdkInstance(id, {
+          SourceDestCheck: true,
+          NetworkInterfaces: [{ NetworkInterfaceId: 'eni-1', Status: 'in-use', SourceDestCheck: false }],
+        }),
+      ]),
+    );
+
+    const found = await adapter.describeInstances([id]);
+
+    expect(found.get(id)?.sourceDestCheck).toBe(true);
+    expect(found.get(id)?.networkInterfaces[0]?.sourceDestCheck).toBe(false);
   });
 });

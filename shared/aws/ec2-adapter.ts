@@ -1,13 +1,22 @@
 import {
   type _InstanceType,
+  CreateRouteCommand,
+  DeleteRouteCommand,
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   type DescribeInstancesCommandOutput,
   DescribeInstanceTypesCommand,
+  DescribeRouteTablesCommand,
+  type DescribeRouteTablesCommandInput,
   type EC2Client,
   type Filter,
+  ModifyInstanceAttributeCommand,
+  ModifyNetworkInterfaceAttributeCommand,
+  ReplaceRouteCommand,
   type Instance as SdkInstance,
   type InstanceNetworkInterface as SdkNetworkInterface,
+  type Route as SdkRoute,
+  type RouteTable as SdkRouteTable,
 } from '@aws-sdk/client-ec2';
 import {
   type AvailabilityZone,
@@ -18,6 +27,11 @@ import {
   type InstanceTypeInfo,
   LIVE_INSTANCE_STATES,
   type NetworkInterface,
+  type Route,
+  type RouteOrigin,
+  type RouteTable,
+  type RouteTarget,
+  type RouteTargetSpec,
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
 
@@ -130,6 +144,102 @@ export class Ec2Adapter implements Ec2Port {
     return infos;
   }
 
+  async describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
+    try {
+      const tables = await this.routeTables({ RouteTableIds: [routeTableId] });
+      return tables.find((t) => t.routeTableId === routeTableId);
+    } catch (err) {
+      // EC2 fails the call for an unknown ID; to the caller that is simply "no such table".
+      if (awsErrorCode(err) === 'InvalidRouteTableID.NotFound') return undefined;
+      throw toControllerError(`describing route table ${routeTableId}`, err);
+    }
+  }
+
+  async findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]> {
+    const filter: Filter =
+      tag.value === undefined
+        ? { Name: 'tag-key', Values: [tag.key] }
+        : { Name: `tag:${tag.key}`, Values: [tag.value] };
+    try {
+      return await this.routeTables({ Filters: [filter] });
+    } catch (err) {
+      throw toControllerError(`finding route tables tagged ${tag.key}`, err);
+    }
+  }
+
+  async createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'> {
+    try {
+      await this.client.send(
+        new CreateRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
+      );
+      return 'created';
+    } catch (err) {
+      if (awsErrorCode(err) === 'RouteAlreadyExists') return 'already-exists';
+      throw toControllerError(`creating route ${destination} in ${routeTableId}`, err);
+    }
+  }
+
+  async replaceRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'replaced' | 'not-found'> {
+    try {
+      await this.client.send(
+        new ReplaceRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
+      );
+      return 'replaced';
+    } catch (err) {
+      if (isMissingRouteError(err)) return 'not-found';
+      throw toControllerError(`replacing route ${destination} in ${routeTableId}`, err);
+    }
+  }
+
+  async deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination) }));
+      return 'deleted';
+    } catch (err) {
+      if (isMissingRouteError(err)) return 'not-found';
+      throw toControllerError(`deleting route ${destination} from ${routeTableId}`, err);
+    }
+  }
+
+  async modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyInstanceAttributeCommand({ InstanceId: instanceId, SourceDestCheck: { Value: enabled } }),
+      );
+    } catch (err) {
+      throw toControllerError(`setting source/destination check of ${instanceId} to ${enabled}`, err);
+    }
+  }
+
+  async modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyNetworkInterfaceAttributeCommand({
+          NetworkInterfaceId: networkInterfaceId,
+          SourceDestCheck: { Value: enabled },
+        }),
+      );
+    } catch (err) {
+      throw toControllerError(`setting source/destination check of ${networkInterfaceId} to ${enabled}`, err);
+    }
+  }
+
+  /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
+  private async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
+    const pages = await allPages((NextToken) =>
+      this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
+    );
+    return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
+  }
+
   /**
    * One chunk of IDs. EC2 fails the whole call when any listed ID is unknown or malformed and names the
    * offending IDs in the message, so those are dropped and the rest asked again. Only IDs EC2 named are
@@ -152,6 +262,81 @@ export class Ec2Adapter implements Ec2Port {
       }
     }
   }
+}
+
+/**
+ * DeleteRoute answers InvalidRoute.NotFound for a missing route. ReplaceRoute answers InvalidParameterValue
+ * ("There is no route defined for '…' in the route table") instead, although InvalidRoute.NotFound would be
+ * consistent; both are accepted so that a fix on AWS's side changes nothing here.
+ */
+function isMissingRouteError(err: unknown): boolean {
+  const code = awsErrorCode(err);
+  if (code === 'InvalidRoute.NotFound') return true;
+  const message = err instanceof Error ? err.message : '';
+  return code === 'InvalidParameterValue' && /no route defined/i.test(message);
+}
+
+/** IPv6 destinations go in DestinationIpv6CidrBlock; EC2 refuses an IPv6 block in DestinationCidrBlock. */
+function destinationOf(destination: string): { DestinationCidrBlock?: string; DestinationIpv6CidrBlock?: string } {
+  return destination.includes(':') ? { DestinationIpv6CidrBlock: destination } : { DestinationCidrBlock: destination };
+}
+
+function targetOf(target: RouteTargetSpec): { InstanceId: string } | { NetworkInterfaceId: string } {
+  return 'instanceId' in target ? { InstanceId: target.instanceId } : { NetworkInterfaceId: target.networkInterfaceId };
+}
+
+const ROUTE_ORIGINS: ReadonlySet<string> = new Set<RouteOrigin>([
+  'CreateRouteTable',
+  'CreateRoute',
+  'EnableVgwRoutePropagation',
+]);
+
+function toRouteTable(sdk: SdkRouteTable): RouteTable | undefined {
+  if (!sdk.RouteTableId) return undefined;
+  const tags: Record<string, string> = {};
+  for (const tag of sdk.Tags ?? []) {
+    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
+  }
+  return {
+    routeTableId: sdk.RouteTableId,
+    vpcId: nonEmpty(sdk.VpcId),
+    tags,
+    routes: (sdk.Routes ?? []).flatMap((route) => toRoute(route) ?? []),
+  };
+}
+
+function toRoute(sdk: SdkRoute): Route | undefined {
+  const destination =
+    nonEmpty(sdk.DestinationCidrBlock) ??
+    nonEmpty(sdk.DestinationIpv6CidrBlock) ??
+    nonEmpty(sdk.DestinationPrefixListId);
+  if (!destination) return undefined;
+  const target: RouteTarget = {};
+  const set = (key: keyof RouteTarget, value: string | undefined) => {
+    if (nonEmpty(value)) target[key] = value;
+  };
+  set('instanceId', sdk.InstanceId);
+  set('networkInterfaceId', sdk.NetworkInterfaceId);
+  set('gatewayId', sdk.GatewayId);
+  set('natGatewayId', sdk.NatGatewayId);
+  set('transitGatewayId', sdk.TransitGatewayId);
+  set('vpcPeeringConnectionId', sdk.VpcPeeringConnectionId);
+  set('egressOnlyInternetGatewayId', sdk.EgressOnlyInternetGatewayId);
+  set('localGatewayId', sdk.LocalGatewayId);
+  set('carrierGatewayId', sdk.CarrierGatewayId);
+  set('coreNetworkArn', sdk.CoreNetworkArn);
+  return {
+    destination,
+    destinationType: nonEmpty(sdk.DestinationCidrBlock)
+      ? 'ipv4'
+      : nonEmpty(sdk.DestinationIpv6CidrBlock)
+        ? 'ipv6'
+        : 'prefix-list',
+    target,
+    // `filtered` (VPC Route Server) and any future state read as active: only a blackhole is ever cleaned up.
+    state: sdk.State === 'blackhole' ? 'blackhole' : 'active',
+    origin: sdk.Origin !== undefined && ROUTE_ORIGINS.has(sdk.Origin) ? (sdk.Origin as RouteOrigin) : 'unknown',
+  };
 }
 
 function isUnknownIdError(err: unknown): boolean {
@@ -230,6 +415,7 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
     subnetId: nonEmpty(eni.SubnetId),
     privateIpAddresses,
     ipv6Addresses: (eni.Ipv6Addresses ?? []).flatMap((ip) => (ip.Ipv6Address ? [ip.Ipv6Address] : [])),
+    sourceDestCheck: eni.SourceDestCheck,
   };
 }
 

@@ -6,6 +6,13 @@ import {
   type Instance,
   type InstanceTypeInfo,
   LIVE_INSTANCE_STATES,
+  type NetworkInterface,
+  type Route,
+  type RouteOrigin,
+  type RouteState,
+  type RouteTable,
+  type RouteTarget,
+  type RouteTargetSpec,
 } from './ec2-port.ts';
 import { AwsServiceError, toControllerError } from './errors.ts';
 
@@ -13,7 +20,40 @@ export type Ec2Operation =
   | 'DescribeInstances'
   | 'DescribeAvailabilityZones'
   | 'DescribeInstanceTypes'
-  | 'ModifyInstanceAttribute';
+  | 'ModifyInstanceAttribute'
+  | 'ModifyNetworkInterfaceAttribute'
+  | 'DescribeRouteTables'
+  | 'CreateRoute'
+  | 'ReplaceRoute'
+  | 'DeleteRoute';
+
+/** Operations that change the account: a reconcile that finds everything in place makes none of them. */
+export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
+  'ModifyInstanceAttribute',
+  'ModifyNetworkInterfaceAttribute',
+  'CreateRoute',
+  'ReplaceRoute',
+  'DeleteRoute',
+];
+
+/**
+ * A route as the fake stores it. `state` is normally left out and worked out on every describe from the target
+ * (a route to a terminated instance or a vanished interface is a blackhole, as in EC2); set it to pin a state,
+ * e.g. a blackhole left by a deleted NAT gateway.
+ */
+export interface FakeRoute {
+  destination: string;
+  target: RouteTarget;
+  origin: RouteOrigin;
+  state?: RouteState;
+}
+
+export interface FakeRouteTable {
+  routeTableId: string;
+  vpcId?: string;
+  tags: Record<string, string>;
+  routes: FakeRoute[];
+}
 
 /**
  * An in-memory EC2 account with the semantics the controllers depend on: instances with state,
@@ -48,9 +88,20 @@ export class FakeEc2 implements Ec2Port {
       },
     ],
   ]);
+  readonly routeTables = new Map<string, FakeRouteTable>();
+  /**
+   * Non-propagated routes a table may hold (the "Routes per route table" quota: 50 unless raised, at most 1000);
+   * CreateRoute beyond it answers RouteLimitExceeded.
+   */
+  routeLimit = 50;
   readonly calls = new Map<Ec2Operation, number>();
   /** Artificial latency per call, for the local simulation (0 in tests). */
   latencyMs = 0;
+  /**
+   * Runs as each call starts, after it is counted: lets a test play another writer acting between a
+   * reconciler's read and its write (e.g. someone creating the same route first).
+   */
+  beforeCall?: (operation: Ec2Operation) => void;
 
   private readonly invisibleFor = new Map<string, number>();
   private readonly queuedErrors = new Map<Ec2Operation, Error[]>();
@@ -101,7 +152,26 @@ export class FakeEc2 implements Ec2Port {
     return [...this.calls.values()].reduce((a, b) => a + b, 0);
   }
 
+  /** Calls that changed (or tried to change) something. */
+  writeCallCount(): number {
+    return EC2_WRITE_OPERATIONS.reduce((n, op) => n + this.callCount(op), 0);
+  }
+
+  /** Add or replace a route table (see `makeRouteTable`). */
+  putRouteTable(table: FakeRouteTable): FakeRouteTable {
+    this.routeTables.set(table.routeTableId, structuredClone(table));
+    return table;
+  }
+
+  /** A table's routes as DescribeRouteTables would show them now (states worked out). */
+  routesOf(routeTableId: string): Route[] {
+    const table = this.routeTables.get(routeTableId);
+    if (!table) throw new Error(`FakeEc2: no route table ${routeTableId}`);
+    return this.describeTable(table).routes;
+  }
+
   reset(): void {
+    this.routeTables.clear();
     this.instances.clear();
     this.invisibleFor.clear();
     this.queuedErrors.clear();
@@ -169,9 +239,207 @@ export class FakeEc2 implements Ec2Port {
     return out;
   }
 
+  async describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
+    await this.call('DescribeRouteTables');
+    const table = this.routeTables.get(routeTableId);
+    return table ? this.describeTable(table) : undefined;
+  }
+
+  async findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]> {
+    await this.call('DescribeRouteTables');
+    return [...this.routeTables.values()]
+      .filter((t) => tag.key in t.tags && (tag.value === undefined || t.tags[tag.key] === tag.value))
+      .map((t) => this.describeTable(t));
+  }
+
+  async createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'> {
+    await this.call('CreateRoute');
+    const doing = `creating route ${destination} in ${routeTableId}`;
+    const table = this.tableOrThrow(routeTableId, doing);
+    if (table.routes.some((r) => r.destination === destination)) return 'already-exists';
+    const resolved = this.resolveTarget(table, target, doing);
+    const counted = table.routes.filter((r) => r.origin !== 'EnableVgwRoutePropagation').length;
+    if (counted >= this.routeLimit) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError('RouteLimitExceeded', 'The maximum number of routes has been reached.'),
+      );
+    }
+    table.routes.push({ destination, target: resolved, origin: 'CreateRoute' });
+    return 'created';
+  }
+
+  async replaceRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'replaced' | 'not-found'> {
+    await this.call('ReplaceRoute');
+    const doing = `replacing route ${destination} in ${routeTableId}`;
+    const table = this.tableOrThrow(routeTableId, doing);
+    const route = table.routes.find((r) => r.destination === destination);
+    if (!route) return 'not-found';
+    if (route.origin === 'CreateRouteTable') {
+      throw toControllerError(doing, new AwsServiceError('InvalidParameterValue', 'cannot replace the local route'));
+    }
+    route.target = this.resolveTarget(table, target, doing);
+    route.state = undefined;
+    return 'replaced';
+  }
+
+  async deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'> {
+    await this.call('DeleteRoute');
+    const doing = `deleting route ${destination} from ${routeTableId}`;
+    const table = this.tableOrThrow(routeTableId, doing);
+    const index = table.routes.findIndex((r) => r.destination === destination);
+    if (index < 0) return 'not-found';
+    if (table.routes[index]!.origin === 'CreateRouteTable') {
+      throw toControllerError(doing, new AwsServiceError('InvalidParameterValue', 'cannot remove local route'));
+    }
+    table.routes.splice(index, 1);
+    return 'deleted';
+  }
+
+  async modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void> {
+    await this.call('ModifyInstanceAttribute');
+    const doing = `setting source/destination check of ${instanceId} to ${enabled}`;
+    const instance = this.instances.get(instanceId);
+    if (!instance || instance.state === 'terminated') {
+      throw toControllerError(
+        doing,
+        new AwsServiceError('InvalidInstanceID.NotFound', `The instance ID '${instanceId}' does not exist`),
+      );
+    }
+    if (attached(instance).length > 1) throw toControllerError(doing, multipleInterfacesError(instanceId));
+    instance.sourceDestCheck = enabled;
+    for (const eni of instance.networkInterfaces) if (eni.deviceIndex === 0) eni.sourceDestCheck = enabled;
+  }
+
+  async modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void> {
+    await this.call('ModifyNetworkInterfaceAttribute');
+    const found = this.findInterface(networkInterfaceId);
+    if (!found) {
+      throw toControllerError(
+        `setting source/destination check of ${networkInterfaceId} to ${enabled}`,
+        new AwsServiceError(
+          'InvalidNetworkInterfaceID.NotFound',
+          `The networkInterface ID '${networkInterfaceId}' does not exist`,
+        ),
+      );
+    }
+    found.eni.sourceDestCheck = enabled;
+    // The instance attribute is the primary interface's.
+    if (found.eni.deviceIndex === 0) found.instance.sourceDestCheck = enabled;
+  }
+
+  private tableOrThrow(routeTableId: string, doing: string): FakeRouteTable {
+    const table = this.routeTables.get(routeTableId);
+    if (!table) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError('InvalidRouteTableID.NotFound', `The routeTable ID '${routeTableId}' does not exist`),
+      );
+    }
+    return table;
+  }
+
+  /** EC2 records both the instance and its interface for a route to either (when the interface is attached). */
+  private resolveTarget(table: FakeRouteTable, target: RouteTargetSpec, doing: string): RouteTarget {
+    let instance: Instance | undefined;
+    let eni: NetworkInterface | undefined;
+    if ('instanceId' in target) {
+      instance = this.instances.get(target.instanceId);
+      if (!instance || instance.state === 'terminated') {
+        throw toControllerError(
+          doing,
+          new AwsServiceError('InvalidInstanceID.NotFound', `The instance ID '${target.instanceId}' does not exist`),
+        );
+      }
+      const enis = attached(instance);
+      if (enis.length > 1) throw toControllerError(doing, multipleInterfacesError(instance.instanceId));
+      eni = enis[0];
+    } else {
+      const found = this.findInterface(target.networkInterfaceId);
+      if (!found) {
+        throw toControllerError(
+          doing,
+          new AwsServiceError(
+            'InvalidNetworkInterfaceID.NotFound',
+            `The networkInterface ID '${target.networkInterfaceId}' does not exist`,
+          ),
+        );
+      }
+      ({ instance, eni } = found);
+    }
+    if (table.vpcId && instance.vpcId && table.vpcId !== instance.vpcId) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError(
+          'InvalidParameterValue',
+          `route table ${table.routeTableId} and network interface ${eni?.networkInterfaceId} belong to different networks`,
+        ),
+      );
+    }
+    return { instanceId: instance.instanceId, networkInterfaceId: eni?.networkInterfaceId };
+  }
+
+  private findInterface(networkInterfaceId: string): { instance: Instance; eni: NetworkInterface } | undefined {
+    for (const instance of this.instances.values()) {
+      const eni = instance.networkInterfaces.find((e) => e.networkInterfaceId === networkInterfaceId);
+      if (eni) return { instance, eni };
+    }
+    return undefined;
+  }
+
+  private describeTable(table: FakeRouteTable): RouteTable {
+    return structuredClone({
+      routeTableId: table.routeTableId,
+      vpcId: table.vpcId,
+      tags: table.tags,
+      routes: table.routes.map((route): Route => {
+        const state = route.state ?? this.stateOf(route.target);
+        // Whether EC2 still names the instance of a blackhole route is not promised anywhere; the fake drops it so
+        // that no caller comes to rely on it.
+        const { instanceId: _gone, ...detached } = route.target;
+        return {
+          destination: route.destination,
+          destinationType: route.destination.startsWith('pl-')
+            ? 'prefix-list'
+            : route.destination.includes(':')
+              ? 'ipv6'
+              : 'ipv4',
+          target: state === 'blackhole' ? detached : route.target,
+          state,
+          origin: route.origin,
+        };
+      }),
+    });
+  }
+
+  private stateOf(target: RouteTarget): RouteState {
+    if (target.instanceId) {
+      const instance = this.instances.get(target.instanceId);
+      if (!instance || instance.state === 'terminated') return 'blackhole';
+      if (
+        target.networkInterfaceId &&
+        !instance.networkInterfaces.some((e) => e.networkInterfaceId === target.networkInterfaceId)
+      ) {
+        return 'blackhole';
+      }
+      return 'active';
+    }
+    if (target.networkInterfaceId) return this.findInterface(target.networkInterfaceId) ? 'active' : 'blackhole';
+    return 'active';
+  }
+
   /** Counts a call, applies latency, throttling and queued errors. */
   protected async call(operation: Ec2Operation): Promise<void> {
     this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
+    this.beforeCall?.(operation);
     if (this.latencyMs > 0) await new Promise((r) => setTimeout(r, this.latencyMs));
     // Like the adapter, the port answers with controller errors classified from the AWS code.
     const throttled = this.throttleRemaining.get(operation) ?? 0;
@@ -191,6 +459,39 @@ export class FakeEc2 implements Ec2Port {
     }
     return this.instances.get(instanceId);
   }
+}
+
+function attached(instance: Instance): NetworkInterface[] {
+  return instance.networkInterfaces.filter((eni) => eni.status === 'in-use');
+}
+
+function multipleInterfacesError(instanceId: string): AwsServiceError {
+  return new AwsServiceError(
+    'InvalidInstanceID',
+    `There are multiple interfaces attached to instance '${instanceId}'. Please specify an interface ID for the operation instead.`,
+  );
+}
+
+/**
+ * A VPC route table as EC2 creates it (the local route), plus a default route to an internet gateway;
+ * tagged with the test cluster unless told otherwise.
+ */
+export function makeRouteTable(
+  overrides: Partial<FakeRouteTable> & { clusterName?: string; extraRoutes?: FakeRoute[] } = {},
+): FakeRouteTable {
+  const { clusterName, extraRoutes = [], ...rest } = overrides;
+  const cluster = clusterName ?? 'test-cluster';
+  return {
+    routeTableId: 'rtb-0123456789abcdef0',
+    vpcId: 'vpc-0a1b2c3d',
+    tags: cluster ? { [`kubernetes.io/cluster/${cluster}`]: 'owned' } : {},
+    routes: [
+      { destination: '10.0.0.0/16', target: { gatewayId: 'local' }, origin: 'CreateRouteTable' },
+      { destination: '0.0.0.0/0', target: { gatewayId: 'igw-0a1b2c3d' }, origin: 'CreateRoute' },
+      ...extraRoutes,
+    ],
+    ...rest,
+  };
 }
 
 let counter = 0;

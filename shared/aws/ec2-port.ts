@@ -21,6 +21,8 @@ export interface NetworkInterface {
   /** In the order EC2 lists them; the primary address first. */
   privateIpAddresses: { address: string; primary: boolean; privateDnsName?: string }[];
   ipv6Addresses: string[];
+  /** Per interface: an instance with several ENIs has its check set on each one (the primary's is the instance's). */
+  sourceDestCheck?: boolean;
 }
 
 export interface Instance {
@@ -52,6 +54,53 @@ export interface InstanceTypeInfo {
   ipv6AddressesPerInterface: number;
 }
 
+/** How EC2 states a route's destination: a CIDR of either family, or a managed prefix list. */
+export type RouteDestinationType = 'ipv4' | 'ipv6' | 'prefix-list';
+
+/**
+ * `CreateRouteTable` is the VPC's local route, `EnableVgwRoutePropagation` a route propagated by a virtual
+ * private gateway, `CreateRoute` one somebody added. `unknown` (an origin this code does not know) is never
+ * treated as ours.
+ */
+export type RouteOrigin = 'CreateRouteTable' | 'CreateRoute' | 'EnableVgwRoutePropagation' | 'unknown';
+
+/** `blackhole`: the target is gone (a terminated instance, a deleted interface or gateway). */
+export type RouteState = 'active' | 'blackhole';
+
+/** Where a route sends traffic, as EC2 reports it. A route to an attached ENI names both ENI and instance. */
+export interface RouteTarget {
+  instanceId?: string;
+  networkInterfaceId?: string;
+  /** Internet or virtual private gateway, a gateway VPC endpoint, or `local`. */
+  gatewayId?: string;
+  natGatewayId?: string;
+  transitGatewayId?: string;
+  vpcPeeringConnectionId?: string;
+  egressOnlyInternetGatewayId?: string;
+  localGatewayId?: string;
+  carrierGatewayId?: string;
+  coreNetworkArn?: string;
+}
+
+export interface Route {
+  /** The CIDR (or prefix list ID) exactly as EC2 prints it. */
+  destination: string;
+  destinationType: RouteDestinationType;
+  target: RouteTarget;
+  state: RouteState;
+  origin: RouteOrigin;
+}
+
+export interface RouteTable {
+  routeTableId: string;
+  vpcId?: string;
+  tags: Record<string, string>;
+  routes: Route[];
+}
+
+/** What the controllers point a route at: an instance (one ENI) or a specific network interface. */
+export type RouteTargetSpec = { instanceId: string } | { networkInterfaceId: string };
+
 export interface Ec2Port {
   /**
    * Instances by ID. Malformed and unknown IDs are simply absent from the result (they never fail
@@ -62,6 +111,31 @@ export interface Ec2Port {
   findInstancesByPrivateDnsName(names: readonly string[]): Promise<Instance[]>;
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
   describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
+
+  /** One route table with every route; undefined when EC2 does not know the ID (InvalidRouteTableID.NotFound). */
+  describeRouteTable(routeTableId: string): Promise<RouteTable | undefined>;
+  /** Route tables carrying a tag: any value when `value` is omitted (`tag-key`), else exactly that value. */
+  findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]>;
+  /**
+   * Add a route to an IPv4 or IPv6 destination (the family is read from the CIDR).
+   * `already-exists`: the table has a route to that destination already (RouteAlreadyExists), whatever its target.
+   */
+  createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'>;
+  /** Point an existing route elsewhere. `not-found`: the table has no route to that destination. */
+  replaceRoute(routeTableId: string, destination: string, target: RouteTargetSpec): Promise<'replaced' | 'not-found'>;
+  /** `not-found` (InvalidRoute.NotFound) means someone else deleted it first: the caller's goal is reached. */
+  deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'>;
+  /**
+   * ModifyInstanceAttribute SourceDestCheck. EC2 refuses it for an instance with several network interfaces
+   * ("There are multiple interfaces attached"); use the interface form for those.
+   */
+  modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void>;
+  /** ModifyNetworkInterfaceAttribute SourceDestCheck on one interface. */
+  modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
 }
 
 /** `i-` followed by 8 or 17 hex digits. */

@@ -16,8 +16,39 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, NODE_IP_FAMILIES: 'ipv6, ipv4' }).NODE_IP_FAMILIES).toEqual(['ipv6', 'ipv4']);
   });
 
+  it('reads the route settings, with the default route table limit', () => {
+    const config = loadConfig({
+      ...base,
+      ROUTE_TABLE_ID: 'rtb-0123456789abcdef0',
+      CLUSTER_CIDRS: '10.244.0.0/16, fd00:10:244::/56',
+      ROUTE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/route.fifo',
+    });
+    expect(config).toMatchObject({
+      ROUTE_TABLE_ID: 'rtb-0123456789abcdef0',
+      CLUSTER_CIDRS: ['10.244.0.0/16', 'fd00:10:244::/56'],
+      ROUTE_TABLE_LIMIT: 50,
+    });
+    expect(loadConfig({ ...base, ROUTE_TABLE_LIMIT: '200' }).ROUTE_TABLE_LIMIT).toBe(200);
+    // Unset: discovered by tag; only the route controller requires cluster CIDRs (at its start-up).
+    const unset = loadConfig(base);
+    expect(unset.ROUTE_TABLE_ID).toBeUndefined();
+    expect(unset.CLUSTER_CIDRS).toBeUndefined();
+  });
+
   it.each([
     [{ AWS_REGION: 'eu-west-1' }, /CLUSTER_NAME: is required/],
+    [{ ...base, CLUSTER_CIDRS: '10.244.0.0' }, /CLUSTER_CIDRS.*"10\.244\.0\.0" is not a CIDR block/],
+    [
+      { ...base, CLUSTER_CIDRS: '10.244.0.0/16,10.300.0.0/16' },
+      /CLUSTER_CIDRS.*"10\.300\.0\.0" is not an IPv4 or IPv6/,
+    ],
+    [{ ...base, CLUSTER_CIDRS: '10.244.1.0/16' }, /CLUSTER_CIDRS.*host bits set \(did you mean 10\.244\.0\.0\/16\?\)/],
+    [{ ...base, CLUSTER_CIDRS: ' , ' }, /CLUSTER_CIDRS.*at least one CIDR block/],
+    [{ ...base, ROUTE_TABLE_ID: 'rtb-xyz' }, /ROUTE_TABLE_ID \(got "rtb-xyz"\): must be a route table ID/],
+    [{ ...base, ROUTE_TABLE_LIMIT: '0' }, /ROUTE_TABLE_LIMIT \(got "0"\): must be at least 1/],
+    [{ ...base, ROUTE_TABLE_LIMIT: '5000' }, /ROUTE_TABLE_LIMIT.*cannot exceed 1000/],
+    [{ ...base, ROUTE_TABLE_LIMIT: 'fifty' }, /ROUTE_TABLE_LIMIT.*must be the number of routes/],
+    [{ ...base, ROUTE_QUEUE_URL: 'route.fifo' }, /ROUTE_QUEUE_URL/],
     [{ ...base, AWS_REGION: 'europe' }, /AWS_REGION \(got "europe"\): must be an AWS region/],
     [{ ...base, NODE_IP_FAMILIES: 'ipv5' }, /NODE_IP_FAMILIES.*ipv4 or ipv6/],
     [

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseCidr } from '../net/cidr.ts';
 
 /**
  * The one configuration object, read from the environment the stacks set (or the local runner's
@@ -21,6 +22,12 @@ const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
     )
     .pipe(z.array(item));
 
+/** A CIDR block of either family; host bits must be zero (see `parseCidr`). */
+const cidr = z.string().superRefine((value, ctx) => {
+  const result = parseCidr(value);
+  if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
+});
+
 export const ConfigSchema = z
   .object({
     CLUSTER_NAME: clusterName,
@@ -39,6 +46,21 @@ export const ConfigSchema = z
     EKS_CLUSTER_NAME: z.string().min(1).optional(),
     NODE_QUEUE_URL: url.optional(),
     NODE_LIFECYCLE_QUEUE_URL: url.optional(),
+    ROUTE_QUEUE_URL: url.optional(),
+    /** The route table pod routes go in; unset: the one table tagged kubernetes.io/cluster/<name>. */
+    ROUTE_TABLE_ID: z
+      .string()
+      .regex(/^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a route table ID such as rtb-0123456789abcdef0')
+      .optional(),
+    /** kube-controller-manager's --cluster-cidr: only routes inside these blocks are the route controller's. */
+    CLUSTER_CIDRS: csv(cidr).pipe(z.array(z.string()).min(1, 'must name at least one CIDR block')).optional(),
+    /** The "Routes per route table" quota of the account (50 unless raised, at most 1000). */
+    ROUTE_TABLE_LIMIT: z.coerce
+      .number({ error: 'must be the number of routes a route table may hold' })
+      .int('must be a whole number of routes')
+      .min(1, 'must be at least 1')
+      .max(1000, 'cannot exceed 1000, the most EC2 allows in one route table')
+      .default(50),
     NODE_INDEX_TTL_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
       .int()

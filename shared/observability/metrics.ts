@@ -17,6 +17,17 @@ export const MetricName = {
   NodesDeleted: 'NodesDeleted',
   NodesTainted: 'NodesTainted',
   NodesUntainted: 'NodesUntainted',
+  RoutesCreated: 'RoutesCreated',
+  RoutesReplaced: 'RoutesReplaced',
+  /** Dimension `reason`: `blackhole` or `orphan` (no Node claims the pod CIDR any more). */
+  RoutesDeleted: 'RoutesDeleted',
+  /** A Node's route could not be created or replaced (dimension `reason`). */
+  RouteFailures: 'RouteFailures',
+  SourceDestChecksDisabled: 'SourceDestChecksDisabled',
+  /** Routes the route table holds after a pass, against the quota: the value to graph. */
+  RouteTableRoutes: 'RouteTableRoutes',
+  /** 1 per pass that ends with the route table at or above the warning level: the value to alarm on. */
+  RouteTableNearLimit: 'RouteTableNearLimit',
   Ec2Events: 'Ec2Events',
   UnknownInstanceEvents: 'UnknownInstanceEvents',
   KeysSent: 'KeysSent',

@@ -6,7 +6,7 @@ import { parseBody } from '../parse-body.ts';
  * A message names a key, not a change: reconcilers always re-read current state, and the hint
  * only says why the key was enqueued (for logs, deduplication and metrics).
  */
-export const ObjectKind = z.enum(['Node', 'Service', 'EndpointSlice', 'Pod']);
+export const ObjectKind = z.enum(['Node', 'Service', 'EndpointSlice', 'Pod', 'RouteTable']);
 export type ObjectKind = z.infer<typeof ObjectKind>;
 
 const dnsSubdomain = z

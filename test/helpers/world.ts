@@ -1,10 +1,12 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { NodeDeps } from '../../functions/node/reconciler.ts';
 import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
+import type { RouteDeps } from '../../functions/route/reconciler.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { FakeKubernetes } from '../../shared/k8s/fake.ts';
+import { type Cidr, parseCidr } from '../../shared/net/cidr.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
@@ -12,6 +14,16 @@ import type { KeyMessage } from '../../shared/queue/message.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../../shared/queue/runner.ts';
 
 export const CLUSTER = 'test-cluster';
+/** The route tests' --cluster-cidr: a dual-stack pair outside the fake VPC's 10.0.0.0/16. */
+export const CLUSTER_CIDRS = ['10.244.0.0/16', 'fd00:10:244::/56'];
+
+export function cidrs(texts: readonly string[]): Cidr[] {
+  return texts.map((text) => {
+    const result = parseCidr(text);
+    if (!result.ok) throw new Error(result.error);
+    return result.cidr;
+  });
+}
 
 /** Fakes wired together the way the Lambdas wire the real clients: one world per test. */
 export function createWorld() {
@@ -22,6 +34,7 @@ export function createWorld() {
   const sqs = new FakeSqs(clock);
   sqs.createQueue('node.fifo', { maxReceiveCount: 8, deadLetterQueue: 'node-dlq.fifo' });
   sqs.createQueue('node-lifecycle.fifo', { maxReceiveCount: 8, deadLetterQueue: 'node-lifecycle-dlq.fifo' });
+  sqs.createQueue('route.fifo', { maxReceiveCount: 8, deadLetterQueue: 'route-dlq.fifo' });
   const log = silentLog;
   const facts = new Ec2Facts(ec2, clock);
   const nodeDeps: NodeDeps = {
@@ -36,6 +49,16 @@ export function createWorld() {
     metrics,
   };
   const lifecycleDeps: LifecycleDeps = { kube, ec2, clock, log, metrics };
+  const routeDeps: RouteDeps = {
+    clusterName: CLUSTER,
+    clusterCidrs: cidrs(CLUSTER_CIDRS),
+    routeTableLimit: 50,
+    kube,
+    ec2,
+    clock,
+    log,
+    metrics,
+  };
   const runner: RunnerDeps = { log, metrics, queue: sqs, clock, random: () => 0.5 };
 
   /** Run one reconciler over explicit records (a single Lambda invocation). */
@@ -59,7 +82,7 @@ export function createWorld() {
 
   const enqueue = (queue: string, messages: KeyMessage[]) => sqs.sendKeys(sqs.urlOf(queue), messages);
 
-  return { clock, ec2, kube, metrics, sqs, facts, nodeDeps, lifecycleDeps, runner, invoke, drain, enqueue };
+  return { clock, ec2, kube, metrics, sqs, facts, nodeDeps, lifecycleDeps, routeDeps, runner, invoke, drain, enqueue };
 }
 
 export type World = ReturnType<typeof createWorld>;

@@ -1,0 +1,32 @@
+import { createEc2Port } from '../../shared/aws/clients.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { loadConfig, requireSetting } from '../../shared/config/config.ts';
+import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import { type Cidr, parseCidr } from '../../shared/net/cidr.ts';
+import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
+import { routeReconciler } from './reconciler.ts';
+
+const CIDRS_PURPOSE = 'by the route controller (the --cluster-cidr blocks; only routes inside them are managed)';
+
+// Checked when the module loads, like every other setting: without cluster CIDRs the controller cannot
+// tell its routes from anybody else's, so it must not start.
+requireSetting(loadConfig(), 'CLUSTER_CIDRS', CIDRS_PURPOSE);
+
+export const handler = workqueueHandler(routeReconciler, ({ config, log, metrics }) => ({
+  clusterName: config.CLUSTER_NAME,
+  routeTableId: config.ROUTE_TABLE_ID,
+  clusterCidrs: requireSetting(config, 'CLUSTER_CIDRS', CIDRS_PURPOSE).map(toCidr),
+  routeTableLimit: config.ROUTE_TABLE_LIMIT,
+  kube: createKubernetesPort(config, awsKubernetesAccessDeps(config)),
+  ec2: createEc2Port(config, metrics),
+  clock: systemClock,
+  log,
+  metrics,
+}));
+
+/** The configuration already refused anything that does not parse. */
+function toCidr(text: string): Cidr {
+  const result = parseCidr(text);
+  if (!result.ok) throw new Error(`CLUSTER_CIDRS: ${result.error}`);
+  return result.cidr;
+}
