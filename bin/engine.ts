@@ -3,12 +3,15 @@ import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { routeEc2Events } from '../functions/ec2-events/router.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
+import { routeTableMessage } from '../functions/route/keys.ts';
+import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
 import type { Clock } from '../shared/clock.ts';
 import { isNodeReady } from '../shared/k8s/node-helpers.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
 import type { Node } from '../shared/k8s/types.ts';
+import type { Cidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { FakeSqs } from '../shared/queue/fake-sqs.ts';
@@ -24,14 +27,17 @@ export interface EngineOptions {
   kube: KubernetesPort;
   log: Log;
   metrics: RecordingMetrics;
+  /** Route controller settings; without cluster CIDRs the route controller does not run. */
+  routes?: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
 }
 
 export const QUEUES = {
   node: 'node.fifo',
   lifecycle: 'node-lifecycle.fifo',
+  route: 'route.fifo',
   ec2Events: 'ec2-events',
 } as const;
-export const DLQS = ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'ec2-events-dlq'];
+export const DLQS = ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'route-dlq.fifo', 'ec2-events-dlq'];
 
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
 
@@ -44,7 +50,8 @@ export function createEngine(o: EngineOptions) {
   const sqs = new FakeSqs(o.clock, o.region);
   sqs.createQueue(QUEUES.node, { maxReceiveCount: 10, deadLetterQueue: DLQS[0], visibilityTimeoutSeconds: 60 });
   sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: 10, deadLetterQueue: DLQS[1] });
-  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[2] });
+  sqs.createQueue(QUEUES.route, { maxReceiveCount: 10, deadLetterQueue: DLQS[2] });
+  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[3] });
 
   const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
   const nodeDeps: NodeDeps = {
@@ -72,12 +79,18 @@ export function createEngine(o: EngineOptions) {
     [QUEUES.node, reconcile(nodeReconciler, nodeDeps)],
     [QUEUES.lifecycle, reconcile(nodeLifecycleReconciler, lifecycleDeps)],
   ];
+  if (o.routes) {
+    const routeDeps: RouteDeps = { ...common, clusterName: o.clusterName, ...o.routes };
+    handlers.push([QUEUES.route, reconcile(routeReconciler, routeDeps)]);
+  }
 
   /** Node keys for every reconciler that reads Nodes (the relay's routing table, for Nodes). */
   async function enqueueNode(name: string, hint: KeyHint): Promise<void> {
     const key: KeyMessage = { kind: 'Node', name, hint };
     await sqs.sendKeys(sqs.urlOf(QUEUES.node), [key]);
     await sqs.sendKeys(sqs.urlOf(QUEUES.lifecycle), [key]);
+    // The route table is one key for the whole cluster (docs/adr/0003); the hint keeps changes apart.
+    if (o.routes) await sqs.sendKeys(sqs.urlOf(QUEUES.route), [routeTableMessage(hint)]);
   }
 
   // Relay stand-in: forward a Node only when a field some reconciler reads changed.
@@ -122,6 +135,7 @@ export type Engine = ReturnType<typeof createEngine>;
 export function nodeFingerprint(node: Node): string {
   return JSON.stringify([
     node.spec?.providerID ?? '',
+    node.spec?.podCIDRs ?? node.spec?.podCIDR ?? '',
     (node.spec?.taints ?? []).map((x) => x.key).sort(),
     isNodeReady(node),
     Boolean(node.metadata.deletionTimestamp),

@@ -110,7 +110,7 @@ async function runSimulation(): Promise<void> {
     console.log(`\nNOT converged:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     process.exit(1);
   }
-  console.log('\nconverged: every Node initialized, the stopped one tainted, the terminated one deleted.');
+  console.log('\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted.');
 }
 
 async function runReal(): Promise<void> {

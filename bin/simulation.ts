@@ -1,13 +1,16 @@
-import { FakeEc2, makeInstance } from '../shared/aws/ec2-fake.ts';
+import { FakeEc2, makeInstance, makeRouteTable } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fake.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
+import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { createEngine, DLQS, QUEUES } from './engine.ts';
 
 export const SIM_CLUSTER = 'local-sim';
+/** The cluster's pod network (kube-controller-manager --cluster-cidr); each Node gets a /24 of it. */
+export const SIM_CLUSTER_CIDR = '10.244.0.0/16';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 
 export interface SimulationOptions {
@@ -47,8 +50,10 @@ export function createSimulation(options: SimulationOptions) {
     kube,
     log,
     metrics,
+    routes: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
   });
   const sqs = engine.sqs;
+  ec2.putRouteTable(makeRouteTable({ clusterName: SIM_CLUSTER }));
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
   kube.onChange = (_kind, name, node) => {
     void engine.nodeChanged(name, node);
@@ -108,7 +113,12 @@ export function createSimulation(options: SimulationOptions) {
     at(launch + 20, `kubelet registers ${instance.privateDnsName}`, () => {
       kube.putNode({
         metadata: { name: instance.privateDnsName!, labels: { 'kubernetes.io/hostname': instance.privateDnsName! } },
-        spec: { taints: [{ key: TAINT_UNINITIALIZED, value: 'true', effect: 'NoSchedule' }] },
+        spec: {
+          // kube-controller-manager allocates the pod CIDR when the Node registers.
+          podCIDR: `10.244.${i}.0/24`,
+          podCIDRs: [`10.244.${i}.0/24`],
+          taints: [{ key: TAINT_UNINITIALIZED, value: 'true', effect: 'NoSchedule' }],
+        },
         status: {
           addresses: [{ type: 'Hostname', address: instance.privateDnsName! }],
           conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
@@ -188,6 +198,26 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`Node ${node.metadata.name} of stopped ${instance.instanceId} lacks the shutdown taint`);
       }
     }
+    const routes = [...ec2.routeTables.values()][0]?.routes ?? [];
+    for (const node of kube.nodes.values()) {
+      const cidr = node.spec?.podCIDR;
+      const id = node.spec?.providerID?.split('/').pop();
+      if (!cidr || !id) continue;
+      if (!routes.some((r) => r.destination === cidr && r.target.instanceId === id)) {
+        out.push(`no route ${cidr} -> ${id} for Node ${node.metadata.name}`);
+      }
+      const networkUnavailable = node.status?.conditions?.find((c) => c.type === 'NetworkUnavailable');
+      if (networkUnavailable?.status !== 'False')
+        out.push(`Node ${node.metadata.name} has no NetworkUnavailable=False`);
+    }
+    for (const route of routes) {
+      if (
+        route.destination.startsWith('10.244.') &&
+        ![...kube.nodes.values()].some((n) => n.spec?.podCIDR === route.destination)
+      ) {
+        out.push(`route ${route.destination} has no Node`);
+      }
+    }
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
@@ -210,3 +240,9 @@ export function createSimulation(options: SimulationOptions) {
 }
 
 export type Simulation = ReturnType<typeof createSimulation>;
+
+function clusterCidr() {
+  const parsed = parseCidr(SIM_CLUSTER_CIDR);
+  if (!parsed.ok) throw new Error(`bad simulation CIDR: ${parsed.error}`);
+  return parsed.cidr;
+}
