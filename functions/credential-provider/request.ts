@@ -1,4 +1,5 @@
-import { z } from 'zod';
+// zod/mini: the same validation at a fraction of the bundle, which matters to a binary started on every pull.
+import * as z from 'zod/mini';
 import { InvalidRequestError } from './errors.ts';
 
 /**
@@ -42,27 +43,30 @@ export interface CredentialProviderResponse {
 
 /** Values we did not expect are echoed back so a misconfiguration is obvious, but never at length. */
 function shown(value: unknown): string {
-  if (typeof value !== 'string') return value === undefined ? 'nothing' : `a ${typeof value}`;
-  const text = value.length > 80 ? `${value.slice(0, 80)}...` : value;
-  return JSON.stringify(text);
+  if (typeof value !== 'string') return `(${value === null ? 'null' : `a ${typeof value}`})`;
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}...` : value);
 }
 
+function unexpected(field: string, expected: string) {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined
+      ? `${field} is missing (expected ${expected})`
+      : `${field} ${shown(issue.input)} is not ${expected}`;
+}
+
+const annotationsError = 'serviceAccountAnnotations must map strings to strings';
+
 const requestSchema = z.object({
-  apiVersion: z.enum(API_VERSIONS, {
-    error: (issue) => `unsupported apiVersion ${shown(issue.input)} (this plugin speaks ${API_VERSIONS.join(', ')})`,
-  }),
-  kind: z.literal('CredentialProviderRequest', {
-    error: (issue) => `unexpected kind ${shown(issue.input)} (expected CredentialProviderRequest)`,
-  }),
+  apiVersion: z.enum(API_VERSIONS, { error: unexpected('apiVersion', `one of ${API_VERSIONS.join(', ')}`) }),
+  kind: z.literal('CredentialProviderRequest', { error: unexpected('kind', 'CredentialProviderRequest') }),
   image: z
-    .string({ error: (issue) => `image must be a string, got ${shown(issue.input)}` })
-    .trim()
-    .min(1, { error: 'image is empty' }),
+    .string({ error: unexpected('image', 'a string') })
+    .check(z.trim(), z.minLength(1, { error: 'image is empty' })),
   // Never echo what was sent here: it is a bearer token.
-  serviceAccountToken: z.string({ error: 'serviceAccountToken must be a string' }).nullish(),
-  serviceAccountAnnotations: z
-    .record(z.string(), z.string(), { error: 'serviceAccountAnnotations must map strings to strings' })
-    .nullish(),
+  serviceAccountToken: z.nullish(z.string({ error: 'serviceAccountToken must be a string' })),
+  serviceAccountAnnotations: z.nullish(
+    z.record(z.string(), z.string({ error: annotationsError }), { error: annotationsError }),
+  ),
 });
 
 /**

@@ -1,0 +1,130 @@
+/**
+ * The built single executable, run as kubelet runs it, against the local stand-in for AWS. Skipped (with the
+ * reason in its name) until `npm run build:credential-provider` has produced one for this machine.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
+import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
+import { request } from './testing.ts';
+
+const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
+const binary = arch && process.platform === 'linux' ? executablePath(arch) : undefined;
+const present = binary !== undefined && existsSync(binary);
+const title = present
+  ? `built executable ${binary}`
+  : `built executable (skipped: no ${binary ?? `linux binary for ${process.platform}-${process.arch}`}; run npm run build:credential-provider)`;
+
+const IMAGE = '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1.4.2';
+
+describe.skipIf(!present)(title, () => {
+  let server: FakeAwsServer;
+
+  beforeAll(async () => {
+    server = await startFakeAwsServer({ password: 'binary-password' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  beforeEach(() => {
+    server.requests.length = 0;
+  });
+
+  function run(args: string[], stdin: string, extraEnv: Record<string, string> = {}) {
+    // A clean environment, as on a node: only what kubelet's config would pass plus the fake endpoints.
+    const env = {
+      PATH: '/usr/bin:/bin',
+      HOME: '/nonexistent',
+      AWS_ACCESS_KEY_ID: 'AKIDNODEROLE',
+      AWS_SECRET_ACCESS_KEY: 'node-role-secret',
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_ENDPOINT_URL_ECR: server.url,
+      AWS_ENDPOINT_URL_ECR_PUBLIC: server.url,
+      AWS_ENDPOINT_URL_STS: server.url,
+      ...extraEnv,
+    };
+    return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(binary!, args, { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+      });
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(stdin);
+    });
+  }
+
+  it('answers a v1 request for a private registry', async () => {
+    const { code, stdout, stderr } = await run([], request(IMAGE));
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const response = JSON.parse(stdout);
+    expect(response).toMatchObject({
+      apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
+      kind: 'CredentialProviderResponse',
+      cacheKeyType: 'Registry',
+      auth: { '111122223333.dkr.ecr.eu-west-1.amazonaws.com': { username: 'AWS', password: 'binary-password' } },
+    });
+    expect(response.cacheDuration).toMatch(/^5h59m\d+s$|^6h0m0s$/);
+    expect(server.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+  });
+
+  it('answers a v1alpha1 request for ECR Public', async () => {
+    const { code, stdout } = await run(
+      [],
+      request('public.ecr.aws/nginx/nginx:1.27', 'credentialprovider.kubelet.k8s.io/v1alpha1'),
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({
+      apiVersion: 'credentialprovider.kubelet.k8s.io/v1alpha1',
+      auth: { 'public.ecr.aws': { username: 'AWS', password: 'binary-password' } },
+    });
+  });
+
+  it('assumes the service account role, then pulls with it', async () => {
+    const { code } = await run(
+      [],
+      request(IMAGE, undefined, {
+        serviceAccountToken: 'sa-token',
+        serviceAccountAnnotations: { 'eks.amazonaws.com/ecr-role-arn': 'arn:aws:iam::111122223333:role/pull' },
+      }),
+    );
+    expect(code).toBe(0);
+    expect(server.requests.map((r) => r.operation)).toEqual([
+      'sts:AssumeRoleWithWebIdentity',
+      'ecr:GetAuthorizationToken',
+    ]);
+    expect(server.requests[1]?.headers.authorization).toMatch(/Credential=ASIAFAKEROLEKEY\//);
+  });
+
+  it('fails with exit 1 and one stderr line on an AWS error', async () => {
+    // The SDK retries throttling itself: fail every attempt.
+    for (let i = 0; i < 3; i++) server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
+    const { code, stdout, stderr } = await run([], request(IMAGE));
+
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      'ecr-credential-provider: getting an ECR authorization token in eu-west-1 for ' +
+        '111122223333.dkr.ecr.eu-west-1.amazonaws.com: ThrottlingException: Rate exceeded\n',
+    );
+  });
+
+  it('prints its version', async () => {
+    const { code, stdout } = await run(['--version'], '');
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^ecr-credential-provider \d+\.\d+\.\d+\n$/);
+  });
+
+  it("ignores the host's NODE_OPTIONS", async () => {
+    const { code } = await run([], request(IMAGE), { NODE_OPTIONS: '--require /nonexistent/preload.js' });
+    expect(code).toBe(0);
+  });
+});
