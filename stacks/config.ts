@@ -34,6 +34,8 @@ export const FUNCTION_DEFAULTS = {
   node: { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 5, maxReceiveCount: 100 },
   'node-lifecycle': { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 5, maxReceiveCount: 100 },
   'ec2-events': { memoryMb: 512, timeoutSeconds: 30, maxConcurrency: 5, maxReceiveCount: 3 },
+  // One key for the whole table (docs/adr/0003): concurrency beyond 2 never helps, it only waits.
+  route: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 100 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
 
 export type FunctionName = keyof typeof FUNCTION_DEFAULTS;
@@ -86,6 +88,8 @@ export interface StageConfig {
   nodeIndexTtlSeconds: number;
   functions: Record<FunctionName, FunctionSettings>;
   ec2Events: { retentionSeconds: number; ageAlarmSeconds: number };
+  /** The route controller, deployed only when the cluster CIDRs are given (clusters routing pods through the VPC table). */
+  routes?: { clusterCidrs: string[]; routeTableId?: string; routeTableLimit: number };
   alarms: { queueAgeSeconds: number; topicArn?: string };
   relay: {
     identity: RelayIdentity;
@@ -166,6 +170,9 @@ const StaticSchema = z
       })
       .default(30),
     CCM_NODE_INDEX_TTL_SECONDS: runtime.NODE_INDEX_TTL_SECONDS,
+    CCM_CLUSTER_CIDRS: runtime.CLUSTER_CIDRS,
+    CCM_ROUTE_TABLE_ID: runtime.ROUTE_TABLE_ID,
+    CCM_ROUTE_TABLE_LIMIT: runtime.ROUTE_TABLE_LIMIT,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -335,6 +342,15 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
     logRetentionDays: c.CCM_LOG_RETENTION_DAYS,
     nodeIndexTtlSeconds: c.CCM_NODE_INDEX_TTL_SECONDS,
     functions: functions as Record<FunctionName, FunctionSettings>,
+    ...(c.CCM_CLUSTER_CIDRS
+      ? {
+          routes: {
+            clusterCidrs: c.CCM_CLUSTER_CIDRS,
+            ...(c.CCM_ROUTE_TABLE_ID ? { routeTableId: c.CCM_ROUTE_TABLE_ID } : {}),
+            routeTableLimit: c.CCM_ROUTE_TABLE_LIMIT,
+          },
+        }
+      : {}),
     ec2Events: {
       retentionSeconds: c.CCM_EC2_EVENTS_RETENTION_SECONDS,
       ageAlarmSeconds: c.CCM_EC2_EVENTS_AGE_ALARM_SECONDS,

@@ -595,6 +595,62 @@ describe('the control plane stack (token auth, IRSA, VPC, per-function settings)
   });
 });
 
+describe('the control plane stack with the route controller (CCM_CLUSTER_CIDRS set)', () => {
+  let template: Json;
+  beforeAll(async () => {
+    ({ template } = await synth({
+      ...BASE_ENV,
+      CCM_CLUSTER_CIDRS: '100.64.0.0/16,fd00:64::/56',
+      CCM_ROUTE_TABLE_ID: 'rtb-0123456789abcdef0',
+      CCM_ROUTE_TABLE_LIMIT: '100',
+    }));
+  }, 60_000);
+
+  it('is absent without cluster CIDRs', async () => {
+    const { template: plain } = await synth(BASE_ENV);
+    expect(() => functionIdNamed(plain, `${PREFIX}-route`)).toThrow(/no function/);
+  });
+
+  it('adds a FIFO queue with a DLQ and a function configured from the stage', () => {
+    const queue = resource(template, queueIdNamed(template, `${PREFIX}-route.fifo`)).Properties;
+    expect(queue).toMatchObject({ FifoQueue: true, SqsManagedSseEnabled: true });
+    expect(queue.RedrivePolicy).toBeDefined();
+    const fn = resource(template, functionIdNamed(template, `${PREFIX}-route`)).Properties as {
+      Environment: { Variables: Record<string, string> };
+    };
+    expect(fn.Environment.Variables).toMatchObject({
+      CLUSTER_CIDRS: '100.64.0.0/16,fd00:64::/56',
+      ROUTE_TABLE_ID: 'rtb-0123456789abcdef0',
+      ROUTE_TABLE_LIMIT: '100',
+    });
+  });
+
+  it('grants route and source/dest-check writes only on resources this cluster owns', () => {
+    const roleId = refId(resource(template, functionIdNamed(template, `${PREFIX}-route`)).Properties.Role);
+    const statements = roleStatements(template, roleId);
+    for (const action of [
+      'ec2:CreateRoute',
+      'ec2:ReplaceRoute',
+      'ec2:DeleteRoute',
+      'ec2:ModifyInstanceAttribute',
+      'ec2:ModifyNetworkInterfaceAttribute',
+    ]) {
+      const statement = statements.find((s) => actionsOf([s]).includes(action));
+      expect(statement?.Condition, action).toEqual({
+        StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'owned' },
+      });
+    }
+    expect(actionsOf(statements)).toContain('ec2:DescribeRouteTables');
+    expect(policyViolations(template, 'prod-eu')).toEqual([]);
+  });
+
+  it('lets the relay send route keys', () => {
+    const relayPolicies = ofType(template, 'AWS::IAM::Role').filter(([id]) => id.startsWith('RelayRole'));
+    const text = JSON.stringify(relayPolicies);
+    expect(text).toContain(queueIdNamed(template, `${PREFIX}-route.fifo`));
+  });
+});
+
 describe('write permissions for later reconcilers', () => {
   // No reconciler writes to EC2 yet; this test-only stack shows the pipeline a write takes
   // (ownedResourceWrite -> reconciler -> role policy) and that the template check catches one that skips it.

@@ -4,7 +4,7 @@ import { Stack } from 'sst/constructs/Stack.js';
 import { type StageConfig, StageConfigError } from './config.ts';
 import type { CodeSource, ControlPlaneContext } from './context.ts';
 import { Ec2Events } from './ec2-events.ts';
-import { ec2Describe } from './iam.ts';
+import { ec2Describe, ownedResourceWrite } from './iam.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
@@ -54,6 +54,7 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
     permissions: [ec2Describe('DescribeInstances')],
   });
   const reconcilers: Reconciler[] = [node, lifecycle];
+  if (config.routes) reconcilers.push(routeReconciler(stack, ctx, config.routes));
 
   const events = new Ec2Events(stack, ctx, { lifecycleQueue: lifecycle.queue });
   const relay = new RelayRole(
@@ -90,4 +91,37 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
     Dashboard: { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard' },
   });
   return stack;
+}
+
+/**
+ * The route controller: reads the route table and instances, writes routes and turns off
+ * source/destination checks, only on a route table and instances tagged as this cluster's own.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ */
+function routeReconciler(stack: Stack, ctx: ControlPlaneContext, routes: NonNullable<StageConfig['routes']>) {
+  const { clusterName, region } = ctx.config;
+  const arn = (type: string) => `arn:aws:ec2:${region}:${stack.account}:${type}/*`;
+  return reconciler(stack, ctx, 'route', {
+    description: 'one VPC route per Node pod CIDR, blackhole and orphan cleanup',
+    permissions: [
+      ec2Describe('DescribeRouteTables', 'DescribeInstances'),
+      ownedResourceWrite({
+        sid: 'Routes',
+        clusterName,
+        actions: ['ec2:CreateRoute', 'ec2:ReplaceRoute', 'ec2:DeleteRoute'],
+        resources: [arn('route-table')],
+      }),
+      ownedResourceWrite({
+        sid: 'SourceDestCheck',
+        clusterName,
+        actions: ['ec2:ModifyInstanceAttribute', 'ec2:ModifyNetworkInterfaceAttribute'],
+        resources: [arn('instance'), arn('network-interface')],
+      }),
+    ],
+    environment: {
+      CLUSTER_CIDRS: routes.clusterCidrs.join(','),
+      ...(routes.routeTableId ? { ROUTE_TABLE_ID: routes.routeTableId } : {}),
+      ROUTE_TABLE_LIMIT: String(routes.routeTableLimit),
+    },
+  });
 }
