@@ -75,7 +75,7 @@ function ec2Error(code: string, status: number): Canned {
   };
 }
 
-const ZONES = { service: 'EC2', operation: 'DescribeAvailabilityZones' };
+const ZONES = { awsService: 'EC2', operation: 'DescribeAvailabilityZones' };
 
 describe('instrumentAwsClient', () => {
   it('counts a successful call once, by service and operation', async () => {
@@ -134,7 +134,7 @@ describe('instrumentAwsClient', () => {
       .catch((err: unknown) => err);
 
     expect((error as Error).name).toBe('RequestThrottled');
-    const sendBatch = { service: 'SQS', operation: 'SendMessageBatch' };
+    const sendBatch = { awsService: 'SQS', operation: 'SendMessageBatch' };
     expect(metrics.total(MetricName.AwsCalls, sendBatch)).toBe(1);
     expect(metrics.total(MetricName.AwsThrottles, sendBatch)).toBe(1);
     expect(metrics.total(MetricName.AwsCalls, ZONES)).toBe(0);

@@ -26,7 +26,7 @@ export interface InstrumentableClient {
 const MIDDLEWARE_NAME = 'serverlessCcmAwsCallMetrics';
 
 /**
- * Counts `AwsCalls` per `{ service, operation }` and `AwsThrottles` when a call ends in a throttling error.
+ * Counts `AwsCalls` per `{ awsService, operation }` (not `service`: Powertools uses that dimension for the function) and `AwsThrottles` when a call ends in a throttling error.
  *
  * The middleware sits in the `initialize` step, which runs once per `client.send`, before serialization and
  * outside the SDK's retry middleware (in `finalizeRequest`). So one operation counts once however many HTTP
@@ -38,7 +38,7 @@ export function instrumentAwsClient<C extends InstrumentableClient>(client: C, m
   client.middlewareStack.add(
     (next, context) => {
       const dimensions = {
-        service: (context.clientName ?? 'Unknown').replace(/Client$/, ''),
+        awsService: (context.clientName ?? 'Unknown').replace(/Client$/, ''),
         operation: (context.commandName ?? 'Unknown').replace(/Command$/, ''),
       };
       return async function countAwsCallAndThrottle(args) {
