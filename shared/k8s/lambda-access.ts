@@ -1,6 +1,6 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
-import { DescribeClusterCommand, EKSClient } from '@aws-sdk/client-eks';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { EKSClient } from '@aws-sdk/client-eks';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { formatUrl } from '@aws-sdk/util-format-url';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -130,6 +130,9 @@ export function awsKubernetesAccessDeps(config: Config): KubernetesAccessDeps {
   return {
     clock: systemClock,
     async readSecret(secretId) {
+      // Loaded on first use: a container needs either this client or the EKS one, never both, and
+      // each adds tens of milliseconds to a cold start when evaluated at import.
+      const { GetSecretValueCommand, SecretsManagerClient } = await import('@aws-sdk/client-secrets-manager');
       secrets ??= new SecretsManagerClient({ region: config.AWS_REGION });
       const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
       if (out.SecretString === undefined) {
@@ -141,6 +144,7 @@ export function awsKubernetesAccessDeps(config: Config): KubernetesAccessDeps {
     },
     awsCredentials: () => credentials(),
     async describeCluster(clusterName) {
+      const { DescribeClusterCommand, EKSClient } = await import('@aws-sdk/client-eks');
       eks ??= new EKSClient({ region: config.AWS_REGION });
       const { cluster } = await eks.send(new DescribeClusterCommand({ name: clusterName }));
       const endpoint = cluster?.endpoint;
