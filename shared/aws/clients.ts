@@ -1,10 +1,12 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config/config.ts';
 import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { Ec2Adapter } from './ec2-adapter.ts';
+import { Elbv2Adapter } from './elbv2-adapter.ts';
 
 /**
  * Real clients, built once per Lambda container. Endpoints come from the SDK's own settings
@@ -15,6 +17,12 @@ import { Ec2Adapter } from './ec2-adapter.ts';
 export function createEc2Port(config: Config, metrics: MetricsPort): Ec2Adapter {
   const client = new EC2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
   return new Ec2Adapter(instrumentAwsClient(client, metrics));
+}
+
+/** ELBv2 throttles per account and API (Describe* share a bucket): adaptive retries slow this container down too. */
+export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adapter {
+  const client = new ElasticLoadBalancingV2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  return new Elbv2Adapter(instrumentAwsClient(client, metrics));
 }
 
 export function createSqsPort(config: Config, metrics: MetricsPort): SqsAdapter {

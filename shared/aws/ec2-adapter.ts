@@ -1,22 +1,32 @@
 import {
   type _InstanceType,
+  AuthorizeSecurityGroupIngressCommand,
   CreateRouteCommand,
+  CreateSecurityGroupCommand,
+  CreateTagsCommand,
   DeleteRouteCommand,
+  DeleteSecurityGroupCommand,
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   type DescribeInstancesCommandOutput,
   DescribeInstanceTypesCommand,
   DescribeRouteTablesCommand,
   type DescribeRouteTablesCommandInput,
+  DescribeSecurityGroupsCommand,
+  DescribeSubnetsCommand,
   type EC2Client,
   type Filter,
+  type IpPermission,
   ModifyInstanceAttributeCommand,
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
+  RevokeSecurityGroupIngressCommand,
   type Instance as SdkInstance,
   type InstanceNetworkInterface as SdkNetworkInterface,
   type Route as SdkRoute,
   type RouteTable as SdkRouteTable,
+  type SecurityGroup as SdkSecurityGroup,
+  type Tag,
 } from '@aws-sdk/client-ec2';
 import {
   type AvailabilityZone,
@@ -32,6 +42,10 @@ import {
   type RouteTable,
   type RouteTarget,
   type RouteTargetSpec,
+  type SecurityGroup,
+  type SecurityGroupQuery,
+  type SecurityGroupRule,
+  type Subnet,
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
 
@@ -232,6 +246,148 @@ export class Ec2Adapter implements Ec2Port {
     }
   }
 
+  async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
+    try {
+      return await this.routeTables({ Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
+    } catch (err) {
+      throw toControllerError(`describing route tables of ${vpcId}`, err);
+    }
+  }
+
+  async describeSubnets(query: {
+    vpcId?: string;
+    subnetIds?: readonly string[];
+    names?: readonly string[];
+  }): Promise<Subnet[]> {
+    // Filters rather than SubnetIds: an unknown ID in SubnetIds fails the whole call (InvalidSubnetID.NotFound).
+    const filters: Filter[] = [];
+    if (query.vpcId) filters.push({ Name: 'vpc-id', Values: [query.vpcId] });
+    if (query.subnetIds) filters.push({ Name: 'subnet-id', Values: unique(query.subnetIds) });
+    if (query.names) filters.push({ Name: 'tag:Name', Values: unique(query.names) });
+    if ((query.subnetIds && query.subnetIds.length === 0) || (query.names && query.names.length === 0)) return [];
+    try {
+      const pages = await allPages((NextToken) =>
+        this.client.send(new DescribeSubnetsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken })),
+      );
+      return pages.flatMap((page) =>
+        (page.Subnets ?? []).flatMap((sdk): Subnet[] =>
+          sdk.SubnetId && sdk.VpcId && sdk.AvailabilityZone
+            ? [
+                {
+                  subnetId: sdk.SubnetId,
+                  vpcId: sdk.VpcId,
+                  availabilityZone: sdk.AvailabilityZone,
+                  availabilityZoneId: nonEmpty(sdk.AvailabilityZoneId),
+                  cidrBlock: nonEmpty(sdk.CidrBlock),
+                  tags: tagsOf(sdk.Tags),
+                },
+              ]
+            : [],
+        ),
+      );
+    } catch (err) {
+      throw toControllerError('describing subnets', err);
+    }
+  }
+
+  async findSecurityGroups(query: SecurityGroupQuery): Promise<SecurityGroup[]> {
+    const filters: Filter[] = [];
+    // Filters rather than GroupIds: an unknown ID in GroupIds fails the whole call (InvalidGroup.NotFound).
+    if (query.groupIds) filters.push({ Name: 'group-id', Values: unique(query.groupIds) });
+    if (query.vpcId) filters.push({ Name: 'vpc-id', Values: [query.vpcId] });
+    if (query.groupNames) filters.push({ Name: 'group-name', Values: unique(query.groupNames) });
+    if (query.referencingGroupIds) {
+      filters.push({ Name: 'ip-permission.group-id', Values: unique(query.referencingGroupIds) });
+    }
+    for (const [key, value] of Object.entries(query.tags ?? {})) {
+      filters.push(value === undefined ? { Name: 'tag-key', Values: [key] } : { Name: `tag:${key}`, Values: [value] });
+    }
+    const empty = [query.groupIds, query.groupNames, query.referencingGroupIds].some((v) => v && v.length === 0);
+    if (empty) return [];
+    try {
+      const pages = await allPages((NextToken) =>
+        this.client.send(
+          new DescribeSecurityGroupsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+        ),
+      );
+      return pages.flatMap((page) => (page.SecurityGroups ?? []).flatMap((g) => toSecurityGroup(g) ?? []));
+    } catch (err) {
+      throw toControllerError('describing security groups', err);
+    }
+  }
+
+  async createSecurityGroup(input: {
+    groupName: string;
+    description: string;
+    vpcId: string;
+    tags: Record<string, string>;
+  }): Promise<{ groupId: string } | 'name-taken'> {
+    try {
+      const output = await this.client.send(
+        new CreateSecurityGroupCommand({
+          GroupName: input.groupName,
+          Description: input.description,
+          VpcId: input.vpcId,
+          TagSpecifications: [{ ResourceType: 'security-group', Tags: toTags(input.tags) }],
+        }),
+      );
+      if (!output.GroupId) throw new Error('CreateSecurityGroup answered without a GroupId');
+      return { groupId: output.GroupId };
+    } catch (err) {
+      if (awsErrorCode(err) === 'InvalidGroup.Duplicate') return 'name-taken';
+      throw toControllerError(`creating security group ${input.groupName}`, err);
+    }
+  }
+
+  async authorizeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    try {
+      await this.client.send(
+        new AuthorizeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: toIpPermissions(rules) }),
+      );
+    } catch (err) {
+      if (awsErrorCode(err) !== 'InvalidPermission.Duplicate') {
+        throw toControllerError(`authorizing ingress on ${groupId}`, err);
+      }
+      // EC2 refuses the whole call when one rule exists already; then each rule goes on its own, so that the
+      // missing ones are still added and the existing ones are left as they are.
+      if (rules.length === 1) return;
+      for (const rule of rules) await this.authorizeSecurityGroupIngress(groupId, [rule]);
+    }
+  }
+
+  async revokeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    try {
+      // EC2 answers success with `UnknownIpPermissions` for rules the group does not have.
+      await this.client.send(
+        new RevokeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: toIpPermissions(rules) }),
+      );
+    } catch (err) {
+      if (awsErrorCode(err) === 'InvalidPermission.NotFound') return;
+      throw toControllerError(`revoking ingress on ${groupId}`, err);
+    }
+  }
+
+  async deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteSecurityGroupCommand({ GroupId: groupId }));
+      return 'deleted';
+    } catch (err) {
+      if (awsErrorCode(err) === 'InvalidGroup.NotFound') return 'not-found';
+      throw toControllerError(`deleting security group ${groupId}`, err);
+    }
+  }
+
+  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
+    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
+    try {
+      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toTags(tags) }));
+    } catch (err) {
+      throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
+    }
+  }
+
   /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
   private async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
     const pages = await allPages((NextToken) =>
@@ -293,16 +449,91 @@ const ROUTE_ORIGINS: ReadonlySet<string> = new Set<RouteOrigin>([
 
 function toRouteTable(sdk: SdkRouteTable): RouteTable | undefined {
   if (!sdk.RouteTableId) return undefined;
-  const tags: Record<string, string> = {};
-  for (const tag of sdk.Tags ?? []) {
-    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
-  }
-  return {
+  const table: RouteTable = {
     routeTableId: sdk.RouteTableId,
     vpcId: nonEmpty(sdk.VpcId),
-    tags,
+    tags: tagsOf(sdk.Tags),
     routes: (sdk.Routes ?? []).flatMap((route) => toRoute(route) ?? []),
   };
+  // Gateway associations (an edge association has GatewayId, no subnet) say nothing about subnets.
+  if (sdk.Associations) {
+    table.associations = sdk.Associations.filter((a) => a.Main || a.SubnetId).map((a) => ({
+      subnetId: nonEmpty(a.SubnetId),
+      main: a.Main ?? false,
+    }));
+  }
+  return table;
+}
+
+function tagsOf(sdkTags: Tag[] | undefined): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const tag of sdkTags ?? []) {
+    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
+  }
+  return tags;
+}
+
+function toTags(tags: Readonly<Record<string, string>>): Tag[] {
+  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+}
+
+const IP_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'icmp', 'icmpv6', '-1']);
+/** EC2 may state protocols by number (6, 17, 1, 58). */
+const PROTOCOL_NUMBERS: Record<string, SecurityGroupRule['protocol']> = {
+  '6': 'tcp',
+  '17': 'udp',
+  '1': 'icmp',
+  '58': 'icmpv6',
+};
+
+function toSecurityGroup(sdk: SdkSecurityGroup): SecurityGroup | undefined {
+  if (!sdk.GroupId) return undefined;
+  return {
+    groupId: sdk.GroupId,
+    groupName: sdk.GroupName ?? '',
+    vpcId: nonEmpty(sdk.VpcId),
+    description: sdk.Description ?? '',
+    tags: tagsOf(sdk.Tags),
+    ingress: (sdk.IpPermissions ?? []).flatMap(fromIpPermission),
+  };
+}
+
+/** EC2 groups sources under one permission per protocol and port range; the port has one rule per source. */
+function fromIpPermission(permission: IpPermission): SecurityGroupRule[] {
+  const raw = permission.IpProtocol ?? '-1';
+  const protocol = IP_PROTOCOLS.has(raw) ? (raw as SecurityGroupRule['protocol']) : PROTOCOL_NUMBERS[raw];
+  // A protocol the controller never writes (e.g. 50, ESP) is never one of its rules; skip it.
+  if (!protocol) return [];
+  const base = { protocol, fromPort: permission.FromPort ?? -1, toPort: permission.ToPort ?? -1 };
+  const described = (description: string | undefined) => (description ? { description } : {});
+  return [
+    ...(permission.IpRanges ?? []).flatMap((r) =>
+      r.CidrIp ? [{ ...base, cidrIpv4: r.CidrIp, ...described(r.Description) }] : [],
+    ),
+    ...(permission.Ipv6Ranges ?? []).flatMap((r) =>
+      r.CidrIpv6 ? [{ ...base, cidrIpv6: r.CidrIpv6, ...described(r.Description) }] : [],
+    ),
+    ...(permission.UserIdGroupPairs ?? []).flatMap((p) =>
+      p.GroupId ? [{ ...base, sourceGroupId: p.GroupId, ...described(p.Description) }] : [],
+    ),
+  ];
+}
+
+/** One permission per rule: simple to read back in error messages, and EC2 counts rules the same either way. */
+function toIpPermissions(rules: readonly SecurityGroupRule[]): IpPermission[] {
+  return rules.map((rule) => {
+    const permission: IpPermission = { IpProtocol: rule.protocol };
+    // `-1` (all traffic) takes no port range.
+    if (rule.protocol !== '-1') {
+      permission.FromPort = rule.fromPort;
+      permission.ToPort = rule.toPort;
+    }
+    const description = rule.description ? { Description: rule.description } : {};
+    if (rule.cidrIpv4) permission.IpRanges = [{ CidrIp: rule.cidrIpv4, ...description }];
+    if (rule.cidrIpv6) permission.Ipv6Ranges = [{ CidrIpv6: rule.cidrIpv6, ...description }];
+    if (rule.sourceGroupId) permission.UserIdGroupPairs = [{ GroupId: rule.sourceGroupId, ...description }];
+    return permission;
+  });
 }
 
 function toRoute(sdk: SdkRoute): Route | undefined {
@@ -368,10 +599,7 @@ function instancesOf(page: DescribeInstancesCommandOutput): Instance[] {
 
 function toInstance(sdk: SdkInstance): Instance | undefined {
   if (!sdk.InstanceId) return undefined;
-  const tags: Record<string, string> = {};
-  for (const tag of sdk.Tags ?? []) {
-    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
-  }
+  const tags = tagsOf(sdk.Tags);
   return {
     instanceId: sdk.InstanceId,
     state: toState(sdk.State?.Name),
@@ -407,7 +635,7 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
   );
   // The port promises the primary address first; a stable sort keeps EC2's order otherwise.
   privateIpAddresses.sort((a, b) => Number(b.primary) - Number(a.primary));
-  return {
+  const networkInterface: NetworkInterface = {
     networkInterfaceId: eni.NetworkInterfaceId,
     // An interface without an attachment is not really on the instance; sorting it last keeps it out of the way.
     deviceIndex: eni.Attachment?.DeviceIndex ?? Number.MAX_SAFE_INTEGER,
@@ -417,6 +645,8 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
     ipv6Addresses: (eni.Ipv6Addresses ?? []).flatMap((ip) => (ip.Ipv6Address ? [ip.Ipv6Address] : [])),
     sourceDestCheck: eni.SourceDestCheck,
   };
+  if (eni.Groups) networkInterface.securityGroupIds = eni.Groups.flatMap((g) => (g.GroupId ? [g.GroupId] : []));
+  return networkInterface;
 }
 
 /**

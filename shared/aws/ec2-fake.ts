@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from '../clock.ts';
 import { DNS_NAMES_PER_CALL, INSTANCE_IDS_PER_CALL, INSTANCE_TYPES_PER_CALL } from './ec2-adapter.ts';
 import {
   type AvailabilityZone,
@@ -11,8 +12,13 @@ import {
   type RouteOrigin,
   type RouteState,
   type RouteTable,
+  type RouteTableAssociation,
   type RouteTarget,
   type RouteTargetSpec,
+  type SecurityGroup,
+  type SecurityGroupQuery,
+  type SecurityGroupRule,
+  type Subnet,
 } from './ec2-port.ts';
 import { AwsServiceError, toControllerError } from './errors.ts';
 
@@ -25,7 +31,14 @@ export type Ec2Operation =
   | 'DescribeRouteTables'
   | 'CreateRoute'
   | 'ReplaceRoute'
-  | 'DeleteRoute';
+  | 'DeleteRoute'
+  | 'DescribeSubnets'
+  | 'DescribeSecurityGroups'
+  | 'CreateSecurityGroup'
+  | 'AuthorizeSecurityGroupIngress'
+  | 'RevokeSecurityGroupIngress'
+  | 'DeleteSecurityGroup'
+  | 'CreateTags';
 
 /** Operations that change the account: a reconcile that finds everything in place makes none of them. */
 export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
@@ -34,6 +47,11 @@ export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
   'CreateRoute',
   'ReplaceRoute',
   'DeleteRoute',
+  'CreateSecurityGroup',
+  'AuthorizeSecurityGroupIngress',
+  'RevokeSecurityGroupIngress',
+  'DeleteSecurityGroup',
+  'CreateTags',
 ];
 
 /**
@@ -53,6 +71,14 @@ export interface FakeRouteTable {
   vpcId?: string;
   tags: Record<string, string>;
   routes: FakeRoute[];
+  /** Subnet associations and `main` (see RouteTable.associations); left out, the table reports none. */
+  associations?: RouteTableAssociation[];
+}
+
+/** Something that keeps a security group in use (a load balancer's network interfaces), until `releaseAt`. */
+interface SecurityGroupHold {
+  groupIds: string[];
+  releaseAt?: number;
 }
 
 /**
@@ -94,6 +120,10 @@ export class FakeEc2 implements Ec2Port {
    * CreateRoute beyond it answers RouteLimitExceeded.
    */
   routeLimit = 50;
+  readonly subnets = new Map<string, Subnet>();
+  readonly securityGroups = new Map<string, SecurityGroup>();
+  /** Inbound rules a security group may hold ("Inbound or outbound rules per security group": 60 by default). */
+  securityGroupRuleLimit = 60;
   readonly calls = new Map<Ec2Operation, number>();
   /** Artificial latency per call, for the local simulation (0 in tests). */
   latencyMs = 0;
@@ -106,6 +136,11 @@ export class FakeEc2 implements Ec2Port {
   private readonly invisibleFor = new Map<string, number>();
   private readonly queuedErrors = new Map<Ec2Operation, Error[]>();
   private throttleRemaining = new Map<Ec2Operation, number>();
+  private readonly holds = new Map<string, SecurityGroupHold>();
+  private idCounter = 0;
+
+  /** The clock decides when released holds on security groups end (network interfaces draining). */
+  constructor(public clock: Clock = systemClock) {}
 
   /** Add or replace an instance. `invisibleForCalls` emulates EC2's eventual consistency. */
   putInstance(instance: Instance, options: { invisibleForCalls?: number } = {}): Instance {
@@ -170,7 +205,36 @@ export class FakeEc2 implements Ec2Port {
     return this.describeTable(table).routes;
   }
 
+  /** Add or replace a subnet (see `makeSubnet`). */
+  putSubnet(subnet: Subnet): Subnet {
+    this.subnets.set(subnet.subnetId, structuredClone(subnet));
+    return subnet;
+  }
+
+  /** Add or replace a security group as another party made it (a node group, a user's group). */
+  putSecurityGroup(group: SecurityGroup): SecurityGroup {
+    this.securityGroups.set(group.groupId, structuredClone(group));
+    return group;
+  }
+
+  /**
+   * `holder` (e.g. a load balancer) has network interfaces in these groups: DeleteSecurityGroup answers
+   * DependencyViolation until the hold is released and its delay has passed.
+   */
+  holdSecurityGroups(holder: string, groupIds: readonly string[]): void {
+    this.holds.set(holder, { groupIds: [...groupIds] });
+  }
+
+  /** The holder's interfaces go away `afterMs` from now (ENIs of a deleted load balancer drain for minutes). */
+  releaseSecurityGroups(holder: string, afterMs = 0): void {
+    const hold = this.holds.get(holder);
+    if (hold) hold.releaseAt = this.clock.now() + afterMs;
+  }
+
   reset(): void {
+    this.subnets.clear();
+    this.securityGroups.clear();
+    this.holds.clear();
     this.routeTables.clear();
     this.instances.clear();
     this.invisibleFor.clear();
@@ -336,6 +400,180 @@ export class FakeEc2 implements Ec2Port {
     if (found.eni.deviceIndex === 0) found.instance.sourceDestCheck = enabled;
   }
 
+  async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
+    await this.call('DescribeRouteTables');
+    return [...this.routeTables.values()].filter((t) => t.vpcId === vpcId).map((t) => this.describeTable(t));
+  }
+
+  async describeSubnets(query: {
+    vpcId?: string;
+    subnetIds?: readonly string[];
+    names?: readonly string[];
+  }): Promise<Subnet[]> {
+    if ((query.subnetIds && query.subnetIds.length === 0) || (query.names && query.names.length === 0)) return [];
+    await this.call('DescribeSubnets');
+    return [...this.subnets.values()]
+      .filter(
+        (s) =>
+          (!query.vpcId || s.vpcId === query.vpcId) &&
+          (!query.subnetIds || query.subnetIds.includes(s.subnetId)) &&
+          (!query.names || (s.tags.Name !== undefined && query.names.includes(s.tags.Name))),
+      )
+      .map((s) => structuredClone(s));
+  }
+
+  async findSecurityGroups(query: SecurityGroupQuery): Promise<SecurityGroup[]> {
+    const empty = [query.groupIds, query.groupNames, query.referencingGroupIds].some((v) => v && v.length === 0);
+    if (empty) return [];
+    await this.call('DescribeSecurityGroups');
+    return [...this.securityGroups.values()]
+      .filter(
+        (g) =>
+          (!query.groupIds || query.groupIds.includes(g.groupId)) &&
+          (!query.vpcId || g.vpcId === query.vpcId) &&
+          (!query.groupNames || query.groupNames.includes(g.groupName)) &&
+          (!query.referencingGroupIds ||
+            g.ingress.some((r) => r.sourceGroupId && query.referencingGroupIds!.includes(r.sourceGroupId))) &&
+          Object.entries(query.tags ?? {}).every(
+            ([key, value]) => key in g.tags && (value === undefined || g.tags[key] === value),
+          ),
+      )
+      .map((g) => structuredClone(g));
+  }
+
+  async createSecurityGroup(input: {
+    groupName: string;
+    description: string;
+    vpcId: string;
+    tags: Record<string, string>;
+  }): Promise<{ groupId: string } | 'name-taken'> {
+    await this.call('CreateSecurityGroup');
+    const taken = [...this.securityGroups.values()].some(
+      (g) => g.vpcId === input.vpcId && g.groupName === input.groupName,
+    );
+    if (taken) return 'name-taken';
+    if (input.groupName.toLowerCase().startsWith('sg-')) {
+      throw toControllerError(
+        `creating security group ${input.groupName}`,
+        new AwsServiceError('InvalidParameterValue', 'Group names may not be in the format sg-*.'),
+      );
+    }
+    const groupId = `sg-${this.nextId()}`;
+    this.securityGroups.set(groupId, {
+      groupId,
+      groupName: input.groupName,
+      vpcId: input.vpcId,
+      description: input.description,
+      tags: { ...input.tags },
+      ingress: [],
+    });
+    return { groupId };
+  }
+
+  async authorizeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    await this.call('AuthorizeSecurityGroupIngress');
+    const doing = `authorizing ingress on ${groupId}`;
+    const group = this.groupOrThrow(groupId, doing);
+    for (const rule of rules) {
+      if (rule.sourceGroupId && !this.securityGroups.has(rule.sourceGroupId)) {
+        throw toControllerError(
+          doing,
+          new AwsServiceError('InvalidGroup.NotFound', `The security group '${rule.sourceGroupId}' does not exist`),
+        );
+      }
+    }
+    const missing = rules.filter((rule) => !group.ingress.some((r) => sameRule(r, rule)));
+    // The adapter retries rule by rule after InvalidPermission.Duplicate: count the calls it would make.
+    if (missing.length < rules.length && rules.length > 1) {
+      for (let i = 0; i < rules.length; i++) await this.call('AuthorizeSecurityGroupIngress');
+    }
+    const unique = missing.filter((rule, i) => missing.findIndex((r) => sameRule(r, rule)) === i);
+    if (group.ingress.length + unique.length > this.securityGroupRuleLimit) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError(
+          'RulesPerSecurityGroupLimitExceeded',
+          'The maximum number of rules per security group has been reached.',
+        ),
+      );
+    }
+    for (const rule of unique) group.ingress.push(canonicalRule(rule));
+  }
+
+  async revokeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void> {
+    if (rules.length === 0) return;
+    await this.call('RevokeSecurityGroupIngress');
+    const group = this.groupOrThrow(groupId, `revoking ingress on ${groupId}`);
+    group.ingress = group.ingress.filter((r) => !rules.some((rule) => sameRule(r, rule)));
+  }
+
+  async deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'> {
+    await this.call('DeleteSecurityGroup');
+    const doing = `deleting security group ${groupId}`;
+    if (!this.securityGroups.has(groupId)) return 'not-found';
+    const now = this.clock.now();
+    const heldByInterfaces =
+      [...this.holds.values()].some(
+        (h) => h.groupIds.includes(groupId) && (h.releaseAt === undefined || now < h.releaseAt),
+      ) ||
+      [...this.instances.values()].some(
+        (i) => i.state !== 'terminated' && i.networkInterfaces.some((e) => e.securityGroupIds?.includes(groupId)),
+      );
+    if (heldByInterfaces) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError('DependencyViolation', `resource ${groupId} has a dependent object`),
+      );
+    }
+    const referencedBy = [...this.securityGroups.values()].find(
+      (g) => g.groupId !== groupId && g.ingress.some((r) => r.sourceGroupId === groupId),
+    );
+    if (referencedBy) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError(
+          'DependencyViolation',
+          `resource ${groupId} has a dependent object (referenced by ${referencedBy.groupId})`,
+        ),
+      );
+    }
+    this.securityGroups.delete(groupId);
+    for (const [holder, hold] of this.holds) {
+      hold.groupIds = hold.groupIds.filter((id) => id !== groupId);
+      if (hold.groupIds.length === 0) this.holds.delete(holder);
+    }
+    return 'deleted';
+  }
+
+  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
+    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
+    await this.call('CreateTags');
+    for (const id of resourceIds) {
+      const resource =
+        this.securityGroups.get(id) ?? this.subnets.get(id) ?? this.instances.get(id) ?? this.routeTables.get(id);
+      if (!resource) {
+        throw toControllerError(`tagging ${id}`, new AwsServiceError('InvalidID', `The ID '${id}' is not valid`));
+      }
+      Object.assign(resource.tags, tags);
+    }
+  }
+
+  private groupOrThrow(groupId: string, doing: string): SecurityGroup {
+    const group = this.securityGroups.get(groupId);
+    if (!group) {
+      throw toControllerError(
+        doing,
+        new AwsServiceError('InvalidGroup.NotFound', `The security group '${groupId}' does not exist`),
+      );
+    }
+    return group;
+  }
+
+  private nextId(): string {
+    return (++this.idCounter).toString(16).padStart(17, '0');
+  }
+
   private tableOrThrow(routeTableId: string, doing: string): FakeRouteTable {
     const table = this.routeTables.get(routeTableId);
     if (!table) {
@@ -400,6 +638,7 @@ export class FakeEc2 implements Ec2Port {
       routeTableId: table.routeTableId,
       vpcId: table.vpcId,
       tags: table.tags,
+      ...(table.associations ? { associations: table.associations } : {}),
       routes: table.routes.map((route): Route => {
         const state = route.state ?? this.stateOf(route.target);
         // Whether EC2 still names the instance of a blackhole route is not promised anywhere; the fake drops it so
@@ -459,6 +698,34 @@ export class FakeEc2 implements Ec2Port {
     }
     return this.instances.get(instanceId);
   }
+}
+
+/** EC2's identity of a rule: protocol, ports and source. The description does not count. */
+export function sameRule(a: SecurityGroupRule, b: SecurityGroupRule): boolean {
+  const x = canonicalRule(a);
+  const y = canonicalRule(b);
+  return (
+    x.protocol === y.protocol &&
+    x.fromPort === y.fromPort &&
+    x.toPort === y.toPort &&
+    x.cidrIpv4 === y.cidrIpv4 &&
+    x.cidrIpv6 === y.cidrIpv6 &&
+    x.sourceGroupId === y.sourceGroupId
+  );
+}
+
+/** EC2 states all-protocol rules without ports (-1) and drops empty descriptions. */
+function canonicalRule(rule: SecurityGroupRule): SecurityGroupRule {
+  const out: SecurityGroupRule = {
+    protocol: rule.protocol,
+    fromPort: rule.protocol === '-1' ? -1 : rule.fromPort,
+    toPort: rule.protocol === '-1' ? -1 : rule.toPort,
+  };
+  if (rule.cidrIpv4) out.cidrIpv4 = rule.cidrIpv4;
+  if (rule.cidrIpv6) out.cidrIpv6 = rule.cidrIpv6;
+  if (rule.sourceGroupId) out.sourceGroupId = rule.sourceGroupId;
+  if (rule.description) out.description = rule.description;
+  return out;
 }
 
 function attached(instance: Instance): NetworkInterface[] {
@@ -532,6 +799,24 @@ export function makeInstance(overrides: Partial<Instance> & { clusterName?: stri
         : clusterName
           ? { [`kubernetes.io/cluster/${clusterName}`]: 'owned' }
           : {},
+    ...rest,
+  };
+}
+
+/**
+ * A subnet of the fake VPC (10.0.<index>.0/24) in the given zone, tagged as told. Whether it is public is
+ * decided by the route table it is associated with (see `makeRouteTable` and its `associations`).
+ */
+export function makeSubnet(overrides: Partial<Subnet> & { index: number; zone?: string } = { index: 1 }): Subnet {
+  const { index, zone, ...rest } = overrides;
+  const availabilityZone = zone ?? rest.availabilityZone ?? 'eu-west-1a';
+  return {
+    subnetId: `subnet-${index.toString(16).padStart(17, '0')}`,
+    vpcId: 'vpc-0a1b2c3d',
+    availabilityZone,
+    availabilityZoneId: `euw1-az${availabilityZone.endsWith('a') ? 3 : availabilityZone.endsWith('b') ? 1 : 2}`,
+    cidrBlock: `10.0.${index}.0/24`,
+    tags: {},
     ...rest,
   };
 }

@@ -23,6 +23,8 @@ export interface NetworkInterface {
   ipv6Addresses: string[];
   /** Per interface: an instance with several ENIs has its check set on each one (the primary's is the instance's). */
   sourceDestCheck?: boolean;
+  /** The security groups of the interface, when EC2 reported them. */
+  securityGroupIds?: string[];
 }
 
 export interface Instance {
@@ -96,6 +98,63 @@ export interface RouteTable {
   vpcId?: string;
   tags: Record<string, string>;
   routes: Route[];
+  /**
+   * Which subnets use the table: explicit associations, and `main` for the VPC's main table (used by every
+   * subnet without an explicit association). Present when EC2 reported associations.
+   */
+  associations?: RouteTableAssociation[];
+}
+
+export interface RouteTableAssociation {
+  subnetId?: string;
+  main: boolean;
+}
+
+export interface Subnet {
+  subnetId: string;
+  vpcId: string;
+  availabilityZone: string;
+  availabilityZoneId?: string;
+  cidrBlock?: string;
+  tags: Record<string, string>;
+}
+
+/** `-1` is every protocol. For ICMP, `fromPort` is the type and `toPort` the code (-1: all). */
+export type IpProtocol = 'tcp' | 'udp' | 'icmp' | 'icmpv6' | '-1';
+
+/**
+ * One inbound rule with one source, as EC2 counts rules against the "rules per security group" quota.
+ * The description is not part of a rule's identity (EC2 refuses a second rule that differs only in it),
+ * but it is how the controller recognises its own rules in groups it does not own.
+ */
+export interface SecurityGroupRule {
+  protocol: IpProtocol;
+  fromPort: number;
+  toPort: number;
+  cidrIpv4?: string;
+  cidrIpv6?: string;
+  sourceGroupId?: string;
+  description?: string;
+}
+
+export interface SecurityGroup {
+  groupId: string;
+  groupName: string;
+  vpcId?: string;
+  description: string;
+  tags: Record<string, string>;
+  ingress: SecurityGroupRule[];
+}
+
+/** Filters for finding security groups; every given field must match (EC2 ANDs filters). */
+export interface SecurityGroupQuery {
+  groupIds?: readonly string[];
+  vpcId?: string;
+  groupNames?: readonly string[];
+  /** Tag key -> value; `undefined` value: any value (`tag-key`). */
+  tags?: Readonly<Record<string, string | undefined>>;
+  /** Groups with an inbound rule whose source is one of these groups (`ip-permission.group-id`). */
+  referencingGroupIds?: readonly string[];
 }
 
 /** What the controllers point a route at: an instance (one ENI) or a specific network interface. */
@@ -136,6 +195,39 @@ export interface Ec2Port {
   modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void>;
   /** ModifyNetworkInterfaceAttribute SourceDestCheck on one interface. */
   modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
+
+  /** Every route table of a VPC, with its subnet associations (to tell public subnets from private ones). */
+  findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]>;
+  /** Subnets of a VPC, or those with the given IDs or `Name` tags; unknown IDs and names are simply absent. */
+  describeSubnets(query: {
+    vpcId?: string;
+    subnetIds?: readonly string[];
+    names?: readonly string[];
+  }): Promise<Subnet[]>;
+
+  /** Security groups matching every filter given, all pages; unknown IDs are simply absent. */
+  findSecurityGroups(query: SecurityGroupQuery): Promise<SecurityGroup[]>;
+  /**
+   * A new group, tagged in the same call (so it never exists untagged). `'name-taken'`: the VPC has a group
+   * of that name already (InvalidGroup.Duplicate); the caller decides whose it is.
+   */
+  createSecurityGroup(input: {
+    groupName: string;
+    description: string;
+    vpcId: string;
+    tags: Record<string, string>;
+  }): Promise<{ groupId: string } | 'name-taken'>;
+  /** Add inbound rules; rules the group already has (whatever their description) are not an error. */
+  authorizeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void>;
+  /** Remove inbound rules; rules the group does not have are not an error. */
+  revokeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void>;
+  /**
+   * `not-found`: already gone. DependencyViolation (network interfaces of a deleted load balancer still
+   * use it, or another group's rule references it) is a retryable error: it clears once they are gone.
+   */
+  deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'>;
+  /** Add or overwrite tags on EC2 resources. */
+  createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
 }
 
 /** `i-` followed by 8 or 17 hex digits. */

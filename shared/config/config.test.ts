@@ -35,6 +35,55 @@ describe('loadConfig', () => {
     expect(unset.CLUSTER_CIDRS).toBeUndefined();
   });
 
+  it('reads the service controller settings, with their defaults', () => {
+    const config = loadConfig({
+      ...base,
+      VPC_ID: 'vpc-0123456789abcdef0',
+      LOAD_BALANCER_CLASS: 'example.com/nlb',
+      SERVICE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/service.fifo',
+    });
+    expect(config).toMatchObject({
+      VPC_ID: 'vpc-0123456789abcdef0',
+      LOAD_BALANCER_CLASS: 'example.com/nlb',
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: 60,
+      SERVICE_CLEANUP_REQUEUE_SECONDS: 60,
+    });
+    expect(
+      loadConfig({ ...base, SERVICE_PROVISIONING_REQUEUE_SECONDS: '30' }).SERVICE_PROVISIONING_REQUEUE_SECONDS,
+    ).toBe(30);
+    expect(loadConfig(base).LOAD_BALANCER_CLASS).toBeUndefined();
+    expect(loadConfig({ ...base, SERVICE_NODE_PORT_RANGE: '20000-22767' }).SERVICE_NODE_PORT_RANGE).toEqual({
+      from: 20000,
+      to: 22767,
+    });
+    expect(loadConfig(base).SERVICE_NODE_PORT_RANGE).toBeUndefined();
+  });
+
+  it.each([
+    [{ ...base, VPC_ID: 'vpc-xyz' }, /VPC_ID \(got "vpc-xyz"\): must be a VPC ID/],
+    [
+      { ...base, LOAD_BALANCER_CLASS: 'bad class' },
+      /LOAD_BALANCER_CLASS \(got "bad class"\): must be a label-style name/,
+    ],
+    [{ ...base, SERVICE_QUEUE_URL: 'service.fifo' }, /SERVICE_QUEUE_URL/],
+    [
+      { ...base, SERVICE_PROVISIONING_REQUEUE_SECONDS: '1' },
+      /SERVICE_PROVISIONING_REQUEUE_SECONDS \(got "1"\): must be at least 5/,
+    ],
+    [
+      { ...base, SERVICE_PROVISIONING_REQUEUE_SECONDS: '3600' },
+      /SERVICE_PROVISIONING_REQUEUE_SECONDS.*cannot exceed 900/,
+    ],
+    [
+      { ...base, SERVICE_CLEANUP_REQUEUE_SECONDS: 'soon' },
+      /SERVICE_CLEANUP_REQUEUE_SECONDS.*must be a number of seconds/,
+    ],
+    [{ ...base, SERVICE_NODE_PORT_RANGE: '30000' }, /SERVICE_NODE_PORT_RANGE \(got "30000"\): must be a port range/],
+    [{ ...base, SERVICE_NODE_PORT_RANGE: '32767-30000' }, /SERVICE_NODE_PORT_RANGE.*low-high/],
+  ])('refuses service controller setting %j, naming it', (env, pattern) => {
+    expect(() => loadConfig(env)).toThrow(pattern);
+  });
+
   it.each([
     [{ AWS_REGION: 'eu-west-1' }, /CLUSTER_NAME: is required/],
     [{ ...base, CLUSTER_CIDRS: '10.244.0.0' }, /CLUSTER_CIDRS.*"10\.244\.0\.0" is not a CIDR block/],

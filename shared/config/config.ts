@@ -61,6 +61,54 @@ export const ConfigSchema = z
       .min(1, 'must be at least 1')
       .max(1000, 'cannot exceed 1000, the most EC2 allows in one route table')
       .default(50),
+    /** The service controller's FIFO queue (producers send Service keys and the garbage collection key). */
+    SERVICE_QUEUE_URL: url.optional(),
+    /** The VPC load balancers, target groups and security groups go in (required by the service controller). */
+    VPC_ID: z
+      .string()
+      .regex(/^vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC ID such as vpc-0123456789abcdef0')
+      .optional(),
+    /**
+     * A `spec.loadBalancerClass` the service controller handles besides Services without a class. Unset: only
+     * Services without a class are ours.
+     */
+    LOAD_BALANCER_CLASS: z
+      .string()
+      .regex(
+        /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
+        'must be a label-style name such as example.com/nlb',
+      )
+      .optional(),
+    /**
+     * kube-apiserver's `--service-node-port-range`: the service controller allows this whole range from the
+     * load balancers on the Nodes' security groups (one rule per protocol, however many Services).
+     */
+    SERVICE_NODE_PORT_RANGE: z
+      .string()
+      .regex(/^\d{1,5}-\d{1,5}$/, 'must be a port range such as 30000-32767')
+      .transform((text) => {
+        const [from, to] = text.split('-').map(Number) as [number, number];
+        return { from, to };
+      })
+      .refine(
+        (r) => r.from >= 1 && r.to <= 65535 && r.from <= r.to,
+        'must be a range of ports from 1 to 65535, low-high',
+      )
+      .optional(),
+    /** How long to wait before looking again at a load balancer that is still provisioning (NLBs take minutes). */
+    SERVICE_PROVISIONING_REQUEUE_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(5, 'must be at least 5 seconds')
+      .max(900, 'cannot exceed 900 seconds (the longest SQS visibility change this controller makes)')
+      .default(60),
+    /** How long to wait while a deletion waits for AWS (ENIs of a deleted NLB holding its security group). */
+    SERVICE_CLEANUP_REQUEUE_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(5, 'must be at least 5 seconds')
+      .max(900, 'cannot exceed 900 seconds')
+      .default(60),
     NODE_INDEX_TTL_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
       .int()

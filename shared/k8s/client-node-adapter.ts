@@ -187,7 +187,7 @@ export function guardedPatch(patch: MergePatch<Node>, guard: WriteGuard): MergeP
  * Agent per request, so without this a warm Lambda would redo the TCP and TLS handshakes on every
  * call. The TLS settings of one KubeConfig do not change, so one dispatcher serves them all.
  */
-class ReusedDispatcherAuth implements SecurityAuthentication {
+export class ReusedDispatcherAuth implements SecurityAuthentication {
   private dispatcher: ReturnType<RequestContext['getDispatcher']>;
 
   constructor(private readonly kubeConfig: KubeConfig) {}
@@ -210,7 +210,7 @@ class ReusedDispatcherAuth implements SecurityAuthentication {
   }
 }
 
-const HTTP_REASONS: Record<number, string> = {
+export const HTTP_REASONS: Record<number, string> = {
   400: 'BadRequest',
   401: 'Unauthorized',
   403: 'Forbidden',

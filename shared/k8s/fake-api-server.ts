@@ -38,6 +38,9 @@ iGE1iK/6Pqx6rl8xu289VdDqQ+sSPgjUmkxn5/SWosj0tkJi5//T5U++
 /** The CA bundle a KubeConfig needs to trust the fake server (base64 PEM, like `certificate-authority-data`). */
 export const FAKE_API_SERVER_CA_DATA = Buffer.from(TEST_CERT).toString('base64');
 
+/** The test certificate and key, for other test servers on 127.0.0.1 (the relay's list/watch server). */
+export const FAKE_API_SERVER_TLS = { cert: TEST_CERT, key: TEST_KEY } as const;
+
 export interface RecordedRequest {
   method: string;
   /** Path and query, as sent. */

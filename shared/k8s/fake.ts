@@ -2,7 +2,8 @@ import type { Clock } from '../clock.ts';
 import { KubernetesApiError } from './errors.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
-import type { EventRecord, MergePatch, Node } from './types.ts';
+import type { ServicesPort } from './service-port.ts';
+import type { EndpointSlice, EventRecord, MergePatch, Node, Service } from './types.ts';
 
 export type KubernetesOperation =
   | 'getNode'
@@ -10,7 +11,20 @@ export type KubernetesOperation =
   | 'patchNode'
   | 'patchNodeStatus'
   | 'deleteNode'
-  | 'recordEvent';
+  | 'recordEvent'
+  | 'getService'
+  | 'listServices'
+  | 'patchService'
+  | 'patchServiceStatus'
+  | 'listEndpointSlices';
+
+const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
+  'patchNode',
+  'patchNodeStatus',
+  'deleteNode',
+  'patchService',
+  'patchServiceStatus',
+];
 
 /**
  * An in-memory API server for the kinds the controllers touch. Like the real one it bumps
@@ -18,8 +32,12 @@ export type KubernetesOperation =
  * resourceVersion (and to a delete whose preconditions fail), keeps an object with finalizers as
  * "terminating" (deletionTimestamp set) until they are removed, and stores Events.
  */
-export class FakeKubernetes implements KubernetesPort {
+export class FakeKubernetes implements KubernetesPort, ServicesPort {
   readonly nodes = new Map<string, Node>();
+  /** By `namespace/name`. */
+  readonly services = new Map<string, Service>();
+  /** By `namespace/name`. */
+  readonly endpointSlices = new Map<string, EndpointSlice>();
   readonly events: (EventRecord & { timestamp: number })[] = [];
   readonly calls = new Map<KubernetesOperation, number>();
   private revision = 1000;
@@ -67,7 +85,7 @@ export class FakeKubernetes implements KubernetesPort {
   }
 
   writeCount(): number {
-    return (['patchNode', 'patchNodeStatus', 'deleteNode'] as const).reduce((n, op) => n + this.callCount(op), 0);
+    return WRITE_OPERATIONS.reduce((n, op) => n + this.callCount(op), 0);
   }
 
   eventsFor(kind: string, name: string, reason?: string): EventRecord[] {
@@ -126,6 +144,161 @@ export class FakeKubernetes implements KubernetesPort {
     }
     this.nodes.delete(name);
     this.onChange?.('Node', name, undefined);
+  }
+
+  /** Create or overwrite a Service (as `kubectl apply` would), bumping resourceVersion. */
+  putService(service: Service): Service {
+    const key = `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
+    const existing = this.services.get(key);
+    const stored: Service = structuredClone({
+      apiVersion: 'v1',
+      kind: 'Service',
+      ...service,
+      metadata: {
+        ...service.metadata,
+        namespace: service.metadata.namespace ?? 'default',
+        uid: service.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
+        creationTimestamp: service.metadata.creationTimestamp ?? new Date(this.clock.now()).toISOString(),
+        resourceVersion: String(++this.revision),
+      },
+    });
+    this.services.set(key, stored);
+    return structuredClone(stored);
+  }
+
+  /** Change a Service outside any guard (a user editing it). */
+  mutateService(namespace: string, name: string, change: (service: Service) => void): Service {
+    const service = this.services.get(`${namespace}/${name}`);
+    if (!service) throw new Error(`FakeKubernetes: no service ${namespace}/${name}`);
+    const copy = structuredClone(service);
+    change(copy);
+    return this.putService(copy);
+  }
+
+  /**
+   * `kubectl delete service`: with finalizers the Service only gets a deletionTimestamp and stays until the
+   * last finalizer is removed; without, it is gone at once.
+   */
+  deleteService(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const service = this.services.get(key);
+    if (!service) throw new Error(`FakeKubernetes: no service ${key}`);
+    if (service.metadata.finalizers?.length) {
+      if (!service.metadata.deletionTimestamp) {
+        this.putService({
+          ...service,
+          metadata: { ...service.metadata, deletionTimestamp: new Date(this.clock.now()).toISOString() },
+        });
+      }
+      return;
+    }
+    this.services.delete(key);
+  }
+
+  putEndpointSlice(slice: EndpointSlice): EndpointSlice {
+    const key = `${slice.metadata.namespace ?? 'default'}/${slice.metadata.name}`;
+    const existing = this.endpointSlices.get(key);
+    const stored: EndpointSlice = structuredClone({
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      ...slice,
+      metadata: {
+        ...slice.metadata,
+        namespace: slice.metadata.namespace ?? 'default',
+        uid: slice.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
+        resourceVersion: String(++this.revision),
+      },
+    });
+    this.endpointSlices.set(key, stored);
+    return structuredClone(stored);
+  }
+
+  deleteEndpointSlice(namespace: string, name: string): void {
+    this.endpointSlices.delete(`${namespace}/${name}`);
+  }
+
+  async getService(namespace: string, name: string): Promise<Service | undefined> {
+    this.call('getService');
+    const service = this.services.get(`${namespace}/${name}`);
+    return service ? structuredClone(service) : undefined;
+  }
+
+  async listServices(): Promise<Service[]> {
+    this.call('listServices');
+    return [...this.services.values()].map((s) => structuredClone(s));
+  }
+
+  async patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
+    this.call('patchService');
+    return this.patchServiceObject(namespace, name, patch, guard, false);
+  }
+
+  async patchServiceStatus(
+    namespace: string,
+    name: string,
+    patch: MergePatch<Service>,
+    guard: WriteGuard,
+  ): Promise<Service> {
+    this.call('patchServiceStatus');
+    return this.patchServiceObject(namespace, name, patch, guard, true);
+  }
+
+  async listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]> {
+    this.call('listEndpointSlices');
+    return [...this.endpointSlices.values()]
+      .filter(
+        (s) => s.metadata.namespace === namespace && s.metadata.labels?.['kubernetes.io/service-name'] === serviceName,
+      )
+      .map((s) => structuredClone(s));
+  }
+
+  private patchServiceObject(
+    namespace: string,
+    name: string,
+    patch: MergePatch<Service>,
+    guard: WriteGuard,
+    status: boolean,
+  ): Service {
+    const key = `${namespace}/${name}`;
+    const service = this.services.get(key);
+    if (!service) throw new KubernetesApiError(404, 'NotFound', `services "${name}" not found`);
+    if (guard.resourceVersion !== service.metadata.resourceVersion) {
+      throw new KubernetesApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on services "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    const { status: statusPatch, ...rest } = patch as MergePatch<Service> & { status?: unknown };
+    let effective: Record<string, unknown>;
+    if (status) {
+      effective = { status: statusPatch };
+    } else {
+      const {
+        resourceVersion: _rv,
+        uid: _uid,
+        name: _name,
+        namespace: _ns,
+        deletionTimestamp: _dt,
+        ...metadata
+      } = (rest.metadata ?? {}) as Record<string, unknown>;
+      effective = { ...rest, metadata };
+    }
+    const next = applyMergePatch(service, effective);
+    // "Forbidden: no new finalizers can be added if the object is being deleted"
+    const added = (next.metadata.finalizers ?? []).filter((f) => !(service.metadata.finalizers ?? []).includes(f));
+    if (service.metadata.deletionTimestamp && added.length > 0) {
+      throw new KubernetesApiError(
+        422,
+        'Invalid',
+        `Service "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"${added.join('", "')}"}`,
+      );
+    }
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+      this.services.delete(key);
+      return next;
+    }
+    return this.putService(next);
   }
 
   async recordEvent(event: EventRecord): Promise<void> {

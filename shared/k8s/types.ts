@@ -58,6 +58,73 @@ export interface Node {
   };
 }
 
+/** One entry of `spec.ports` of a Service (the API's ServicePort). */
+export interface ServicePortSpec {
+  name?: string;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  port: number;
+  /** A number, or the name of a container port (resolved per Pod in the EndpointSlices). */
+  targetPort?: number | string;
+  nodePort?: number;
+  appProtocol?: string;
+}
+
+export interface LoadBalancerIngress {
+  ip?: string;
+  hostname?: string;
+  ipMode?: 'VIP' | 'Proxy';
+}
+
+export interface Service {
+  apiVersion?: 'v1';
+  kind?: 'Service';
+  metadata: ObjectMeta;
+  spec?: {
+    type?: 'ClusterIP' | 'NodePort' | 'LoadBalancer' | 'ExternalName';
+    ports?: ServicePortSpec[];
+    selector?: Record<string, string>;
+    clusterIP?: string;
+    loadBalancerClass?: string;
+    externalTrafficPolicy?: 'Cluster' | 'Local';
+    healthCheckNodePort?: number;
+    loadBalancerSourceRanges?: string[];
+    loadBalancerIP?: string;
+    ipFamilies?: ('IPv4' | 'IPv6')[];
+    ipFamilyPolicy?: string;
+    allocateLoadBalancerNodePorts?: boolean;
+  };
+  status?: {
+    loadBalancer?: { ingress?: LoadBalancerIngress[] };
+    conditions?: NodeCondition[];
+  };
+}
+
+/** discovery.k8s.io/v1 Endpoint: one backend (a Pod) of a Service. */
+export interface Endpoint {
+  addresses: string[];
+  /** `ready` unset means ready (https://kubernetes.io/docs/reference/kubernetes-api/service-resources/endpoint-slice-v1/). */
+  conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+  nodeName?: string;
+  zone?: string;
+  targetRef?: ObjectReference;
+}
+
+export interface EndpointPort {
+  name?: string;
+  protocol?: 'TCP' | 'UDP' | 'SCTP';
+  port?: number;
+  appProtocol?: string;
+}
+
+export interface EndpointSlice {
+  apiVersion?: 'discovery.k8s.io/v1';
+  kind?: 'EndpointSlice';
+  metadata: ObjectMeta;
+  addressType: 'IPv4' | 'IPv6' | 'FQDN';
+  endpoints: Endpoint[];
+  ports?: EndpointPort[];
+}
+
 /** The object an Event is about. */
 export interface ObjectReference {
   apiVersion?: string;
@@ -86,4 +153,14 @@ export type MergePatch<T> = {
 
 export function nodeRef(node: Node): ObjectReference {
   return { apiVersion: 'v1', kind: 'Node', name: node.metadata.name, uid: node.metadata.uid ?? node.metadata.name };
+}
+
+export function serviceRef(service: Service): ObjectReference {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    name: service.metadata.name,
+    namespace: service.metadata.namespace,
+    uid: service.metadata.uid,
+  };
 }

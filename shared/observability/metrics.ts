@@ -28,6 +28,21 @@ export const MetricName = {
   RouteTableRoutes: 'RouteTableRoutes',
   /** 1 per pass that ends with the route table at or above the warning level: the value to alarm on. */
   RouteTableNearLimit: 'RouteTableNearLimit',
+  /** A Network Load Balancer created (dimension `reason`: `new` or `replaced`). */
+  LoadBalancersCreated: 'LoadBalancersCreated',
+  LoadBalancersDeleted: 'LoadBalancersDeleted',
+  /** A pass that changed a load balancer's configuration (listeners, target groups, groups, attributes, subnets). */
+  LoadBalancersUpdated: 'LoadBalancersUpdated',
+  TargetsRegistered: 'TargetsRegistered',
+  TargetsDeregistered: 'TargetsDeregistered',
+  /** A Service whose load balancer could not be synced (dimension `reason`: an AWS error code or `InvalidAnnotation`). */
+  LoadBalancerSyncFailures: 'LoadBalancerSyncFailures',
+  /** A delete pass that must wait (dimension `reason`: `DependencyViolation`, `ResourceInUse`). */
+  LoadBalancerCleanupPending: 'LoadBalancerCleanupPending',
+  /** Resources the garbage collector removed (dimension `resource`: `LoadBalancer`, `TargetGroup`, `SecurityGroup`, `SecurityGroupRule`). */
+  LoadBalancerGarbageCollected: 'LoadBalancerGarbageCollected',
+  /** A Service left to someone else (dimension `reason`: `classic`, `other-controller`, `other-class`). */
+  ServicesSkipped: 'ServicesSkipped',
   Ec2Events: 'Ec2Events',
   UnknownInstanceEvents: 'UnknownInstanceEvents',
   KeysSent: 'KeysSent',

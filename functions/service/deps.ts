@@ -1,0 +1,31 @@
+import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { TerminalError } from '../../shared/errors.ts';
+import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
+import type { Log } from '../../shared/observability/log.ts';
+import type { MetricsPort } from '../../shared/observability/metrics.ts';
+import type { PortRange } from './diff.ts';
+
+export interface ServiceDeps {
+  clusterName: string;
+  /** The VPC the load balancers, target groups and security groups go in. */
+  vpcId: string;
+  /** `spec.loadBalancerClass` handled besides "no class" (LOAD_BALANCER_CLASS). */
+  loadBalancerClass?: string;
+  /** Requeue while a load balancer provisions (SERVICE_PROVISIONING_REQUEUE_SECONDS). */
+  provisioningRequeueSeconds: number;
+  /** Requeue while deletion waits for AWS (ENIs draining, target groups in use) (SERVICE_CLEANUP_REQUEUE_SECONDS). */
+  cleanupRequeueSeconds: number;
+  /** kube-apiserver's `--service-node-port-range` (SERVICE_NODE_PORT_RANGE); default 30000-32767. */
+  nodePortRange?: PortRange;
+  kube: ServiceControllerKube;
+  ec2: Ec2Port;
+  elbv2: Elbv2Port;
+  clock: Clock;
+  log: Log;
+  metrics: MetricsPort;
+}
+
+/** A Service asks for something that cannot be built: retrying will not help until the Service changes. */
+export class AnnotationError extends TerminalError {}

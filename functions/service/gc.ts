@@ -1,0 +1,208 @@
+import type { LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
+import { clusterTagKey } from '../../shared/aws/ownership.ts';
+import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
+import { LABEL_SERVICE_NAME, serviceKey } from '../../shared/k8s/service-port.ts';
+import type { Service } from '../../shared/k8s/types.ts';
+import { MetricName } from '../../shared/observability/metrics.ts';
+import type { KeyHint, KeyMessage, ObjectKey } from '../../shared/queue/message.ts';
+import type { ReconcileResult } from '../../shared/queue/runner.ts';
+import { parseAnnotations } from './annotations.ts';
+import type { ServiceDeps } from './deps.ts';
+import {
+  decide,
+  ingressHostname,
+  isOurNodeRule,
+  type LoadBalancerSpec,
+  loadBalancerSpec,
+  nodeRules,
+  ruleKey,
+} from './diff.ts';
+import { backendSecurityGroupName, loadBalancerNameFromHostname, readablePrefix } from './names.ts';
+import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from './resources.ts';
+
+/**
+ * The garbage collection key (docs/adr/0005-service-load-balancers.md): a Service key without a namespace,
+ * which no real Service has. It travels on the service queue like any key, so SQS FIFO never runs two
+ * collections at once, and the resync sends it once per run.
+ */
+export const GARBAGE_COLLECTION_KEY = { kind: 'Service', name: 'garbage-collection' } as const satisfies ObjectKey;
+
+export function isGarbageCollectionKey(key: ObjectKey): boolean {
+  return key.kind === 'Service' && !key.namespace && key.name === GARBAGE_COLLECTION_KEY.name;
+}
+
+export function garbageCollectionMessage(hint?: KeyHint): KeyMessage {
+  return hint ? { ...GARBAGE_COLLECTION_KEY, hint } : { ...GARBAGE_COLLECTION_KEY };
+}
+
+/** What a live Service wants to keep; `keep-all` when its wishes cannot be worked out or its own key is deleting. */
+type Wanted =
+  | 'keep-all'
+  | { loadBalancers: Set<string>; targetGroups: Set<string>; securityGroup: string; spec: LoadBalancerSpec };
+
+export interface GarbageReport {
+  loadBalancers: string[];
+  targetGroups: string[];
+  securityGroups: string[];
+  rules: number;
+  pending: number;
+}
+
+/**
+ * Remove what carries our cluster tag as `owned` and a `kubernetes.io/service-name` tag, but that no Service
+ * wants: its Service is gone or no longer ours, or it is left over from an earlier spec (a crash between
+ * moving a listener and deleting the old target group, a renamed load balancer). Also removes our rules on
+ * the Nodes' groups whose load balancer is gone. Never touches a resource without our cluster tag, and
+ * never deletes one tagged `shared`.
+ *
+ * The order of the reads is what makes it safe against reconciles running meanwhile: security groups, then
+ * load balancers, then target groups, then Services. Whatever a read finds was made before the next read,
+ * so a rule found has its load balancer in the load balancer list, and a resource found has its Service
+ * (and that Service's current wishes) in the Service list.
+ */
+export async function collectGarbage(deps: ServiceDeps): Promise<ReconcileResult | undefined> {
+  const report = await sweep(deps);
+  const removed =
+    report.loadBalancers.length + report.targetGroups.length + report.securityGroups.length + report.rules;
+  (removed > 0 || report.pending > 0 ? deps.log.info : deps.log.debug).call(
+    deps.log,
+    'load balancer garbage collected',
+    {
+      ...report,
+    },
+  );
+  return report.pending > 0 ? { requeueAfterSeconds: deps.cleanupRequeueSeconds } : undefined;
+}
+
+export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
+  const clusterTag = clusterTagKey(deps.clusterName);
+  const groups = await deps.ec2.findSecurityGroups({ vpcId: deps.vpcId, tags: { [clusterTag]: undefined } });
+  const loadBalancers = (await deps.elbv2.listLoadBalancers()).filter((lb) => lb.type === 'network');
+  // Our target group names begin with at least 5 characters of the cluster's readable name (names.ts gives
+  // each of cluster, namespace and Service a fair share): only those need their tags read.
+  const prefix = readablePrefix([deps.clusterName], 5);
+  const targetGroups = (await deps.elbv2.listTargetGroups()).filter((g) => g.name.startsWith(prefix));
+  const tags = await deps.elbv2.describeTags([...loadBalancers, ...targetGroups].map((r) => r.arn));
+  let services: Service[];
+  try {
+    services = await deps.kube.listServices();
+  } catch (err) {
+    throw classifyKubernetesError('listing services', err);
+  }
+  const wanted = new Map(services.map((s) => [serviceKey(s), wantedBy(s, deps)] as const));
+
+  const ownerOf = (resourceTags: Readonly<Record<string, string>> | undefined): string | undefined =>
+    resourceTags?.[clusterTag] === 'owned' ? resourceTags[LABEL_SERVICE_NAME] : undefined;
+  const unwanted = (owner: string, test: (w: Exclude<Wanted, 'keep-all'>) => boolean): boolean => {
+    const w = wanted.get(owner);
+    if (w === undefined) return true;
+    return w !== 'keep-all' && test(w);
+  };
+
+  const doomedLbs: LoadBalancer[] = loadBalancers.filter((lb) => {
+    const owner = ownerOf(tags.get(lb.arn));
+    return owner !== undefined && unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()));
+  });
+  const doomedLbArns = new Set(doomedLbs.map((lb) => lb.arn));
+  const liveLbs = loadBalancers.filter((lb) => !doomedLbArns.has(lb.arn));
+  const doomedGroups: TargetGroup[] = targetGroups.filter((g) => {
+    const owner = ownerOf(tags.get(g.arn));
+    const attachedToLive = g.loadBalancerArns.some((arn) => !doomedLbArns.has(arn));
+    return owner !== undefined && unwanted(owner, (w) => !w.targetGroups.has(g.name) && !attachedToLive);
+  });
+  const usedGroups = new Set(liveLbs.flatMap((lb) => lb.securityGroups));
+  const doomedSecurityGroups = groups.filter((g) => {
+    const owner = ownerOf(g.tags);
+    return owner !== undefined && !usedGroups.has(g.groupId) && unwanted(owner, (w) => w.securityGroup !== g.groupName);
+  });
+
+  const report: GarbageReport = { loadBalancers: [], targetGroups: [], securityGroups: [], rules: 0, pending: 0 };
+  const noEvent = async () => {};
+  for (const lb of doomedLbs) {
+    await deleteLoadBalancerAndListeners(lb, deps, noEvent);
+    report.loadBalancers.push(lb.name);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' });
+  }
+  for (const group of doomedGroups) {
+    if ((await deleteTargetGroup(group, deps, noEvent)) === 'in-use') {
+      report.pending++;
+      continue;
+    }
+    report.targetGroups.push(group.name);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'TargetGroup' });
+  }
+  // Our rules on the Nodes' groups (from the backend group) that no Service of the cluster needs any more.
+  const backend = groups.find((g) => g.groupName === backendSecurityGroupName(deps.clusterName));
+  const needed = backend ? neededNodeRules([...wanted.values()], backend.groupId, deps) : 'all';
+  for (const group of groups) {
+    if (needed === 'all') break;
+    const unneeded = group.ingress.filter(
+      (rule) => isOurNodeRule(rule, deps.clusterName) && !needed.has(ruleKey(rule)),
+    );
+    if (unneeded.length === 0) continue;
+    await deps.ec2.revokeSecurityGroupIngress(group.groupId, unneeded);
+    report.rules += unneeded.length;
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroupRule' }, unneeded.length);
+  }
+  for (const group of doomedSecurityGroups) {
+    if ((await deleteSecurityGroup(group.groupId, deps, noEvent)) === 'in-use') {
+      report.pending++;
+      continue;
+    }
+    report.securityGroups.push(group.groupName);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroup' });
+  }
+  if (report.pending > 0)
+    deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason: 'GarbageCollection' }, report.pending);
+  return report;
+}
+
+function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
+  const decision = decide(service, deps.loadBalancerClass);
+  // Its own key is deleting it (with Events and the finalizer): leave that to it.
+  if (decision.action === 'delete') return 'keep-all';
+  if (decision.action === 'ignore') return undefined;
+  const { options, problems } = parseAnnotations(service.metadata.annotations);
+  if (problems.length > 0) return 'keep-all';
+  const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName });
+  if (!built.ok) return 'keep-all';
+  const loadBalancers = new Set([built.spec.loadBalancerName.toLowerCase()]);
+  // The load balancer the status still names is the one serving traffic until its replacement is ready.
+  const current = loadBalancerNameFromHostname(ingressHostname(service));
+  if (current) loadBalancers.add(current.toLowerCase());
+  return {
+    loadBalancers,
+    targetGroups: new Set(built.spec.targetGroups.map((g) => g.name)),
+    securityGroup: built.spec.securityGroupName,
+    spec: built.spec,
+  };
+}
+
+/**
+ * The Node rules every live Service needs, by rule identity; `all` (revoke nothing) while any Service's
+ * needs cannot be worked out without reading its EndpointSlices (IP targets on a named port) or at all.
+ */
+function neededNodeRules(
+  wanted: readonly (Wanted | undefined)[],
+  backendGroupId: string,
+  deps: ServiceDeps,
+): Set<string> | 'all' {
+  const needed = new Set<string>();
+  for (const w of wanted) {
+    if (w === undefined) continue;
+    if (w === 'keep-all') return 'all';
+    const targets = new Map<string, { id: string; port: number }[]>();
+    if (w.spec.targetType === 'ip') {
+      for (const group of w.spec.targetGroups) {
+        const ports = group.servicePorts.map((p) => p.targetPort ?? p.port);
+        if (ports.some((p) => typeof p !== 'number')) return 'all';
+        targets.set(
+          group.name,
+          (ports as number[]).map((port) => ({ id: '', port })),
+        );
+      }
+    }
+    for (const rule of nodeRules(w.spec, targets, backendGroupId, deps.nodePortRange)) needed.add(ruleKey(rule));
+  }
+  return needed;
+}

@@ -1,0 +1,42 @@
+import { createEc2Port, createElbv2Port } from '../../shared/aws/clients.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { loadConfig, requireSetting } from '../../shared/config/config.ts';
+import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
+import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
+import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
+import { serviceReconciler } from './reconciler.ts';
+
+const VPC_PURPOSE = 'by the service controller (the VPC its load balancers, target groups and security groups go in)';
+
+// Checked when the module loads: without a VPC the controller cannot find subnets or make security groups.
+requireSetting(loadConfig(), 'VPC_ID', VPC_PURPOSE);
+
+export const handler = workqueueHandler(serviceReconciler, ({ config, log, metrics }) => {
+  const access = awsKubernetesAccessDeps(config);
+  const nodes = createKubernetesPort(config, access);
+  const services = createServicesPort(config, access);
+  const kube: ServiceControllerKube = {
+    getService: (namespace, name) => services.getService(namespace, name),
+    listServices: () => services.listServices(),
+    patchService: (namespace, name, patch, guard) => services.patchService(namespace, name, patch, guard),
+    patchServiceStatus: (namespace, name, patch, guard) => services.patchServiceStatus(namespace, name, patch, guard),
+    listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
+    listNodes: () => nodes.listNodes(),
+    recordEvent: (event) => nodes.recordEvent(event),
+  };
+  return {
+    clusterName: config.CLUSTER_NAME,
+    vpcId: requireSetting(config, 'VPC_ID', VPC_PURPOSE),
+    loadBalancerClass: config.LOAD_BALANCER_CLASS,
+    provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+    cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+    nodePortRange: config.SERVICE_NODE_PORT_RANGE,
+    kube,
+    ec2: createEc2Port(config, metrics),
+    elbv2: createElbv2Port(config, metrics),
+    clock: systemClock,
+    log,
+    metrics,
+  };
+});

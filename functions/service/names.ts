@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { ELB_NAME_MAX } from '../../shared/aws/elbv2-port.ts';
+
+/**
+ * Names of the AWS resources of a Service (docs/adr/0005-service-load-balancers.md).
+ *
+ * Users asked for readable names (the reference's `a<uid>` says nothing), so a name starts with
+ * `<cluster>-<namespace>-<service>`, shortened to fit. A readable prefix alone cannot be unique: namespaces
+ * and names contain hyphens (`a-b`/`c` and `a`/`b-c` read the same) and long ones are cut. So every name
+ * ends with a hash of the exact identity it stands for, and the prefix gives way to it. Names are
+ * deterministic: a crash between creating a resource and recording anything about it loses nothing, because
+ * the next pass computes the same name and finds it. And a resource found by name is used only when its tags
+ * say it belongs to this cluster and Service, so even a hash collision, or two Services given the same
+ * `aws-load-balancer-name`, can never make two Services share a load balancer.
+ */
+
+/** 8 base-36 characters: 41 bits, which leaves 23 characters of a 32-character name readable. */
+export const HASH_LENGTH = 8;
+const HASH_SPACE = 36n ** BigInt(HASH_LENGTH);
+
+export function shortHash(...parts: readonly (string | number)[]): string {
+  // NUL cannot occur in any part (Kubernetes names, AWS names, numbers), so the joined input is unambiguous.
+  const digest = createHash('sha256').update(parts.join('\0')).digest();
+  const value = digest.readBigUInt64BE(0) % HASH_SPACE;
+  return value.toString(36).padStart(HASH_LENGTH, '0');
+}
+
+/**
+ * `parts` lowercased, anything but letters and digits turned into hyphens (runs collapsed, none at either
+ * end), joined with hyphens and shortened to `max` characters by trimming the longest part first, so that
+ * each part keeps a readable piece (`production-cluster`, `payments`, `api` -> `product-payments-api`).
+ * Never begins with `internal` (ELB reserves `internal-`). May be empty.
+ */
+export function readablePrefix(parts: readonly string[], max: number): string {
+  const cleaned = parts
+    .map((p) =>
+      p
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-+|-+$/g, ''),
+    )
+    .filter(Boolean);
+  const shortened = shorten(cleaned, max);
+  return shortened.startsWith('internal') ? shorten(['k8s', ...cleaned], max).replace(/^internal/, 'k8s') : shortened;
+}
+
+/** Trim the longest part by one character until the joined parts fit. */
+function shorten(input: readonly string[], max: number): string {
+  const parts = [...input];
+  const length = () => parts.reduce((n, p) => n + p.length, 0) + Math.max(0, parts.length - 1);
+  while (parts.length > 0 && length() > Math.max(0, max)) {
+    let longest = 0;
+    for (let i = 1; i < parts.length; i++) if (parts[i]!.length > parts[longest]!.length) longest = i;
+    const part = parts[longest]!;
+    if (part.length <= 1) parts.splice(longest, 1);
+    else parts[longest] = part.slice(0, -1).replace(/-+$/, '');
+  }
+  return parts.join('-');
+}
+
+function withHash(prefixParts: readonly string[], suffix: string, hash: string): string {
+  const tail = suffix ? `${suffix}-${hash}` : hash;
+  const prefix = readablePrefix(prefixParts, ELB_NAME_MAX - tail.length - 1);
+  return prefix ? `${prefix}-${tail}` : tail;
+}
+
+export interface ServiceIdentity {
+  clusterName: string;
+  namespace: string;
+  name: string;
+}
+
+/** The load balancer's name: `aws-load-balancer-name` when set, else `<cluster>-<namespace>-<service>-<hash>`. */
+export function loadBalancerName(id: ServiceIdentity, override?: string): string {
+  if (override) return override;
+  return withHash([id.clusterName, id.namespace, id.name], '', shortHash('lb', id.clusterName, id.namespace, id.name));
+}
+
+/**
+ * What makes a target group: everything AWS cannot change on an existing one (protocol, target type) and the
+ * load balancer it serves (a Network Load Balancer target group can belong to one load balancer only).
+ * Changing any of these gives a new name, hence a new target group the listener moves to: replacement
+ * instead of an impossible in-place change.
+ */
+export interface TargetGroupIdentity {
+  loadBalancerName: string;
+  listenerPort: number;
+  protocol: string;
+  targetType: string;
+}
+
+/** `<cluster>-<namespace>-<service>-<listener port>-<hash>`. */
+export function targetGroupName(id: ServiceIdentity, group: TargetGroupIdentity): string {
+  const hash = shortHash(
+    'tg',
+    id.clusterName,
+    id.namespace,
+    id.name,
+    group.loadBalancerName,
+    group.listenerPort,
+    group.protocol,
+    group.targetType,
+  );
+  return withHash([id.clusterName, id.namespace, id.name], String(group.listenerPort), hash);
+}
+
+/** The managed security group of a load balancer (unique per VPC, as the load balancer name is per region). */
+export function securityGroupName(loadBalancer: string): string {
+  return `k8s-elb-${loadBalancer}`;
+}
+
+/**
+ * The cluster's backend security group: attached to every load balancer of the cluster, and the one source
+ * the Nodes' groups allow. One group for all load balancers keeps the Nodes' groups far below their 60-rule
+ * quota however many Services there are (a rule per load balancer exhausts it at a few dozen).
+ */
+export function backendSecurityGroupName(clusterName: string): string {
+  return `k8s-traffic-${clusterName}`;
+}
+
+/**
+ * The description that marks the rules this controller adds to the Nodes' groups (from the backend group).
+ * A rule is ours exactly when its description is this: never recognised by port or source, which other
+ * people's rules may share.
+ */
+export function backendRuleDescription(clusterName: string): string {
+  return `kubernetes.io/rule/nlb/backend=${clusterName}`;
+}
+
+/**
+ * The load balancer name in a Network Load Balancer DNS name (`<name>-<id>.elb.<region>.amazonaws.com`),
+ * to find the load balancer a Service's status points at when its name has changed since.
+ */
+export function loadBalancerNameFromHostname(hostname: string | undefined): string | undefined {
+  const match = hostname
+    ? /^([a-z0-9-]+)-[0-9a-f]{16}\.elb\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?$/i.exec(hostname)
+    : null;
+  return match?.[1];
+}

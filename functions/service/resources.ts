@@ -1,0 +1,86 @@
+import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import { elbv2ErrorCode } from '../../shared/aws/elbv2-adapter.ts';
+import type { Elbv2Port, LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
+import { awsErrorCode } from '../../shared/aws/errors.ts';
+import { RetryableError } from '../../shared/errors.ts';
+
+/**
+ * AWS steps that creation, deletion and garbage collection share. Each one is safe to repeat: a resource
+ * already gone counts as deleted, and a step that must wait (ENIs still draining, a listener still
+ * forwarding) says so instead of failing, so the caller can finish what it can and requeue.
+ */
+
+export interface AwsDeps {
+  ec2: Ec2Port;
+  elbv2: Elbv2Port;
+  vpcId: string;
+}
+
+/** The AWS error code behind a controller error (its `cause`), ELBv2's `...Exception` names normalised. */
+export function codeOf(err: unknown): string | undefined {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  return elbv2ErrorCode(cause) ?? awsErrorCode(cause);
+}
+
+/** Listeners first (they hold the target groups), then the load balancer itself. */
+export async function deleteLoadBalancerAndListeners(
+  lb: LoadBalancer,
+  deps: AwsDeps,
+  beforeWrite: () => Promise<void>,
+): Promise<void> {
+  const listeners = await deps.elbv2.describeListeners(lb.arn).catch((err: unknown) => {
+    // Deleted since it was found: nothing left to do.
+    if (codeOf(err) === 'LoadBalancerNotFound') return undefined;
+    throw err;
+  });
+  if (listeners === undefined) return;
+  for (const listener of listeners) {
+    await beforeWrite();
+    await deps.elbv2.deleteListener(listener.arn);
+  }
+  await beforeWrite();
+  await deps.elbv2.deleteLoadBalancer(lb.arn);
+}
+
+/** `in-use`: a listener still forwards to it (or AWS has not caught up with one just deleted). */
+export async function deleteTargetGroup(
+  group: TargetGroup,
+  deps: AwsDeps,
+  beforeWrite: () => Promise<void>,
+): Promise<'deleted' | 'in-use'> {
+  await beforeWrite();
+  try {
+    await deps.elbv2.deleteTargetGroup(group.arn);
+    return 'deleted';
+  } catch (err) {
+    if (codeOf(err) === 'ResourceInUse') return 'in-use';
+    throw err;
+  }
+}
+
+/**
+ * `in-use`: DependencyViolation, i.e. the network interfaces of a deleted load balancer still use it (for
+ * minutes), or another group's rule references it.
+ */
+export async function deleteSecurityGroup(
+  groupId: string,
+  deps: AwsDeps,
+  beforeWrite: () => Promise<void>,
+): Promise<'deleted' | 'in-use'> {
+  await beforeWrite();
+  try {
+    await deps.ec2.deleteSecurityGroup(groupId);
+    return 'deleted';
+  } catch (err) {
+    if (codeOf(err) === 'DependencyViolation') return 'in-use';
+    throw err;
+  }
+}
+
+/** An AWS error that only means "the load balancer replacing this one has not let go of the target group yet". */
+export function retryAssociationLimit(err: unknown, doing: string): never {
+  if (codeOf(err) === 'TargetGroupAssociationLimit') {
+    throw new RetryableError(`${doing}: the target group is still attached to another load balancer`, { cause: err });
+  }
+  throw err;
+}

@@ -1,0 +1,375 @@
+import {
+  AddTagsCommand,
+  CreateListenerCommand,
+  CreateLoadBalancerCommand,
+  CreateTargetGroupCommand,
+  DeleteLoadBalancerCommand,
+  DeleteTargetGroupCommand,
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+  ModifyTargetGroupCommand,
+  RegisterTargetsCommand,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import { mockClient } from 'aws-sdk-client-mock';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
+import { Elbv2Adapter, elbv2ErrorCode } from './elbv2-adapter.ts';
+import { AwsServiceError } from './errors.ts';
+
+const client = new ElasticLoadBalancingV2Client({
+  region: 'eu-west-1',
+  credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+});
+const elb = mockClient(client);
+const adapter = new Elbv2Adapter(client);
+
+/** An error as the SDK throws it for the query protocol: the class named `<Code>Exception`, the wire code in `Code`. */
+function sdkError(code: string, message = code, status = 400): Error {
+  return Object.assign(new AwsServiceError(`${code}Exception`, message, status), { Code: code });
+}
+
+const LB_ARN = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/web/0123456789abcdef';
+const TG_ARN = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/web-80/0123456789abcdef';
+
+const sdkLoadBalancer = (name = 'web') => ({
+  LoadBalancerArn: LB_ARN,
+  LoadBalancerName: name,
+  DNSName: `${name}-0123456789abcdef.elb.eu-west-1.amazonaws.com`,
+  Scheme: 'internet-facing' as const,
+  Type: 'network' as const,
+  VpcId: 'vpc-1',
+  State: { Code: 'provisioning' as const },
+  AvailabilityZones: [
+    {
+      ZoneName: 'eu-west-1a',
+      SubnetId: 'subnet-a',
+      LoadBalancerAddresses: [{ AllocationId: 'eipalloc-1', IpAddress: '1.2.3.4' }],
+    },
+  ],
+  SecurityGroups: ['sg-1'],
+});
+
+beforeEach(() => {
+  elb.reset();
+});
+
+describe('Elbv2Adapter load balancers', () => {
+  it('finds a load balancer by name; LoadBalancerNotFound is absence', async () => {
+    elb
+      .on(DescribeLoadBalancersCommand)
+      .resolvesOnce({ LoadBalancers: [sdkLoadBalancer()] })
+      .rejectsOnce(sdkError('LoadBalancerNotFound'));
+
+    expect(await adapter.findLoadBalancer('web')).toEqual({
+      arn: LB_ARN,
+      name: 'web',
+      dnsName: 'web-0123456789abcdef.elb.eu-west-1.amazonaws.com',
+      scheme: 'internet-facing',
+      type: 'network',
+      state: 'provisioning',
+      vpcId: 'vpc-1',
+      subnets: [{ subnetId: 'subnet-a', zoneName: 'eu-west-1a', allocationId: 'eipalloc-1' }],
+      securityGroups: ['sg-1'],
+    });
+    expect(await adapter.findLoadBalancer('missing')).toBeUndefined();
+    expect(elb.commandCalls(DescribeLoadBalancersCommand).map((c) => c.args[0].input)).toEqual([
+      { Names: ['web'] },
+      { Names: ['missing'] },
+    ]);
+  });
+
+  it('lists every page, 400 at a time', async () => {
+    elb
+      .on(DescribeLoadBalancersCommand)
+      .resolvesOnce({ LoadBalancers: [sdkLoadBalancer('a')], NextMarker: 'm1' })
+      .resolvesOnce({ LoadBalancers: [sdkLoadBalancer('b')] });
+    expect((await adapter.listLoadBalancers()).map((l) => l.name)).toEqual(['a', 'b']);
+    expect(elb.commandCalls(DescribeLoadBalancersCommand).map((c) => c.args[0].input)).toEqual([
+      { PageSize: 400, Marker: undefined },
+      { PageSize: 400, Marker: 'm1' },
+    ]);
+  });
+
+  it('creates a network load balancer with subnet mappings, groups and tags; a duplicate name is name-taken', async () => {
+    elb
+      .on(CreateLoadBalancerCommand)
+      .resolvesOnce({ LoadBalancers: [sdkLoadBalancer()] })
+      .rejectsOnce(sdkError('DuplicateLoadBalancerName'));
+    const input = {
+      name: 'web',
+      scheme: 'internet-facing' as const,
+      subnetMappings: [{ subnetId: 'subnet-a', allocationId: 'eipalloc-1' }, { subnetId: 'subnet-b' }],
+      securityGroups: ['sg-1'],
+      tags: { 'kubernetes.io/cluster/prod': 'owned' },
+    };
+    expect(await adapter.createLoadBalancer(input)).toMatchObject({ arn: LB_ARN });
+    expect(await adapter.createLoadBalancer(input)).toBe('name-taken');
+    expect(elb.commandCalls(CreateLoadBalancerCommand)[0]!.args[0].input).toEqual({
+      Name: 'web',
+      Type: 'network',
+      Scheme: 'internet-facing',
+      IpAddressType: 'ipv4',
+      SubnetMappings: [{ SubnetId: 'subnet-a', AllocationId: 'eipalloc-1' }, { SubnetId: 'subnet-b' }],
+      SecurityGroups: ['sg-1'],
+      Tags: [{ Key: 'kubernetes.io/cluster/prod', Value: 'owned' }],
+    });
+  });
+
+  it('deleting a load balancer that is gone is success', async () => {
+    elb.on(DeleteLoadBalancerCommand).rejects(sdkError('LoadBalancerNotFound'));
+    await expect(adapter.deleteLoadBalancer(LB_ARN)).resolves.toBeUndefined();
+  });
+});
+
+describe('Elbv2Adapter listeners', () => {
+  it('reads the forward target group and the default certificate first', async () => {
+    elb.on(DescribeListenersCommand).resolves({
+      Listeners: [
+        {
+          ListenerArn: 'l1',
+          LoadBalancerArn: LB_ARN,
+          Port: 443,
+          Protocol: 'TLS',
+          SslPolicy: 'P',
+          Certificates: [{ CertificateArn: 'extra' }, { CertificateArn: 'default', IsDefault: true }],
+          DefaultActions: [{ Type: 'forward', ForwardConfig: { TargetGroups: [{ TargetGroupArn: TG_ARN }] } }],
+        },
+      ],
+    });
+    expect(await adapter.describeListeners(LB_ARN)).toEqual([
+      {
+        arn: 'l1',
+        loadBalancerArn: LB_ARN,
+        port: 443,
+        protocol: 'TLS',
+        sslPolicy: 'P',
+        certificateArns: ['default', 'extra'],
+        targetGroupArn: TG_ARN,
+      },
+    ]);
+  });
+
+  it('creates TLS listeners with certificate and policy, TCP ones without', async () => {
+    elb
+      .on(CreateListenerCommand)
+      .resolves({ Listeners: [{ ListenerArn: 'l', LoadBalancerArn: LB_ARN, Port: 1, Protocol: 'TCP' }] });
+    await adapter.createListener(LB_ARN, {
+      port: 443,
+      protocol: 'TLS',
+      certificateArn: 'c',
+      sslPolicy: 'P',
+      targetGroupArn: TG_ARN,
+    });
+    await adapter.createListener(LB_ARN, {
+      port: 80,
+      protocol: 'TCP',
+      certificateArn: 'ignored',
+      targetGroupArn: TG_ARN,
+    });
+    expect(elb.commandCalls(CreateListenerCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        LoadBalancerArn: LB_ARN,
+        Port: 443,
+        Protocol: 'TLS',
+        DefaultActions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
+        Certificates: [{ CertificateArn: 'c' }],
+        SslPolicy: 'P',
+      },
+      {
+        LoadBalancerArn: LB_ARN,
+        Port: 80,
+        Protocol: 'TCP',
+        DefaultActions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
+      },
+    ]);
+  });
+
+  it('a target group still tied to another load balancer is an error with its code', async () => {
+    elb.on(CreateListenerCommand).rejects(sdkError('TargetGroupAssociationLimit'));
+    const err = await adapter
+      .createListener(LB_ARN, { port: 80, protocol: 'TCP', targetGroupArn: TG_ARN })
+      .catch((e: unknown) => e);
+    expect(elbv2ErrorCode((err as Error).cause)).toBe('TargetGroupAssociationLimit');
+  });
+});
+
+describe('Elbv2Adapter target groups and targets', () => {
+  const sdkGroup = (name: string) => ({
+    TargetGroupArn: `${TG_ARN}-${name}`,
+    TargetGroupName: name,
+    Protocol: 'TCP' as const,
+    Port: 30080,
+    TargetType: 'instance' as const,
+    HealthCheckProtocol: 'HTTP' as const,
+    HealthCheckPort: '32000',
+    HealthCheckPath: '/healthz',
+    HealthCheckIntervalSeconds: 10,
+    HealthCheckTimeoutSeconds: 6,
+    HealthyThresholdCount: 2,
+    UnhealthyThresholdCount: 2,
+    LoadBalancerArns: [LB_ARN],
+  });
+
+  it('finds by name; one unknown name makes it ask name by name', async () => {
+    elb
+      .on(DescribeTargetGroupsCommand, { Names: ['a', 'b'] })
+      .rejects(sdkError('TargetGroupNotFound'))
+      .on(DescribeTargetGroupsCommand, { Names: ['a'] })
+      .resolves({ TargetGroups: [sdkGroup('a')] })
+      .on(DescribeTargetGroupsCommand, { Names: ['b'] })
+      .rejects(sdkError('TargetGroupNotFound'));
+    const found = await adapter.findTargetGroups(['a', 'b', 'a']);
+    expect(found).toEqual([
+      {
+        arn: `${TG_ARN}-a`,
+        name: 'a',
+        protocol: 'TCP',
+        port: 30080,
+        targetType: 'instance',
+        vpcId: undefined,
+        healthCheck: {
+          protocol: 'HTTP',
+          port: '32000',
+          path: '/healthz',
+          intervalSeconds: 10,
+          timeoutSeconds: 6,
+          healthyThreshold: 2,
+          unhealthyThreshold: 2,
+        },
+        loadBalancerArns: [LB_ARN],
+      },
+    ]);
+    // PageSize may not be combined with Names.
+    expect(elb.commandCalls(DescribeTargetGroupsCommand).map((c) => c.args[0].input)).toEqual([
+      { Names: ['a', 'b'], Marker: undefined },
+      { Names: ['a'], Marker: undefined },
+      { Names: ['b'], Marker: undefined },
+    ]);
+  });
+
+  it('creates with the health check (a path only for HTTP/HTTPS) and tags; a duplicate name is name-taken', async () => {
+    elb
+      .on(CreateTargetGroupCommand)
+      .resolvesOnce({ TargetGroups: [sdkGroup('a')] })
+      .rejectsOnce(sdkError('DuplicateTargetGroupName'));
+    const input = {
+      name: 'a',
+      protocol: 'TCP' as const,
+      port: 30080,
+      targetType: 'instance' as const,
+      vpcId: 'vpc-1',
+      healthCheck: {
+        protocol: 'TCP' as const,
+        port: 'traffic-port',
+        intervalSeconds: 30,
+        timeoutSeconds: 10,
+        healthyThreshold: 3,
+        unhealthyThreshold: 3,
+      },
+      tags: { a: 'b' },
+    };
+    await adapter.createTargetGroup(input);
+    expect(await adapter.createTargetGroup(input)).toBe('name-taken');
+    expect(elb.commandCalls(CreateTargetGroupCommand)[0]!.args[0].input).toEqual({
+      Name: 'a',
+      Protocol: 'TCP',
+      Port: 30080,
+      VpcId: 'vpc-1',
+      TargetType: 'instance',
+      IpAddressType: 'ipv4',
+      HealthCheckEnabled: true,
+      HealthCheckProtocol: 'TCP',
+      HealthCheckPort: 'traffic-port',
+      HealthCheckIntervalSeconds: 30,
+      HealthCheckTimeoutSeconds: 10,
+      HealthyThresholdCount: 3,
+      UnhealthyThresholdCount: 3,
+      Tags: [{ Key: 'a', Value: 'b' }],
+    });
+    elb.on(ModifyTargetGroupCommand).resolves({});
+    await adapter.modifyTargetGroupHealthCheck(TG_ARN, { ...input.healthCheck, protocol: 'HTTP', path: '/healthz' });
+    expect(elb.commandCalls(ModifyTargetGroupCommand)[0]!.args[0].input).toMatchObject({
+      HealthCheckProtocol: 'HTTP',
+      HealthCheckPath: '/healthz',
+    });
+  });
+
+  it('a target group in use is a retryable error; a missing one is not-found', async () => {
+    elb
+      .on(DeleteTargetGroupCommand)
+      .rejectsOnce(sdkError('ResourceInUse'))
+      .rejectsOnce(sdkError('TargetGroupNotFound'));
+    const err = await adapter.deleteTargetGroup(TG_ARN).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as Error).message).toMatch(/deleting target group .*: ResourceInUse/);
+    expect(await adapter.deleteTargetGroup(TG_ARN)).toBe('not-found');
+  });
+
+  it('an exception without the wire code is classified by its name without the Exception suffix', async () => {
+    elb.on(DeleteTargetGroupCommand).rejects(new AwsServiceError('ResourceInUseException', 'in use'));
+    expect(await adapter.deleteTargetGroup(TG_ARN).catch((e: unknown) => e)).toBeInstanceOf(RetryableError);
+  });
+
+  it('reads target health, and registers only when there is something to register', async () => {
+    elb.on(DescribeTargetHealthCommand).resolves({
+      TargetHealthDescriptions: [
+        {
+          Target: { Id: 'i-1', Port: 30080 },
+          TargetHealth: { State: 'draining', Reason: 'Target.DeregistrationInProgress' },
+        },
+        { Target: { Id: 'i-2', Port: 30080 }, TargetHealth: { State: 'healthy' } },
+      ],
+    });
+    expect(await adapter.describeTargetHealth(TG_ARN)).toEqual([
+      { target: { id: 'i-1', port: 30080 }, state: 'draining', reason: 'Target.DeregistrationInProgress' },
+      { target: { id: 'i-2', port: 30080 }, state: 'healthy' },
+    ]);
+    elb.on(RegisterTargetsCommand).resolves({});
+    await adapter.registerTargets(TG_ARN, []);
+    await adapter.registerTargets(TG_ARN, [{ id: 'i-3', port: 30080 }]);
+    expect(elb.commandCalls(RegisterTargetsCommand).map((c) => c.args[0].input)).toEqual([
+      { TargetGroupArn: TG_ARN, Targets: [{ Id: 'i-3', Port: 30080 }] },
+    ]);
+  });
+});
+
+describe('Elbv2Adapter tags and errors', () => {
+  it('describes tags 20 ARNs per call; a vanished ARN makes it ask ARN by ARN', async () => {
+    const arns = Array.from({ length: 21 }, (_, i) => `${TG_ARN}-${i}`);
+    elb.on(DescribeTagsCommand).callsFake(async (input: { ResourceArns: string[] }) => {
+      if (input.ResourceArns.includes(`${TG_ARN}-20`) && input.ResourceArns.length === 1)
+        throw sdkError('TargetGroupNotFound');
+      return {
+        TagDescriptions: input.ResourceArns.map((arn) => ({
+          ResourceArn: arn,
+          Tags: [{ Key: 'k', Value: arn.slice(-2) }],
+        })),
+      };
+    });
+    const tags = await adapter.describeTags(arns);
+    expect(tags.size).toBe(20);
+    expect(elb.commandCalls(DescribeTagsCommand).map((c) => c.args[0].input.ResourceArns?.length)).toEqual([20, 1]);
+  });
+
+  it('adds tags to one resource', async () => {
+    elb.on(AddTagsCommand).resolves({});
+    await adapter.addTags(LB_ARN, { team: 'web' });
+    await adapter.addTags(LB_ARN, {});
+    expect(elb.commandCalls(AddTagsCommand).map((c) => c.args[0].input)).toEqual([
+      { ResourceArns: [LB_ARN], Tags: [{ Key: 'team', Value: 'web' }] },
+    ]);
+  });
+
+  it.each([
+    [sdkError('Throttling', 'Rate exceeded'), ThrottledError],
+    [sdkError('AccessDenied', 'no'), TerminalError],
+    [sdkError('InternalFailure', 'oops', 500), RetryableError],
+  ])('classifies %s', async (error, kind) => {
+    elb.on(DescribeLoadBalancersCommand).rejects(error);
+    expect(await adapter.listLoadBalancers().catch((e: unknown) => e)).toBeInstanceOf(kind);
+  });
+});

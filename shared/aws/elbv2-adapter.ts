@@ -1,0 +1,556 @@
+import {
+  type Action,
+  AddTagsCommand,
+  CreateListenerCommand,
+  CreateLoadBalancerCommand,
+  CreateTargetGroupCommand,
+  DeleteListenerCommand,
+  DeleteLoadBalancerCommand,
+  DeleteTargetGroupCommand,
+  DeregisterTargetsCommand,
+  DescribeListenersCommand,
+  DescribeLoadBalancerAttributesCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTagsCommand,
+  DescribeTargetGroupAttributesCommand,
+  DescribeTargetGroupsCommand,
+  type DescribeTargetGroupsCommandInput,
+  DescribeTargetHealthCommand,
+  type ElasticLoadBalancingV2Client,
+  ModifyListenerCommand,
+  ModifyLoadBalancerAttributesCommand,
+  ModifyTargetGroupAttributesCommand,
+  ModifyTargetGroupCommand,
+  RegisterTargetsCommand,
+  type Listener as SdkListener,
+  type LoadBalancer as SdkLoadBalancer,
+  type TargetGroup as SdkTargetGroup,
+  SetSecurityGroupsCommand,
+  SetSubnetsCommand,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
+import {
+  type CreateLoadBalancerInput,
+  type CreateTargetGroupInput,
+  ELBV2_PAGE_SIZE,
+  type Elbv2Port,
+  type HealthCheck,
+  type Listener,
+  type ListenerProtocol,
+  type ListenerSpec,
+  type LoadBalancer,
+  type LoadBalancerStateCode,
+  type SubnetMapping,
+  TAGS_ARNS_PER_CALL,
+  TARGET_GROUP_NAMES_PER_CALL,
+  type Target,
+  type TargetGroup,
+  type TargetGroupProtocol,
+  type TargetHealth,
+  type TargetHealthState,
+} from './elbv2-port.ts';
+import { awsErrorCode, toControllerError } from './errors.ts';
+
+/**
+ * The AWS error code of an ELBv2 failure. ELBv2 speaks the query protocol: the SDK keeps the wire code
+ * (`LoadBalancerNotFound`) in `Code` and names the exception class after it (`LoadBalancerNotFoundException`);
+ * either form comes back as the wire code.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/CommonErrors.html
+ */
+export function elbv2ErrorCode(err: unknown): string | undefined {
+  return awsErrorCode(err)?.replace(/Exception$/, '');
+}
+
+/** The controller error for an ELBv2 failure, classified by its wire code. */
+function elbv2Error(doing: string, err: unknown): Error {
+  const code = elbv2ErrorCode(err);
+  if (code && code !== awsErrorCode(err) && err instanceof Error) {
+    // Classify by the wire code (`ResourceInUse`, not `ResourceInUseException`); keep the SDK error as cause.
+    const normalized = Object.assign(new Error(err.message, { cause: err }), {
+      name: code,
+      $metadata: (err as { $metadata?: unknown }).$metadata,
+    });
+    return toControllerError(doing, normalized);
+  }
+  return toControllerError(doing, err);
+}
+
+const LISTENER_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS']);
+const HEALTH_STATES: ReadonlySet<string> = new Set([
+  'initial',
+  'healthy',
+  'unhealthy',
+  'unhealthy.draining',
+  'unused',
+  'draining',
+  'unavailable',
+]);
+
+/**
+ * Elbv2Port over the AWS SDK: a pure translation (no caching). Pages, chunks and turns "not found" into
+ * absence so that callers never do.
+ */
+export class Elbv2Adapter implements Elbv2Port {
+  constructor(private readonly client: ElasticLoadBalancingV2Client) {}
+
+  async findLoadBalancer(name: string): Promise<LoadBalancer | undefined> {
+    try {
+      const output = await this.client.send(new DescribeLoadBalancersCommand({ Names: [name] }));
+      return (output.LoadBalancers ?? []).flatMap((lb) => toLoadBalancer(lb) ?? [])[0];
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'LoadBalancerNotFound') return undefined;
+      throw elbv2Error(`describing load balancer ${name}`, err);
+    }
+  }
+
+  async listLoadBalancers(): Promise<LoadBalancer[]> {
+    try {
+      const pages = await allPages((Marker) =>
+        this.client.send(new DescribeLoadBalancersCommand({ PageSize: ELBV2_PAGE_SIZE, Marker })),
+      );
+      return pages.flatMap((page) => (page.LoadBalancers ?? []).flatMap((lb) => toLoadBalancer(lb) ?? []));
+    } catch (err) {
+      throw elbv2Error('listing load balancers', err);
+    }
+  }
+
+  async createLoadBalancer(input: CreateLoadBalancerInput): Promise<LoadBalancer | 'name-taken'> {
+    try {
+      const output = await this.client.send(
+        new CreateLoadBalancerCommand({
+          Name: input.name,
+          Type: 'network',
+          Scheme: input.scheme,
+          IpAddressType: 'ipv4',
+          SubnetMappings: input.subnetMappings.map((m) => ({
+            SubnetId: m.subnetId,
+            ...(m.allocationId ? { AllocationId: m.allocationId } : {}),
+            ...(m.privateIPv4Address ? { PrivateIPv4Address: m.privateIPv4Address } : {}),
+          })),
+          SecurityGroups: [...input.securityGroups],
+          Tags: toTags(input.tags),
+        }),
+      );
+      const created = (output.LoadBalancers ?? []).flatMap((lb) => toLoadBalancer(lb) ?? [])[0];
+      if (!created) throw new Error('CreateLoadBalancer answered without a load balancer');
+      return created;
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'DuplicateLoadBalancerName') return 'name-taken';
+      throw elbv2Error(`creating load balancer ${input.name}`, err);
+    }
+  }
+
+  async deleteLoadBalancer(arn: string): Promise<void> {
+    try {
+      await this.client.send(new DeleteLoadBalancerCommand({ LoadBalancerArn: arn }));
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'LoadBalancerNotFound') return;
+      throw elbv2Error(`deleting load balancer ${arn}`, err);
+    }
+  }
+
+  async setSecurityGroups(arn: string, securityGroups: readonly string[]): Promise<void> {
+    try {
+      await this.client.send(
+        new SetSecurityGroupsCommand({ LoadBalancerArn: arn, SecurityGroups: [...securityGroups] }),
+      );
+    } catch (err) {
+      throw elbv2Error(`setting security groups of ${arn}`, err);
+    }
+  }
+
+  async setSubnets(arn: string, subnetMappings: readonly SubnetMapping[]): Promise<void> {
+    try {
+      await this.client.send(
+        new SetSubnetsCommand({
+          LoadBalancerArn: arn,
+          SubnetMappings: subnetMappings.map((m) => ({
+            SubnetId: m.subnetId,
+            ...(m.allocationId ? { AllocationId: m.allocationId } : {}),
+            ...(m.privateIPv4Address ? { PrivateIPv4Address: m.privateIPv4Address } : {}),
+          })),
+        }),
+      );
+    } catch (err) {
+      throw elbv2Error(`setting subnets of ${arn}`, err);
+    }
+  }
+
+  async describeLoadBalancerAttributes(arn: string): Promise<Record<string, string>> {
+    try {
+      const output = await this.client.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn }));
+      return fromAttributes(output.Attributes);
+    } catch (err) {
+      throw elbv2Error(`describing attributes of ${arn}`, err);
+    }
+  }
+
+  async modifyLoadBalancerAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyLoadBalancerAttributesCommand({ LoadBalancerArn: arn, Attributes: toAttributes(attributes) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`modifying attributes of ${arn}`, err);
+    }
+  }
+
+  async describeListeners(loadBalancerArn: string): Promise<Listener[]> {
+    try {
+      const pages = await allPages((Marker) =>
+        this.client.send(
+          new DescribeListenersCommand({ LoadBalancerArn: loadBalancerArn, PageSize: ELBV2_PAGE_SIZE, Marker }),
+        ),
+      );
+      return pages.flatMap((page) => (page.Listeners ?? []).flatMap((l) => toListener(l) ?? []));
+    } catch (err) {
+      throw elbv2Error(`describing listeners of ${loadBalancerArn}`, err);
+    }
+  }
+
+  async createListener(loadBalancerArn: string, spec: ListenerSpec): Promise<Listener> {
+    try {
+      const output = await this.client.send(
+        new CreateListenerCommand({ LoadBalancerArn: loadBalancerArn, ...listenerInput(spec) }),
+      );
+      const created = (output.Listeners ?? []).flatMap((l) => toListener(l) ?? [])[0];
+      if (!created) throw new Error('CreateListener answered without a listener');
+      return created;
+    } catch (err) {
+      throw elbv2Error(`creating listener ${spec.protocol}:${spec.port} on ${loadBalancerArn}`, err);
+    }
+  }
+
+  async modifyListener(listenerArn: string, spec: ListenerSpec): Promise<void> {
+    try {
+      await this.client.send(new ModifyListenerCommand({ ListenerArn: listenerArn, ...listenerInput(spec) }));
+    } catch (err) {
+      throw elbv2Error(`modifying listener ${listenerArn}`, err);
+    }
+  }
+
+  async deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteListenerCommand({ ListenerArn: listenerArn }));
+      return 'deleted';
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'ListenerNotFound') return 'not-found';
+      throw elbv2Error(`deleting listener ${listenerArn}`, err);
+    }
+  }
+
+  async findTargetGroups(names: readonly string[]): Promise<TargetGroup[]> {
+    const found: TargetGroup[] = [];
+    for (const chunk of chunks(unique(names), TARGET_GROUP_NAMES_PER_CALL)) {
+      try {
+        found.push(...(await this.targetGroups({ Names: chunk })));
+      } catch (err) {
+        // One unknown name fails the whole call: ask for each name on its own, keeping the ones that exist.
+        if (elbv2ErrorCode(err) !== 'TargetGroupNotFound') throw elbv2Error('describing target groups', err);
+        if (chunk.length === 1) continue;
+        for (const name of chunk) found.push(...(await this.findTargetGroups([name])));
+      }
+    }
+    return found;
+  }
+
+  async describeTargetGroupsOfLoadBalancer(loadBalancerArn: string): Promise<TargetGroup[]> {
+    try {
+      return await this.targetGroups({ LoadBalancerArn: loadBalancerArn });
+    } catch (err) {
+      throw elbv2Error(`describing target groups of ${loadBalancerArn}`, err);
+    }
+  }
+
+  async listTargetGroups(): Promise<TargetGroup[]> {
+    try {
+      return await this.targetGroups({});
+    } catch (err) {
+      throw elbv2Error('listing target groups', err);
+    }
+  }
+
+  async createTargetGroup(input: CreateTargetGroupInput): Promise<TargetGroup | 'name-taken'> {
+    try {
+      const output = await this.client.send(
+        new CreateTargetGroupCommand({
+          Name: input.name,
+          Protocol: input.protocol,
+          Port: input.port,
+          VpcId: input.vpcId,
+          TargetType: input.targetType,
+          IpAddressType: 'ipv4',
+          ...healthCheckInput(input.healthCheck),
+          Tags: toTags(input.tags),
+        }),
+      );
+      const created = (output.TargetGroups ?? []).flatMap((g) => toTargetGroup(g) ?? [])[0];
+      if (!created) throw new Error('CreateTargetGroup answered without a target group');
+      return created;
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'DuplicateTargetGroupName') return 'name-taken';
+      throw elbv2Error(`creating target group ${input.name}`, err);
+    }
+  }
+
+  async modifyTargetGroupHealthCheck(arn: string, healthCheck: HealthCheck): Promise<void> {
+    try {
+      await this.client.send(new ModifyTargetGroupCommand({ TargetGroupArn: arn, ...healthCheckInput(healthCheck) }));
+    } catch (err) {
+      throw elbv2Error(`modifying health check of ${arn}`, err);
+    }
+  }
+
+  async deleteTargetGroup(arn: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteTargetGroupCommand({ TargetGroupArn: arn }));
+      return 'deleted';
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'TargetGroupNotFound') return 'not-found';
+      throw elbv2Error(`deleting target group ${arn}`, err);
+    }
+  }
+
+  async describeTargetGroupAttributes(arn: string): Promise<Record<string, string>> {
+    try {
+      const output = await this.client.send(new DescribeTargetGroupAttributesCommand({ TargetGroupArn: arn }));
+      return fromAttributes(output.Attributes);
+    } catch (err) {
+      throw elbv2Error(`describing attributes of ${arn}`, err);
+    }
+  }
+
+  async modifyTargetGroupAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyTargetGroupAttributesCommand({ TargetGroupArn: arn, Attributes: toAttributes(attributes) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`modifying attributes of ${arn}`, err);
+    }
+  }
+
+  async describeTargetHealth(targetGroupArn: string): Promise<TargetHealth[]> {
+    try {
+      // Not paged by ELBv2: one answer holds every registered target.
+      const output = await this.client.send(new DescribeTargetHealthCommand({ TargetGroupArn: targetGroupArn }));
+      return (output.TargetHealthDescriptions ?? []).flatMap((d): TargetHealth[] => {
+        if (!d.Target?.Id || d.Target.Port === undefined) return [];
+        const raw = d.TargetHealth?.State ?? 'unavailable';
+        const health: TargetHealth = {
+          target: { id: d.Target.Id, port: d.Target.Port },
+          state: HEALTH_STATES.has(raw) ? (raw as TargetHealthState) : 'unavailable',
+        };
+        if (d.TargetHealth?.Reason) health.reason = d.TargetHealth.Reason;
+        return [health];
+      });
+    } catch (err) {
+      throw elbv2Error(`describing target health of ${targetGroupArn}`, err);
+    }
+  }
+
+  async registerTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void> {
+    if (targets.length === 0) return;
+    try {
+      await this.client.send(
+        new RegisterTargetsCommand({ TargetGroupArn: targetGroupArn, Targets: targets.map(toSdkTarget) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`registering ${targets.length} targets in ${targetGroupArn}`, err);
+    }
+  }
+
+  async deregisterTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void> {
+    if (targets.length === 0) return;
+    try {
+      await this.client.send(
+        new DeregisterTargetsCommand({ TargetGroupArn: targetGroupArn, Targets: targets.map(toSdkTarget) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`deregistering ${targets.length} targets from ${targetGroupArn}`, err);
+    }
+  }
+
+  async describeTags(arns: readonly string[]): Promise<Map<string, Record<string, string>>> {
+    const out = new Map<string, Record<string, string>>();
+    for (const chunk of chunks(unique(arns), TAGS_ARNS_PER_CALL)) {
+      try {
+        const output = await this.client.send(new DescribeTagsCommand({ ResourceArns: chunk }));
+        for (const description of output.TagDescriptions ?? []) {
+          if (!description.ResourceArn) continue;
+          const tags: Record<string, string> = {};
+          for (const tag of description.Tags ?? []) if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
+          out.set(description.ResourceArn, tags);
+        }
+      } catch (err) {
+        // One unknown ARN fails the whole call (deleted since it was listed): ask for each ARN on its own.
+        const code = elbv2ErrorCode(err);
+        if (code !== 'LoadBalancerNotFound' && code !== 'TargetGroupNotFound') {
+          throw elbv2Error('describing tags', err);
+        }
+        if (chunk.length === 1) continue;
+        for (const arn of chunk) for (const [k, v] of await this.describeTags([arn])) out.set(k, v);
+      }
+    }
+    return out;
+  }
+
+  async addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void> {
+    if (Object.keys(tags).length === 0) return;
+    try {
+      await this.client.send(new AddTagsCommand({ ResourceArns: [arn], Tags: toTags(tags) }));
+    } catch (err) {
+      throw elbv2Error(`tagging ${arn}`, err);
+    }
+  }
+
+  private async targetGroups(input: Omit<DescribeTargetGroupsCommandInput, 'Marker'>): Promise<TargetGroup[]> {
+    // PageSize may not be combined with Names.
+    const pageSize = input.Names ? {} : { PageSize: ELBV2_PAGE_SIZE };
+    const pages = await allPages((Marker) =>
+      this.client.send(new DescribeTargetGroupsCommand({ ...input, ...pageSize, Marker })),
+    );
+    return pages.flatMap((page) => (page.TargetGroups ?? []).flatMap((g) => toTargetGroup(g) ?? []));
+  }
+}
+
+function listenerInput(spec: ListenerSpec) {
+  const action: Action = { Type: 'forward', TargetGroupArn: spec.targetGroupArn };
+  return {
+    Port: spec.port,
+    Protocol: spec.protocol,
+    DefaultActions: [action],
+    ...(spec.protocol === 'TLS' && spec.certificateArn
+      ? { Certificates: [{ CertificateArn: spec.certificateArn }] }
+      : {}),
+    ...(spec.protocol === 'TLS' && spec.sslPolicy ? { SslPolicy: spec.sslPolicy } : {}),
+  };
+}
+
+function healthCheckInput(hc: HealthCheck) {
+  return {
+    HealthCheckEnabled: true,
+    HealthCheckProtocol: hc.protocol,
+    HealthCheckPort: hc.port,
+    HealthCheckIntervalSeconds: hc.intervalSeconds,
+    HealthCheckTimeoutSeconds: hc.timeoutSeconds,
+    HealthyThresholdCount: hc.healthyThreshold,
+    UnhealthyThresholdCount: hc.unhealthyThreshold,
+    ...(hc.protocol === 'TCP' ? {} : { HealthCheckPath: hc.path ?? '/' }),
+  };
+}
+
+function toSdkTarget(target: Target) {
+  return { Id: target.id, Port: target.port };
+}
+
+function toTags(tags: Readonly<Record<string, string>>) {
+  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+}
+
+function toAttributes(attributes: Readonly<Record<string, string>>) {
+  return Object.entries(attributes).map(([Key, Value]) => ({ Key, Value }));
+}
+
+function fromAttributes(attributes: { Key?: string; Value?: string }[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const attribute of attributes ?? []) if (attribute.Key) out[attribute.Key] = attribute.Value ?? '';
+  return out;
+}
+
+function toLoadBalancer(sdk: SdkLoadBalancer): LoadBalancer | undefined {
+  if (!sdk.LoadBalancerArn || !sdk.LoadBalancerName) return undefined;
+  const state = (sdk.State?.Code ?? 'provisioning') as LoadBalancerStateCode;
+  const lb: LoadBalancer = {
+    arn: sdk.LoadBalancerArn,
+    name: sdk.LoadBalancerName,
+    dnsName: sdk.DNSName ?? '',
+    scheme: sdk.Scheme === 'internal' ? 'internal' : 'internet-facing',
+    type: sdk.Type ?? '',
+    state,
+    vpcId: sdk.VpcId,
+    subnets: (sdk.AvailabilityZones ?? []).flatMap((zone) => {
+      if (!zone.SubnetId) return [];
+      const address = zone.LoadBalancerAddresses?.[0];
+      const mapping: SubnetMapping & { zoneName?: string } = { subnetId: zone.SubnetId };
+      if (zone.ZoneName) mapping.zoneName = zone.ZoneName;
+      if (address?.AllocationId) mapping.allocationId = address.AllocationId;
+      if (address?.PrivateIPv4Address) mapping.privateIPv4Address = address.PrivateIPv4Address;
+      return [mapping];
+    }),
+    securityGroups: sdk.SecurityGroups ?? [],
+  };
+  if (sdk.State?.Reason) lb.stateReason = sdk.State.Reason;
+  return lb;
+}
+
+function toListener(sdk: SdkListener): Listener | undefined {
+  if (!sdk.ListenerArn || !sdk.LoadBalancerArn || sdk.Port === undefined || !sdk.Protocol) return undefined;
+  // Only a listener with a single forward action to one target group is in the shape this controller writes.
+  const actions = sdk.DefaultActions ?? [];
+  const forward = actions.length === 1 && actions[0]?.Type === 'forward' ? actions[0] : undefined;
+  const targetGroupArn =
+    forward?.TargetGroupArn ??
+    (forward?.ForwardConfig?.TargetGroups?.length === 1
+      ? forward.ForwardConfig.TargetGroups[0]?.TargetGroupArn
+      : undefined);
+  const certificates = [...(sdk.Certificates ?? [])].sort(
+    (a, b) => Number(b.IsDefault ?? false) - Number(a.IsDefault ?? false),
+  );
+  const listener: Listener = {
+    arn: sdk.ListenerArn,
+    loadBalancerArn: sdk.LoadBalancerArn,
+    port: sdk.Port,
+    protocol: (LISTENER_PROTOCOLS.has(sdk.Protocol) ? sdk.Protocol : 'TCP') as ListenerProtocol,
+    certificateArns: certificates.flatMap((c) => (c.CertificateArn ? [c.CertificateArn] : [])),
+  };
+  if (sdk.SslPolicy) listener.sslPolicy = sdk.SslPolicy;
+  if (targetGroupArn) listener.targetGroupArn = targetGroupArn;
+  return listener;
+}
+
+function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
+  if (!sdk.TargetGroupArn || !sdk.TargetGroupName || !sdk.Protocol) return undefined;
+  const healthCheck: HealthCheck = {
+    protocol: (sdk.HealthCheckProtocol ?? 'TCP') as HealthCheck['protocol'],
+    port: sdk.HealthCheckPort ?? 'traffic-port',
+    intervalSeconds: sdk.HealthCheckIntervalSeconds ?? 30,
+    timeoutSeconds: sdk.HealthCheckTimeoutSeconds ?? 10,
+    healthyThreshold: sdk.HealthyThresholdCount ?? 3,
+    unhealthyThreshold: sdk.UnhealthyThresholdCount ?? 3,
+  };
+  if (healthCheck.protocol !== 'TCP' && sdk.HealthCheckPath) healthCheck.path = sdk.HealthCheckPath;
+  return {
+    arn: sdk.TargetGroupArn,
+    name: sdk.TargetGroupName,
+    protocol: sdk.Protocol as TargetGroupProtocol,
+    port: sdk.Port ?? 0,
+    targetType: sdk.TargetType === 'ip' ? 'ip' : 'instance',
+    vpcId: sdk.VpcId,
+    healthCheck,
+    loadBalancerArns: sdk.LoadBalancerArns ?? [],
+  };
+}
+
+/** Every page of a Marker-paged ELBv2 call. */
+async function allPages<T extends { NextMarker?: string | undefined }>(
+  fetchPage: (marker: string | undefined) => Promise<T>,
+): Promise<T[]> {
+  const pages: T[] = [];
+  let marker: string | undefined;
+  for (;;) {
+    const page = await fetchPage(marker);
+    pages.push(page);
+    if (!page.NextMarker || page.NextMarker === marker) return pages;
+    marker = page.NextMarker;
+  }
+}
+
+function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
+
+function chunks<T>(values: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,38 @@
+import type { KubernetesPort, WriteGuard } from './port.ts';
+import type { EndpointSlice, MergePatch, Service } from './types.ts';
+
+/**
+ * Services and EndpointSlices as the service controller needs them. Like `KubernetesPort`, writes are JSON
+ * merge patches guarded by `metadata.resourceVersion` (409 Conflict when the Service changed since it was
+ * read): the finalizer list is replaced whole by a merge patch, so an unguarded write could drop another
+ * controller's finalizer.
+ */
+export interface ServicesPort {
+  /** undefined when the Service does not exist (404). */
+  getService(namespace: string, name: string): Promise<Service | undefined>;
+  /** Every Service of every namespace, paged inside the adapter. */
+  listServices(): Promise<Service[]>;
+  /** Patch metadata (finalizers) or spec; status is ignored by the API server on this path. */
+  patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service>;
+  /** Patch the status subresource (`status.loadBalancer`). */
+  patchServiceStatus(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service>;
+  /** The EndpointSlices of a Service: label `kubernetes.io/service-name=<name>` in its namespace. */
+  listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]>;
+}
+
+/** What the service controller reads and writes in Kubernetes: Services, EndpointSlices, Nodes and Events. */
+export type ServiceControllerKube = ServicesPort & Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
+
+/**
+ * Names the Kubernetes service controller and the AWS controllers already use (REFERENCE.md "Services of
+ * type LoadBalancer"); users' tooling looks for them.
+ */
+export const FINALIZER_LOAD_BALANCER_CLEANUP = 'service.kubernetes.io/load-balancer-cleanup';
+/** The label that ties an EndpointSlice to its Service, and the tag that ties an AWS resource to it. */
+export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
+export const LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS = 'node.kubernetes.io/exclude-from-external-load-balancers';
+export const TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER = 'ToBeDeletedByClusterAutoscaler';
+
+export function serviceKey(service: { metadata: { namespace?: string; name: string } }): string {
+  return `${service.metadata.namespace ?? ''}/${service.metadata.name}`;
+}

@@ -1,0 +1,135 @@
+import { garbageCollectionMessage } from '../../functions/service/gc.ts';
+import { EC2_WRITE_OPERATIONS } from '../../shared/aws/ec2-fake.ts';
+import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
+import { createServiceWorld, type ServiceWorld } from '../helpers/service-world.ts';
+import type { BenchResult } from './types.ts';
+
+const RERUN = 'npm run bench -- service';
+
+/**
+ * AWS API volume of the service controller, counted by the fakes the way the adapters make calls (pages,
+ * chunks, fallbacks). Timing is realistic where it changes the count: a Network Load Balancer provisions
+ * for 3 minutes and is looked at again every SERVICE_PROVISIONING_REQUEUE_SECONDS (60); a deleted one's
+ * network interfaces hold its security group for 2 minutes, retried every SERVICE_CLEANUP_REQUEUE_SECONDS (60).
+ */
+function world(nodes: number): ServiceWorld {
+  const w = createServiceWorld();
+  w.serviceDeps.provisioningRequeueSeconds = 60;
+  w.serviceDeps.cleanupRequeueSeconds = 60;
+  w.elbv2.provisioningDescribes = Number.POSITIVE_INFINITY;
+  w.elbv2.provisioningMs = 180_000;
+  w.elbv2.eniDrainMs = 120_000;
+  for (let i = 1; i <= nodes; i++) w.addNode(i);
+  return w;
+}
+
+function counts(w: ServiceWorld) {
+  const byOperation = [...w.elbv2.calls.entries(), ...w.ec2.calls.entries()].filter(([, n]) => n > 0);
+  const writes = new Set<string>([...ELBV2_WRITE_OPERATIONS, ...EC2_WRITE_OPERATIONS]);
+  const reads = byOperation.filter(([op]) => !writes.has(op));
+  return {
+    total: w.awsCalls(),
+    writes: w.awsWrites(),
+    reads: reads.reduce((n, [, c]) => n + c, 0),
+    detail: byOperation.map(([op, n]) => `${op} ${n}`).join(', '),
+  };
+}
+
+function putWeb(w: ServiceWorld, name: string) {
+  w.putService(name, {
+    ports: [
+      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
+      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
+    ],
+  });
+}
+
+async function createOne() {
+  const w = world(6);
+  putWeb(w, 'web');
+  const passes = await w.converge([w.serviceKey('web')]);
+  const created = counts(w);
+  w.resetCounters();
+  await w.converge([w.serviceKey('web')]);
+  const noop = counts(w);
+  w.resetCounters();
+  w.kube.deleteService('default', 'web');
+  const deletePasses = await w.converge([w.serviceKey('web')]);
+  const deleted = counts(w);
+  if (w.elbv2.loadBalancers.size !== 0 || w.kube.services.size !== 0) throw new Error('delete did not finish');
+  return { passes, created, noop, deletePasses, deleted };
+}
+
+async function resync(services: number) {
+  const w = world(20);
+  for (let i = 0; i < services; i++) putWeb(w, `web-${i}`);
+  await w.converge(
+    Array.from({ length: services }, (_, i) => w.serviceKey(`web-${i}`)),
+    w.serviceDeps,
+    5000,
+  );
+  if (w.elbv2.loadBalancers.size !== services) throw new Error(`only ${w.elbv2.loadBalancers.size} load balancers`);
+  w.resetCounters();
+  await w.converge(
+    [
+      ...Array.from({ length: services }, (_, i) =>
+        w.serviceKey(`web-${i}`, 'default', { eventType: 'RESYNC', eventId: 'r1' }),
+      ),
+      garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'r1' }),
+    ],
+    w.serviceDeps,
+    5000,
+  );
+  const all = counts(w);
+  w.resetCounters();
+  await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'r2' })]);
+  const gc = counts(w);
+  return { all, gc };
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const one = await createOne();
+  const big = await resync(200);
+  return [
+    {
+      name: 'service create (2 ports, 6 Nodes): AWS calls until converged',
+      value: one.created.total,
+      unit: 'calls',
+      target: 'writes only what is missing; requeue, never sleep, while provisioning',
+      rerun: RERUN,
+      note: `${one.created.writes} writes, ${one.created.reads} reads over ${one.passes} passes (${one.created.detail})`,
+    },
+    {
+      name: 'service no-op reconcile (2 ports): AWS calls',
+      value: one.noop.total,
+      unit: 'calls',
+      target: '0 writes',
+      rerun: RERUN,
+      note: `${one.noop.writes} writes (${one.noop.detail})`,
+    },
+    {
+      name: 'service delete: AWS calls until the finalizer is removed',
+      value: one.deleted.total,
+      unit: 'calls',
+      target: 'nothing left behind',
+      rerun: RERUN,
+      note: `${one.deleted.writes} writes over ${one.deletePasses} passes, security group retried while ENIs drain (${one.deleted.detail})`,
+    },
+    {
+      name: 'service resync, 200 unchanged Services + garbage collection: AWS calls',
+      value: big.all.total,
+      unit: 'calls',
+      target: '0 writes',
+      rerun: RERUN,
+      note: `${(big.all.total / 200).toFixed(1)} per Service incl. GC, ${big.all.writes} writes (${big.all.detail})`,
+    },
+    {
+      name: 'service garbage collection over 200 load balancers: AWS calls',
+      value: big.gc.total,
+      unit: 'calls',
+      target: 'lists + DescribeTags per 20 ARNs, 0 writes',
+      rerun: RERUN,
+      note: `${big.gc.writes} writes (${big.gc.detail})`,
+    },
+  ];
+}
