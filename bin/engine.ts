@@ -3,13 +3,17 @@ import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { routeEc2Events } from '../functions/ec2-events/router.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
+import { nodeFingerprint, type Reconciler as RelayReconciler } from '../functions/relay/routes.ts';
 import { routeTableMessage } from '../functions/route/keys.ts';
 import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
+import type { ServiceDeps } from '../functions/service/deps.ts';
+import { serviceReconciler } from '../functions/service/reconciler.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
+import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
-import { isNodeReady } from '../shared/k8s/node-helpers.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
+import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { Node } from '../shared/k8s/types.ts';
 import type { Cidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
@@ -29,15 +33,24 @@ export interface EngineOptions {
   metrics: RecordingMetrics;
   /** Route controller settings; without cluster CIDRs the route controller does not run. */
   routes?: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
+  /** Service load balancers; `kube` must then serve Services and EndpointSlices too. */
+  services?: { vpcId: string; elbv2: Elbv2Port; kube: ServiceControllerKube; provisioningRequeueSeconds?: number };
 }
 
 export const QUEUES = {
   node: 'node.fifo',
   lifecycle: 'node-lifecycle.fifo',
   route: 'route.fifo',
+  service: 'service.fifo',
   ec2Events: 'ec2-events',
 } as const;
-export const DLQS = ['node-dlq.fifo', 'node-lifecycle-dlq.fifo', 'route-dlq.fifo', 'ec2-events-dlq'];
+export const DLQS = [
+  'node-dlq.fifo',
+  'node-lifecycle-dlq.fifo',
+  'route-dlq.fifo',
+  'service-dlq.fifo',
+  'ec2-events-dlq',
+];
 
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
 
@@ -51,7 +64,8 @@ export function createEngine(o: EngineOptions) {
   sqs.createQueue(QUEUES.node, { maxReceiveCount: 10, deadLetterQueue: DLQS[0], visibilityTimeoutSeconds: 60 });
   sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: 10, deadLetterQueue: DLQS[1] });
   sqs.createQueue(QUEUES.route, { maxReceiveCount: 10, deadLetterQueue: DLQS[2] });
-  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[3] });
+  sqs.createQueue(QUEUES.service, { maxReceiveCount: 50, deadLetterQueue: DLQS[3] });
+  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[4] });
 
   const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
   const nodeDeps: NodeDeps = {
@@ -83,6 +97,33 @@ export function createEngine(o: EngineOptions) {
     const routeDeps: RouteDeps = { ...common, clusterName: o.clusterName, ...o.routes };
     handlers.push([QUEUES.route, reconcile(routeReconciler, routeDeps)]);
   }
+  const services = o.services;
+  if (services) {
+    const serviceDeps: ServiceDeps = {
+      ...common,
+      kube: services.kube,
+      elbv2: services.elbv2,
+      clusterName: o.clusterName,
+      vpcId: services.vpcId,
+      provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,
+      cleanupRequeueSeconds: 30,
+    };
+    handlers.push([QUEUES.service, reconcile(serviceReconciler, serviceDeps)]);
+  }
+
+  /** A Service key (its spec, its EndpointSlices or the Node set changed). */
+  async function enqueueService(namespace: string, name: string, hint: KeyHint): Promise<void> {
+    if (services) await sqs.sendKeys(sqs.urlOf(QUEUES.service), [{ kind: 'Service', namespace, name, hint }]);
+  }
+
+  /** Instance targets follow the Node set: every LoadBalancer Service looks again. */
+  async function enqueueLoadBalancerServices(hint: KeyHint): Promise<void> {
+    if (!services) return;
+    for (const svc of await services.kube.listServices()) {
+      if (svc.spec?.type === 'LoadBalancer')
+        await enqueueService(svc.metadata.namespace ?? 'default', svc.metadata.name, hint);
+    }
+  }
 
   /** Node keys for every reconciler that reads Nodes (the relay's routing table, for Nodes). */
   async function enqueueNode(name: string, hint: KeyHint): Promise<void> {
@@ -91,12 +132,20 @@ export function createEngine(o: EngineOptions) {
     await sqs.sendKeys(sqs.urlOf(QUEUES.lifecycle), [key]);
     // The route table is one key for the whole cluster (docs/adr/0003); the hint keeps changes apart.
     if (o.routes) await sqs.sendKeys(sqs.urlOf(QUEUES.route), [routeTableMessage(hint)]);
+    await enqueueLoadBalancerServices(hint);
   }
 
-  // Relay stand-in: forward a Node only when a field some reconciler reads changed.
+  // Relay stand-in: forward a Node only when a field one of these reconcilers reads changed (the
+  // relay's routing table decides which: functions/relay/routes.ts).
+  const nodeReaders: RelayReconciler[] = [
+    'node',
+    'node-lifecycle',
+    ...(o.routes ? (['route'] as const) : []),
+    ...(o.services ? (['service'] as const) : []),
+  ];
   const fingerprints = new Map<string, string>();
   async function nodeChanged(name: string, node: Node | undefined): Promise<void> {
-    const fp = node ? nodeFingerprint(node) : 'deleted';
+    const fp = node ? nodeFingerprint(node, nodeReaders) : 'deleted';
     if (fingerprints.get(name) === fp) return;
     fingerprints.set(name, fp);
     await enqueueNode(name, {
@@ -127,17 +176,7 @@ export function createEngine(o: EngineOptions) {
   const depth = () => handlers.reduce((n, [q]) => n + sqs.depth(q), 0);
   const dlqDepth = () => DLQS.reduce((n, q) => n + sqs.depth(q), 0);
 
-  return { sqs, enqueueNode, nodeChanged, resync, pumpOnce, nextVisibleInMs, depth, dlqDepth };
+  return { sqs, enqueueNode, enqueueService, nodeChanged, resync, pumpOnce, nextVisibleInMs, depth, dlqDepth };
 }
 
 export type Engine = ReturnType<typeof createEngine>;
-
-export function nodeFingerprint(node: Node): string {
-  return JSON.stringify([
-    node.spec?.providerID ?? '',
-    node.spec?.podCIDRs ?? node.spec?.podCIDR ?? '',
-    (node.spec?.taints ?? []).map((x) => x.key).sort(),
-    isNodeReady(node),
-    Boolean(node.metadata.deletionTimestamp),
-  ]);
-}

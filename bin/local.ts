@@ -88,7 +88,7 @@ async function runSimulation(): Promise<void> {
     metrics: sim.metrics,
     queueDepths: () => Object.values(QUEUES).map((q) => [q, sim.sqs.depth(q)]),
     dlqDepth: sim.engine.dlqDepth,
-    awsCalls: () => [...sim.ec2.calls.entries()],
+    awsCalls: () => [...sim.ec2.calls.entries(), ...sim.elbv2.calls.entries()],
     clockLabel: () =>
       `simulated ${(sim.elapsed() / 1000).toFixed(1)} s, wall ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
     extra: () => [
@@ -110,7 +110,9 @@ async function runSimulation(): Promise<void> {
     console.log(`\nNOT converged:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     process.exit(1);
   }
-  console.log('\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted.');
+  console.log(
+    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the ready Nodes as targets.',
+  );
 }
 
 async function runReal(): Promise<void> {

@@ -1,5 +1,6 @@
-import { FakeEc2, makeInstance, makeRouteTable } from '../shared/aws/ec2-fake.ts';
+import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
+import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fake.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
@@ -9,6 +10,10 @@ import { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { createEngine, DLQS, QUEUES } from './engine.ts';
 
 export const SIM_CLUSTER = 'local-sim';
+const NODE_SECURITY_GROUP = 'sg-00000000000000000';
+/** The Service the scenario creates: a `type: LoadBalancer` on port 80 -> NodePort 30080. */
+export const SIM_SERVICE = { namespace: 'shop', name: 'web' };
+
 /** The cluster's pod network (kube-controller-manager --cluster-cidr); each Node gets a /24 of it. */
 export const SIM_CLUSTER_CIDR = '10.244.0.0/16';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
@@ -36,7 +41,8 @@ type Step = { at: number; what: string; run: () => void | Promise<void> };
 export function createSimulation(options: SimulationOptions) {
   const clock = new FakeClock();
   const start = clock.now();
-  const ec2 = new FakeEc2();
+  const ec2 = new FakeEc2(clock);
+  const elbv2 = new FakeElbv2(clock, ec2);
   ec2.latencyMs = options.ec2LatencyMs;
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
@@ -51,9 +57,28 @@ export function createSimulation(options: SimulationOptions) {
     log,
     metrics,
     routes: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
+    services: { vpcId: 'vpc-0a1b2c3d', elbv2, kube, provisioningRequeueSeconds: 30 },
   });
   const sqs = engine.sqs;
-  ec2.putRouteTable(makeRouteTable({ clusterName: SIM_CLUSTER }));
+  // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are
+  // public), one subnet per zone tagged for internet-facing load balancers, the Nodes' security group.
+  ec2.putRouteTable({
+    ...makeRouteTable({ clusterName: SIM_CLUSTER }),
+    associations: ZONES.map((zone, i) => ({ subnetId: makeSubnet({ index: 100 + i, zone }).subnetId, main: false })),
+  });
+  ZONES.forEach((zone, i) => {
+    ec2.putSubnet(
+      makeSubnet({ index: 100 + i, zone, tags: { Name: `public-${zone}`, 'kubernetes.io/role/elb': '1' } }),
+    );
+  });
+  ec2.putSecurityGroup({
+    groupId: NODE_SECURITY_GROUP,
+    groupName: `${SIM_CLUSTER}-nodes`,
+    vpcId: 'vpc-0a1b2c3d',
+    description: 'cluster nodes',
+    tags: { [`kubernetes.io/cluster/${SIM_CLUSTER}`]: 'owned' },
+    ingress: [],
+  });
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
   kube.onChange = (_kind, name, node) => {
     void engine.nodeChanged(name, node);
@@ -96,13 +121,17 @@ export function createSimulation(options: SimulationOptions) {
   };
 
   for (let i = 0; i < options.nodes; i++) {
-    const instance = makeInstance({
+    const base = makeInstance({
       index: 1 + i,
       availabilityZone: ZONES[i % ZONES.length],
       clusterName: SIM_CLUSTER,
       state: 'pending',
       instanceType: i % 2 ? 'm5.large' : 't3.medium',
     });
+    const instance: Instance = {
+      ...base,
+      networkInterfaces: base.networkInterfaces.map((eni) => ({ ...eni, securityGroupIds: [NODE_SECURITY_GROUP] })),
+    };
     instances.push(instance);
     const launch = 1 + i * 0.5;
     at(launch, `launch ${instance.instanceId}`, () => {
@@ -126,6 +155,26 @@ export function createSimulation(options: SimulationOptions) {
       });
     });
   }
+  at(
+    1 + options.nodes * 0.5 + 22,
+    `create Service ${SIM_SERVICE.namespace}/${SIM_SERVICE.name} (type LoadBalancer)`,
+    async () => {
+      const svc = kube.putService({
+        metadata: { ...SIM_SERVICE },
+        spec: {
+          type: 'LoadBalancer',
+          ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 }],
+          selector: { app: 'web' },
+          externalTrafficPolicy: 'Cluster',
+        },
+      });
+      // The relay's job: a Service change becomes its key.
+      await engine.enqueueService(SIM_SERVICE.namespace, SIM_SERVICE.name, {
+        resourceVersion: svc.metadata.resourceVersion,
+        eventType: 'ADDED',
+      });
+    },
+  );
   const stopped = instances[1];
   const terminated = instances[2];
   const end = 1 + options.nodes * 0.5 + 30;
@@ -218,6 +267,25 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`route ${route.destination} has no Node`);
       }
     }
+    const service = kube.services.get(`${SIM_SERVICE.namespace}/${SIM_SERVICE.name}`);
+    const hostname = service?.status?.loadBalancer?.ingress?.[0]?.hostname;
+    const lb = [...elbv2.loadBalancers.values()].find((l) => l.lb.dnsName === hostname);
+    if (!service) out.push('the LoadBalancer Service is missing');
+    else if (!lb)
+      out.push(`Service ${SIM_SERVICE.namespace}/${SIM_SERVICE.name} has no load balancer hostname in its status`);
+    else {
+      if (lb.lb.state !== 'active') out.push(`load balancer ${lb.lb.name} is ${lb.lb.state}`);
+      const ready = [...kube.nodes.values()].filter((n) => isNodeReady(n) && n.spec?.providerID);
+      const wanted = ready.map((n) => n.spec!.providerID!.split('/').pop()!).sort();
+      const registered = [...elbv2.targetGroups.values()]
+        .flatMap((tg) => [...tg.targets.values()])
+        .filter((t) => t.state !== 'draining')
+        .map((t) => t.target.id)
+        .sort();
+      if (JSON.stringify(wanted) !== JSON.stringify(registered)) {
+        out.push(`targets ${registered.join(',')} != ready Nodes' instances ${wanted.join(',')}`);
+      }
+    }
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
@@ -228,6 +296,7 @@ export function createSimulation(options: SimulationOptions) {
     clock,
     start,
     ec2,
+    elbv2,
     kube,
     sqs,
     engine,

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { createSimulation } from '../bin/simulation.ts';
+import { createSimulation, SIM_SERVICE } from '../bin/simulation.ts';
 import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { silentLog } from '../shared/observability/log.ts';
 
 describe('npm start scenario (embedded simulation)', () => {
-  it('converges: every Node initialized and routed, the stopped one tainted, the terminated one deleted, no DLQ', async () => {
+  it('converges: Nodes initialized and routed, stopped one tainted, terminated one deleted, load balancer active, no DLQ', async () => {
     const sim = createSimulation({ nodes: 9, ec2LatencyMs: 0, throttleDescribes: 2, log: silentLog });
     await sim.runToCompletion();
 
     expect(sim.problems()).toEqual([]);
-    const [, stopped, terminated, ...running] = sim.instances;
+    const [first, stopped, terminated, ...rest] = sim.instances;
+    const running = [first!, ...rest];
     expect(sim.kube.nodes.has(terminated!.privateDnsName!)).toBe(false);
     expect(sim.kube.nodes.get(stopped!.privateDnsName!)!.spec?.taints?.map((t) => t.key)).toEqual([TAINT_SHUTDOWN]);
     for (const instance of running) {
@@ -33,6 +34,22 @@ describe('npm start scenario (embedded simulation)', () => {
     }
     expect(routes.filter((r) => r.destination.startsWith('10.244.'))).toHaveLength(8);
     expect(sim.kube.events.filter((e) => e.reason === 'Synced')).toHaveLength(9);
+
+    // The LoadBalancer Service: an active NLB, its hostname in the status, the ready Nodes as targets.
+    const service = sim.kube.services.get(`${SIM_SERVICE.namespace}/${SIM_SERVICE.name}`)!;
+    const hostname = service.status?.loadBalancer?.ingress?.[0]?.hostname;
+    const lbs = [...sim.elbv2.loadBalancers.values()];
+    expect(lbs).toHaveLength(1);
+    expect(lbs[0]!.lb).toMatchObject({ dnsName: hostname, state: 'active', scheme: 'internet-facing' });
+    expect(service.metadata.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
+    const targets = [...sim.elbv2.targetGroups.values()].flatMap((tg) => [...tg.targets.values()]);
+    expect(
+      targets
+        .filter((t) => t.state !== 'draining')
+        .map((t) => t.target.id)
+        .sort(),
+    ).toEqual(running.map((i) => i.instanceId).sort());
+    expect(sim.kube.events.filter((e) => e.reason === 'EnsuredLoadBalancer')).toHaveLength(1);
     expect(sim.kube.events.filter((e) => e.reason === 'DeletingNode')).toHaveLength(1);
   });
 });

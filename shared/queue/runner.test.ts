@@ -98,6 +98,18 @@ describe('runBatch', () => {
     expect(metrics.total(MetricName.ReconcileErrors, { errorClass: 'retryable' })).toBe(1);
   });
 
+  it('on requeue keeps only the newest record of the key and acknowledges the older ones', async () => {
+    const toy = toyReconciler(async () => ({ requeueAfterSeconds: 30 }));
+    const records = [
+      fifoRecord(nodeKey('lb', '1'), { messageId: 'old' }),
+      fifoRecord(nodeKey('other'), { messageId: 'o' }),
+      fifoRecord(nodeKey('lb', '2'), { messageId: 'new' }),
+    ];
+    const response = await runBatch(toy.reconciler, records, {}, runner);
+    expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'new' }, { itemIdentifier: 'o' }]);
+    expect(toy.seen.filter((n) => n === 'lb')).toHaveLength(1);
+  });
+
   it('turns requeueAfterSeconds into a visibility change, never a sleep', async () => {
     const toy = toyReconciler(async () => ({ requeueAfterSeconds: 45 }));
     const record = fifoRecord(nodeKey('waiting'), { messageId: 'w' });

@@ -174,7 +174,11 @@ export async function runBatch<TDeps, TBatch>(
         error: outcome.error.message,
       });
     }
-    for (const record of group.records) {
+    // A failure keeps every record of the group (FIFO order within the group holds). A requeue is a
+    // success that wants another look: the newest record alone carries the key forward, the older ones
+    // are acknowledged, so a key waiting minutes for a load balancer does not pile up messages.
+    const kept = outcome.kind === 'requeue' ? group.records.slice(-1) : group.records;
+    for (const record of kept) {
       failures.push({ itemIdentifier: record.messageId });
       visibility.push({ receiptHandle: record.receiptHandle, visibilityTimeoutSeconds: seconds });
     }

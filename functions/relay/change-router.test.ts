@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import type { Node } from '../../shared/k8s/types.ts';
+import { ChangeRouter, type RoutedKey } from './change-router.ts';
+import type { KubeObject } from './kinds.ts';
+import { RECONCILERS, type Reconciler } from './routes.ts';
+import { heartbeat, makeNode, makePod, makeService, makeSlice, setReady } from './testing.ts';
+
+/** The router in isolation: fingerprints in, keys out. */
+
+function router(options: { reconcilers?: Reconciler[]; held?: Set<Reconciler> } = {}) {
+  const keys: RoutedKey[] = [];
+  let nodeSetSignals = 0;
+  const r = new ChangeRouter({
+    reconcilers: new Set(options.reconcilers ?? RECONCILERS),
+    allows: (reconciler) => !options.held?.has(reconciler),
+    emit: (key) => keys.push(key),
+    nodeSetChanged: () => nodeSetSignals++,
+  });
+  return { r, keys, nodeSetSignals: () => nodeSetSignals };
+}
+
+let revision = 100;
+function at<T extends { metadata?: object }>(object: T, uid = 'uid'): T {
+  return { ...object, metadata: { uid, ...object.metadata, resourceVersion: String(++revision) } } as T;
+}
+const asObject = (node: Node) => node as unknown as KubeObject;
+const short = (keys: RoutedKey[]) =>
+  keys.map((k) => `${k.reconciler}:${k.message.kind}/${k.message.namespace ?? ''}/${k.message.name}`);
+
+describe('ChangeRouter', () => {
+  it('sends a new object to every reconciler that reads it, and nothing for a repeat', () => {
+    const { r, keys } = router();
+    const node = at(makeNode('n1'));
+    expect(r.observe('Node', asObject(node))).toBe('forwarded');
+    expect(short(keys)).toEqual(['node:Node//n1', 'node-lifecycle:Node//n1', 'route:RouteTable//cluster']);
+    expect(keys[2]!.message.hint).toEqual({
+      eventType: 'MODIFIED',
+      resourceVersion: node.metadata.resourceVersion,
+      uid: 'uid',
+      source: 'relay',
+    });
+
+    keys.length = 0;
+    const beat = structuredClone(node);
+    heartbeat(beat, '2026-11-02T08:10:00Z');
+    expect(r.observe('Node', asObject(at(beat)))).toBe('unchanged');
+    expect(keys).toEqual([]);
+  });
+
+  it('routes a deletion only to reconcilers with something to clean up', () => {
+    const { r, keys } = router();
+    r.observe('Node', asObject(at(makeNode('n1'))));
+    r.observe('Pod', at(makePod('default', 'p', 'n1')));
+    keys.length = 0;
+    expect(r.remove('Node', asObject(at(makeNode('n1'))))).toBe('forwarded');
+    expect(r.remove('Pod', at(makePod('default', 'p', 'n1')))).toBe('forwarded');
+    expect(short(keys)).toEqual(['route:RouteTable//cluster', 'ipam:Pod/default/p']);
+    expect(keys.map((k) => k.message.hint?.eventType)).toEqual(['DELETED', 'DELETED']);
+    expect(r.remove('Pod', at(makePod('default', 'never-seen', 'n1')))).toBe('not-relevant');
+  });
+
+  it('finds deletions by relisting: what the list did not include is gone', () => {
+    const { r, keys } = router({ reconcilers: ['ipam'] });
+    r.listStarted('Pod');
+    r.observe('Pod', at(makePod('default', 'a', 'n1')));
+    r.observe('Pod', at(makePod('default', 'b', 'n1')));
+    r.listFinished('Pod', '200');
+    keys.length = 0;
+
+    r.listStarted('Pod');
+    r.observe('Pod', at(makePod('default', 'a', 'n1')));
+    expect(r.listFinished('Pod', '300')).toEqual(['forwarded']);
+    expect(keys.map((k) => [k.message.name, k.message.hint])).toEqual([
+      ['b', { eventType: 'DELETED', resourceVersion: '300', source: 'relay' }],
+    ]);
+    expect(r.size('Pod')).toBe(1);
+  });
+
+  it('sends EndpointSlice changes to their Service only for LoadBalancers with IP targets', () => {
+    const { r, keys } = router({ reconcilers: ['service'] });
+    r.observe(
+      'Service',
+      at(
+        makeService('default', 'ip-lb', 'LoadBalancer', {
+          'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
+        }),
+      ),
+    );
+    r.observe('Service', at(makeService('default', 'instance-lb')));
+    r.observe('Service', at(makeService('default', 'cluster-ip', 'ClusterIP')));
+    keys.length = 0;
+
+    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']));
+    expect(r.observe('EndpointSlice', slice)).toBe('forwarded');
+    expect(r.observe('EndpointSlice', at(makeSlice('default', 'instance-lb', 'y', ['10.244.0.2'])))).toBe('unchanged');
+    expect(r.observe('EndpointSlice', at(makeSlice('default', 'cluster-ip', 'z', ['10.244.0.3'])))).toBe('unchanged');
+    expect(keys).toEqual([
+      {
+        reconciler: 'service',
+        message: {
+          kind: 'Service',
+          namespace: 'default',
+          name: 'ip-lb',
+          hint: {
+            eventType: 'MODIFIED',
+            resourceVersion: slice.metadata!.resourceVersion,
+            source: 'relay/EndpointSlice',
+          },
+        },
+      },
+    ]);
+  });
+
+  it('a Node change reaches LoadBalancers with instance targets, even when they are indexed after it', () => {
+    const { r, keys, nodeSetSignals } = router({ reconcilers: ['service'] });
+    // Nodes listed before Services (lists run in parallel): nothing to send yet, but remembered.
+    const node = at(makeNode('n1'));
+    expect(r.observe('Node', asObject(node))).toBe('unchanged');
+    expect(nodeSetSignals()).toBe(0);
+
+    r.observe('Service', at(makeService('default', 'web')));
+    expect(keys.map((k) => [k.message.name, k.message.hint])).toEqual([
+      ['web', { eventType: 'MODIFIED', resourceVersion: node.metadata.resourceVersion, source: 'relay/Node' }],
+      ['web', { eventType: 'MODIFIED', resourceVersion: expect.any(String), uid: 'uid', source: 'relay' }],
+    ]);
+
+    // Later Node changes signal the relay, which asks for every such Service's key with the newest revision.
+    const notReady = structuredClone(node);
+    setReady(notReady, false);
+    expect(r.observe('Node', asObject(at(notReady)))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(1);
+    const older = at(makeNode('n0'));
+    older.metadata.resourceVersion = '1';
+    r.observe('Node', asObject(older));
+    expect(r.loadBalancerKeys().map((k) => k.message.hint?.resourceVersion)).toEqual([String(revision - 1)]);
+  });
+
+  it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {
+    const { r, keys } = router({ reconcilers: ['service'] });
+    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']));
+    expect(r.observe('EndpointSlice', slice)).toBe('unchanged');
+    const service = at(
+      makeService('default', 'ip-lb', 'LoadBalancer', {
+        'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
+      }),
+    );
+    r.observe('Service', service);
+    expect(keys.map((k) => k.message.hint)).toEqual([
+      { eventType: 'MODIFIED', resourceVersion: slice.metadata!.resourceVersion, source: 'relay/EndpointSlice' },
+      { eventType: 'MODIFIED', resourceVersion: service.metadata!.resourceVersion, uid: 'uid', source: 'relay' },
+    ]);
+  });
+
+  it('holds keys while the migration lock is held, and sends them all on request', () => {
+    const held = new Set<Reconciler>(['route']);
+    const { r, keys } = router({ reconcilers: ['node', 'route'], held });
+    r.observe('Node', asObject(at(makeNode('n1'))));
+    r.observe('Node', asObject(at(makeNode('n2'))));
+    expect(short(keys)).toEqual(['node:Node//n1', 'node:Node//n2']);
+    expect(r.observe('Node', asObject(at(makeNode('n3'))))).toBe('forwarded');
+    expect(router({ reconcilers: ['route'], held }).r.observe('Node', asObject(at(makeNode('n1'))))).toBe('held');
+
+    keys.length = 0;
+    held.delete('route');
+    expect(r.resendAll('route', { eventType: 'RESYNC', eventId: 'migration-1' })).toBe(3);
+    // One route key per Node (they coalesce into one message in the forwarder), all RESYNC.
+    expect(short(keys)).toEqual(Array(3).fill('route:RouteTable//cluster'));
+    expect(new Set(keys.map((k) => JSON.stringify(k.message.hint)))).toEqual(
+      new Set([JSON.stringify({ eventType: 'RESYNC', eventId: 'migration-1' })]),
+    );
+  });
+
+  it('ignores routes of reconcilers without a queue', () => {
+    const { r, keys } = router({ reconcilers: ['ipam'] });
+    expect(r.kinds()).toEqual(['Pod']);
+    expect(r.observe('Node', asObject(at(makeNode('n1'))))).toBe('not-relevant');
+    expect(keys).toEqual([]);
+  });
+});

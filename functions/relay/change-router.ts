@@ -1,0 +1,319 @@
+import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
+import { routeTableMessage } from '../route/keys.ts';
+import { fingerprint, NOT_RELEVANT } from './fingerprint.ts';
+import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
+import { LABEL_SERVICE_NAME, loadBalancerTargets, type Reconciler, ROUTES, type Route } from './routes.ts';
+
+/**
+ * Turns listed and watched objects into keys, keeping per object only one fingerprint per
+ * reconciler (see routes.ts) and, for EndpointSlices, the name of their Service. No object is kept.
+ *
+ * The hint of a key is deterministic: `MODIFIED` (or `DELETED`) and the object's resourceVersion,
+ * never ADDED. The deduplication ID is built from the hint, and a list cannot tell an addition from
+ * an update; with a fixed event type a relay that restarts and lists again sends byte-identical
+ * messages for objects that did not change, which SQS drops (docs/adr/0004-relay-fingerprints-
+ * at-least-once-leader-election.md).
+ */
+
+export interface RoutedKey {
+  reconciler: Reconciler;
+  message: KeyMessage;
+}
+
+/**
+ * What became of one observed change: keys were sent, nothing a reconciler reads changed, the
+ * object concerns no reconciler, or keys were held back because another component holds the
+ * controller's migration lock.
+ */
+export type ChangeOutcome = 'forwarded' | 'unchanged' | 'not-relevant' | 'held';
+
+export interface ChangeRouterOptions {
+  /** Reconcilers with a queue; routes to any other are ignored. */
+  reconcilers: ReadonlySet<Reconciler>;
+  /** False while another component holds the reconciler's migration lock. */
+  allows(reconciler: Reconciler): boolean;
+  emit(key: RoutedKey): void;
+  /** A Node's part in the load balancers' target set changed: send `loadBalancerKeys()` soon. */
+  nodeSetChanged(): void;
+}
+
+class Entry {
+  constructor(
+    /** The list (see `listStarted`) that last saw the object. */
+    public epoch: number,
+    /** One per active route of the kind, in order; NOT_RELEVANT where the reconciler does not care. */
+    public fingerprints: number[],
+    /** EndpointSlice: the Service it belongs to, to route its deletion found by a relist. */
+    public service?: string,
+  ) {}
+}
+
+const SOURCE = 'relay';
+
+export class ChangeRouter {
+  private readonly routes: Record<WatchedKind, readonly Route[]>;
+  private readonly tables = new Map<WatchedKind, Map<string, Entry>>();
+  private readonly epochs = new Map<WatchedKind, number>();
+  /** LoadBalancer Services and how they pick targets: which ones a Node or an EndpointSlice concerns. */
+  private readonly loadBalancers = new Map<string, 'instance' | 'ip'>();
+  /**
+   * The newest revision of a Node whose part in the target set changed, since this router started.
+   * A Service indexed later (listed after the Nodes, or just created) gets a key with it too: its
+   * own key may be a repeat SQS drops, sent before that Node changed.
+   */
+  private nodeSetRevision: string | undefined;
+  /**
+   * The same for EndpointSlices, per Service (`namespace/name`): the newest revision of a slice that
+   * changed, kept even while its Service is unknown or not a LoadBalancer with IP targets (slices can
+   * be listed before their Service).
+   */
+  private readonly sliceRevisions = new Map<string, string>();
+
+  constructor(private readonly options: ChangeRouterOptions) {
+    const active = (kind: WatchedKind) => ROUTES[kind].filter((r) => options.reconcilers.has(r.reconciler));
+    this.routes = {
+      Node: active('Node'),
+      Service: active('Service'),
+      EndpointSlice: active('EndpointSlice'),
+      Pod: active('Pod'),
+    };
+  }
+
+  /** The kinds some configured reconciler reads. */
+  kinds(): WatchedKind[] {
+    return (Object.keys(this.routes) as WatchedKind[]).filter((kind) => this.routes[kind].length > 0);
+  }
+
+  size(kind: WatchedKind): number {
+    return this.tables.get(kind)?.size ?? 0;
+  }
+
+  /** LoadBalancer Services with instance targets: the keys a node-set change becomes. */
+  instanceTargetServices(): number {
+    let count = 0;
+    for (const targets of this.loadBalancers.values()) if (targets === 'instance') count++;
+    return count;
+  }
+
+  /** A full list of `kind` begins: objects it does not include are deleted at `listFinished`. */
+  listStarted(kind: WatchedKind): void {
+    this.epochs.set(kind, (this.epochs.get(kind) ?? 0) + 1);
+  }
+
+  /** The list is complete: what it did not include is gone, and was deleted while no watch was open. */
+  listFinished(kind: WatchedKind, resourceVersion: string): ChangeOutcome[] {
+    const table = this.table(kind);
+    const epoch = this.epochs.get(kind) ?? 0;
+    const outcomes: ChangeOutcome[] = [];
+    for (const [key, entry] of table) {
+      if (entry.epoch === epoch) continue;
+      table.delete(key);
+      outcomes.push(this.deleted(kind, key, entry, resourceVersion, undefined));
+    }
+    return outcomes;
+  }
+
+  /** An object as listed, or from an ADDED or MODIFIED watch event. */
+  observe(kind: WatchedKind, object: KubeObject): ChangeOutcome {
+    const key = tableKey(kind, object);
+    if (key === undefined) return 'not-relevant';
+    const routes = this.routes[kind];
+    const table = this.table(kind);
+    const fingerprints = routes.map((route) => fingerprint(route.reads(object)));
+    const epoch = this.epochs.get(kind) ?? 0;
+    // Updated in place: most events (heartbeats) change nothing, and need not leave garbage behind.
+    let entry = table.get(key);
+    const previous = entry?.fingerprints;
+    if (entry) {
+      entry.epoch = epoch;
+      entry.fingerprints = fingerprints;
+    } else {
+      entry = new Entry(epoch, fingerprints);
+      table.set(key, entry);
+    }
+    if (kind === 'EndpointSlice') entry.service = object.metadata?.labels?.[LABEL_SERVICE_NAME];
+    let outcome: ChangeOutcome = fingerprints.every((f) => f === NOT_RELEVANT) ? 'not-relevant' : 'unchanged';
+    if (kind === 'Service') outcome = this.serviceIndexed(outcome, key, object);
+
+    const hint = this.hint(object, 'MODIFIED');
+    for (let i = 0; i < routes.length; i++) {
+      if (fingerprints[i] === (previous?.[i] ?? NOT_RELEVANT)) continue;
+      outcome = this.route(outcome, routes[i]!, kind, key, entry, hint);
+    }
+    return outcome;
+  }
+
+  /** A DELETED watch event (its object is the last state the API server had). */
+  remove(kind: WatchedKind, object: KubeObject): ChangeOutcome {
+    const key = tableKey(kind, object);
+    if (key === undefined) return 'not-relevant';
+    const table = this.table(kind);
+    const entry = table.get(key);
+    if (!entry) return 'not-relevant';
+    table.delete(key);
+    return this.deleted(kind, key, entry, object.metadata?.resourceVersion ?? '', object);
+  }
+
+  /**
+   * Every key `reconciler` has, again: its migration lock was just released, and nothing of what
+   * changed while it was held was sent.
+   */
+  resendAll(reconciler: Reconciler, hint: KeyHint): number {
+    let sent = 0;
+    for (const kind of this.kinds()) {
+      const routes = this.routes[kind];
+      for (let i = 0; i < routes.length; i++) {
+        const route = routes[i]!;
+        // Node -> load balancers is covered: every Service's own key is sent again.
+        if (route.reconciler !== reconciler || route.target === 'load-balancers') continue;
+        for (const [key, entry] of this.table(kind)) {
+          if (entry.fingerprints[i] === NOT_RELEVANT) continue;
+          if (this.route('unchanged', route, kind, key, entry, hint) === 'forwarded') sent++;
+        }
+      }
+    }
+    return sent;
+  }
+
+  /** The keys of every LoadBalancer Service with instance targets: their target set changed. */
+  loadBalancerKeys(): RoutedKey[] {
+    const keys: RoutedKey[] = [];
+    if (this.nodeSetRevision === undefined) return keys;
+    const hint = this.nodeSetHint();
+    for (const [key, targets] of this.loadBalancers) {
+      if (targets !== 'instance') continue;
+      const { namespace, name } = splitTableKey('Service', key);
+      keys.push({ reconciler: 'service', message: { kind: 'Service', namespace, name, hint } });
+    }
+    return keys;
+  }
+
+  /** Forget everything (leadership lost: the next leader lists from scratch). */
+  clear(): void {
+    this.tables.clear();
+    this.loadBalancers.clear();
+    this.nodeSetRevision = undefined;
+    this.sliceRevisions.clear();
+  }
+
+  private deleted(
+    kind: WatchedKind,
+    key: string,
+    entry: Entry,
+    resourceVersion: string,
+    object: KubeObject | undefined,
+  ): ChangeOutcome {
+    if (kind === 'Service') this.loadBalancers.delete(key);
+    const hint: KeyHint = { eventType: 'DELETED', resourceVersion, source: SOURCE };
+    if (object?.metadata?.uid) hint.uid = object.metadata.uid;
+    const routes = this.routes[kind];
+    let outcome: ChangeOutcome = 'not-relevant';
+    for (let i = 0; i < routes.length; i++) {
+      if (!routes[i]!.onDelete || entry.fingerprints[i] === NOT_RELEVANT) continue;
+      outcome = this.route(outcome, routes[i]!, kind, key, entry, hint);
+    }
+    return outcome;
+  }
+
+  /** Send the key(s) of one route, unless held by the migration lock; returns the combined outcome. */
+  private route(
+    outcome: ChangeOutcome,
+    route: Route,
+    kind: WatchedKind,
+    key: string,
+    entry: Entry,
+    hint: KeyHint,
+  ): ChangeOutcome {
+    const keys = this.keysFor(route, kind, key, entry, hint);
+    if (keys !== 'node-set') return this.send(outcome, route.reconciler, keys);
+    // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
+    const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
+    if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
+    if (this.instanceTargetServices() === 0) return outcome;
+    if (!this.options.allows(route.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
+    this.options.nodeSetChanged();
+    return 'forwarded';
+  }
+
+  private send(outcome: ChangeOutcome, reconciler: Reconciler, keys: KeyMessage[]): ChangeOutcome {
+    if (keys.length === 0) return outcome;
+    if (!this.options.allows(reconciler)) return outcome === 'forwarded' ? outcome : 'held';
+    for (const message of keys) this.options.emit({ reconciler, message });
+    return 'forwarded';
+  }
+
+  /** Service keys for a node-set change: MODIFIED (the Service did not change), at the newest Node revision. */
+  private nodeSetHint(): KeyHint {
+    return { eventType: 'MODIFIED', resourceVersion: this.nodeSetRevision ?? '', source: `${SOURCE}/Node` };
+  }
+
+  private keysFor(
+    route: Route,
+    kind: WatchedKind,
+    key: string,
+    entry: Entry,
+    hint: KeyHint,
+  ): KeyMessage[] | 'node-set' {
+    switch (route.target) {
+      case 'self':
+        return [{ kind, ...splitTableKey(kind, key), hint }];
+      case 'route-table':
+        return [routeTableMessage(hint)];
+      case 'load-balancers':
+        return 'node-set';
+      case 'owning-service': {
+        const service = entry.service;
+        if (!service) return [];
+        const { namespace } = splitTableKey(kind, key);
+        const serviceKey = `${namespace}/${service}`;
+        if (hint.eventType !== 'RESYNC') {
+          const order = compareResourceVersions(this.sliceRevisions.get(serviceKey), hint.resourceVersion);
+          if (order === undefined || order < 0) this.sliceRevisions.set(serviceKey, hint.resourceVersion ?? '');
+        }
+        if (this.loadBalancers.get(serviceKey) !== 'ip') return [];
+        // The Service did not change (so MODIFIED, without its uid); the slice's revision orders the message.
+        const serviceHint: KeyHint =
+          hint.eventType === 'RESYNC'
+            ? hint
+            : { eventType: 'MODIFIED', resourceVersion: hint.resourceVersion, source: `${SOURCE}/EndpointSlice` };
+        return [{ kind: 'Service', namespace, name: service, hint: serviceHint }];
+      }
+    }
+  }
+
+  private hint(object: KubeObject, eventType: 'MODIFIED'): KeyHint {
+    const hint: KeyHint = { eventType, resourceVersion: object.metadata?.resourceVersion ?? '', source: SOURCE };
+    if (object.metadata?.uid) hint.uid = object.metadata.uid;
+    return hint;
+  }
+
+  /**
+   * Keep the LoadBalancer index current. A Service that just became a LoadBalancer with instance
+   * targets (or IP targets) also gets a key for the newest Node (or EndpointSlice) change seen so
+   * far: its own key may be one SQS already has, sent before that change.
+   */
+  private serviceIndexed(outcome: ChangeOutcome, key: string, object: KubeObject): ChangeOutcome {
+    const targets = object.metadata?.deletionTimestamp ? undefined : loadBalancerTargets(object);
+    const before = this.loadBalancers.get(key);
+    if (targets) this.loadBalancers.set(key, targets);
+    else this.loadBalancers.delete(key);
+    if (!targets || targets === before) return outcome;
+    const revision = targets === 'instance' ? this.nodeSetRevision : this.sliceRevisions.get(key);
+    if (revision === undefined) return outcome;
+    const { namespace, name } = splitTableKey('Service', key);
+    const hint: KeyHint =
+      targets === 'instance'
+        ? this.nodeSetHint()
+        : { eventType: 'MODIFIED', resourceVersion: revision, source: `${SOURCE}/EndpointSlice` };
+    return this.send(outcome, 'service', [{ kind: 'Service', namespace, name, hint }]);
+  }
+
+  private table(kind: WatchedKind): Map<string, Entry> {
+    let table = this.tables.get(kind);
+    if (!table) {
+      table = new Map();
+      this.tables.set(kind, table);
+    }
+    return table;
+  }
+}

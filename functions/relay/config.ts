@@ -1,0 +1,151 @@
+import { z } from 'zod';
+import { ConfigError } from '../../shared/config/config.ts';
+import { WATCHED_KINDS } from './kinds.ts';
+import type { Reconciler } from './routes.ts';
+
+/**
+ * The relay's settings, from the environment the Deployment sets (deploy/relay/deployment.yaml). A
+ * missing or malformed one stops the relay at start-up with a ConfigError naming the variable.
+ */
+
+/** The variable holding each reconciler's queue URL; only reconcilers with one get keys. */
+export const QUEUE_URL_VARIABLES = {
+  node: 'NODE_QUEUE_URL',
+  'node-lifecycle': 'NODE_LIFECYCLE_QUEUE_URL',
+  route: 'ROUTE_QUEUE_URL',
+  service: 'SERVICE_QUEUE_URL',
+  ipam: 'IPAM_QUEUE_URL',
+} as const satisfies Record<Reconciler, string>;
+
+const queueUrl = z
+  .url({
+    protocol: /^https?$/,
+    error: 'must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>.fifo)',
+  })
+  .refine((url) => url.endsWith('.fifo'), 'must be a FIFO queue (its name ends in .fifo): keys need group IDs');
+
+const dnsLabel = z
+  .string()
+  .regex(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/, 'must be a Kubernetes namespace name (lowercase RFC 1123 label)');
+const dnsSubdomain = z
+  .string()
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a Kubernetes object name (lowercase RFC 1123 subdomain)');
+
+const seconds = (min: number, max: number, fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be whole seconds')
+    .min(min)
+    .max(max)
+    .default(fallback);
+
+const bool = z
+  .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
+  .transform((v) => v === 'true' || v === '1');
+
+const kinds = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z
+      .array(z.enum(WATCHED_KINDS, { error: `each kind must be one of ${WATCHED_KINDS.join(', ')}` }))
+      .min(1, 'must name at least one kind'),
+  );
+
+export const RelayConfigSchema = z
+  .object({
+    NODE_QUEUE_URL: queueUrl.optional(),
+    NODE_LIFECYCLE_QUEUE_URL: queueUrl.optional(),
+    ROUTE_QUEUE_URL: queueUrl.optional(),
+    SERVICE_QUEUE_URL: queueUrl.optional(),
+    IPAM_QUEUE_URL: queueUrl.optional(),
+    AWS_REGION: z
+      .string()
+      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name such as eu-west-1')
+      .optional(),
+    /** Namespace of the Lease (and the relay's own); in a Pod, the downward API sets it. */
+    RELAY_NAMESPACE: dnsLabel.optional(),
+    RELAY_LEASE_NAME: dnsSubdomain.default('serverless-ccm-relay'),
+    /** holderIdentity in the Lease; default `<hostname>_<random>` (client-go's form). */
+    RELAY_IDENTITY: z.string().min(1).max(128).optional(),
+    RELAY_KINDS: kinds.default([...WATCHED_KINDS]),
+    RELAY_LEADER_ELECT: bool.default(true),
+    RELAY_LEASE_DURATION_SECONDS: seconds(2, 300, 15),
+    RELAY_RENEW_DEADLINE_SECONDS: seconds(1, 299, 10),
+    RELAY_RETRY_PERIOD_SECONDS: seconds(1, 60, 2),
+    RELAY_LEADER_MIGRATION_CONFIG: z.string().min(1).optional(),
+    RELAY_MIGRATION_COMPONENT: z.string().min(1).default('cloud-controller-manager'),
+    RELAY_WATCH_TIMEOUT_SECONDS: seconds(30, 3600, 300),
+    RELAY_SILENT_WATCH_SECONDS: seconds(30, 3600, 180),
+    RELAY_RELIST_SECONDS: seconds(0, 86_400, 1800),
+    RELAY_PAGE_SIZE: z.coerce.number({ error: 'must be a number' }).int().min(10).max(5000).default(500),
+    RELAY_PORT: z.coerce.number({ error: 'must be a port number' }).int().min(1).max(65_535).default(8080),
+    RELAY_SHUTDOWN_FLUSH_SECONDS: seconds(0, 300, 20),
+    /** A kubeconfig file (local runs); otherwise $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
+    RELAY_KUBECONFIG: z.string().min(1).optional(),
+    LOG_LEVEL: z
+      .enum(['DEBUG', 'INFO', 'WARN', 'ERROR'], { error: 'must be DEBUG, INFO, WARN or ERROR' })
+      .default('INFO'),
+  })
+  .superRefine((c, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message });
+    const urls = Object.values(QUEUE_URL_VARIABLES).filter((v) => c[v] !== undefined);
+    if (urls.length === 0) {
+      issue('(queues)', `set at least one of ${Object.values(QUEUE_URL_VARIABLES).join(', ')}`);
+    }
+    const first = urls.length > 0 ? c[urls[0]!]! : undefined;
+    if (!c.AWS_REGION && first && URL.canParse(first) && !regionOf(first)) {
+      issue('AWS_REGION', 'is required (the queue URLs do not name a region)');
+    }
+    if (c.RELAY_RENEW_DEADLINE_SECONDS >= c.RELAY_LEASE_DURATION_SECONDS) {
+      issue('RELAY_RENEW_DEADLINE_SECONDS', 'must be shorter than RELAY_LEASE_DURATION_SECONDS');
+    }
+    if (c.RELAY_RETRY_PERIOD_SECONDS >= c.RELAY_RENEW_DEADLINE_SECONDS) {
+      issue('RELAY_RETRY_PERIOD_SECONDS', 'must be shorter than RELAY_RENEW_DEADLINE_SECONDS');
+    }
+  });
+
+export type RelayConfig = z.output<typeof RelayConfigSchema>;
+
+/** Parse the environment; throws ConfigError listing every bad or missing setting. */
+export function loadRelayConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
+  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const result = RelayConfigSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((issue) => {
+      const setting = issue.path.join('.') || '(environment)';
+      const value = typeof issue.path[0] === 'string' ? env[issue.path[0]] : undefined;
+      return `${setting}${value === undefined ? '' : ` (got ${JSON.stringify(value)})`}: ${issue.message}`;
+    }),
+  );
+}
+
+/** Queue URL per reconciler, for the reconcilers that have one. */
+export function queuesOf(config: RelayConfig): Partial<Record<Reconciler, string>> {
+  const queues: Partial<Record<Reconciler, string>> = {};
+  for (const [reconciler, variable] of Object.entries(QUEUE_URL_VARIABLES) as [Reconciler, keyof RelayConfig][]) {
+    const url = config[variable];
+    if (typeof url === 'string') queues[reconciler] = url;
+  }
+  return queues;
+}
+
+/** The region of an SQS queue URL (`https://sqs.<region>.amazonaws.com/...`), when it names one. */
+export function regionOf(queueUrl: string): string | undefined {
+  // Also called on values that failed their own check (zod runs object refinements regardless).
+  if (!URL.canParse(queueUrl)) return undefined;
+  const host = new URL(queueUrl).hostname;
+  return host.match(/^sqs\.([a-z]{2}(?:-[a-z]+)+-\d)\.amazonaws\.com(?:\.cn)?$/)?.[1];
+}
+
+export function regionFor(config: RelayConfig): string {
+  const fromUrl = Object.values(queuesOf(config)).map(regionOf).find(Boolean);
+  return config.AWS_REGION ?? fromUrl!;
+}

@@ -1,0 +1,74 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLog } from '../../shared/observability/log.ts';
+import { loadRelayConfig } from './config.ts';
+import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
+import { wire } from './main.ts';
+import { keysOn, makeNode, reconcilerQueues, until } from './testing.ts';
+
+/** The process wiring: environment -> relay, and the operations endpoints the probes and Prometheus use. */
+
+let api: FakeKubeApi | undefined;
+let stop: (() => Promise<unknown>) | undefined;
+afterEach(async () => {
+  await stop?.();
+  await api?.close();
+});
+
+describe('relay process', () => {
+  it('runs from its environment: leads, forwards, and answers /healthz, /readyz and /metrics', async () => {
+    const cluster = new FakeCluster();
+    cluster.apply('Node', makeNode('node-a'));
+    api = await startFakeKubeApi(cluster);
+    const { sqs, urls } = reconcilerQueues();
+    const config = loadRelayConfig({
+      NODE_LIFECYCLE_QUEUE_URL: urls['node-lifecycle'],
+      RELAY_NAMESPACE: 'ccm',
+      RELAY_PORT: '1',
+      RELAY_LEASE_DURATION_SECONDS: '3',
+      RELAY_RENEW_DEADLINE_SECONDS: '2',
+      RELAY_RETRY_PERIOD_SECONDS: '1',
+      RELAY_LEADER_MIGRATION_CONFIG: '/etc/relay/migration.yaml',
+    });
+    const { relay, operations, namespace } = await wire(
+      { ...config, RELAY_PORT: 0 },
+      {
+        kubeConfig: kubeConfigFor(api),
+        sqs,
+        log: silentLog,
+        identity: 'relay-0',
+        readFile: () => 'kind: LeaderMigrationConfiguration\napiVersion: controllermanager.config.k8s.io/v1\n',
+      },
+    );
+    stop = async () => {
+      await relay.stop(1_000);
+      await operations.close();
+    };
+    const get = async (path: string) => {
+      const response = await fetch(`http://127.0.0.1:${operations.port}${path}`);
+      return { status: response.status, body: await response.text() };
+    };
+    expect(namespace).toBe('ccm');
+    expect((await get('/readyz')).status).toBe(503);
+
+    relay.start();
+    await until(() => keysOn(sqs, 'node-lifecycle').length === 1, 'the key');
+    await until(() => relay.status().ready, 'ready');
+
+    expect((await get('/healthz')).status).toBe(200);
+    const ready = await get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.body)).toMatchObject({ leader: true, synced: true, holder: 'relay-0' });
+    const metrics = await get('/metrics');
+    expect(metrics.body).toContain('relay_leader 1');
+    expect(metrics.body).toContain('relay_changes_forwarded_total{kind="Node"} 1');
+    expect(metrics.body).toContain('relay_keys_sent_total{reconciler="node-lifecycle"} 1');
+    expect(metrics.body).toMatch(/process_resident_memory_bytes \d+/);
+    expect((await get('/nope')).status).toBe(404);
+    expect(cluster.leases.peek('ccm', 'serverless-ccm-relay')?.spec?.holderIdentity).toBe('relay-0');
+
+    await stop();
+    stop = undefined;
+    // Released on a graceful stop.
+    expect(cluster.leases.peek('ccm', 'serverless-ccm-relay')?.spec?.holderIdentity).toBe('');
+  });
+});

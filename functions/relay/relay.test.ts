@@ -1,0 +1,452 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Node } from '../../shared/k8s/types.ts';
+import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
+import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
+import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
+import { FakeCluster, type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
+import type { Relay } from './relay.ts';
+import {
+  heartbeat,
+  keysOn,
+  makeNode,
+  makePod,
+  makeService,
+  makeSlice,
+  QUEUE_NAMES,
+  RecordingSqs,
+  reconcilerQueues,
+  setReady,
+  uninitialized,
+  until,
+} from './testing.ts';
+import { relayFor } from './testing-relay.ts';
+
+/**
+ * The relay end to end: the real client-node adapters against a local HTTPS server speaking the
+ * Kubernetes list/watch protocol, keys into the FIFO-faithful fake SQS.
+ */
+
+let api: FakeKubeApi | undefined;
+const relays: Relay[] = [];
+
+afterEach(async () => {
+  await Promise.all(relays.splice(0).map((r) => r.stop(1_000)));
+  await api?.close();
+  api = undefined;
+});
+
+function start(relay: Relay): Relay {
+  relays.push(relay);
+  relay.start();
+  return relay;
+}
+
+/** The relay has seen every change made to the cluster so far, and SQS accepted every key. */
+async function settled(
+  relay: Relay,
+  c: FakeCluster,
+  what = 'the relay to catch up and send everything',
+): Promise<void> {
+  const seen = () => relay.kinds.every((kind) => Number(relay.resourceVersions()[kind] ?? 0) >= c.lastRevision(kind));
+  await until(() => relay.status().synced && seen() && relay.status().pending === 0, what);
+}
+
+const names = (keys: KeyMessage[]) => keys.map((k) => [k.kind, k.namespace ?? '', k.name].join('/')).sort();
+const countSends = (sqs: FakeSqs) => sqs.callCount('SendMessageBatch');
+
+function cluster(): FakeCluster {
+  const c = new FakeCluster();
+  c.apply('Node', makeNode('ip-10-0-1-10.eu-west-1.compute.internal', { podCIDR: '10.244.1.0/24' }));
+  c.apply('Node', uninitialized(makeNode('ip-10-0-1-11.eu-west-1.compute.internal')));
+  c.apply('Service', makeService('default', 'web'));
+  c.apply(
+    'Service',
+    makeService('default', 'web-ip', 'LoadBalancer', {
+      'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
+    }),
+  );
+  c.apply('Service', makeService('default', 'internal', 'ClusterIP'));
+  c.apply('EndpointSlice', makeSlice('default', 'web-ip', 'abcde', ['10.244.1.5']));
+  c.apply('EndpointSlice', makeSlice('default', 'internal', 'fghij', ['10.244.1.6']));
+  c.apply('Pod', makePod('default', 'app-1', 'ip-10-0-1-10.eu-west-1.compute.internal'));
+  c.apply('Pod', makePod('default', 'pending-1', undefined));
+  c.apply(
+    'Pod',
+    makePod('kube-system', 'kube-proxy-x', 'ip-10-0-1-10.eu-west-1.compute.internal', {
+      spec: { nodeName: 'ip-10-0-1-10.eu-west-1.compute.internal', hostNetwork: true, containers: [] },
+    }),
+  );
+  return c;
+}
+
+const N1 = 'ip-10-0-1-10.eu-west-1.compute.internal';
+const N2 = 'ip-10-0-1-11.eu-west-1.compute.internal';
+
+describe('relay: changes to keys', () => {
+  it('sends the keys each reconciler reads, with the foundation group and deduplication IDs', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    const relay = start(relayFor(api, sqs, urls));
+    await settled(relay, c);
+
+    expect(names(keysOn(sqs, 'node'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
+    expect(names(keysOn(sqs, 'node-lifecycle'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
+    expect(new Set(names(keysOn(sqs, 'route')))).toEqual(new Set(['RouteTable//cluster']));
+    expect(new Set(names(keysOn(sqs, 'service')))).toEqual(new Set(['Service/default/web', 'Service/default/web-ip']));
+    // Bound Pods only (field selector), and not host-network ones.
+    expect(names(keysOn(sqs, 'ipam'))).toEqual(['Pod/default/app-1']);
+
+    const node = c.get('Node', N1)!;
+    expect(keysOn(sqs, 'node').find((k) => k.name === N1)).toEqual({
+      kind: 'Node',
+      name: N1,
+      hint: {
+        eventType: 'MODIFIED',
+        resourceVersion: node.metadata!.resourceVersion,
+        uid: node.metadata!.uid,
+        source: 'relay',
+      },
+    });
+    for (const reconciler of Object.keys(QUEUE_NAMES) as (keyof typeof QUEUE_NAMES)[]) {
+      for (const record of sqs.receive(QUEUE_NAMES[reconciler], 10)) {
+        const message = JSON.parse(record.body) as KeyMessage;
+        expect(record.attributes.MessageGroupId).toBe(messageGroupId(message));
+        expect(record.attributes.MessageDeduplicationId).toBe(messageDeduplicationId(message));
+      }
+    }
+  });
+
+  it('routes watched changes: new bound Pods, IP-target endpoints, readiness to lifecycle and the load balancers', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    const relay = start(relayFor(api, sqs, urls));
+    await settled(relay, c);
+    const before = {
+      node: keysOn(sqs, 'node').length,
+      lifecycle: keysOn(sqs, 'node-lifecycle').length,
+      service: keysOn(sqs, 'service').length,
+      ipam: keysOn(sqs, 'ipam').length,
+    };
+
+    c.apply('Pod', makePod('default', 'app-2', N2));
+    c.mutate('Pod', 'default/pending-1', (p) => {
+      (p.spec as { nodeName?: string }).nodeName = N1;
+    });
+    c.mutate('EndpointSlice', 'default/web-ip-abcde', (s) => {
+      (s.endpoints as unknown[]).push({ addresses: ['10.244.2.9'], conditions: { ready: true } });
+    });
+    c.mutate('EndpointSlice', 'default/internal-fghij', (s) => {
+      (s.endpoints as unknown[]).push({ addresses: ['10.244.2.10'], conditions: { ready: true } });
+    });
+    c.mutate<Node>('Node', N1, (n) => setReady(n, false));
+    await settled(relay, c);
+
+    expect(names(keysOn(sqs, 'ipam').slice(before.ipam))).toEqual(['Pod/default/app-2', 'Pod/default/pending-1']);
+    expect(names(keysOn(sqs, 'node-lifecycle').slice(before.lifecycle))).toEqual([`Node//${N1}`]);
+    // Readiness is no business of the node (initialization) reconciler.
+    expect(keysOn(sqs, 'node').length).toBe(before.node);
+    // web-ip: its endpoints changed; web: a Node left its target set. Nothing for the ClusterIP Service.
+    expect(names(keysOn(sqs, 'service').slice(before.service))).toEqual([
+      'Service/default/web',
+      'Service/default/web-ip',
+    ]);
+    const nodeSetKey = keysOn(sqs, 'service')
+      .slice(before.service)
+      .find((k) => k.name === 'web')!;
+    expect(nodeSetKey.hint).toEqual({
+      eventType: 'MODIFIED',
+      resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion,
+      source: 'relay/Node',
+    });
+  });
+
+  it('filters heartbeat-only Node updates: no key, no SQS call', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    const relay = start(relayFor(api, sqs, urls));
+    await settled(relay, c);
+    const calls = countSends(sqs);
+    const depths = Object.values(QUEUE_NAMES).map((q) => sqs.depth(q));
+    const lastRevision = () => String(c.revision);
+
+    for (let i = 0; i < 25; i++) {
+      for (const name of [N1, N2])
+        c.mutate<Node>('Node', name, (n) => heartbeat(n, `2026-11-02T08:0${i % 10}:${10 + i}Z`));
+    }
+    await until(() => relay.resourceVersions().Node === lastRevision(), 'the heartbeats to arrive');
+    await settled(relay, c);
+
+    expect(countSends(sqs)).toBe(calls);
+    expect(Object.values(QUEUE_NAMES).map((q) => sqs.depth(q))).toEqual(depths);
+    expect(relay.metrics.changesFiltered.get({ kind: 'Node', reason: 'unchanged' })).toBe(50);
+
+    c.mutate<Node>('Node', N2, (n) => {
+      n.spec!.taints = [];
+    });
+    await settled(relay, c);
+    expect(keysOn(sqs, 'node').at(-1)?.name).toBe(N2);
+  });
+
+  it.each(['event', 'status'] as const)(
+    '410 Gone (as %s) relists without losing a change or deletion made meanwhile',
+    async (expiredAs) => {
+      const c = cluster();
+      api = await startFakeKubeApi(c, { expiredAs });
+      const { sqs, urls } = reconcilerQueues();
+      const relay = start(relayFor(api, sqs, urls));
+      await settled(relay, c);
+      const lifecycleBefore = keysOn(sqs, 'node-lifecycle').length;
+      const ipamBefore = keysOn(sqs, 'ipam').length;
+
+      // The watch hears nothing more; meanwhile a Node goes NotReady, a Pod goes, history is compacted.
+      api.silenceWatches();
+      c.mutate<Node>('Node', N2, (n) => setReady(n, false));
+      c.remove('Pod', 'default/app-1');
+      c.compact();
+      api.endWatches();
+
+      await until(() => relay.metrics.relists.get({ kind: 'Node', reason: 'expired' }) === 1, 'the Node relist');
+      await until(() => relay.metrics.relists.get({ kind: 'Pod', reason: 'expired' }) === 1, 'the Pod relist');
+      await settled(relay, c);
+
+      expect(
+        keysOn(sqs, 'node-lifecycle')
+          .slice(lifecycleBefore)
+          .map((k) => k.name),
+      ).toEqual([N2]);
+      const deleted = keysOn(sqs, 'ipam').slice(ipamBefore);
+      expect(deleted).toEqual([
+        {
+          kind: 'Pod',
+          namespace: 'default',
+          name: 'app-1',
+          hint: { eventType: 'DELETED', resourceVersion: expect.any(String), source: 'relay' },
+        },
+      ]);
+      expect(relay.metrics.watchRestarts.get({ kind: 'Node', reason: 'expired' })).toBe(1);
+    },
+  );
+});
+
+describe('relay: at least once', () => {
+  it('sends a refused batch entry again until SQS takes it', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    // The first request refuses its second entry, the next one its first.
+    sqs.refuseNextSends.push(['', 'InternalError'], ['ServiceUnavailable']);
+    const relay = start(relayFor(api, sqs, { node: urls.node }));
+    await settled(relay, c);
+
+    expect(names(keysOn(sqs, 'node'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
+    expect(relay.metrics.sendFailures.total({ reconciler: 'node' })).toBe(2);
+    expect(relay.metrics.keysSent.get({ reconciler: 'node' })).toBe(2);
+  });
+
+  it('sends again when a whole request fails', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    let failing = 2;
+    const flaky: SqsPort = {
+      sendKeys: (url, messages) =>
+        failing-- > 0
+          ? Promise.reject(Object.assign(new Error('socket hang up'), { name: 'TimeoutError' }))
+          : sqs.sendKeys(url, messages),
+      changeVisibility: (arn, entries) => sqs.changeVisibility(arn, entries),
+    };
+    const relay = start(relayFor(api, flaky, { node: urls.node }));
+    await settled(relay, c);
+
+    expect(names(keysOn(sqs, 'node'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
+    // Two requests of two keys each failed.
+    expect(relay.metrics.sendFailures.get({ reconciler: 'node', code: 'TimeoutError' })).toBe(4);
+  });
+
+  it('a restarted relay sends every key again; SQS drops the unchanged ones and keeps what changed', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    // The first relay never gets a key accepted (SQS down), then dies.
+    const down: SqsPort = {
+      sendKeys: async (_url, messages) =>
+        messages.map((message): SendFailure => ({ message, code: 'ServiceUnavailable', reason: 'down' })),
+      changeVisibility: async () => undefined,
+    };
+    const first = start(relayFor(api, down, urls, { identity: 'relay-1' }));
+    await until(() => first.status().synced && first.metrics.sendFailures.total() > 0, 'the first relay to try');
+    await first.stop(50);
+    expect(Object.values(QUEUE_NAMES).map((q) => sqs.depth(q))).toEqual([0, 0, 0, 0, 0]);
+
+    const second = start(relayFor(api, sqs, urls, { identity: 'relay-2' }));
+    await settled(second, c);
+    const depths = Object.values(QUEUE_NAMES).map((q) => sqs.depth(q));
+    expect(names(keysOn(sqs, 'node'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
+    expect(names(keysOn(sqs, 'ipam'))).toEqual(['Pod/default/app-1']);
+    await second.stop(1_000);
+
+    // A third start with one Node changed meanwhile: every key is sent again, only the change is new.
+    c.mutate<Node>('Node', N1, (n) => setReady(n, false));
+    const calls = countSends(sqs);
+    const third = start(relayFor(api, sqs, urls, { identity: 'relay-3' }));
+    await settled(third, c);
+    expect(countSends(sqs)).toBeGreaterThan(calls);
+    expect(third.metrics.keysSent.total()).toBeGreaterThanOrEqual(7);
+    const after = Object.values(QUEUE_NAMES).map((q) => sqs.depth(q));
+    const [node, lifecycle, route, service, ipam] = after.map((d, i) => d - depths[i]!);
+    // N1 has a new revision, so its keys are new messages everywhere (a new relay cannot know which
+    // fields changed while none ran); N2, the Pod and the Services did not change: their keys are
+    // byte-identical to the earlier ones and SQS dropped them.
+    expect({ node, lifecycle, route, ipam }).toEqual({ node: 1, lifecycle: 1, route: 1, ipam: 0 });
+    // The load balancer with instance targets gets a key with N1's revision (its target set changed).
+    // Whether a Service's own key and a key derived from a Node or an EndpointSlice coalesced before
+    // going out depends on timing, so a restart may add a harmless extra Service message.
+    expect(service).toBeGreaterThanOrEqual(1);
+    const n1 = c.get('Node', N1)!.metadata!.resourceVersion;
+    expect(keysOn(sqs, 'service').some((k) => k.name === 'web' && k.hint?.resourceVersion === n1)).toBe(true);
+    expect(keysOn(sqs, 'node').at(-1)).toMatchObject({
+      name: N1,
+      hint: { resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion },
+    });
+  });
+
+  it('flushes waiting keys on a graceful stop', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    const slow: SqsPort = {
+      sendKeys: async (url, messages) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        return sqs.sendKeys(url, messages);
+      },
+      changeVisibility: async () => undefined,
+    };
+    const relay = relayFor(
+      api,
+      slow,
+      { ipam: urls.ipam },
+      { forwarder: { lingerMs: 5, maxInFlightBatches: 1, retryBaseMs: 20, retryMaxMs: 200 } },
+    );
+    relay.start();
+    await until(() => relay.status().synced, 'sync');
+    for (let i = 0; i < 40; i++) c.apply('Pod', makePod('default', `burst-${i}`, N1));
+    await until(() => relay.status().pending >= 30, 'keys to wait');
+
+    const result = await relay.stop(5_000);
+
+    expect(result).toEqual({ flushed: true, pending: 0 });
+    expect(keysOn(sqs, 'ipam').filter((k) => k.name.startsWith('burst-'))).toHaveLength(40);
+  });
+});
+
+describe('relay: high availability', () => {
+  const election = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+
+  it('two relays on one Lease never forward at once; the standby takes over within the lease duration', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const shared = reconcilerQueues();
+    const sqsA = new RecordingSqs(shared.sqs, 'a');
+    const sqsB = new RecordingSqs(shared.sqs, 'b');
+    const queues = { 'node-lifecycle': shared.urls['node-lifecycle'] };
+    const a = start(relayFor(api, sqsA, queues, { identity: 'a', token: 'token-a', election }));
+    await until(() => a.status().leader && a.status().synced, 'a to lead');
+    const b = start(relayFor(api, sqsB, queues, { identity: 'b', token: 'token-b', election }));
+    await until(() => b.status().ready, 'b to be ready as a standby');
+
+    // Changes keep coming; a keeps forwarding, b watches nothing.
+    let flips = 0;
+    const churn = setInterval(() => c.mutate<Node>('Node', N1, (n) => setReady(n, flips++ % 2 === 0)), 20);
+    try {
+      await until(() => sqsA.sends.length >= 5, 'a to forward');
+      expect(sqsB.sends).toHaveLength(0);
+      expect(api.requests.filter((r) => r.token === 'token-b' && r.kind)).toHaveLength(0);
+
+      // a is cut off from the Lease (not from the rest): it must stop before b starts.
+      api.cut('token-a', '/apis/coordination.k8s.io');
+      const cutAt = Date.now();
+      await until(() => b.status().leader, 'b to take over', 3_000);
+      const tookOver = Date.now() - cutAt;
+      await until(() => sqsB.sends.length >= 3, 'b to forward');
+      expect(a.status().leader).toBe(false);
+      // Within the lease duration of a's last renew, plus b's retry period and jitter.
+      expect(tookOver).toBeLessThan(election.leaseDurationMs + 2 * election.retryPeriodMs + 200);
+
+      // a heals and stays a standby: b keeps renewing.
+      api.heal('token-a');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(a.status().leader).toBe(false);
+
+      // b stops gracefully and releases the Lease: a takes over at its next attempt, well before it would expire.
+      const stoppedAt = Date.now();
+      await b.stop(1_000);
+      await until(() => a.status().leader, 'a to take over again', 3_000);
+      expect(Date.now() - stoppedAt).toBeLessThan(election.leaseDurationMs);
+      await until(() => sqsA.sends.some((s) => s.at > stoppedAt), 'a to forward again');
+    } finally {
+      clearInterval(churn);
+    }
+
+    // Never both: every send of one relay is before or after every send of the other, per term.
+    const timeline = [...sqsA.sends, ...sqsB.sends].sort((x, y) => x.at - y.at).map((s) => s.who);
+    const terms = timeline.filter((who, i) => i === 0 || timeline[i - 1] !== who);
+    expect(terms).toEqual(['a', 'b', 'a']);
+    const lease = c.leases.peek('kube-system', 'serverless-ccm-relay')!;
+    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 2 });
+  });
+});
+
+describe('relay: leader migration', () => {
+  it('holds the keys of controllers whose migration lock another component holds, and sends them all once it is free', async () => {
+    const c = cluster();
+    api = await startFakeKubeApi(c);
+    const { sqs, urls } = reconcilerQueues();
+    const now = Date.now();
+    c.leases.put({
+      metadata: { name: 'cloud-provider-extraction-migration', namespace: 'kube-system' },
+      spec: {
+        holderIdentity: 'master-1_4b0f',
+        leaseDurationSeconds: 1,
+        renewTime: new Date(now).toISOString().replace('Z', '000Z'),
+      },
+    });
+    const relay = start(
+      relayFor(api, sqs, urls, {
+        migration: {
+          component: 'cloud-controller-manager',
+          pollMs: 50,
+          config: {
+            apiVersion: 'controllermanager.config.k8s.io/v1',
+            kind: 'LeaderMigrationConfiguration',
+            leaderName: 'cloud-provider-extraction-migration',
+            controllerLeaders: [
+              { name: 'route', component: 'cloud-controller-manager' },
+              { name: 'service', component: '*' },
+              { name: 'cloud-node-lifecycle', component: 'kube-controller-manager' },
+            ],
+          },
+        },
+      }),
+    );
+    await settled(relay, c);
+
+    // cloud-node is not migrating; route and service wait for the lock; lifecycle belongs to kube-controller-manager.
+    expect(keysOn(sqs, 'node')).toHaveLength(2);
+    expect(keysOn(sqs, 'ipam')).toHaveLength(1);
+    expect(keysOn(sqs, 'route')).toHaveLength(0);
+    expect(keysOn(sqs, 'service')).toHaveLength(0);
+    expect(keysOn(sqs, 'node-lifecycle')).toHaveLength(0);
+    expect(relay.metrics.changesFiltered.get({ kind: 'Service', reason: 'held' })).toBe(2);
+
+    // kube-controller-manager stops renewing (it was upgraded away): after the lease duration the lock is free.
+    await until(() => keysOn(sqs, 'service').length === 2, 'the held Service keys', 4_000);
+    await until(() => keysOn(sqs, 'route').length >= 1, 'the held route key');
+    expect(keysOn(sqs, 'service').map((k) => k.hint?.eventType)).toEqual(['RESYNC', 'RESYNC']);
+    expect(keysOn(sqs, 'node-lifecycle')).toHaveLength(0);
+    expect(relay.metrics.migrationHeld.get({ reconciler: 'node-lifecycle' })).toBe(1);
+    expect(relay.metrics.migrationHeld.get({ reconciler: 'service' })).toBe(0);
+  });
+});

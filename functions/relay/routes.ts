@@ -1,0 +1,261 @@
+import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
+import type { Node } from '../../shared/k8s/types.ts';
+import { fingerprint, NOT_RELEVANT, sortedEntries } from './fingerprint.ts';
+import type { KubeObject, WatchedKind } from './kinds.ts';
+
+/**
+ * The routing table: which reconciler queues a change of each kind goes to, and which fields of the
+ * object each reconciler reads. It is the one place to look when a reconciler starts reading a new
+ * field: a change to a field not listed here never reaches that reconciler (the periodic resync
+ * still would).
+ */
+
+export const RECONCILERS = ['node', 'node-lifecycle', 'route', 'service', 'ipam'] as const;
+export type Reconciler = (typeof RECONCILERS)[number];
+
+/** Which key a change becomes on the reconciler's queue. */
+export type KeyTarget =
+  /** The object's own key. */
+  | 'self'
+  /** The route controller's single key `RouteTable/cluster`, hinted with the Node (docs/adr/0003). */
+  | 'route-table'
+  /** EndpointSlice -> its Service (label `kubernetes.io/service-name`), for LoadBalancer Services with IP targets. */
+  | 'owning-service'
+  /** Node -> every LoadBalancer Service with instance targets: the Node is part of their target set. */
+  | 'load-balancers';
+
+export interface Route {
+  reconciler: Reconciler;
+  target: KeyTarget;
+  /** Whether deleting the object leaves something for the reconciler to clean up. */
+  onDelete: boolean;
+  /** The fields the reconciler reads (hashed into the fingerprint), or undefined when the object is none of its business. */
+  reads(object: KubeObject): unknown[] | undefined;
+}
+
+// Names the reference controllers and users' manifests already use (REFERENCE.md).
+export const ANNOTATION_PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip';
+export const LABEL_EXCLUDE_FROM_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
+export const TAINT_TO_BE_DELETED = 'ToBeDeletedByClusterAutoscaler';
+export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
+export const FINALIZER_LB_CLEANUP = 'service.kubernetes.io/load-balancer-cleanup';
+export const ANNOTATION_LB_PREFIX = 'service.beta.kubernetes.io/aws-load-balancer-';
+export const ANNOTATION_SOURCE_RANGES = 'service.beta.kubernetes.io/load-balancer-source-ranges';
+export const ANNOTATION_POD_IP = 'vpc.amazonaws.com/PrivateIPv4Address';
+
+interface ServiceObject extends KubeObject {
+  spec?: {
+    type?: string;
+    loadBalancerClass?: string;
+    ports?: { name?: string; protocol?: string; port?: number; targetPort?: number | string; nodePort?: number }[];
+    externalTrafficPolicy?: string;
+    healthCheckNodePort?: number;
+    loadBalancerSourceRanges?: string[];
+    loadBalancerIP?: string;
+    ipFamilies?: string[];
+    ipFamilyPolicy?: string;
+    allocateLoadBalancerNodePorts?: boolean;
+  };
+}
+
+interface EndpointSliceObject extends KubeObject {
+  addressType?: string;
+  endpoints?: {
+    addresses?: string[];
+    conditions?: { ready?: boolean; serving?: boolean; terminating?: boolean };
+    nodeName?: string;
+    zone?: string;
+  }[];
+  ports?: { name?: string; port?: number; protocol?: string }[];
+}
+
+interface PodObject extends KubeObject {
+  spec?: { nodeName?: string; hostNetwork?: boolean };
+  status?: { phase?: string };
+}
+
+const asNode = (object: KubeObject) => object as unknown as Node;
+const deleting = (object: KubeObject) => Boolean(object.metadata?.deletionTimestamp);
+const hasTaint = (node: Node, key: string) => (node.spec?.taints ?? []).some((t) => t.key === key);
+/** Ready is True; False and Unknown (kubelet silent) are both not ready, and flapping between them is not news. */
+const ready = (node: Node) => node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+const conditionStatus = (node: Node, type: string) => node.status?.conditions?.find((c) => c.type === type)?.status;
+
+/**
+ * functions/node: initializes tainted Nodes (provider ID, labels, addresses) and keeps addresses
+ * current. Heartbeats (`lastHeartbeatTime`), images, capacity, volumes and the like are left out.
+ */
+function nodeInitReads(object: KubeObject): unknown[] {
+  const node = asNode(object);
+  return [
+    node.metadata.uid,
+    node.spec?.providerID,
+    hasTaint(node, TAINT_UNINITIALIZED),
+    node.metadata.annotations?.[ANNOTATION_PROVIDED_NODE_IP],
+    (node.status?.addresses ?? []).map((a) => `${a.type}=${a.address}`),
+  ];
+}
+
+/** functions/node-lifecycle: readiness, the shutdown taint and the instance behind the Node. */
+function nodeLifecycleReads(object: KubeObject): unknown[] {
+  const node = asNode(object);
+  return [node.metadata.uid, node.spec?.providerID, ready(node), hasTaint(node, TAINT_SHUTDOWN)];
+}
+
+/** functions/route: one route per pod CIDR to the Node's instance; it also owns NetworkUnavailable. */
+function nodeRouteReads(object: KubeObject): unknown[] {
+  const node = asNode(object);
+  return [
+    node.metadata.uid,
+    node.spec?.providerID,
+    node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []),
+    deleting(object),
+    conditionStatus(node, 'NetworkUnavailable'),
+  ];
+}
+
+/**
+ * functions/service, instance targets: a Node is a target while Ready, not being deleted, not
+ * excluded by label or by the cluster autoscaler's taint, and matching `target-node-labels` (so
+ * every label counts).
+ */
+function nodeTargetReads(object: KubeObject): unknown[] {
+  const node = asNode(object);
+  return [
+    node.metadata.uid,
+    node.spec?.providerID,
+    ready(node),
+    deleting(object),
+    hasTaint(node, TAINT_TO_BE_DELETED),
+    sortedEntries(node.metadata.labels),
+  ];
+}
+
+/**
+ * functions/service: LoadBalancer Services, and any Service still carrying the cleanup finalizer (it
+ * was one, and its load balancer must go). `loadBalancerClass` and the `aws-load-balancer-type`
+ * annotation are forwarded rather than judged here: whether a class or type is ours is the
+ * reconciler's decision. Status is left out: the reconciler writes it.
+ */
+function serviceReads(object: KubeObject): unknown[] | undefined {
+  const service = object as ServiceObject;
+  const loadBalancer = service.spec?.type === 'LoadBalancer';
+  const cleanup = (service.metadata?.finalizers ?? []).includes(FINALIZER_LB_CLEANUP);
+  if (!loadBalancer && !cleanup) return undefined;
+  const spec = service.spec ?? {};
+  return [
+    service.metadata?.uid,
+    loadBalancer,
+    cleanup,
+    deleting(object),
+    spec.loadBalancerClass,
+    sortedEntries(
+      service.metadata?.annotations,
+      (key) => key.startsWith(ANNOTATION_LB_PREFIX) || key === ANNOTATION_SOURCE_RANGES,
+    ),
+    (spec.ports ?? []).map((p) => [p.name, p.protocol, p.port, p.targetPort, p.nodePort]),
+    spec.externalTrafficPolicy,
+    spec.healthCheckNodePort,
+    spec.loadBalancerSourceRanges,
+    spec.loadBalancerIP,
+    spec.ipFamilies,
+    spec.ipFamilyPolicy,
+    spec.allocateLoadBalancerNodePorts,
+  ];
+}
+
+/** functions/service, IP targets: the ready addresses and ports behind the Service. */
+function endpointSliceReads(object: KubeObject): unknown[] | undefined {
+  const slice = object as EndpointSliceObject;
+  if (!slice.metadata?.labels?.[LABEL_SERVICE_NAME]) return undefined;
+  return [
+    slice.metadata.uid,
+    slice.addressType,
+    (slice.endpoints ?? []).map((e) => [
+      e.addresses,
+      e.conditions?.ready,
+      e.conditions?.serving,
+      e.conditions?.terminating,
+      e.nodeName,
+      e.zone,
+    ]),
+    (slice.ports ?? []).map((p) => [p.name, p.port, p.protocol]),
+  ];
+}
+
+/**
+ * functions/ipam: a bound Pod needs a VPC address; a finished or deleted one gives it back.
+ * Host-network Pods use the Node's address. Container statuses, conditions and restarts (most Pod
+ * updates) are left out.
+ */
+function podReads(object: KubeObject): unknown[] | undefined {
+  const pod = object as PodObject;
+  if (pod.spec?.hostNetwork) return undefined;
+  const phase = pod.status?.phase;
+  return [
+    pod.metadata?.uid,
+    pod.spec?.nodeName,
+    pod.metadata?.annotations?.[ANNOTATION_POD_IP],
+    phase === 'Succeeded' || phase === 'Failed',
+    deleting(object),
+  ];
+}
+
+export const ROUTES: Readonly<Record<WatchedKind, readonly Route[]>> = {
+  Node: [
+    { reconciler: 'node', target: 'self', onDelete: false, reads: nodeInitReads },
+    { reconciler: 'node-lifecycle', target: 'self', onDelete: false, reads: nodeLifecycleReads },
+    { reconciler: 'route', target: 'route-table', onDelete: true, reads: nodeRouteReads },
+    { reconciler: 'service', target: 'load-balancers', onDelete: true, reads: nodeTargetReads },
+  ],
+  Service: [{ reconciler: 'service', target: 'self', onDelete: true, reads: serviceReads }],
+  EndpointSlice: [{ reconciler: 'service', target: 'owning-service', onDelete: true, reads: endpointSliceReads }],
+  Pod: [{ reconciler: 'ipam', target: 'self', onDelete: true, reads: podReads }],
+};
+
+/** How a LoadBalancer Service picks its targets, or undefined when it is not a LoadBalancer. */
+export function loadBalancerTargets(object: KubeObject): 'instance' | 'ip' | undefined {
+  const service = object as ServiceObject;
+  if (service.spec?.type !== 'LoadBalancer') return undefined;
+  const annotations = service.metadata?.annotations ?? {};
+  const ip =
+    annotations[`${ANNOTATION_LB_PREFIX}nlb-target-type`] === 'ip' ||
+    annotations[`${ANNOTATION_LB_PREFIX}type`] === 'nlb-ip';
+  return ip ? 'ip' : 'instance';
+}
+
+/**
+ * Names a LeaderMigrationConfiguration may give each reconciler's controller (the short names and the
+ * `-controller` names the cloud-controller-manager has used). IPAM has no in-tree counterpart.
+ * https://kubernetes.io/docs/tasks/administer-cluster/controller-manager-leader-migration/
+ */
+export const MIGRATION_CONTROLLER_NAMES: Readonly<Record<Reconciler, readonly string[]>> = {
+  node: ['cloud-node', 'cloud-node-controller'],
+  'node-lifecycle': ['cloud-node-lifecycle', 'cloud-node-lifecycle-controller'],
+  route: ['route', 'route-controller', 'node-route-controller'],
+  service: ['service', 'service-controller', 'service-lb-controller'],
+  ipam: [],
+};
+
+/** The kinds whose changes some of these reconcilers read. */
+export function kindsFor(reconcilers: Iterable<Reconciler>): WatchedKind[] {
+  const wanted = new Set(reconcilers);
+  return (Object.keys(ROUTES) as WatchedKind[]).filter((kind) => ROUTES[kind].some((r) => wanted.has(r.reconciler)));
+}
+
+/**
+ * What the given reconcilers read of a Node, as one value: equal fingerprints mean none of them needs
+ * to hear about the change. The local runner's stand-in for the relay uses it (bin/engine.ts); the
+ * relay itself keeps one fingerprint per reconciler.
+ */
+export function nodeFingerprint(
+  node: Node,
+  reconcilers: readonly Reconciler[] = ['node', 'node-lifecycle', 'route'],
+): string {
+  const object = node as unknown as KubeObject;
+  return ROUTES.Node.filter((r) => reconcilers.includes(r.reconciler))
+    .map((r) => fingerprint(r.reads(object)))
+    .join(':');
+}
+
+export { NOT_RELEVANT };
