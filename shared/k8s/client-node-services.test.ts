@@ -1,7 +1,7 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ClientNodeServices, RefreshingServices } from './client-node-services.ts';
+import { ClientNodeServices } from './client-node-services.ts';
 import { KubernetesApiError } from './errors.ts';
 import {
   FAKE_API_SERVER_CA_DATA,
@@ -11,6 +11,8 @@ import {
   startFakeApiServer,
   status,
 } from './fake-api-server.ts';
+import { refreshingPort } from './lambda-access.ts';
+import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';
 
 function kubeConfigFor(server: FakeApiServer, token = 'test-token'): KubeConfig {
@@ -180,12 +182,12 @@ describe('ClientNodeServices', () => {
   });
 });
 
-describe('RefreshingServices', () => {
+describe('refreshingPort over the ServicesPort', () => {
   it('fetches credentials once, again when due, and once more (retrying the call) on a 401', async () => {
     const clock = new FakeClock();
     let loads = 0;
     const answers: (Service | Error)[] = [];
-    const port = new RefreshingServices(
+    const port = refreshingPort<ServicesPort>(
       async () => {
         loads++;
         return { kubeConfig: new KubeConfig(), refreshAt: clock.now() + 1000 };

@@ -2,13 +2,12 @@ import {
   CoreV1Api,
   createConfiguration,
   DiscoveryV1Api,
-  KubeConfig,
+  type KubeConfig,
   PatchStrategy,
   ServerConfiguration,
   setHeaderMiddleware,
   setHeaderOptions,
 } from '@kubernetes/client-node';
-import type { Clock } from '../clock.ts';
 import type { Config } from '../config/config.ts';
 import {
   EVENT_COMPONENT,
@@ -19,14 +18,7 @@ import {
   translateError,
 } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
-import {
-  type ClusterAccess,
-  EKS_TOKEN_REFRESH_MS,
-  eksToken,
-  type KubernetesAccessDeps,
-  KubernetesAccessError,
-  tokenKubeConfig,
-} from './lambda-access.ts';
+import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
 import { LABEL_SERVICE_NAME, type ServicesPort } from './service-port.ts';
 import type { EndpointSlice, MergePatch, Node, Service } from './types.ts';
@@ -142,155 +134,10 @@ export class ClientNodeServices implements ServicesPort {
   }
 }
 
-/** Credentials for one stretch of time: a KubeConfig, and when to stop using it (Infinity: until a 401). */
-export interface TimedKubeConfig {
-  kubeConfig: KubeConfig;
-  refreshAt: number;
-}
-
 /**
- * The ServicesPort for this configuration, with the same access modes as `createKubernetesPort` in
- * lambda-access.ts: a kubeconfig, an EKS IAM token (re-minted every 14 minutes), or a service-account
- * token from Secrets Manager; credentials are fetched again once when the API server answers 401.
+ * The ServicesPort for this configuration, with the same access modes and credential refresh as the
+ * Node port (`createPort` in lambda-access.ts).
  */
 export function createServicesPort(config: Config, deps: KubernetesAccessDeps): ServicesPort {
-  if (config.KUBERNETES_AUTH_MODE === 'kubeconfig') {
-    const kubeConfig = deps.loadDefaultKubeConfig?.() ?? defaultKubeConfig();
-    return new ClientNodeServices(kubeConfig);
-  }
-  return new RefreshingServices(kubeConfigSource(config, deps), deps.clock, (k) => new ClientNodeServices(k));
-}
-
-/**
- * Where `eks` and `token` modes get credentials. The same rules as lambda-access.ts (which keeps its own
- * copy private): EKS endpoint and CA from configuration, else one DescribeCluster; the secret holds
- * `{"token", "ca"}`.
- */
-export function kubeConfigSource(config: Config, deps: KubernetesAccessDeps): () => Promise<TimedKubeConfig> {
-  if (config.KUBERNETES_AUTH_MODE === 'token') {
-    const secretId = config.KUBERNETES_TOKEN_SECRET_ID;
-    const endpoint = config.KUBERNETES_API_ENDPOINT;
-    if (!secretId || !endpoint) {
-      throw new KubernetesAccessError(
-        'KUBERNETES_TOKEN_SECRET_ID and KUBERNETES_API_ENDPOINT are required in token mode',
-      );
-    }
-    return async () => {
-      let fields: Record<string, unknown>;
-      try {
-        const parsed: unknown = JSON.parse(await deps.readSecret(secretId));
-        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-          throw new TypeError('not an object');
-        fields = parsed as Record<string, unknown>;
-      } catch (err) {
-        // Never echo the secret's text into an error.
-        throw new KubernetesAccessError(
-          `reading Secrets Manager secret "${secretId}": not a JSON object {"token", "ca"} (${err instanceof SyntaxError ? 'not JSON' : String(err)})`,
-        );
-      }
-      const token = typeof fields.token === 'string' ? fields.token.trim() : '';
-      const ca = typeof fields.ca === 'string' && fields.ca.trim() ? fields.ca.trim() : config.KUBERNETES_CA_DATA;
-      if (!token || !ca) {
-        throw new KubernetesAccessError(
-          `Secrets Manager secret "${secretId}" lacks "token" or "ca" (and KUBERNETES_CA_DATA)`,
-        );
-      }
-      const caData = ca.startsWith('-----BEGIN') ? Buffer.from(ca).toString('base64') : ca;
-      return { kubeConfig: tokenKubeConfig({ endpoint, caData }, token), refreshAt: Number.POSITIVE_INFINITY };
-    };
-  }
-  const clusterName = config.EKS_CLUSTER_NAME ?? config.CLUSTER_NAME;
-  let described: Promise<ClusterAccess> | undefined;
-  return async () => {
-    let access: ClusterAccess;
-    if (config.KUBERNETES_API_ENDPOINT && config.KUBERNETES_CA_DATA) {
-      access = { endpoint: config.KUBERNETES_API_ENDPOINT, caData: config.KUBERNETES_CA_DATA };
-    } else {
-      described ??= deps.describeCluster(clusterName);
-      const pending = described;
-      try {
-        const fromEks = await pending;
-        access = {
-          endpoint: config.KUBERNETES_API_ENDPOINT ?? fromEks.endpoint,
-          caData: config.KUBERNETES_CA_DATA ?? fromEks.caData,
-        };
-      } catch (err) {
-        if (described === pending) described = undefined;
-        throw new KubernetesAccessError(`describing EKS cluster "${clusterName}": ${String(err)}`, { cause: err });
-      }
-    }
-    const now = deps.clock.now();
-    const token = await eksToken({
-      clusterName,
-      region: config.AWS_REGION,
-      credentials: await deps.awsCredentials(),
-      now,
-    });
-    return { kubeConfig: tokenKubeConfig(access, token), refreshAt: now + EKS_TOKEN_REFRESH_MS };
-  };
-}
-
-/**
- * A ServicesPort whose credentials are rebuilt when due or rejected. A 401 had no effect on the server, so
- * one retry with fresh credentials is safe for writes too.
- */
-export class RefreshingServices implements ServicesPort {
-  private current: Promise<{ port: ServicesPort; refreshAt: number }> | undefined;
-
-  constructor(
-    private readonly source: () => Promise<TimedKubeConfig>,
-    private readonly clock: Clock,
-    private readonly portFor: (kubeConfig: KubeConfig) => ServicesPort,
-  ) {}
-
-  getService(namespace: string, name: string) {
-    return this.run((port) => port.getService(namespace, name));
-  }
-
-  listServices() {
-    return this.run((port) => port.listServices());
-  }
-
-  patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard) {
-    return this.run((port) => port.patchService(namespace, name, patch, guard));
-  }
-
-  patchServiceStatus(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard) {
-    return this.run((port) => port.patchServiceStatus(namespace, name, patch, guard));
-  }
-
-  listEndpointSlices(namespace: string, serviceName: string) {
-    return this.run((port) => port.listEndpointSlices(namespace, serviceName));
-  }
-
-  private async run<T>(operation: (port: ServicesPort) => Promise<T>): Promise<T> {
-    const first = await this.acquire();
-    try {
-      return await operation(first.port);
-    } catch (err) {
-      if (!(err instanceof KubernetesApiError && err.statusCode === 401)) throw err;
-      const second = await this.acquire(true);
-      return operation(second.port);
-    }
-  }
-
-  private async acquire(rejected = false): Promise<{ port: ServicesPort; refreshAt: number }> {
-    if (this.current) {
-      const held = await this.current.catch(() => undefined);
-      if (held && !rejected && this.clock.now() < held.refreshAt) return held;
-    }
-    const loading = this.source().then(({ kubeConfig, refreshAt }) => ({ port: this.portFor(kubeConfig), refreshAt }));
-    this.current = loading;
-    // A failed fetch is not kept: the next request tries again.
-    loading.catch(() => {
-      if (this.current === loading) this.current = undefined;
-    });
-    return loading;
-  }
-}
-
-function defaultKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromDefault();
-  return kubeConfig;
+  return createPort(config, deps, (kubeConfig) => new ClientNodeServices(kubeConfig));
 }

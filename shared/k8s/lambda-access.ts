@@ -10,8 +10,7 @@ import { type Clock, systemClock } from '../clock.ts';
 import { type Config, requireSetting } from '../config/config.ts';
 import { ClientNodeKubernetes } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
-import type { KubernetesPort, WriteGuard } from './port.ts';
-import type { EventRecord, MergePatch, Node } from './types.ts';
+import type { KubernetesPort } from './port.ts';
 
 /**
  * How a Lambda reaches the Kubernetes API (docs/ARCHITECTURE.md, "Reaching the Kubernetes API from
@@ -110,15 +109,26 @@ export function stsHostname(region: string): string {
 
 /** The KubernetesPort for this configuration, refreshing credentials on 401 in `token` and `eks` modes. */
 export function createKubernetesPort(config: Config, deps: KubernetesAccessDeps): KubernetesPort {
-  const portFor = (kubeConfig: KubeConfig) => new ClientNodeKubernetes(kubeConfig, { clock: deps.clock });
+  return createPort(config, deps, (kubeConfig) => new ClientNodeKubernetes(kubeConfig, { clock: deps.clock }));
+}
+
+/**
+ * Any client-node backed port (Nodes, Services, ...) for this configuration: built from the default
+ * kubeconfig, or from credentials that are refreshed when due and when the API server answers 401.
+ */
+export function createPort<P extends object>(
+  config: Config,
+  deps: KubernetesAccessDeps,
+  portFor: (kubeConfig: KubeConfig) => P,
+): P {
   switch (config.KUBERNETES_AUTH_MODE) {
     case 'kubeconfig':
       // Exec plugins and OIDC refresh themselves inside client-node; nothing to add here.
       return portFor(deps.loadDefaultKubeConfig?.() ?? loadDefaultKubeConfig());
     case 'token':
-      return new RefreshingKubernetes(tokenSecretSource(config, deps), deps.clock, portFor);
+      return refreshingPort(tokenSecretSource(config, deps), deps.clock, portFor);
     case 'eks':
-      return new RefreshingKubernetes(eksSource(config, deps), deps.clock, portFor);
+      return refreshingPort(eksSource(config, deps), deps.clock, portFor);
   }
 }
 
@@ -178,12 +188,12 @@ function loadDefaultKubeConfig(): KubeConfig {
 }
 
 /** Credentials for one stretch of time: a KubeConfig, and when to stop using it (Infinity: until a 401). */
-interface Credentials {
+export interface Credentials {
   kubeConfig: KubeConfig;
   refreshAt: number;
 }
 
-type CredentialSource = () => Promise<Credentials>;
+export type CredentialSource = () => Promise<Credentials>;
 
 /**
  * `token` mode: a Secrets Manager secret holding `{"token": "<service-account token>", "ca": "<base64
@@ -264,51 +274,44 @@ function eksSource(config: Config, deps: KubernetesAccessDeps): CredentialSource
   };
 }
 
-interface Generation {
-  port: KubernetesPort;
+interface Generation<P> {
+  port: P;
   refreshAt: number;
 }
 
 /**
- * A KubernetesPort whose credentials are rebuilt when they are due (EKS tokens) or rejected. A 401
- * means the request was not authenticated and so had no effect, which makes a single retry safe for
- * writes too: the credentials are fetched again once, the request is retried once, and a second 401
- * is the caller's. Concurrent requests that fail with the same credentials share one refresh.
+ * A port whose credentials are rebuilt when they are due (EKS tokens) or rejected. A 401 means the
+ * request was not authenticated and so had no effect, which makes a single retry safe for writes
+ * too: the credentials are fetched again once, the request is retried once, and a second 401 is the
+ * caller's. Concurrent requests that fail with the same credentials share one refresh.
+ * Every method of the port goes through this (a Proxy), so one mechanism serves every port shape.
  */
-class RefreshingKubernetes implements KubernetesPort {
-  private pending: Promise<Generation> | undefined;
+export function refreshingPort<P extends object>(
+  source: CredentialSource,
+  clock: Clock,
+  portFor: (kubeConfig: KubeConfig) => P,
+): P {
+  const holder = new CredentialHolder(source, clock, portFor);
+  return new Proxy({} as P, {
+    get: (_target, method) =>
+      function callWithFreshCredentials(...args: unknown[]) {
+        return holder.run((port) =>
+          (port as Record<PropertyKey, (...a: unknown[]) => Promise<unknown>>)[method]!(...args),
+        );
+      },
+  });
+}
+
+class CredentialHolder<P> {
+  private pending: Promise<Generation<P>> | undefined;
 
   constructor(
     private readonly source: CredentialSource,
     private readonly clock: Clock,
-    private readonly portFor: (kubeConfig: KubeConfig) => KubernetesPort,
+    private readonly portFor: (kubeConfig: KubeConfig) => P,
   ) {}
 
-  getNode(name: string): Promise<Node | undefined> {
-    return this.run((port) => port.getNode(name));
-  }
-
-  listNodes(): Promise<Node[]> {
-    return this.run((port) => port.listNodes());
-  }
-
-  patchNode(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
-    return this.run((port) => port.patchNode(name, patch, guard));
-  }
-
-  patchNodeStatus(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
-    return this.run((port) => port.patchNodeStatus(name, patch, guard));
-  }
-
-  deleteNode(name: string, preconditions: { uid?: string; resourceVersion?: string }): Promise<void> {
-    return this.run((port) => port.deleteNode(name, preconditions));
-  }
-
-  recordEvent(event: EventRecord): Promise<void> {
-    return this.run((port) => port.recordEvent(event));
-  }
-
-  private async run<T>(operation: (port: KubernetesPort) => Promise<T>): Promise<T> {
+  async run<T>(operation: (port: P) => Promise<T>): Promise<T> {
     const first = await this.acquire();
     try {
       return await operation(first.generation.port);
@@ -321,8 +324,8 @@ class RefreshingKubernetes implements KubernetesPort {
 
   /** The current credentials; new ones when there are none, they are due, or they are `rejected`. */
   private async acquire(
-    rejected?: Promise<Generation>,
-  ): Promise<{ pending: Promise<Generation>; generation: Generation }> {
+    rejected?: Promise<Generation<P>>,
+  ): Promise<{ pending: Promise<Generation<P>>; generation: Generation<P> }> {
     if (this.pending === undefined || this.pending === rejected) this.pending = this.load();
     let pending = this.pending;
     let generation = await pending;
@@ -334,7 +337,7 @@ class RefreshingKubernetes implements KubernetesPort {
     return { pending, generation };
   }
 
-  private load(): Promise<Generation> {
+  private load(): Promise<Generation<P>> {
     const loading = this.source().then(({ kubeConfig, refreshAt }) => ({ port: this.portFor(kubeConfig), refreshAt }));
     // A failed fetch is not kept: the next request tries again.
     loading.catch(() => {
