@@ -25,8 +25,16 @@ export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adap
   return new Elbv2Adapter(instrumentAwsClient(client, metrics));
 }
 
+/**
+ * By default the SQS client sends each request to its QueueUrl's host, which would bypass an
+ * AWS-compatible endpoint configured with AWS_ENDPOINT_URL(_SQS); with one configured, the endpoint wins.
+ */
 export function createSqsPort(config: Config, metrics: MetricsPort): SqsAdapter {
-  const client = new SQSClient({ region: config.AWS_REGION, retryMode: 'adaptive' });
   const endpoint = process.env.AWS_ENDPOINT_URL_SQS ?? process.env.AWS_ENDPOINT_URL;
+  const client = new SQSClient({
+    region: config.AWS_REGION,
+    retryMode: 'adaptive',
+    ...(endpoint ? { useQueueUrlAsEndpoint: false } : {}),
+  });
   return new SqsAdapter(instrumentAwsClient(client, metrics), endpoint ? { endpoint } : {});
 }
