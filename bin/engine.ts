@@ -4,7 +4,6 @@ import { routeEc2Events } from '../functions/ec2-events/router.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
 import { nodeFingerprint, type Reconciler as RelayReconciler } from '../functions/relay/routes.ts';
-import { routeTableMessage } from '../functions/route/keys.ts';
 import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
@@ -20,6 +19,7 @@ import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { FakeSqs } from '../shared/queue/fake-sqs.ts';
 import type { KeyHint, KeyMessage } from '../shared/queue/message.ts';
+import { routeTableMessage } from '../shared/queue/route-table-key.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
 
 export interface EngineOptions {

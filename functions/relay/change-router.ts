@@ -1,5 +1,5 @@
 import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
-import { routeTableMessage } from '../route/keys.ts';
+import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
 import { LABEL_SERVICE_NAME, loadBalancerTargets, type Reconciler, ROUTES, type Route } from './routes.ts';

@@ -6,10 +6,10 @@ import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import type { Node, NodeCondition } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
+import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { fifoRecord, nodeKey } from '../../test/helpers/records.ts';
 import { createWorld, type World } from '../../test/helpers/world.ts';
-import { routeTableMessage } from './keys.ts';
 import { routeReconciler } from './reconciler.ts';
 
 const TABLE = 'rtb-0123456789abcdef0';

@@ -13,6 +13,7 @@ import { type Cidr, formatCidr, tryParseCidr } from '../../shared/net/cidr.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { keyString } from '../../shared/queue/message.ts';
+import { isRouteTableKey, ROUTE_TABLE_KEY } from '../../shared/queue/route-table-key.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
 import {
   CONDITION_NETWORK_UNAVAILABLE,
@@ -26,7 +27,6 @@ import {
   type RoutePlan,
   withNetworkCondition,
 } from './diff.ts';
-import { isRouteTableKey, ROUTE_TABLE_KEY } from './keys.ts';
 
 export interface RouteDeps {
   clusterName: string;

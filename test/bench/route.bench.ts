@@ -1,7 +1,7 @@
-import { routeTableMessage } from '../../functions/route/keys.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import { makeInstance, makeRouteTable } from '../../shared/aws/ec2-fake.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { makeNode } from '../helpers/nodes.ts';
 import { cidrs, createWorld } from '../helpers/world.ts';
 import type { BenchResult } from './types.ts';

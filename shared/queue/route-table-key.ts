@@ -1,4 +1,4 @@
-import type { KeyHint, KeyMessage, ObjectKey } from '../../shared/queue/message.ts';
+import type { KeyHint, KeyMessage, ObjectKey } from './message.ts';
 
 /**
  * The route controller's only key (docs/adr/0003-route-reconciler-key.md): the cluster's route table.
