@@ -84,6 +84,44 @@ describe('loadStageConfig', () => {
     });
   });
 
+  it('configures the service controller only with CCM_VPC_ID, with the runtime defaults', () => {
+    expect(loadStageConfig(base).services).toBeUndefined();
+    expect(loadStageConfig({ ...base, CCM_VPC_ID: 'vpc-0123456789abcdef0' }).services).toEqual({
+      vpcId: 'vpc-0123456789abcdef0',
+      provisioningRequeueSeconds: 60,
+      cleanupRequeueSeconds: 60,
+    });
+    expect(
+      loadStageConfig({
+        ...base,
+        CCM_VPC_ID: 'vpc-0123abcd',
+        CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
+        CCM_SERVICE_NODE_PORT_RANGE: '20000-22767',
+        CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '120',
+        CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '30',
+        CCM_SERVICE_MAX_RECEIVE_COUNT: '300',
+      }),
+    ).toMatchObject({
+      services: {
+        vpcId: 'vpc-0123abcd',
+        loadBalancerClass: 'example.com/nlb',
+        nodePortRange: '20000-22767',
+        provisioningRequeueSeconds: 120,
+        cleanupRequeueSeconds: 30,
+      },
+      functions: { service: { timeoutSeconds: 120, maxConcurrency: 10, maxReceiveCount: 300 } },
+    });
+  });
+
+  it('gives the service controller room for long requeues', () => {
+    expect(loadStageConfig(base).functions.service).toEqual({
+      memoryMb: 512,
+      timeoutSeconds: 120,
+      maxConcurrency: 10,
+      maxReceiveCount: 200,
+    });
+  });
+
   it('creates access entries only in eks mode', () => {
     const config = loadStageConfig({
       ...base,
@@ -128,6 +166,31 @@ describe('loadStageConfig', () => {
       /CCM_EC2_EVENTS_AGE_ALARM_SECONDS \(got "900"\): must be below CCM_EC2_EVENTS_RETENTION_SECONDS/,
     ],
     [{ CCM_NODE_LIFECYLE_MEMORY_MB: '256' }, /CCM_NODE_LIFECYLE_MEMORY_MB \(got "256"\): is not a setting/],
+    [{ CCM_VPC_ID: 'vpc-xyz' }, /CCM_VPC_ID \(got "vpc-xyz"\): must be a VPC ID such as vpc-0123456789abcdef0/],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_LOAD_BALANCER_CLASS: 'not a class' },
+      /CCM_LOAD_BALANCER_CLASS \(got "not a class"\): must be a label-style name/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_NODE_PORT_RANGE: '32767-30000' },
+      /CCM_SERVICE_NODE_PORT_RANGE \(got "32767-30000"\): must be a range of ports/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '1' },
+      /CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS \(got "1"\): must be at least 5 seconds/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '3600' },
+      /CCM_SERVICE_CLEANUP_REQUEUE_SECONDS \(got "3600"\): cannot exceed 900 seconds/,
+    ],
+    [
+      { CCM_LOAD_BALANCER_CLASS: 'example.com/nlb' },
+      /CCM_LOAD_BALANCER_CLASS \(got "example.com\/nlb"\): has no effect without CCM_VPC_ID/,
+    ],
+    [
+      { CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '120' },
+      /CCM_SERVICE_CLEANUP_REQUEUE_SECONDS \(got "120"\): has no effect without CCM_VPC_ID/,
+    ],
   ])('refuses %j, naming the setting', (overrides, message) => {
     const env = { ...base, ...overrides };
     expect(() => loadStageConfig(env)).toThrow(StageConfigError);

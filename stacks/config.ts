@@ -36,6 +36,13 @@ export const FUNCTION_DEFAULTS = {
   'ec2-events': { memoryMb: 512, timeoutSeconds: 30, maxConcurrency: 5, maxReceiveCount: 3 },
   // One key for the whole table (docs/adr/0003): concurrency beyond 2 never helps, it only waits.
   route: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 100 },
+  // A reconcile is a dozen or more ELBv2 and EC2 calls, each retried under throttling: 120 s covers it.
+  // Every wait is a requeue, and so a receive (docs/adr/0002): an NLB provisions for minutes and a deleted
+  // one's network interfaces hold its security group for minutes more, each look SERVICE_*_REQUEUE_SECONDS
+  // (60 s by default) apart. 200 receives are over three hours of such waiting (about twelve of error
+  // backoff) before a Service key reaches the DLQ. One key per Service, so a burst of Service changes runs in
+  // parallel batches; beyond 10 at once ELBv2's per-account API rate limits, not Lambda, set the pace.
+  service: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 10, maxReceiveCount: 200 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
 
 export type FunctionName = keyof typeof FUNCTION_DEFAULTS;
@@ -90,6 +97,16 @@ export interface StageConfig {
   ec2Events: { retentionSeconds: number; ageAlarmSeconds: number };
   /** The route controller, deployed only when the cluster CIDRs are given (clusters routing pods through the VPC table). */
   routes?: { clusterCidrs: string[]; routeTableId?: string; routeTableLimit: number };
+  /** The Service load-balancer controller, deployed only when the cluster's VPC is given. */
+  services?: {
+    /** The VPC its load balancers, target groups and security groups go in. */
+    vpcId: string;
+    loadBalancerClass?: string;
+    /** kube-apiserver's `--service-node-port-range`, `from-to`; unset: the controller's default. */
+    nodePortRange?: string;
+    provisioningRequeueSeconds: number;
+    cleanupRequeueSeconds: number;
+  };
   alarms: { queueAgeSeconds: number; topicArn?: string };
   relay: {
     identity: RelayIdentity;
@@ -173,6 +190,11 @@ const StaticSchema = z
     CCM_CLUSTER_CIDRS: runtime.CLUSTER_CIDRS,
     CCM_ROUTE_TABLE_ID: runtime.ROUTE_TABLE_ID,
     CCM_ROUTE_TABLE_LIMIT: runtime.ROUTE_TABLE_LIMIT,
+    CCM_VPC_ID: runtime.VPC_ID,
+    CCM_LOAD_BALANCER_CLASS: runtime.LOAD_BALANCER_CLASS,
+    CCM_SERVICE_NODE_PORT_RANGE: runtime.SERVICE_NODE_PORT_RANGE,
+    CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+    CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -263,6 +285,14 @@ const FUNCTION_SETTINGS = new Set(
   ),
 );
 
+/** Settings only the service controller reads. */
+const SERVICE_SETTINGS = [
+  'CCM_LOAD_BALANCER_CLASS',
+  'CCM_SERVICE_NODE_PORT_RANGE',
+  'CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS',
+  'CCM_SERVICE_CLEANUP_REQUEUE_SECONDS',
+] as const satisfies readonly (keyof typeof StaticSchema.shape)[];
+
 /** The names of every setting, for documentation and tests. */
 export const STAGE_SETTINGS: readonly string[] = [...STATIC_SETTINGS, ...FUNCTION_SETTINGS];
 
@@ -302,6 +332,15 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
     else {
       for (const i of result.error.issues)
         describe(functionSetting(name, i.path[0] as keyof FunctionSettings), i.message);
+    }
+  }
+
+  if (!input.CCM_VPC_ID) {
+    // Settings of a controller that is not deployed would be dropped without a word.
+    for (const setting of SERVICE_SETTINGS) {
+      if (input[setting] !== undefined) {
+        describe(setting, 'has no effect without CCM_VPC_ID, which deploys the service controller');
+      }
     }
   }
 
@@ -348,6 +387,19 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
             clusterCidrs: c.CCM_CLUSTER_CIDRS,
             ...(c.CCM_ROUTE_TABLE_ID ? { routeTableId: c.CCM_ROUTE_TABLE_ID } : {}),
             routeTableLimit: c.CCM_ROUTE_TABLE_LIMIT,
+          },
+        }
+      : {}),
+    ...(c.CCM_VPC_ID
+      ? {
+          services: {
+            vpcId: c.CCM_VPC_ID,
+            ...(c.CCM_LOAD_BALANCER_CLASS ? { loadBalancerClass: c.CCM_LOAD_BALANCER_CLASS } : {}),
+            ...(c.CCM_SERVICE_NODE_PORT_RANGE
+              ? { nodePortRange: `${c.CCM_SERVICE_NODE_PORT_RANGE.from}-${c.CCM_SERVICE_NODE_PORT_RANGE.to}` }
+              : {}),
+            provisioningRequeueSeconds: c.CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS,
+            cleanupRequeueSeconds: c.CCM_SERVICE_CLEANUP_REQUEUE_SECONDS,
           },
         }
       : {}),

@@ -651,6 +651,242 @@ describe('the control plane stack with the route controller (CCM_CLUSTER_CIDRS s
   });
 });
 
+describe('the control plane stack with the service controller (CCM_VPC_ID set)', () => {
+  const VPC_ID = 'vpc-0123456789abcdef0';
+  const ARN = (rest: string) => `arn:{AWS::Partition}:${rest}`;
+  const SG = ARN('ec2:eu-west-1:{AWS::AccountId}:security-group/*');
+  const VPC = ARN(`ec2:eu-west-1:{AWS::AccountId}:vpc/${VPC_ID}`);
+  const LB = ARN('elasticloadbalancing:eu-west-1:{AWS::AccountId}:loadbalancer/net/*/*');
+  const TG = ARN('elasticloadbalancing:eu-west-1:{AWS::AccountId}:targetgroup/*/*');
+  const LISTENER = ARN('elasticloadbalancing:eu-west-1:{AWS::AccountId}:listener/net/*/*/*');
+  const OWNED = { StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'owned' } };
+  const OWNED_REQUEST = { 'aws:RequestTag/kubernetes.io/cluster/prod-eu': 'owned' };
+
+  /** An ARN as CloudFormation will resolve it, references written `{AWS::AccountId}`. */
+  const text = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(text);
+    const join = (value as { 'Fn::Join'?: [string, unknown[]] } | undefined)?.['Fn::Join'];
+    if (!join) return value;
+    return join[1].map((p) => (typeof p === 'string' ? p : `{${(p as { Ref: string }).Ref}}`)).join(join[0]);
+  };
+
+  let template: Json;
+  let statements: PolicyStatementJson[];
+  beforeAll(async () => {
+    ({ template } = await synth({
+      ...BASE_ENV,
+      CCM_VPC_ID: VPC_ID,
+      CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
+      CCM_SERVICE_NODE_PORT_RANGE: '30000-32767',
+      CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
+    }));
+    statements = roleStatements(
+      template,
+      refId(resource(template, functionIdNamed(template, `${PREFIX}-service`)).Properties.Role),
+    );
+  }, 60_000);
+
+  it('is absent without CCM_VPC_ID', async () => {
+    const { template: plain } = await synth(BASE_ENV);
+    expect(() => functionIdNamed(plain, `${PREFIX}-service`)).toThrow(/no function/);
+    expect(() => queueIdNamed(plain, `${PREFIX}-service.fifo`)).toThrow(/no queue/);
+  });
+
+  it('adds a FIFO queue with a DLQ, sized for long requeues', () => {
+    const queue = resource(template, queueIdNamed(template, `${PREFIX}-service.fifo`)).Properties;
+    expect(queue).toMatchObject({
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 720,
+      RedrivePolicy: { maxReceiveCount: 200 },
+    });
+    const dlq = resource(template, refId((queue.RedrivePolicy as Json).deadLetterTargetArn)).Properties;
+    expect(dlq).toMatchObject({ FifoQueue: true, QueueName: `${PREFIX}-service-dlq.fifo` });
+    const mapping = ofType(template, 'AWS::Lambda::EventSourceMapping').find(
+      ([, m]) => refId(m.EventSourceArn) === queueIdNamed(template, `${PREFIX}-service.fifo`),
+    );
+    expect(mapping?.[1]).toMatchObject({
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      ScalingConfig: { MaximumConcurrency: 10 },
+    });
+    expect(refId(mapping?.[1].FunctionName)).toBe(functionIdNamed(template, `${PREFIX}-service`));
+  });
+
+  it('configures the function from the stage', () => {
+    const fn = resource(template, functionIdNamed(template, `${PREFIX}-service`)).Properties as {
+      Timeout: number;
+      Environment: { Variables: Record<string, string> };
+    };
+    expect(fn.Timeout).toBe(120);
+    expect(fn.Environment.Variables).toMatchObject({
+      CLUSTER_NAME: 'prod-eu',
+      VPC_ID: VPC_ID,
+      LOAD_BALANCER_CLASS: 'example.com/nlb',
+      SERVICE_NODE_PORT_RANGE: '30000-32767',
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
+      SERVICE_CLEANUP_REQUEUE_SECONDS: '60',
+    });
+  });
+
+  it('may call exactly what functions/service calls', () => {
+    expect([...new Set(actionsOf(statements))]).toEqual([
+      'ec2:AuthorizeSecurityGroupIngress',
+      'ec2:CreateSecurityGroup',
+      'ec2:CreateTags',
+      'ec2:DeleteSecurityGroup',
+      'ec2:DescribeAvailabilityZones',
+      'ec2:DescribeInstances',
+      'ec2:DescribeRouteTables',
+      'ec2:DescribeSecurityGroups',
+      'ec2:DescribeSubnets',
+      'ec2:RevokeSecurityGroupIngress',
+      'eks:DescribeCluster',
+      'elasticloadbalancing:AddTags',
+      'elasticloadbalancing:CreateListener',
+      'elasticloadbalancing:CreateLoadBalancer',
+      'elasticloadbalancing:CreateTargetGroup',
+      'elasticloadbalancing:DeleteListener',
+      'elasticloadbalancing:DeleteLoadBalancer',
+      'elasticloadbalancing:DeleteTargetGroup',
+      'elasticloadbalancing:DeregisterTargets',
+      'elasticloadbalancing:DescribeListeners',
+      'elasticloadbalancing:DescribeLoadBalancerAttributes',
+      'elasticloadbalancing:DescribeLoadBalancers',
+      'elasticloadbalancing:DescribeTags',
+      'elasticloadbalancing:DescribeTargetGroupAttributes',
+      'elasticloadbalancing:DescribeTargetGroups',
+      'elasticloadbalancing:DescribeTargetHealth',
+      'elasticloadbalancing:ModifyListener',
+      'elasticloadbalancing:ModifyLoadBalancerAttributes',
+      'elasticloadbalancing:ModifyTargetGroup',
+      'elasticloadbalancing:ModifyTargetGroupAttributes',
+      'elasticloadbalancing:RegisterTargets',
+      'elasticloadbalancing:SetSecurityGroups',
+      'elasticloadbalancing:SetSubnets',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'sqs:ChangeMessageVisibility',
+      'sqs:DeleteMessage',
+      'sqs:GetQueueAttributes',
+      'sqs:ReceiveMessage',
+    ]);
+  });
+
+  /** Every statement granting `action`, as [resources, condition]. */
+  const grants = (action: string) =>
+    statements
+      .filter((s) => actionsOf([s]).includes(action))
+      .map((s) => {
+        const arnEquals = s.Condition?.ArnEquals as Record<string, unknown> | undefined;
+        const condition = arnEquals
+          ? { ...s.Condition, ArnEquals: Object.fromEntries(Object.entries(arnEquals).map(([k, v]) => [k, text(v)])) }
+          : s.Condition;
+        return [text(s.Resource), condition] as const;
+      })
+      .sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+  it('reads with Describe calls only, on "*" (they take no resource)', () => {
+    const reads = actionsOf(statements).filter((a) => a.includes(':Describe') && a !== 'eks:DescribeCluster');
+    for (const action of reads) expect(grants(action), action).toEqual([['*', undefined]]);
+  });
+
+  it.each([
+    ['elasticloadbalancing:CreateLoadBalancer', [LB, TG]],
+    ['elasticloadbalancing:CreateTargetGroup', [LB, TG]],
+  ])('creates %s only when the request tags it owned', (action, resources) => {
+    expect(grants(action)).toEqual([[resources, { StringEquals: OWNED_REQUEST }]]);
+  });
+
+  it('creates security groups tagged owned, in the configured VPC only', () => {
+    expect(grants('ec2:CreateSecurityGroup')).toEqual([
+      [SG, { StringEquals: OWNED_REQUEST }],
+      // The VPC half of the call: the VPC is not ours to tag, so it is named instead.
+      [VPC, undefined],
+    ]);
+  });
+
+  it('tags on create only, and otherwise only what is already owned', () => {
+    expect(grants('ec2:CreateTags')).toEqual([
+      [SG, OWNED],
+      [SG, { StringEquals: { 'ec2:CreateAction': ['CreateSecurityGroup'], ...OWNED_REQUEST } }],
+    ]);
+    expect(grants('elasticloadbalancing:AddTags')).toEqual([
+      [LB, OWNED],
+      [TG, OWNED],
+      [
+        [LB, TG],
+        {
+          StringEquals: {
+            'elasticloadbalancing:CreateAction': ['CreateLoadBalancer', 'CreateTargetGroup'],
+            ...OWNED_REQUEST,
+          },
+        },
+      ],
+    ]);
+  });
+
+  it.each([
+    ['ec2:DeleteSecurityGroup', SG],
+    ['elasticloadbalancing:DeleteLoadBalancer', LB],
+    ['elasticloadbalancing:SetSecurityGroups', LB],
+    ['elasticloadbalancing:SetSubnets', LB],
+    ['elasticloadbalancing:ModifyLoadBalancerAttributes', LB],
+    ['elasticloadbalancing:CreateListener', LB],
+    ['elasticloadbalancing:ModifyTargetGroup', TG],
+    ['elasticloadbalancing:ModifyTargetGroupAttributes', TG],
+    ['elasticloadbalancing:DeleteTargetGroup', TG],
+    ['elasticloadbalancing:RegisterTargets', TG],
+    ['elasticloadbalancing:DeregisterTargets', TG],
+  ])('changes or deletes with %s only what is tagged owned', (action, resources) => {
+    expect(grants(action)).toEqual([[resources, OWNED]]);
+  });
+
+  it.each(['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'])(
+    '%s: on groups owned by or shared with the cluster (the Nodes’), in its VPC',
+    (action) => {
+      expect(grants(action)).toEqual([
+        [
+          SG,
+          {
+            StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': ['owned', 'shared'] },
+            ArnEquals: { 'ec2:Vpc': VPC },
+          },
+        ],
+      ]);
+    },
+  );
+
+  it.each(['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'])(
+    '%s: on Network Load Balancer listeners, untagged ones included',
+    (action) => {
+      expect(grants(action)).toEqual([[LISTENER, undefined]]);
+    },
+  );
+
+  it('passes every least-privilege rule', () => {
+    expect(policyViolations(template, 'prod-eu')).toEqual([]);
+  });
+
+  it('lets the relay send Service keys, outputs the queue and adds an access entry', () => {
+    const queueId = queueIdNamed(template, `${PREFIX}-service.fifo`);
+    const relayId = refId((template.Outputs as Record<string, { Value: unknown }>).RelayRoleArn?.Value);
+    expect(roleStatements(template, relayId)[0]?.Resource).toContainEqual({ 'Fn::GetAtt': [queueId, 'Arn'] });
+    expect(refId((template.Outputs as Record<string, { Value: unknown }>).ServiceQueueUrl?.Value)).toBe(queueId);
+    expect(ofType(template, 'AWS::EKS::AccessEntry').map(([, e]) => e.KubernetesGroups)).toContainEqual([
+      'serverless-ccm:service',
+    ]);
+  });
+
+  it('fails synthesis for a bad CCM_VPC_ID, naming it', async () => {
+    await expect(synth({ ...BASE_ENV, CCM_VPC_ID: 'vpc-12' })).rejects.toThrow(StageConfigError);
+    await expect(synth({ ...BASE_ENV, CCM_VPC_ID: 'my-vpc' })).rejects.toThrow(
+      /CCM_VPC_ID \(got "my-vpc"\): must be a VPC ID such as vpc-0123456789abcdef0/,
+    );
+  });
+});
+
 describe('write permissions for later reconcilers', () => {
   // No reconciler writes to EC2 yet; this test-only stack shows the pipeline a write takes
   // (ownedResourceWrite -> reconciler -> role policy) and that the template check catches one that skips it.

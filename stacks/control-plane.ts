@@ -4,7 +4,16 @@ import { Stack } from 'sst/constructs/Stack.js';
 import { type StageConfig, StageConfigError } from './config.ts';
 import type { CodeSource, ControlPlaneContext } from './context.ts';
 import { Ec2Events } from './ec2-events.ts';
-import { ec2Describe, ownedResourceWrite } from './iam.ts';
+import {
+  clusterResourceWrite,
+  createSecurityGroupInVpc,
+  ec2Describe,
+  elbv2Describe,
+  ownedResourceCreate,
+  ownedResourceWrite,
+  tagOnCreate,
+  untaggedListenerWrite,
+} from './iam.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
@@ -55,6 +64,7 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
   });
   const reconcilers: Reconciler[] = [node, lifecycle];
   if (config.routes) reconcilers.push(routeReconciler(stack, ctx, config.routes));
+  if (config.services) reconcilers.push(serviceReconciler(stack, ctx, config.services));
 
   const events = new Ec2Events(stack, ctx, { lifecycleQueue: lifecycle.queue });
   const relay = new RelayRole(
@@ -122,6 +132,130 @@ function routeReconciler(stack: Stack, ctx: ControlPlaneContext, routes: NonNull
       CLUSTER_CIDRS: routes.clusterCidrs.join(','),
       ...(routes.routeTableId ? { ROUTE_TABLE_ID: routes.routeTableId } : {}),
       ROUTE_TABLE_LIMIT: String(routes.routeTableLimit),
+    },
+  });
+}
+
+/**
+ * The Service load-balancer controller (docs/adr/0005-service-load-balancers.md): Network Load Balancers,
+ * their listeners and target groups, and security groups, in the one VPC configured. It creates only what
+ * the request tags `kubernetes.io/cluster/<cluster>=owned`, and changes or deletes only what carries that
+ * tag, with two exceptions the tags cannot express (stacks/iam.ts): rules on the Nodes' security groups,
+ * which may be `shared` with the cluster, and listeners, which are created untagged.
+ *
+ * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
+ */
+function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: NonNullable<StageConfig['services']>) {
+  const { clusterName, region } = ctx.config;
+  const arn = (service: 'ec2' | 'elasticloadbalancing', resource: string, resourceName: string) =>
+    stack.formatArn({ service, region, resource, resourceName });
+  const vpc = arn('ec2', 'vpc', services.vpcId);
+  const securityGroups = arn('ec2', 'security-group', '*');
+  const loadBalancers = arn('elasticloadbalancing', 'loadbalancer', 'net/*/*');
+  const targetGroups = arn('elasticloadbalancing', 'targetgroup', '*/*');
+  const listeners = arn('elasticloadbalancing', 'listener', 'net/*/*/*');
+  return reconciler(stack, ctx, 'service', {
+    description: 'Network Load Balancers for type: LoadBalancer Services, and their cleanup',
+    permissions: [
+      ec2Describe(
+        'DescribeInstances',
+        'DescribeAvailabilityZones',
+        'DescribeSubnets',
+        'DescribeRouteTables',
+        'DescribeSecurityGroups',
+      ),
+      elbv2Describe(
+        'DescribeLoadBalancers',
+        'DescribeLoadBalancerAttributes',
+        'DescribeListeners',
+        'DescribeTargetGroups',
+        'DescribeTargetGroupAttributes',
+        'DescribeTargetHealth',
+        'DescribeTags',
+      ),
+      // A managed or backend security group: born tagged owned (tags are in the create call), in our VPC.
+      ownedResourceCreate({
+        sid: 'SecurityGroupCreate',
+        clusterName,
+        actions: ['ec2:CreateSecurityGroup'],
+        resources: [securityGroups],
+      }),
+      createSecurityGroupInVpc([vpc], 'SecurityGroupCreateInVpc'),
+      tagOnCreate({
+        sid: 'SecurityGroupTagOnCreate',
+        clusterName,
+        createActions: ['ec2:CreateSecurityGroup'],
+        resources: [securityGroups],
+      }),
+      // Deleting our groups, and adding tags a group of ours is missing.
+      ownedResourceWrite({
+        sid: 'SecurityGroupWrites',
+        clusterName,
+        actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
+        resources: [securityGroups],
+      }),
+      // Rules on our groups and on the Nodes' cluster-tagged groups, which are often only shared with us.
+      clusterResourceWrite({
+        sid: 'SecurityGroupRules',
+        clusterName,
+        actions: ['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'],
+        resources: [securityGroups],
+        vpcArn: vpc,
+      }),
+      ownedResourceCreate({
+        sid: 'LoadBalancerCreate',
+        clusterName,
+        actions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+        resources: [loadBalancers, targetGroups],
+      }),
+      tagOnCreate({
+        sid: 'LoadBalancerTagOnCreate',
+        clusterName,
+        createActions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+        resources: [loadBalancers, targetGroups],
+      }),
+      ownedResourceWrite({
+        sid: 'LoadBalancerWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:DeleteLoadBalancer',
+          'elasticloadbalancing:SetSecurityGroups',
+          'elasticloadbalancing:SetSubnets',
+          'elasticloadbalancing:ModifyLoadBalancerAttributes',
+          // A listener is authorized on its load balancer when created (the listener does not exist yet).
+          'elasticloadbalancing:CreateListener',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [loadBalancers],
+      }),
+      ownedResourceWrite({
+        sid: 'TargetGroupWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:ModifyTargetGroup',
+          'elasticloadbalancing:ModifyTargetGroupAttributes',
+          'elasticloadbalancing:DeleteTargetGroup',
+          'elasticloadbalancing:RegisterTargets',
+          'elasticloadbalancing:DeregisterTargets',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [targetGroups],
+      }),
+      // Not expressible with our tag while listeners are created untagged (UNTAGGED_LISTENER_WRITES).
+      untaggedListenerWrite({
+        sid: 'ListenerWrites',
+        actions: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+        resources: [listeners],
+      }),
+    ],
+    environment: {
+      VPC_ID: services.vpcId,
+      ...(services.loadBalancerClass ? { LOAD_BALANCER_CLASS: services.loadBalancerClass } : {}),
+      ...(services.nodePortRange ? { SERVICE_NODE_PORT_RANGE: services.nodePortRange } : {}),
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
+      SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
     },
   });
 }

@@ -1,12 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import {
   allow,
+  clusterResourceCondition,
+  clusterResourceWrite,
+  createSecurityGroupInVpc,
   ec2Describe,
+  elbv2Describe,
   explicitActions,
   isTaggedWriteAction,
   ownedResourceCondition,
+  ownedResourceCreate,
   ownedResourceWrite,
+  tagOnCreate,
+  untaggedListenerWrite,
 } from './iam.ts';
+
+const SG = 'arn:aws:ec2:eu-west-1:111122223333:security-group/*';
+const VPC = 'arn:aws:ec2:eu-west-1:111122223333:vpc/vpc-0123456789abcdef0';
+const LB = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/*/*';
+const TG = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/*/*';
+const LISTENER = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:listener/net/*/*/*';
 
 describe('ownedResourceWrite', () => {
   it('conditions the write on the cluster ownership tag being owned', () => {
@@ -90,4 +103,166 @@ describe('ec2Describe and allow', () => {
   it('refuses a wildcard in a plain grant', () => {
     expect(() => allow(['sqs:*'], ['arn:aws:sqs:eu-west-1:111122223333:q'])).toThrow(/named in full/);
   });
+});
+
+describe('elbv2Describe', () => {
+  it('lists each ELBv2 Describe call on *', () => {
+    expect(elbv2Describe('DescribeLoadBalancers', 'DescribeTags').toStatementJson()).toEqual({
+      Sid: 'Elbv2Describe',
+      Effect: 'Allow',
+      Action: ['elasticloadbalancing:DescribeLoadBalancers', 'elasticloadbalancing:DescribeTags'],
+      Resource: '*',
+    });
+  });
+});
+
+describe('clusterResourceWrite (owned or shared)', () => {
+  it('accepts the cluster tag with either value, in the one VPC', () => {
+    const json = clusterResourceWrite({
+      sid: 'Rules',
+      clusterName: 'prod-eu',
+      actions: ['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'],
+      resources: [SG],
+      vpcArn: VPC,
+    }).toStatementJson();
+    expect(json).toEqual({
+      Sid: 'Rules',
+      Effect: 'Allow',
+      Action: ['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'],
+      Resource: SG,
+      Condition: {
+        StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': ['owned', 'shared'] },
+        ArnEquals: { 'ec2:Vpc': VPC },
+      },
+    });
+    expect(json.Condition.StringEquals).toEqual(clusterResourceCondition('prod-eu').StringEquals);
+  });
+
+  it.each([
+    [['ec2:DeleteSecurityGroup']],
+    [['ec2:AuthorizeSecurityGroupIngress', 'ec2:CreateTags']],
+    [['elasticloadbalancing:DeleteLoadBalancer']],
+  ])('refuses anything but adding and removing rules: %j', (actions) => {
+    expect(() => clusterResourceWrite({ clusterName: 'c1', actions, resources: [SG], vpcArn: VPC })).toThrow(
+      /only for ec2:AuthorizeSecurityGroupIngress, ec2:RevokeSecurityGroupIngress; .* must require the owned tag/,
+    );
+  });
+});
+
+describe('ownedResourceCreate', () => {
+  it('requires the owned cluster tag in the request', () => {
+    expect(
+      ownedResourceCreate({
+        clusterName: 'prod-eu',
+        actions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+        resources: [LB, TG],
+      }).toStatementJson(),
+    ).toEqual({
+      Effect: 'Allow',
+      Action: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+      Resource: [LB, TG],
+      Condition: { StringEquals: { 'aws:RequestTag/kubernetes.io/cluster/prod-eu': 'owned' } },
+    });
+  });
+
+  it.each([
+    // Acts on an existing load balancer / route table: the request's tags must not decide.
+    'elasticloadbalancing:CreateListener',
+    'ec2:CreateRoute',
+    'ec2:CreateTags',
+    'elasticloadbalancing:DeleteLoadBalancer',
+  ])('refuses %s', (action) => {
+    expect(() => ownedResourceCreate({ clusterName: 'c1', actions: [action], resources: [LB] })).toThrow(
+      /for actions that create a new resource/,
+    );
+  });
+});
+
+describe('tagOnCreate', () => {
+  it('lets EC2 tag a security group only while creating it, with our tag', () => {
+    expect(
+      tagOnCreate({
+        clusterName: 'prod-eu',
+        createActions: ['ec2:CreateSecurityGroup'],
+        resources: [SG],
+      }).toStatementJson(),
+    ).toEqual({
+      Effect: 'Allow',
+      Action: 'ec2:CreateTags',
+      Resource: SG,
+      Condition: {
+        StringEquals: {
+          'ec2:CreateAction': ['CreateSecurityGroup'],
+          'aws:RequestTag/kubernetes.io/cluster/prod-eu': 'owned',
+        },
+      },
+    });
+  });
+
+  it('uses AddTags and elasticloadbalancing:CreateAction for ELBv2', () => {
+    const json = tagOnCreate({
+      clusterName: 'prod-eu',
+      createActions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+      resources: [LB, TG],
+    }).toStatementJson();
+    expect(json.Action).toBe('elasticloadbalancing:AddTags');
+    expect(json.Condition.StringEquals['elasticloadbalancing:CreateAction']).toEqual([
+      'CreateLoadBalancer',
+      'CreateTargetGroup',
+    ]);
+  });
+
+  it.each([
+    [['ec2:CreateSecurityGroup', 'elasticloadbalancing:CreateLoadBalancer'], /of one of ec2, elasticloadbalancing/],
+    [['sqs:CreateQueue'], /of one of ec2, elasticloadbalancing/],
+    [['ec2:RunInstances'], /ec2:RunInstances is not an owned create action/],
+    [['elasticloadbalancing:CreateListener'], /is not an owned create action/],
+  ])('refuses %j', (createActions, message) => {
+    expect(() => tagOnCreate({ clusterName: 'c1', createActions, resources: [SG] })).toThrow(message);
+  });
+});
+
+describe('createSecurityGroupInVpc', () => {
+  it('grants the VPC half of CreateSecurityGroup on one named VPC, untagged', () => {
+    expect(createSecurityGroupInVpc([VPC], 'InVpc').toStatementJson()).toEqual({
+      Sid: 'InVpc',
+      Effect: 'Allow',
+      Action: 'ec2:CreateSecurityGroup',
+      Resource: VPC,
+    });
+  });
+
+  it.each(['arn:aws:ec2:eu-west-1:111122223333:vpc/*', SG, '*'])('refuses %s', (arn) => {
+    expect(() => createSecurityGroupInVpc([arn])).toThrow(/ARNs of single VPCs/);
+  });
+});
+
+describe('untaggedListenerWrite', () => {
+  it('grants listener changes on Network Load Balancer listeners', () => {
+    expect(
+      untaggedListenerWrite({
+        actions: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+        resources: [LISTENER],
+      }).toStatementJson(),
+    ).toEqual({
+      Effect: 'Allow',
+      Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+      Resource: LISTENER,
+    });
+  });
+
+  it('refuses other actions', () => {
+    expect(() =>
+      untaggedListenerWrite({ actions: ['elasticloadbalancing:DeleteLoadBalancer'], resources: [LISTENER] }),
+    ).toThrow(/only for elasticloadbalancing:ModifyListener, elasticloadbalancing:DeleteListener/);
+  });
+
+  it.each(['arn:aws:elasticloadbalancing:eu-west-1:111122223333:listener/app/*/*/*', LB, '*'])(
+    'refuses the resource %s',
+    (arn) => {
+      expect(() =>
+        untaggedListenerWrite({ actions: ['elasticloadbalancing:DeleteListener'], resources: [arn] }),
+      ).toThrow(/Network Load Balancer listener ARNs/);
+    },
+  );
 });

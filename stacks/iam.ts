@@ -44,6 +44,16 @@ export function ec2Describe(...operations: `Describe${string}`[]): PolicyStateme
   });
 }
 
+/** ELBv2 Describe* calls: like EC2's, they support no resource-level permissions. */
+export function elbv2Describe(...operations: `Describe${string}`[]): PolicyStatement {
+  return new PolicyStatement({
+    sid: 'Elbv2Describe',
+    effect: Effect.ALLOW,
+    actions: explicitActions(operations.map((op) => `elasticloadbalancing:${op}`)),
+    resources: ['*'],
+  });
+}
+
 /**
  * The condition that limits a write to resources tagged `kubernetes.io/cluster/<clusterName>=owned`:
  * never a resource of another cluster, never one merely `shared` with us.
@@ -86,4 +96,191 @@ export function allow(actions: readonly string[], resources: readonly string[], 
     actions: explicitActions(actions),
     resources: [...resources],
   });
+}
+
+/**
+ * The only writes allowed on a resource merely `shared` with the cluster: adding and removing inbound
+ * rules. The service controller allows its load balancers into the Nodes' security groups, which the
+ * cluster's installer tags `kubernetes.io/cluster/<name>` with `owned` or `shared` (EKS, eksctl, kops and
+ * Cluster API differ), and the Nodes' groups are not the controller's to own. It never deletes or retags
+ * them; only the rules it adds (described `kubernetes.io/rule/nlb/...`) are revoked. `policy-rules.ts`
+ * accepts the shared condition for these two actions and no other.
+ */
+export const SHARED_RESOURCE_WRITES: ReadonlySet<string> = new Set([
+  'ec2:AuthorizeSecurityGroupIngress',
+  'ec2:RevokeSecurityGroupIngress',
+]);
+
+/** The cluster tag with either value: the resource is this cluster's own, or shared with it. */
+export function clusterResourceCondition(clusterName: string): Record<string, Record<string, string[]>> {
+  return { StringEquals: { [`aws:ResourceTag/${clusterTagKey(clusterName)}`]: ['owned', 'shared'] } };
+}
+
+/**
+ * Security group rule changes on groups tagged for this cluster (`owned` or `shared`), only in the
+ * cluster's VPC (`ec2:Vpc`, the ARN of the group's VPC). Only `SHARED_RESOURCE_WRITES`.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ */
+export function clusterResourceWrite(props: {
+  clusterName: string;
+  actions: readonly string[];
+  resources: readonly string[];
+  /** The ARN of the VPC the groups must be in. */
+  vpcArn: string;
+  sid?: string;
+}): PolicyStatement {
+  const actions = explicitActions(props.actions);
+  const others = actions.filter((a) => !SHARED_RESOURCE_WRITES.has(a));
+  if (others.length > 0) {
+    throw new Error(
+      `clusterResourceWrite is only for ${[...SHARED_RESOURCE_WRITES].join(', ')}; ${others.join(', ')} must require the owned tag (ownedResourceWrite)`,
+    );
+  }
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions,
+    resources: [...props.resources],
+    conditions: { ...clusterResourceCondition(props.clusterName), ArnEquals: { 'ec2:Vpc': props.vpcArn } },
+  });
+}
+
+/**
+ * Actions that create a new resource and may be allowed on the tags of the request alone
+ * (`aws:RequestTag/<cluster tag>=owned`): the resource does not exist yet, so it has no tags to check, and
+ * requiring ours in the request means everything made this way is born `owned`. Not CreateListener or
+ * CreateRoute: they act on an existing resource (a load balancer, a route table), whose own tag must decide.
+ * CreateSecurityGroup also acts on its VPC, which is granted separately (`createSecurityGroupInVpc`).
+ */
+export const OWNED_CREATE_ACTIONS: ReadonlySet<string> = new Set([
+  'ec2:CreateSecurityGroup',
+  'elasticloadbalancing:CreateLoadBalancer',
+  'elasticloadbalancing:CreateTargetGroup',
+]);
+
+/** The request carries the cluster tag, `owned`: what it creates is this cluster's. */
+export function ownedRequestCondition(clusterName: string): Record<string, Record<string, string>> {
+  return { StringEquals: { [`aws:RequestTag/${clusterTagKey(clusterName)}`]: 'owned' } };
+}
+
+/** Creating resources, only when the request tags them `kubernetes.io/cluster/<clusterName>=owned`. */
+export function ownedResourceCreate(props: {
+  clusterName: string;
+  actions: readonly string[];
+  resources: readonly string[];
+  sid?: string;
+}): PolicyStatement {
+  const actions = explicitActions(props.actions);
+  const others = actions.filter((a) => !OWNED_CREATE_ACTIONS.has(a));
+  if (others.length > 0) {
+    throw new Error(
+      `ownedResourceCreate is for actions that create a new resource (${[...OWNED_CREATE_ACTIONS].join(', ')}); ${others.join(', ')} must be conditioned on the tags of the resource it acts on`,
+    );
+  }
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions,
+    resources: [...props.resources],
+    conditions: ownedRequestCondition(props.clusterName),
+  });
+}
+
+/**
+ * The tagging action each service authorizes, besides the create action itself, when a create call
+ * carries tags (tag on create), and the condition key naming that create action.
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/supported-iam-actions-tagging.html
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/tagging-resources-during-creation.html
+ */
+export const TAG_ON_CREATE = {
+  ec2: { action: 'ec2:CreateTags', createActionKey: 'ec2:CreateAction' },
+  elasticloadbalancing: {
+    action: 'elasticloadbalancing:AddTags',
+    createActionKey: 'elasticloadbalancing:CreateAction',
+  },
+} as const;
+
+/**
+ * Tagging only as part of creating a resource (`<service>:CreateAction` is one of `createActions`) and only
+ * with our `owned` tag in the request: it cannot tag anything that already exists.
+ */
+export function tagOnCreate(props: {
+  clusterName: string;
+  /** Full action names, all of one service, each in OWNED_CREATE_ACTIONS. */
+  createActions: readonly string[];
+  resources: readonly string[];
+  sid?: string;
+}): PolicyStatement {
+  const creates = explicitActions(props.createActions);
+  const services = new Set(creates.map((a) => a.split(':')[0]));
+  const [service] = [...services];
+  if (services.size !== 1 || !(service && service in TAG_ON_CREATE)) {
+    throw new Error(`tagOnCreate takes the create actions of one of ${Object.keys(TAG_ON_CREATE).join(', ')}`);
+  }
+  const others = creates.filter((a) => !OWNED_CREATE_ACTIONS.has(a));
+  if (others.length > 0) throw new Error(`tagOnCreate: ${others.join(', ')} is not an owned create action`);
+  const { action, createActionKey } = TAG_ON_CREATE[service as keyof typeof TAG_ON_CREATE];
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions: [action],
+    resources: [...props.resources],
+    conditions: {
+      StringEquals: {
+        [createActionKey]: creates.map((a) => a.split(':')[1] ?? ''),
+        ...ownedRequestCondition(props.clusterName).StringEquals,
+      },
+    },
+  });
+}
+
+/** `arn:<partition>:ec2:<region>:<account>:vpc/vpc-0123abcd`: one VPC, named by ID. */
+export const VPC_ARN = /^arn:[^:]+:ec2:[^:]*:[^:]*:vpc\/vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$/;
+
+/**
+ * The VPC half of CreateSecurityGroup: with a VpcId, EC2 authorizes the call on the VPC too, and the VPC
+ * carries no tag of ours (the cluster only lives in it). So it is granted on the one VPC named, untagged;
+ * the new group itself must still be tagged `owned` (`ownedResourceCreate`). `policy-rules.ts` accepts an
+ * unconditioned CreateSecurityGroup only on VPC ARNs like these.
+ */
+export function createSecurityGroupInVpc(vpcArns: readonly string[], sid?: string): PolicyStatement {
+  if (vpcArns.length === 0) throw new Error('createSecurityGroupInVpc needs the VPC');
+  const bad = vpcArns.filter((arn) => !VPC_ARN.test(arn));
+  if (bad.length > 0) throw new Error(`createSecurityGroupInVpc takes the ARNs of single VPCs, not ${bad.join(', ')}`);
+  return allow(['ec2:CreateSecurityGroup'], vpcArns, sid);
+}
+
+/**
+ * Listener writes that cannot be conditioned on our tag. ModifyListener and DeleteListener act on the
+ * listener itself (`listener/net/...`), and `aws:ResourceTag` there is the listener's own tags, not its
+ * load balancer's; the service controller creates listeners without tags (shared/aws/elbv2-adapter.ts),
+ * so a condition on the owned tag would deny every listener change and, worse, every Service deletion
+ * (listeners are deleted before their load balancer). Until listeners are tagged on create, these two
+ * are granted on Network Load Balancer listeners (`listener/net/*`) of the account and region only.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
+ */
+export const UNTAGGED_LISTENER_WRITES: ReadonlySet<string> = new Set([
+  'elasticloadbalancing:ModifyListener',
+  'elasticloadbalancing:DeleteListener',
+]);
+
+/** `arn:<partition>:elasticloadbalancing:<region>:<account>:listener/net/...`: Network Load Balancer listeners. */
+export const NLB_LISTENER_ARN = /^arn:[^:]+:elasticloadbalancing:[^:]*:[^:]*:listener\/net\/.+$/;
+
+export function untaggedListenerWrite(props: {
+  actions: readonly string[];
+  resources: readonly string[];
+  sid?: string;
+}): PolicyStatement {
+  const actions = explicitActions(props.actions);
+  const others = actions.filter((a) => !UNTAGGED_LISTENER_WRITES.has(a));
+  if (others.length > 0) {
+    throw new Error(
+      `untaggedListenerWrite is only for ${[...UNTAGGED_LISTENER_WRITES].join(', ')}; not ${others.join(', ')}`,
+    );
+  }
+  const bad = props.resources.filter((arn) => !NLB_LISTENER_ARN.test(arn));
+  if (bad.length > 0)
+    throw new Error(`untaggedListenerWrite takes Network Load Balancer listener ARNs, not ${bad.join(', ')}`);
+  return allow(actions, props.resources, props.sid);
 }

@@ -1,5 +1,13 @@
 import { clusterTagKey } from '../shared/aws/ownership.ts';
-import { isTaggedWriteAction } from './iam.ts';
+import {
+  isTaggedWriteAction,
+  NLB_LISTENER_ARN,
+  OWNED_CREATE_ACTIONS,
+  SHARED_RESOURCE_WRITES,
+  TAG_ON_CREATE,
+  UNTAGGED_LISTENER_WRITES,
+  VPC_ARN,
+} from './iam.ts';
 
 /**
  * Least-privilege rules checked on the synthesized template, by the tests and by `npm run synth`:
@@ -7,7 +15,16 @@ import { isTaggedWriteAction } from './iam.ts';
  *
  * - no Allow statement names a wildcard action (`*`, `sqs:*`, `ec2:Describe*`) or uses NotAction;
  * - `Resource: "*"` only for Describe calls, which support nothing narrower;
- * - every EC2 / ELBv2 write is conditioned on the cluster ownership tag being `owned`;
+ * - every EC2 / ELBv2 write is conditioned on the cluster ownership tag being `owned` on the resource it
+ *   acts on; with these exceptions, each limited to the actions it exists for (stacks/iam.ts):
+ *   - creates of a new resource (OWNED_CREATE_ACTIONS) may instead require the tag in the request
+ *     (`aws:RequestTag`), and so may tagging, but only on create (`ec2:CreateAction` /
+ *     `elasticloadbalancing:CreateAction` naming those creates): tags in a request alone would otherwise
+ *     let a role claim any existing resource by tagging it ours;
+ *   - adding and removing security group rules (SHARED_RESOURCE_WRITES) may accept `owned` or `shared`;
+ *   - CreateSecurityGroup on the ARN of one named VPC needs no tag (the VPC is not ours to tag);
+ *   - ModifyListener / DeleteListener on Network Load Balancer listener ARNs need no tag (listeners are
+ *     created untagged; see UNTAGGED_LISTENER_WRITES);
  * - no managed policy but the one Lambda needs to run in a VPC.
  */
 
@@ -64,10 +81,38 @@ export function templateStatements(template: Record<string, unknown>): LocatedSt
   return found;
 }
 
-function hasOwnershipCondition(statement: PolicyStatementJson, clusterName: string): boolean {
+/** A resource as text: a string, or the Fn::Join CDK writes (references shown as `{ref}`). */
+function resourceText(resource: unknown): string {
+  if (typeof resource === 'string') return resource;
+  const join = (resource as { 'Fn::Join'?: [string, unknown[]] } | undefined)?.['Fn::Join'];
+  if (join) return join[1].map((part) => (typeof part === 'string' ? part : '{ref}')).join(join[0]);
+  return JSON.stringify(resource);
+}
+
+const sameSet = (value: unknown, expected: readonly string[]) =>
+  Array.isArray(value) && value.length === expected.length && expected.every((v) => value.includes(v));
+
+/** Whether a statement allowing the EC2 / ELBv2 write `action` confines it to this cluster's resources. */
+function confinedToCluster(action: string, statement: PolicyStatementJson, clusterName: string): boolean {
   const equals = statement.Condition?.StringEquals ?? {};
   const tag = clusterTagKey(clusterName);
-  return [`aws:ResourceTag/${tag}`, `aws:RequestTag/${tag}`].some((key) => equals[key] === 'owned');
+  const resourceTag = equals[`aws:ResourceTag/${tag}`];
+  if (resourceTag === 'owned') return true;
+  if (SHARED_RESOURCE_WRITES.has(action) && sameSet(resourceTag, ['owned', 'shared'])) return true;
+  if (equals[`aws:RequestTag/${tag}`] === 'owned') {
+    if (OWNED_CREATE_ACTIONS.has(action)) return true;
+    const [service = ''] = action.split(':');
+    const tagging = TAG_ON_CREATE[service as keyof typeof TAG_ON_CREATE];
+    if (tagging?.action === action) {
+      const creates = list(equals[tagging.createActionKey] as string | string[] | undefined);
+      if (creates.length > 0 && creates.every((c) => OWNED_CREATE_ACTIONS.has(`${service}:${c}`))) return true;
+    }
+  }
+  const resources = list(statement.Resource).map(resourceText);
+  const only = (pattern: RegExp) => resources.length > 0 && resources.every((r) => pattern.test(r));
+  if (action === 'ec2:CreateSecurityGroup' && only(VPC_ARN)) return true;
+  if (UNTAGGED_LISTENER_WRITES.has(action) && only(NLB_LISTENER_ARN)) return true;
+  return false;
 }
 
 export function policyViolations(template: Record<string, unknown>, clusterName: string): string[] {
@@ -78,7 +123,7 @@ export function policyViolations(template: Record<string, unknown>, clusterName:
     const actions = list(statement.Action);
     for (const action of actions) {
       if (action.includes('*')) violations.push(`${where}: allows the wildcard action "${action}"`);
-      if (isTaggedWriteAction(action) && !hasOwnershipCondition(statement, clusterName)) {
+      if (isTaggedWriteAction(action) && !confinedToCluster(action, statement, clusterName)) {
         violations.push(
           `${where}: allows the write "${action}" without the ${clusterTagKey(clusterName)}=owned condition`,
         );

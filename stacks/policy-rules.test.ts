@@ -1,0 +1,190 @@
+import { describe, expect, it } from 'vitest';
+import { type PolicyStatementJson, policyViolations } from './policy-rules.ts';
+
+/**
+ * The template rules on hand-written statements, one role each, for the cases the control plane's own
+ * templates (control-plane.test.ts) do not reach: what must be refused, and the exceptions' edges.
+ */
+
+const TAG = 'kubernetes.io/cluster/prod-eu';
+const OWNED = { StringEquals: { [`aws:ResourceTag/${TAG}`]: 'owned' } };
+const OWNED_REQUEST = { [`aws:RequestTag/${TAG}`]: 'owned' };
+
+/** `arn:${Partition}:<service>:eu-west-1:${AccountId}:<rest>` as CDK writes it. */
+const arn = (service: string, rest: string) => ({
+  'Fn::Join': [
+    '',
+    ['arn:', { Ref: 'AWS::Partition' }, `:${service}:eu-west-1:`, { Ref: 'AWS::AccountId' }, `:${rest}`],
+  ],
+});
+const SG = arn('ec2', 'security-group/*');
+const LB = arn('elasticloadbalancing', 'loadbalancer/net/*/*');
+const NLB_LISTENER = arn('elasticloadbalancing', 'listener/net/*/*/*');
+
+function violations(...statements: Omit<PolicyStatementJson, 'Effect'>[]): string[] {
+  const template = {
+    Resources: {
+      Role: {
+        Type: 'AWS::IAM::Role',
+        Properties: {
+          Policies: [
+            { PolicyName: 'Access', PolicyDocument: { Statement: statements.map((s) => ({ Effect: 'Allow', ...s })) } },
+          ],
+        },
+      },
+    },
+  };
+  return policyViolations(template, 'prod-eu');
+}
+
+const unconditioned = (action: string) => new RegExp(`allows the write "${action}" without the ${TAG}=owned`);
+
+describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
+  it('accepts a write on resources tagged owned', () => {
+    expect(
+      violations({ Action: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'], Resource: SG, Condition: OWNED }),
+    ).toEqual([]);
+  });
+
+  describe('the owned tag in the request', () => {
+    it.each([
+      'ec2:CreateSecurityGroup',
+      'elasticloadbalancing:CreateLoadBalancer',
+      'elasticloadbalancing:CreateTargetGroup',
+    ])('is enough for %s, which creates a new resource', (action) => {
+      expect(violations({ Action: action, Resource: LB, Condition: { StringEquals: OWNED_REQUEST } })).toEqual([]);
+    });
+
+    it.each([
+      // Listeners and routes go on a resource that exists: the request's tags say nothing about whose it is.
+      'elasticloadbalancing:CreateListener',
+      'ec2:CreateRoute',
+      'elasticloadbalancing:DeleteLoadBalancer',
+      // Tagging with our tag alone would let the role claim any existing resource as the cluster's.
+      'ec2:CreateTags',
+      'elasticloadbalancing:AddTags',
+    ])('is not enough for %s', (action) => {
+      expect(violations({ Action: action, Resource: LB, Condition: { StringEquals: OWNED_REQUEST } })).toEqual([
+        expect.stringMatching(unconditioned(action)),
+      ]);
+    });
+
+    it('allows tagging while creating one of those resources', () => {
+      expect(
+        violations(
+          {
+            Action: 'ec2:CreateTags',
+            Resource: SG,
+            Condition: { StringEquals: { 'ec2:CreateAction': ['CreateSecurityGroup'], ...OWNED_REQUEST } },
+          },
+          {
+            Action: 'elasticloadbalancing:AddTags',
+            Resource: LB,
+            Condition: {
+              StringEquals: {
+                'elasticloadbalancing:CreateAction': ['CreateLoadBalancer', 'CreateTargetGroup'],
+                ...OWNED_REQUEST,
+              },
+            },
+          },
+        ),
+      ).toEqual([]);
+    });
+
+    it.each([
+      ['another create action', { 'ec2:CreateAction': ['CreateSecurityGroup', 'RunInstances'], ...OWNED_REQUEST }],
+      [
+        'the other service’s create action key',
+        { 'elasticloadbalancing:CreateAction': 'CreateSecurityGroup', ...OWNED_REQUEST },
+      ],
+      ['no owned tag in the request', { 'ec2:CreateAction': 'CreateSecurityGroup' }],
+    ])('refuses tag-on-create with %s', (_, equals) => {
+      expect(violations({ Action: 'ec2:CreateTags', Resource: SG, Condition: { StringEquals: equals } })).toEqual([
+        expect.stringMatching(unconditioned('ec2:CreateTags')),
+      ]);
+    });
+  });
+
+  describe('owned or shared', () => {
+    const shared = (values: string[]) => ({ StringEquals: { [`aws:ResourceTag/${TAG}`]: values } });
+
+    it.each(['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'])('is accepted for %s', (action) => {
+      expect(violations({ Action: action, Resource: SG, Condition: shared(['shared', 'owned']) })).toEqual([]);
+    });
+
+    it.each(['ec2:DeleteSecurityGroup', 'ec2:CreateTags', 'elasticloadbalancing:DeleteLoadBalancer'])(
+      'is refused for %s',
+      (action) => {
+        expect(violations({ Action: action, Resource: SG, Condition: shared(['owned', 'shared']) })).toEqual([
+          expect.stringMatching(unconditioned(action)),
+        ]);
+      },
+    );
+
+    it.each([[['owned', 'shared', 'anything']], [['shared']]])('must be exactly owned and shared, not %j', (values) => {
+      expect(
+        violations({ Action: 'ec2:AuthorizeSecurityGroupIngress', Resource: SG, Condition: shared(values) }),
+      ).toHaveLength(1);
+    });
+  });
+
+  describe('CreateSecurityGroup on its VPC', () => {
+    it('needs no tag on one named VPC', () => {
+      expect(
+        violations({ Action: 'ec2:CreateSecurityGroup', Resource: arn('ec2', 'vpc/vpc-0123456789abcdef0') }),
+      ).toEqual([]);
+    });
+
+    it.each([
+      ['every VPC', arn('ec2', 'vpc/*')],
+      ['a security group', SG],
+    ])('is refused on %s', (_, resource) => {
+      expect(violations({ Action: 'ec2:CreateSecurityGroup', Resource: resource })).toEqual([
+        expect.stringMatching(unconditioned('ec2:CreateSecurityGroup')),
+      ]);
+    });
+
+    it('is refused on *, twice over', () => {
+      expect(violations({ Action: 'ec2:CreateSecurityGroup', Resource: '*' })).toEqual([
+        expect.stringMatching(unconditioned('ec2:CreateSecurityGroup')),
+        expect.stringMatching(/grants ec2:CreateSecurityGroup on every resource/),
+      ]);
+    });
+
+    it('does not excuse another action on the VPC', () => {
+      expect(violations({ Action: 'ec2:CreateRoute', Resource: arn('ec2', 'vpc/vpc-0123456789abcdef0') })).toEqual([
+        expect.stringMatching(unconditioned('ec2:CreateRoute')),
+      ]);
+    });
+  });
+
+  describe('listener writes (listeners are created untagged)', () => {
+    it('need no tag on Network Load Balancer listeners', () => {
+      expect(
+        violations({
+          Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+          Resource: NLB_LISTENER,
+        }),
+      ).toEqual([]);
+    });
+
+    it('are refused on Application Load Balancer listeners and on load balancers', () => {
+      expect(
+        violations(
+          {
+            Sid: 'App',
+            Action: 'elasticloadbalancing:DeleteListener',
+            Resource: arn('elasticloadbalancing', 'listener/app/*/*/*'),
+          },
+          { Sid: 'Lb', Action: 'elasticloadbalancing:ModifyListener', Resource: [NLB_LISTENER, LB] },
+        ),
+      ).toHaveLength(2);
+    });
+
+    it('do not excuse other writes on listeners', () => {
+      expect(violations({ Action: 'elasticloadbalancing:AddTags', Resource: NLB_LISTENER })).toEqual([
+        expect.stringMatching(unconditioned('elasticloadbalancing:AddTags')),
+      ]);
+    });
+  });
+});
