@@ -8,7 +8,16 @@ afterEach(() => {
 });
 
 function stubEnv(env: Record<string, string | undefined>) {
-  for (const key of ['CLUSTER_NAME', 'AWS_REGION', 'NODE_LIFECYCLE_QUEUE_URL']) vi.stubEnv(key, undefined);
+  for (const key of [
+    'CLUSTER_NAME',
+    'AWS_REGION',
+    'NODE_QUEUE_URL',
+    'NODE_LIFECYCLE_QUEUE_URL',
+    'ROUTE_QUEUE_URL',
+    'SERVICE_QUEUE_URL',
+  ]) {
+    vi.stubEnv(key, undefined);
+  }
   for (const [k, v] of Object.entries(env)) vi.stubEnv(k, v);
 }
 
@@ -26,6 +35,14 @@ describe('Lambda handlers start up', () => {
       await expect(import(path)).rejects.toThrow(/CLUSTER_NAME: is required/);
     },
   );
+
+  it('resync refuses to start without any queue to feed, and loads with one', async () => {
+    stubEnv(good);
+    await expect(import('./resync/handler.ts')).rejects.toThrow(/resync needs at least one queue/);
+    vi.resetModules();
+    stubEnv({ ...good, NODE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/node.fifo' });
+    expect(typeof (await import('./resync/handler.ts')).handler).toBe('function');
+  });
 
   it('ec2-events refuses to start without the lifecycle queue URL', async () => {
     stubEnv(good);

@@ -1,0 +1,43 @@
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
+import middy from '@middy/core';
+import type { ScheduledEvent } from 'aws-lambda';
+import { createSqsPort } from '../../shared/aws/clients.ts';
+import { ConfigError, loadConfig } from '../../shared/config/config.ts';
+import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
+import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import { createPowertools } from '../../shared/observability/powertools.ts';
+import { type ResyncDeps, resync } from './resync.ts';
+
+const config = loadConfig();
+const queues = {
+  node: config.NODE_QUEUE_URL,
+  nodeLifecycle: config.NODE_LIFECYCLE_QUEUE_URL,
+  route: config.ROUTE_QUEUE_URL,
+  service: config.SERVICE_QUEUE_URL,
+};
+if (!Object.values(queues).some(Boolean)) {
+  throw new ConfigError([
+    'NODE_QUEUE_URL, NODE_LIFECYCLE_QUEUE_URL, ROUTE_QUEUE_URL, SERVICE_QUEUE_URL: the resync needs at least one queue to feed',
+  ]);
+}
+const { logger, metrics, log, metricsPort } = createPowertools('resync', config.LOG_LEVEL);
+let deps: ResyncDeps | undefined;
+
+/** Started by an EventBridge schedule; the event's ID names the round (deduplication across retries). */
+export const handler = middy(async function resyncAllKeys(event: ScheduledEvent): Promise<{ sent: number }> {
+  if (!deps) {
+    const access = awsKubernetesAccessDeps(config);
+    deps = {
+      kube: createKubernetesPort(config, access),
+      ...(queues.service ? { services: createServicesPort(config, access) } : {}),
+      sqs: createSqsPort(config, metricsPort),
+      queues,
+      log,
+      metrics: metricsPort,
+    };
+  }
+  return resync(event.id, deps);
+})
+  .use(injectLambdaContext(logger))
+  .use(logMetrics(metrics));

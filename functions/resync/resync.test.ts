@@ -1,0 +1,76 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { MetricName } from '../../shared/observability/metrics.ts';
+import { makeNode } from '../../test/helpers/nodes.ts';
+import { createWorld, type World } from '../../test/helpers/world.ts';
+import { type ResyncDeps, resync } from './resync.ts';
+
+let w: World;
+let deps: ResyncDeps;
+const bodies = (queue: string) => w.sqs.bodies(queue).map((b) => JSON.parse(b));
+
+beforeEach(() => {
+  w = createWorld();
+  w.sqs.createQueue('service.fifo', { maxReceiveCount: 5 });
+  for (const name of ['a', 'b', 'c']) w.kube.putNode(makeNode(name));
+  w.kube.putService({
+    metadata: { name: 'web', namespace: 'shop' },
+    spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP', nodePort: 30080 }] },
+  });
+  w.kube.putService({ metadata: { name: 'db', namespace: 'shop' }, spec: { type: 'ClusterIP', ports: [] } });
+  w.kube.putService({
+    metadata: { name: 'was-lb', namespace: 'shop', finalizers: ['service.kubernetes.io/load-balancer-cleanup'] },
+    spec: { type: 'ClusterIP', ports: [] },
+  });
+  deps = {
+    kube: w.kube,
+    services: w.kube,
+    sqs: w.sqs,
+    queues: {
+      node: w.sqs.urlOf('node.fifo'),
+      nodeLifecycle: w.sqs.urlOf('node-lifecycle.fifo'),
+      route: w.sqs.urlOf('route.fifo'),
+      service: w.sqs.urlOf('service.fifo'),
+    },
+    log: w.runner.log,
+    metrics: w.metrics,
+  };
+});
+
+describe('resync', () => {
+  it('sends every Node to the node reconcilers, one RouteTable key, the LoadBalancer Services and the GC key', async () => {
+    expect(await resync('round-1', deps)).toEqual({ sent: 3 + 3 + 1 + 3 });
+    const hint = { eventType: 'RESYNC', eventId: 'round-1' };
+    expect(bodies('node.fifo')).toEqual(['a', 'b', 'c'].map((name) => ({ kind: 'Node', name, hint })));
+    expect(bodies('node-lifecycle.fifo')).toHaveLength(3);
+    expect(bodies('route.fifo')).toEqual([{ kind: 'RouteTable', name: 'cluster', hint }]);
+    expect(bodies('service.fifo')).toEqual([
+      { kind: 'Service', namespace: 'shop', name: 'web', hint },
+      { kind: 'Service', namespace: 'shop', name: 'was-lb', hint },
+      { kind: 'Service', name: 'garbage-collection', hint },
+    ]);
+    expect(w.metrics.total(MetricName.KeysSent, { source: 'resync' })).toBe(10);
+  });
+
+  it('a retried round is deduplicated; the next round is not', async () => {
+    await resync('round-1', deps);
+    await resync('round-1', deps);
+    expect(w.sqs.depth('node.fifo')).toBe(3);
+    await resync('round-2', deps);
+    expect(w.sqs.depth('node.fifo')).toBe(6);
+  });
+
+  it('feeds only the queues this stage has', async () => {
+    await resync('r', { ...deps, queues: { nodeLifecycle: deps.queues.nodeLifecycle }, services: undefined });
+    expect(w.sqs.depth('node.fifo')).toBe(0);
+    expect(w.sqs.depth('route.fifo')).toBe(0);
+    expect(w.sqs.depth('node-lifecycle.fifo')).toBe(3);
+  });
+
+  it('sends what it can and then fails the round, naming the queue, when SQS refuses keys', async () => {
+    w.sqs.refuseNextSends.push(['', 'InternalError']);
+    await expect(resync('r', deps)).rejects.toThrow(/1 key\(s\) refused by .*node\.fifo: InternalError/);
+    expect(w.sqs.depth('node-lifecycle.fifo')).toBe(3);
+    expect(w.sqs.depth('service.fifo')).toBe(3);
+    expect(w.metrics.total(MetricName.KeySendFailures, { source: 'resync' })).toBe(1);
+  });
+});

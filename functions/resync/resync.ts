@@ -1,0 +1,80 @@
+import { errorMessage } from '../../shared/errors.ts';
+import type { KubernetesPort } from '../../shared/k8s/port.ts';
+import { FINALIZER_LOAD_BALANCER_CLEANUP, type ServicesPort } from '../../shared/k8s/service-port.ts';
+import type { Log } from '../../shared/observability/log.ts';
+import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
+import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
+import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
+import type { SqsPort } from '../../shared/queue/sqs-port.ts';
+
+/** The reconciler queues this stage deploys; an unset one is simply not fed. */
+export interface ResyncQueues {
+  node?: string;
+  nodeLifecycle?: string;
+  route?: string;
+  service?: string;
+}
+
+export interface ResyncDeps {
+  kube: Pick<KubernetesPort, 'listNodes'>;
+  /** Only with the service controller. */
+  services?: Pick<ServicesPort, 'listServices'>;
+  sqs: Pick<SqsPort, 'sendKeys'>;
+  queues: ResyncQueues;
+  log: Log;
+  metrics: MetricsPort;
+}
+
+export class ResyncError extends Error {}
+
+/**
+ * The level-triggered safety net (ARCHITECTURE.md): every key again, whatever events were lost.
+ * Every key of a round carries the same hint (`RESYNC` + the round's ID), so a round retried by
+ * EventBridge is deduplicated by SQS while the next round is not. Reconcilers re-read state, so a
+ * key for an object that needs nothing costs reads and no writes.
+ */
+export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: number }> {
+  const hint: KeyHint = { eventType: 'RESYNC', eventId: round };
+  const batches: [string, KeyMessage[]][] = [];
+  const { queues } = deps;
+
+  if (queues.node || queues.nodeLifecycle || queues.route) {
+    const nodes = await deps.kube.listNodes();
+    const nodeKeys = nodes.map((n): KeyMessage => ({ kind: 'Node', name: n.metadata.name, hint }));
+    if (queues.node) batches.push([queues.node, nodeKeys]);
+    if (queues.nodeLifecycle) batches.push([queues.nodeLifecycle, nodeKeys]);
+    // One pass over the whole route table covers every Node (docs/adr/0003).
+    if (queues.route) batches.push([queues.route, [routeTableMessage(hint)]]);
+  }
+  if (queues.service && deps.services) {
+    const services = await deps.services.listServices();
+    // LoadBalancer Services, and any Service still holding the cleanup finalizer (type changed away).
+    const keys = services
+      .filter(
+        (s) => s.spec?.type === 'LoadBalancer' || s.metadata.finalizers?.includes(FINALIZER_LOAD_BALANCER_CLEANUP),
+      )
+      .map((s): KeyMessage => ({ kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint }));
+    batches.push([queues.service, [...keys, garbageCollectionMessage(hint)]]);
+  }
+
+  let sent = 0;
+  const problems: string[] = [];
+  for (const [queueUrl, keys] of batches) {
+    try {
+      const failed = await deps.sqs.sendKeys(queueUrl, keys);
+      sent += keys.length - failed.length;
+      if (failed.length > 0) problems.push(`${failed.length} key(s) refused by ${queueUrl}: ${failed[0]!.code}`);
+      deps.metrics.count(MetricName.KeysSent, { source: 'resync' }, keys.length - failed.length);
+      if (failed.length > 0) deps.metrics.count(MetricName.KeySendFailures, { source: 'resync' }, failed.length);
+    } catch (err) {
+      problems.push(`sending to ${queueUrl}: ${errorMessage(err)}`);
+      deps.metrics.count(MetricName.KeySendFailures, { source: 'resync' }, keys.length);
+    }
+  }
+  deps.log.info('resync round sent', { round, sent, queues: batches.length });
+  // Every queue got what could be sent; a failure makes the scheduled invocation fail, so
+  // EventBridge retries the round (the keys already accepted are deduplicated).
+  if (problems.length > 0) throw new ResyncError(`resync ${round}: ${problems.join('; ')}`);
+  return { sent };
+}
