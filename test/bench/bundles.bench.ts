@@ -32,6 +32,8 @@ export async function run(): Promise<BenchResult[]> {
             AWS_REGION: 'eu-west-1',
             NODE_LIFECYCLE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/node-lifecycle.fifo',
             CLUSTER_CIDRS: '100.64.0.0/16',
+            VPC_ID: 'vpc-0a1b2c3d',
+            NODE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/000000000000/node.fifo',
             AWS_LAMBDA_FUNCTION_NAME: name,
           },
         },
