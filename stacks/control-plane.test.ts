@@ -812,19 +812,31 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       [SG, OWNED],
       [SG, { StringEquals: { 'ec2:CreateAction': ['CreateSecurityGroup'], ...OWNED_REQUEST } }],
     ]);
-    expect(grants('elasticloadbalancing:AddTags')).toEqual([
-      [LB, OWNED],
-      [TG, OWNED],
+    expect(grants('elasticloadbalancing:AddTags')).toEqual(
       [
-        [LB, TG],
-        {
-          StringEquals: {
-            'elasticloadbalancing:CreateAction': ['CreateLoadBalancer', 'CreateTargetGroup'],
-            ...OWNED_REQUEST,
+        [LB, OWNED],
+        [TG, OWNED],
+        [LISTENER, OWNED],
+        // Listeners earlier versions created untagged: only with our tag, only those without any tag of ours.
+        [
+          LISTENER,
+          {
+            StringEquals: OWNED_REQUEST,
+            Null: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'true' },
           },
-        },
-      ],
-    ]);
+        ],
+        [LISTENER, { StringEquals: { 'elasticloadbalancing:CreateAction': ['CreateListener'], ...OWNED_REQUEST } }],
+        [
+          [LB, TG],
+          {
+            StringEquals: {
+              'elasticloadbalancing:CreateAction': ['CreateLoadBalancer', 'CreateTargetGroup'],
+              ...OWNED_REQUEST,
+            },
+          },
+        ],
+      ].sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))),
+    );
   });
 
   it.each([
@@ -839,6 +851,9 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
     ['elasticloadbalancing:DeleteTargetGroup', TG],
     ['elasticloadbalancing:RegisterTargets', TG],
     ['elasticloadbalancing:DeregisterTargets', TG],
+    // The listener's own tag: listeners are tagged on create (and old untagged ones backfilled first).
+    ['elasticloadbalancing:ModifyListener', LISTENER],
+    ['elasticloadbalancing:DeleteListener', LISTENER],
   ])('changes or deletes with %s only what is tagged owned', (action, resources) => {
     expect(grants(action)).toEqual([[resources, OWNED]]);
   });
@@ -855,13 +870,6 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
           },
         ],
       ]);
-    },
-  );
-
-  it.each(['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'])(
-    '%s: on Network Load Balancer listeners, untagged ones included',
-    (action) => {
-      expect(grants(action)).toEqual([[LISTENER, undefined]]);
     },
   );
 

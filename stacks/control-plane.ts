@@ -9,10 +9,10 @@ import {
   createSecurityGroupInVpc,
   ec2Describe,
   elbv2Describe,
+  listenerTagBackfill,
   ownedResourceCreate,
   ownedResourceWrite,
   tagOnCreate,
-  untaggedListenerWrite,
 } from './iam.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
@@ -141,7 +141,7 @@ function routeReconciler(stack: Stack, ctx: ControlPlaneContext, routes: NonNull
  * their listeners and target groups, and security groups, in the one VPC configured. It creates only what
  * the request tags `kubernetes.io/cluster/<cluster>=owned`, and changes or deletes only what carries that
  * tag, with two exceptions the tags cannot express (stacks/iam.ts): rules on the Nodes' security groups,
- * which may be `shared` with the cluster, and listeners, which are created untagged.
+ * which may be `shared` with the cluster, and tagging listeners that earlier versions created untagged.
  *
  * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
@@ -243,12 +243,26 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
         ],
         resources: [targetGroups],
       }),
-      // Not expressible with our tag while listeners are created untagged (UNTAGGED_LISTENER_WRITES).
-      untaggedListenerWrite({
-        sid: 'ListenerWrites',
-        actions: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+      // Listeners are born tagged owned, in the CreateListener call (authorized on the load balancer above).
+      tagOnCreate({
+        sid: 'ListenerTagOnCreate',
+        clusterName,
+        createActions: ['elasticloadbalancing:CreateListener'],
         resources: [listeners],
       }),
+      // aws:ResourceTag here is the listener's own tags.
+      ownedResourceWrite({
+        sid: 'ListenerWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:ModifyListener',
+          'elasticloadbalancing:DeleteListener',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [listeners],
+      }),
+      // The one exception: tagging listeners earlier versions made untagged (listenerTagBackfill says why).
+      listenerTagBackfill({ sid: 'ListenerTagBackfill', clusterName, resources: [listeners] }),
     ],
     environment: {
       VPC_ID: services.vpcId,

@@ -8,11 +8,11 @@ import {
   elbv2Describe,
   explicitActions,
   isTaggedWriteAction,
+  listenerTagBackfill,
   ownedResourceCondition,
   ownedResourceCreate,
   ownedResourceWrite,
   tagOnCreate,
-  untaggedListenerWrite,
 } from './iam.ts';
 
 const SG = 'arn:aws:ec2:eu-west-1:111122223333:security-group/*';
@@ -212,11 +212,32 @@ describe('tagOnCreate', () => {
     ]);
   });
 
+  it('lets ELBv2 tag a listener only while creating it (CreateListener tags it owned)', () => {
+    expect(
+      tagOnCreate({
+        clusterName: 'prod-eu',
+        createActions: ['elasticloadbalancing:CreateListener'],
+        resources: [LISTENER],
+      }).toStatementJson(),
+    ).toEqual({
+      Effect: 'Allow',
+      Action: 'elasticloadbalancing:AddTags',
+      Resource: LISTENER,
+      Condition: {
+        StringEquals: {
+          'elasticloadbalancing:CreateAction': ['CreateListener'],
+          'aws:RequestTag/kubernetes.io/cluster/prod-eu': 'owned',
+        },
+      },
+    });
+  });
+
   it.each([
     [['ec2:CreateSecurityGroup', 'elasticloadbalancing:CreateLoadBalancer'], /of one of ec2, elasticloadbalancing/],
     [['sqs:CreateQueue'], /of one of ec2, elasticloadbalancing/],
-    [['ec2:RunInstances'], /ec2:RunInstances is not an owned create action/],
-    [['elasticloadbalancing:CreateListener'], /is not an owned create action/],
+    [['ec2:RunInstances'], /ec2:RunInstances is not a create that tags owned/],
+    [['elasticloadbalancing:CreateRule'], /is not a create that tags owned/],
+    [['ec2:CreateRoute'], /is not a create that tags owned/],
   ])('refuses %j', (createActions, message) => {
     expect(() => tagOnCreate({ clusterName: 'c1', createActions, resources: [SG] })).toThrow(message);
   });
@@ -237,32 +258,32 @@ describe('createSecurityGroupInVpc', () => {
   });
 });
 
-describe('untaggedListenerWrite', () => {
-  it('grants listener changes on Network Load Balancer listeners', () => {
+describe('listenerTagBackfill', () => {
+  it('tags Network Load Balancer listeners without our tag, only with our owned tag in the request', () => {
     expect(
-      untaggedListenerWrite({
-        actions: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
-        resources: [LISTENER],
-      }).toStatementJson(),
+      listenerTagBackfill({ clusterName: 'prod-eu', resources: [LISTENER], sid: 'Backfill' }).toStatementJson(),
     ).toEqual({
+      Sid: 'Backfill',
       Effect: 'Allow',
-      Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+      Action: 'elasticloadbalancing:AddTags',
       Resource: LISTENER,
+      Condition: {
+        StringEquals: { 'aws:RequestTag/kubernetes.io/cluster/prod-eu': 'owned' },
+        Null: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'true' },
+      },
     });
   });
 
-  it('refuses other actions', () => {
-    expect(() =>
-      untaggedListenerWrite({ actions: ['elasticloadbalancing:DeleteLoadBalancer'], resources: [LISTENER] }),
-    ).toThrow(/only for elasticloadbalancing:ModifyListener, elasticloadbalancing:DeleteListener/);
-  });
-
-  it.each(['arn:aws:elasticloadbalancing:eu-west-1:111122223333:listener/app/*/*/*', LB, '*'])(
+  it.each(['arn:aws:elasticloadbalancing:eu-west-1:111122223333:listener/app/*/*/*', LB, TG, '*'])(
     'refuses the resource %s',
     (arn) => {
-      expect(() =>
-        untaggedListenerWrite({ actions: ['elasticloadbalancing:DeleteListener'], resources: [arn] }),
-      ).toThrow(/Network Load Balancer listener ARNs/);
+      expect(() => listenerTagBackfill({ clusterName: 'c1', resources: [arn] })).toThrow(
+        /Network Load Balancer listener ARNs/,
+      );
     },
   );
+
+  it('refuses no resource at all', () => {
+    expect(() => listenerTagBackfill({ clusterName: 'c1', resources: [] })).toThrow(/needs the listener ARNs/);
+  });
 });

@@ -158,6 +158,18 @@ export const OWNED_CREATE_ACTIONS: ReadonlySet<string> = new Set([
   'elasticloadbalancing:CreateTargetGroup',
 ]);
 
+/**
+ * Creates whose new resource is born with our `owned` tag, so tagging as part of them (`tagOnCreate`) can
+ * only tag what is being made: the owned creates, and CreateListener. CreateListener itself is authorized
+ * on its load balancer's owned tag (ownedResourceWrite), but the listener it makes is tagged in the same
+ * call, and AWS authorizes that tagging (AddTags) on the new listener, with `elasticloadbalancing:CreateAction`
+ * naming CreateListener.
+ */
+export const TAGGED_CREATE_ACTIONS: ReadonlySet<string> = new Set([
+  ...OWNED_CREATE_ACTIONS,
+  'elasticloadbalancing:CreateListener',
+]);
+
 /** The request carries the cluster tag, `owned`: what it creates is this cluster's. */
 export function ownedRequestCondition(clusterName: string): Record<string, Record<string, string>> {
   return { StringEquals: { [`aws:RequestTag/${clusterTagKey(clusterName)}`]: 'owned' } };
@@ -206,7 +218,7 @@ export const TAG_ON_CREATE = {
  */
 export function tagOnCreate(props: {
   clusterName: string;
-  /** Full action names, all of one service, each in OWNED_CREATE_ACTIONS. */
+  /** Full action names, all of one service, each in TAGGED_CREATE_ACTIONS. */
   createActions: readonly string[];
   resources: readonly string[];
   sid?: string;
@@ -217,8 +229,8 @@ export function tagOnCreate(props: {
   if (services.size !== 1 || !(service && service in TAG_ON_CREATE)) {
     throw new Error(`tagOnCreate takes the create actions of one of ${Object.keys(TAG_ON_CREATE).join(', ')}`);
   }
-  const others = creates.filter((a) => !OWNED_CREATE_ACTIONS.has(a));
-  if (others.length > 0) throw new Error(`tagOnCreate: ${others.join(', ')} is not an owned create action`);
+  const others = creates.filter((a) => !TAGGED_CREATE_ACTIONS.has(a));
+  if (others.length > 0) throw new Error(`tagOnCreate: ${others.join(', ')} is not a create that tags owned`);
   const { action, createActionKey } = TAG_ON_CREATE[service as keyof typeof TAG_ON_CREATE];
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
@@ -250,37 +262,51 @@ export function createSecurityGroupInVpc(vpcArns: readonly string[], sid?: strin
   return allow(['ec2:CreateSecurityGroup'], vpcArns, sid);
 }
 
-/**
- * Listener writes that cannot be conditioned on our tag. ModifyListener and DeleteListener act on the
- * listener itself (`listener/net/...`), and `aws:ResourceTag` there is the listener's own tags, not its
- * load balancer's; the service controller creates listeners without tags (shared/aws/elbv2-adapter.ts),
- * so a condition on the owned tag would deny every listener change and, worse, every Service deletion
- * (listeners are deleted before their load balancer). Until listeners are tagged on create, these two
- * are granted on Network Load Balancer listeners (`listener/net/*`) of the account and region only.
- * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
- */
-export const UNTAGGED_LISTENER_WRITES: ReadonlySet<string> = new Set([
-  'elasticloadbalancing:ModifyListener',
-  'elasticloadbalancing:DeleteListener',
-]);
-
 /** `arn:<partition>:elasticloadbalancing:<region>:<account>:listener/net/...`: Network Load Balancer listeners. */
 export const NLB_LISTENER_ARN = /^arn:[^:]+:elasticloadbalancing:[^:]*:[^:]*:listener\/net\/.+$/;
 
-export function untaggedListenerWrite(props: {
-  actions: readonly string[];
+/** The one listener write allowed without the owned tag on the listener (`listenerTagBackfill`). */
+export const LISTENER_TAG_BACKFILL_ACTION = 'elasticloadbalancing:AddTags';
+
+/** The listener does not carry the cluster tag at all (neither `owned` nor anything else). */
+export function untaggedByClusterCondition(clusterName: string): Record<string, Record<string, string>> {
+  return { Null: { [`aws:ResourceTag/${clusterTagKey(clusterName)}`]: 'true' } };
+}
+
+/**
+ * Tagging a listener that carries no tag of this cluster yet, with our `owned` tag: the backfill of
+ * listeners made untagged by versions that did not tag listeners on create. Listeners are now tagged on
+ * create (`tagOnCreate` with CreateListener), and ModifyListener / DeleteListener / AddTags require the
+ * owned tag on the listener itself (`aws:ResourceTag` is the listener's own tags, not its load balancer's),
+ * so an old untagged listener could otherwise never be changed or deleted on its own.
+ *
+ * IAM cannot say "a listener of a load balancer we own": no condition key names the parent load balancer,
+ * and the load balancer name in the listener ARN is the user's to choose (`name` annotation). So this is
+ * the one write on a resource not already ours, as narrow as IAM allows: AddTags only, only on Network Load
+ * Balancer listeners of this account and region, only when the request tags the listener `owned` for this
+ * cluster, and only on listeners without this cluster's tag. Be honest about what it allows: the role could
+ * tag any such listener ours and then change or delete it; that is what the previous unconditioned
+ * ModifyListener / DeleteListener allowed in one step, now in two, and only with a visible tag left behind.
+ * The controller only backfills listeners of load balancers it owns (functions/service/reconciler.ts).
+ * Once every listener of every Service is tagged (one resync after upgrading), this grant can be dropped.
+ * The alternative, no backfill, would leave old listeners unchangeable: a port, certificate or target type
+ * change would have to replace the whole load balancer (a new DNS name), as DeleteListener is denied too.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
+ */
+export function listenerTagBackfill(props: {
+  clusterName: string;
   resources: readonly string[];
   sid?: string;
 }): PolicyStatement {
-  const actions = explicitActions(props.actions);
-  const others = actions.filter((a) => !UNTAGGED_LISTENER_WRITES.has(a));
-  if (others.length > 0) {
-    throw new Error(
-      `untaggedListenerWrite is only for ${[...UNTAGGED_LISTENER_WRITES].join(', ')}; not ${others.join(', ')}`,
-    );
-  }
+  if (props.resources.length === 0) throw new Error('listenerTagBackfill needs the listener ARNs');
   const bad = props.resources.filter((arn) => !NLB_LISTENER_ARN.test(arn));
   if (bad.length > 0)
-    throw new Error(`untaggedListenerWrite takes Network Load Balancer listener ARNs, not ${bad.join(', ')}`);
-  return allow(actions, props.resources, props.sid);
+    throw new Error(`listenerTagBackfill takes Network Load Balancer listener ARNs, not ${bad.join(', ')}`);
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions: [LISTENER_TAG_BACKFILL_ACTION],
+    resources: [...props.resources],
+    conditions: { ...ownedRequestCondition(props.clusterName), ...untaggedByClusterCondition(props.clusterName) },
+  });
 }

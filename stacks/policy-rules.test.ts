@@ -87,6 +87,12 @@ describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
               },
             },
           },
+          {
+            // CreateListener tags the listener it makes: AddTags on create names it.
+            Action: 'elasticloadbalancing:AddTags',
+            Resource: NLB_LISTENER,
+            Condition: { StringEquals: { 'elasticloadbalancing:CreateAction': 'CreateListener', ...OWNED_REQUEST } },
+          },
         ),
       ).toEqual([]);
     });
@@ -158,33 +164,59 @@ describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
     });
   });
 
-  describe('listener writes (listeners are created untagged)', () => {
-    it('need no tag on Network Load Balancer listeners', () => {
+  describe('listener writes', () => {
+    const BACKFILL = {
+      StringEquals: OWNED_REQUEST,
+      Null: { [`aws:ResourceTag/${TAG}`]: 'true' },
+    };
+
+    it('need the owned tag on the listener itself', () => {
+      expect(
+        violations(
+          {
+            Sid: 'Owned',
+            Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+            Resource: NLB_LISTENER,
+            Condition: OWNED,
+          },
+          {
+            Sid: 'Untagged',
+            Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
+            Resource: NLB_LISTENER,
+          },
+        ),
+      ).toEqual([
+        expect.stringMatching(unconditioned('elasticloadbalancing:ModifyListener')),
+        expect.stringMatching(unconditioned('elasticloadbalancing:DeleteListener')),
+      ]);
+    });
+
+    it('accept the tag backfill: AddTags on Network Load Balancer listeners without our tag, tagging them owned', () => {
+      expect(
+        violations({ Action: 'elasticloadbalancing:AddTags', Resource: NLB_LISTENER, Condition: BACKFILL }),
+      ).toEqual([]);
+    });
+
+    it.each([
+      ['without the owned tag in the request', NLB_LISTENER, { Null: BACKFILL.Null }],
+      ['without the "no tag of ours yet" condition', NLB_LISTENER, { StringEquals: OWNED_REQUEST }],
+      ['on Application Load Balancer listeners', arn('elasticloadbalancing', 'listener/app/*/*/*'), BACKFILL],
+      ['on load balancers', [NLB_LISTENER, LB], BACKFILL],
+      ['on every resource', '*', BACKFILL],
+    ])('refuse the backfill %s', (_, resource, condition) => {
+      expect(
+        violations({ Action: 'elasticloadbalancing:AddTags', Resource: resource, Condition: condition }),
+      ).toContainEqual(expect.stringMatching(unconditioned('elasticloadbalancing:AddTags')));
+    });
+
+    it('the backfill conditions excuse no other write', () => {
       expect(
         violations({
           Action: ['elasticloadbalancing:ModifyListener', 'elasticloadbalancing:DeleteListener'],
           Resource: NLB_LISTENER,
+          Condition: BACKFILL,
         }),
-      ).toEqual([]);
-    });
-
-    it('are refused on Application Load Balancer listeners and on load balancers', () => {
-      expect(
-        violations(
-          {
-            Sid: 'App',
-            Action: 'elasticloadbalancing:DeleteListener',
-            Resource: arn('elasticloadbalancing', 'listener/app/*/*/*'),
-          },
-          { Sid: 'Lb', Action: 'elasticloadbalancing:ModifyListener', Resource: [NLB_LISTENER, LB] },
-        ),
       ).toHaveLength(2);
-    });
-
-    it('do not excuse other writes on listeners', () => {
-      expect(violations({ Action: 'elasticloadbalancing:AddTags', Resource: NLB_LISTENER })).toEqual([
-        expect.stringMatching(unconditioned('elasticloadbalancing:AddTags')),
-      ]);
     });
   });
 });

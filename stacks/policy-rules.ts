@@ -1,11 +1,12 @@
 import { clusterTagKey } from '../shared/aws/ownership.ts';
 import {
   isTaggedWriteAction,
+  LISTENER_TAG_BACKFILL_ACTION,
   NLB_LISTENER_ARN,
   OWNED_CREATE_ACTIONS,
   SHARED_RESOURCE_WRITES,
   TAG_ON_CREATE,
-  UNTAGGED_LISTENER_WRITES,
+  TAGGED_CREATE_ACTIONS,
   VPC_ARN,
 } from './iam.ts';
 
@@ -19,12 +20,12 @@ import {
  *   acts on; with these exceptions, each limited to the actions it exists for (stacks/iam.ts):
  *   - creates of a new resource (OWNED_CREATE_ACTIONS) may instead require the tag in the request
  *     (`aws:RequestTag`), and so may tagging, but only on create (`ec2:CreateAction` /
- *     `elasticloadbalancing:CreateAction` naming those creates): tags in a request alone would otherwise
- *     let a role claim any existing resource by tagging it ours;
+ *     `elasticloadbalancing:CreateAction` naming those creates or CreateListener, TAGGED_CREATE_ACTIONS):
+ *     tags in a request alone would otherwise let a role claim any existing resource by tagging it ours;
  *   - adding and removing security group rules (SHARED_RESOURCE_WRITES) may accept `owned` or `shared`;
  *   - CreateSecurityGroup on the ARN of one named VPC needs no tag (the VPC is not ours to tag);
- *   - ModifyListener / DeleteListener on Network Load Balancer listener ARNs need no tag (listeners are
- *     created untagged; see UNTAGGED_LISTENER_WRITES);
+ *   - the listener tag backfill: AddTags on Network Load Balancer listener ARNs only, requiring our `owned`
+ *     tag in the request and no tag of this cluster on the listener yet (see `listenerTagBackfill`);
  * - no managed policy but the one Lambda needs to run in a VPC.
  */
 
@@ -99,19 +100,20 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
   const resourceTag = equals[`aws:ResourceTag/${tag}`];
   if (resourceTag === 'owned') return true;
   if (SHARED_RESOURCE_WRITES.has(action) && sameSet(resourceTag, ['owned', 'shared'])) return true;
+  const resources = list(statement.Resource).map(resourceText);
+  const only = (pattern: RegExp) => resources.length > 0 && resources.every((r) => pattern.test(r));
   if (equals[`aws:RequestTag/${tag}`] === 'owned') {
     if (OWNED_CREATE_ACTIONS.has(action)) return true;
     const [service = ''] = action.split(':');
     const tagging = TAG_ON_CREATE[service as keyof typeof TAG_ON_CREATE];
     if (tagging?.action === action) {
       const creates = list(equals[tagging.createActionKey] as string | string[] | undefined);
-      if (creates.length > 0 && creates.every((c) => OWNED_CREATE_ACTIONS.has(`${service}:${c}`))) return true;
+      if (creates.length > 0 && creates.every((c) => TAGGED_CREATE_ACTIONS.has(`${service}:${c}`))) return true;
     }
+    const untagged = statement.Condition?.Null?.[`aws:ResourceTag/${tag}`] === 'true';
+    if (action === LISTENER_TAG_BACKFILL_ACTION && untagged && only(NLB_LISTENER_ARN)) return true;
   }
-  const resources = list(statement.Resource).map(resourceText);
-  const only = (pattern: RegExp) => resources.length > 0 && resources.every((r) => pattern.test(r));
   if (action === 'ec2:CreateSecurityGroup' && only(VPC_ARN)) return true;
-  if (UNTAGGED_LISTENER_WRITES.has(action) && only(NLB_LISTENER_ARN)) return true;
   return false;
 }
 

@@ -12,8 +12,8 @@ import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from './resources.ts';
 
 /**
- * Remove everything a Service's load balancer consists of, in the order AWS allows: listeners, the load
- * balancer, its target groups, our rules on the Nodes' groups, the managed security group (which
+ * Remove everything a Service's load balancer consists of, in the order AWS allows: the load balancer
+ * (its listeners go with it), its target groups, our rules on the Nodes' groups, the managed security group (which
  * DependencyViolation keeps for minutes while the load balancer's network interfaces drain: the key is
  * requeued, never given up), and only then the finalizer. Every step is found again from AWS on each pass
  * (by deterministic name, by the status hostname, by tag), so a crash after any call resumes where it stopped.

@@ -427,6 +427,61 @@ describe('keeping it in line', () => {
     expect(hostname()).toBe(onlyLb().dnsName);
   });
 
+  it('tags listeners on create with the ownership tags of the load balancer, additional tags included', async () => {
+    await edit((s) => {
+      s.metadata.annotations = { [ANNOTATION.additionalResourceTags]: 'team=web' };
+      s.spec!.ports!.push({ name: 'admin', protocol: 'TCP', port: 9000, targetPort: 9000, nodePort: 30900 });
+    });
+    const lb = onlyLb();
+    const lbTags = w.elbv2.tagsOf(lb.arn);
+    expect(lbTags).toEqual({
+      [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+      'kubernetes.io/service-name': 'default/web',
+      team: 'web',
+    });
+    // The new listener was born with them; the old one got the additional tag like the load balancer did.
+    const listeners = w.elbv2.listenersOf(lb.arn);
+    expect(listeners).toHaveLength(2);
+    for (const listener of listeners) expect(w.elbv2.tagsOf(listener.arn)).toEqual(lbTags);
+    w.resetCounters();
+    await w.converge([w.serviceKey('web')]);
+    expect(w.awsWrites()).toBe(0);
+  });
+
+  it('a listener an earlier version made untagged gets the tags before it is modified, once', async () => {
+    const lb = onlyLb();
+    const [listener] = w.elbv2.listenersOf(lb.arn);
+    w.elbv2.listenerTags.set(listener!.arn, {});
+    const writes: string[] = [];
+    w.elbv2.beforeCall = (op) => {
+      if (['AddTags', 'ModifyListener', 'DeleteListener', 'CreateListener'].includes(op)) writes.push(op);
+    };
+    w.putSlice('web', [{ ip: '10.0.1.5' }]);
+    await edit((s) => {
+      s.metadata.annotations = { [ANNOTATION.nlbTargetType]: 'ip' };
+    });
+    expect(writes).toEqual(['AddTags', 'ModifyListener']);
+    expect(w.elbv2.tagsOf(listener!.arn)).toEqual(w.elbv2.tagsOf(lb.arn));
+    w.resetCounters();
+    writes.length = 0;
+    await w.converge([w.serviceKey('web')]);
+    expect(w.awsWrites()).toBe(0);
+  });
+
+  it('an untagged listener on a removed port gets the tags before it is deleted', async () => {
+    const [listener] = w.elbv2.listenersOf(onlyLb().arn);
+    w.elbv2.listenerTags.set(listener!.arn, { team: 'someone' });
+    const writes: string[] = [];
+    w.elbv2.beforeCall = (op) => {
+      if (['AddTags', 'DeleteListener', 'CreateListener'].includes(op)) writes.push(op);
+    };
+    await edit((s) => {
+      s.spec!.ports = [{ name: 'admin', protocol: 'TCP', port: 9000, targetPort: 9000, nodePort: 30900 }];
+    });
+    expect(writes).toEqual(['AddTags', 'DeleteListener', 'CreateListener']);
+    expect(w.elbv2.listenersOf(onlyLb().arn).map((l) => l.port)).toEqual([9000]);
+  });
+
   it('target type instance -> ip moves the listener to a new target group and deletes the old one', async () => {
     const old = [...w.elbv2.targetGroups.values()][0]!.tg;
     w.putSlice('web', [{ ip: '10.0.1.5' }, { ip: '10.0.1.6', ready: false }]);
@@ -552,6 +607,17 @@ describe('deleting', () => {
     expect(w.kube.services.has('default/web')).toBe(false);
     expect(reasons()).toEqual(['DeletingLoadBalancer', 'DeletedLoadBalancer']);
     expect(eventsOf('DeletedLoadBalancer')[0]).toContain(lb.name);
+  });
+
+  it('deletes the NLB with its listeners, untagged ones of an earlier version too, without a listener call', async () => {
+    const lb = onlyLb();
+    for (const listener of w.elbv2.listenersOf(lb.arn)) w.elbv2.listenerTags.set(listener.arn, {});
+    w.kube.deleteService('default', 'web');
+    await w.converge([w.serviceKey('web', 'default', { eventType: 'DELETED', resourceVersion: '1' })]);
+    expect(w.kube.services.has('default/web')).toBe(false);
+    expect(w.elbv2.listeners.size).toBe(0);
+    expect(w.elbv2.callCount('DeleteListener')).toBe(0);
+    expect(w.elbv2.callCount('AddTags')).toBe(0);
   });
 
   it('type LoadBalancer -> ClusterIP: everything goes, the status is cleared, the finalizer removed', async () => {

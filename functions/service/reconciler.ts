@@ -1,5 +1,12 @@
 import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
-import type { ListenerSpec, LoadBalancer, SubnetMapping, Target, TargetGroup } from '../../shared/aws/elbv2-port.ts';
+import type {
+  Listener,
+  ListenerSpec,
+  LoadBalancer,
+  SubnetMapping,
+  Target,
+  TargetGroup,
+} from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { errorMessage, RetryableError, TerminalError, ThrottledError } from '../../shared/errors.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
@@ -200,13 +207,16 @@ async function ensureServiceLoadBalancer(
   if (!withFinalizer) return undefined;
   service = withFinalizer;
 
-  // 2. What exists: the load balancer of this name (and its target groups and tags, in one DescribeTags).
+  // 2. What exists: the load balancer of this name (and its target groups, listeners and all their tags, in
+  // one DescribeTags).
   let lb = await deps.elbv2.findLoadBalancer(spec.loadBalancerName);
   let attached: TargetGroup[] = [];
+  let listeners: Listener[] = [];
   let tags = new Map<string, Record<string, string>>();
   if (lb) {
     attached = await deps.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
-    tags = await deps.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn)]);
+    listeners = await deps.elbv2.describeListeners(lb.arn);
+    tags = await deps.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn), ...listeners.map((l) => l.arn)]);
     const lbTags = tags.get(lb.arn);
     if (!ownedByService(lbTags, deps.clusterName, spec.serviceKey)) {
       throw new AnnotationError(
@@ -224,6 +234,7 @@ async function ensureServiceLoadBalancer(
       deps.metrics.count(MetricName.LoadBalancersDeleted);
       lb = undefined;
       attached = [];
+      listeners = [];
     }
   }
 
@@ -257,7 +268,7 @@ async function ensureServiceLoadBalancer(
 
   // 5. Target groups, health checks, attributes; listeners pointing at them; old target groups removed.
   const groups = await ensureTargetGroups(spec, attached, tags, deps, progress);
-  await ensureListeners(service, lb, spec, groups, attached, created, deps, progress);
+  await ensureListeners(service, lb, spec, groups, attached, listeners, tags, deps, progress);
   const pendingGroups = await deleteStaleTargetGroups(attached, spec, deps, progress);
 
   // 6. Targets, and the Node security group rules that let the load balancer reach them.
@@ -582,7 +593,8 @@ async function ensureListeners(
   spec: LoadBalancerSpec,
   groups: Map<string, EnsuredGroup>,
   attached: readonly TargetGroup[],
-  created: boolean,
+  current: readonly Listener[],
+  tags: ReadonlyMap<string, Record<string, string>>,
   deps: ServiceDeps,
   progress: Progress,
 ): Promise<void> {
@@ -596,7 +608,18 @@ async function ensureListeners(
     if (l.sslPolicy) listener.sslPolicy = l.sslPolicy;
     return listener;
   });
-  const current = created ? [] : await deps.elbv2.describeListeners(lb.arn);
+  // Listeners carry the ownership tags, and IAM allows ModifyListener / DeleteListener only on listeners
+  // tagged owned (stacks/control-plane.ts). Listeners of our load balancer made untagged by an earlier
+  // version get them first (AddTags then needs the narrow backfill grant), and every listener's tags are kept
+  // in line like the load balancer's: nothing to add, no call. A listener absent from the tag answer is gone.
+  for (const listener of current) {
+    const have = tags.get(listener.arn);
+    if (!have) continue;
+    const tagsToAdd = missingTags(spec.tags, have);
+    if (Object.keys(tagsToAdd).length === 0) continue;
+    await progress.config();
+    await deps.elbv2.addTags(listener.arn, tagsToAdd);
+  }
   const plan = planListeners(desired, current);
   for (const listener of plan.remove) {
     await progress.config();
@@ -627,7 +650,7 @@ async function ensureListeners(
   for (const next of plan.create) {
     await progress.config();
     await deps.elbv2
-      .createListener(lb.arn, next)
+      .createListener(lb.arn, next, spec.tags)
       .catch((err: unknown) => retryAssociationLimit(err, `creating listener ${next.port}`));
   }
 }

@@ -22,22 +22,18 @@ export function codeOf(err: unknown): string | undefined {
   return elbv2ErrorCode(cause) ?? awsErrorCode(cause);
 }
 
-/** Listeners first (they hold the target groups), then the load balancer itself. */
+/**
+ * The load balancer, and with it its listeners: DeleteLoadBalancer deletes them (freeing their target
+ * groups), and is authorized on the load balancer's own owned tag. Deleting listeners one by one first would
+ * need DeleteListener on each, which IAM allows only on listeners tagged owned, and listeners made by
+ * earlier versions are untagged. AWS answers success for a load balancer that is already gone.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DeleteLoadBalancer.html
+ */
 export async function deleteLoadBalancerAndListeners(
   lb: LoadBalancer,
   deps: AwsDeps,
   beforeWrite: () => Promise<void>,
 ): Promise<void> {
-  const listeners = await deps.elbv2.describeListeners(lb.arn).catch((err: unknown) => {
-    // Deleted since it was found: nothing left to do.
-    if (codeOf(err) === 'LoadBalancerNotFound') return undefined;
-    throw err;
-  });
-  if (listeners === undefined) return;
-  for (const listener of listeners) {
-    await beforeWrite();
-    await deps.elbv2.deleteListener(listener.arn);
-  }
   await beforeWrite();
   await deps.elbv2.deleteLoadBalancer(lb.arn);
 }

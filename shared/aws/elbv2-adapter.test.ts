@@ -34,6 +34,9 @@ function sdkError(code: string, message = code, status = 400): Error {
 
 const LB_ARN = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/net/web/0123456789abcdef';
 const TG_ARN = 'arn:aws:elasticloadbalancing:eu-west-1:111122223333:targetgroup/web-80/0123456789abcdef';
+const LISTENER_ARN =
+  'arn:aws:elasticloadbalancing:eu-west-1:111122223333:listener/net/web/0123456789abcdef/fedcba9876543210';
+const OWNED_TAGS = { 'kubernetes.io/cluster/c1': 'owned', 'kubernetes.io/service-name': 'default/web' };
 
 const sdkLoadBalancer = (name = 'web') => ({
   LoadBalancerArn: LB_ARN,
@@ -153,23 +156,20 @@ describe('Elbv2Adapter listeners', () => {
     ]);
   });
 
-  it('creates TLS listeners with certificate and policy, TCP ones without', async () => {
+  it('creates TLS listeners with certificate and policy, TCP ones without; tagged on create, Tags left out when none', async () => {
     elb
       .on(CreateListenerCommand)
       .resolves({ Listeners: [{ ListenerArn: 'l', LoadBalancerArn: LB_ARN, Port: 1, Protocol: 'TCP' }] });
-    await adapter.createListener(LB_ARN, {
-      port: 443,
-      protocol: 'TLS',
-      certificateArn: 'c',
-      sslPolicy: 'P',
-      targetGroupArn: TG_ARN,
-    });
-    await adapter.createListener(LB_ARN, {
-      port: 80,
-      protocol: 'TCP',
-      certificateArn: 'ignored',
-      targetGroupArn: TG_ARN,
-    });
+    await adapter.createListener(
+      LB_ARN,
+      { port: 443, protocol: 'TLS', certificateArn: 'c', sslPolicy: 'P', targetGroupArn: TG_ARN },
+      OWNED_TAGS,
+    );
+    await adapter.createListener(
+      LB_ARN,
+      { port: 80, protocol: 'TCP', certificateArn: 'ignored', targetGroupArn: TG_ARN },
+      {},
+    );
     expect(elb.commandCalls(CreateListenerCommand).map((c) => c.args[0].input)).toEqual([
       {
         LoadBalancerArn: LB_ARN,
@@ -178,6 +178,10 @@ describe('Elbv2Adapter listeners', () => {
         DefaultActions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
         Certificates: [{ CertificateArn: 'c' }],
         SslPolicy: 'P',
+        Tags: [
+          { Key: 'kubernetes.io/cluster/c1', Value: 'owned' },
+          { Key: 'kubernetes.io/service-name', Value: 'default/web' },
+        ],
       },
       {
         LoadBalancerArn: LB_ARN,
@@ -191,7 +195,7 @@ describe('Elbv2Adapter listeners', () => {
   it('a target group still tied to another load balancer is an error with its code', async () => {
     elb.on(CreateListenerCommand).rejects(sdkError('TargetGroupAssociationLimit'));
     const err = await adapter
-      .createListener(LB_ARN, { port: 80, protocol: 'TCP', targetGroupArn: TG_ARN })
+      .createListener(LB_ARN, { port: 80, protocol: 'TCP', targetGroupArn: TG_ARN }, OWNED_TAGS)
       .catch((e: unknown) => e);
     expect(elbv2ErrorCode((err as Error).cause)).toBe('TargetGroupAssociationLimit');
   });
@@ -355,12 +359,28 @@ describe('Elbv2Adapter tags and errors', () => {
     expect(elb.commandCalls(DescribeTagsCommand).map((c) => c.args[0].input.ResourceArns?.length)).toEqual([20, 1]);
   });
 
-  it('adds tags to one resource', async () => {
+  it('a vanished listener among the ARNs is left out like a vanished load balancer', async () => {
+    elb.on(DescribeTagsCommand).callsFake(async (input: { ResourceArns: string[] }) => {
+      if (input.ResourceArns.includes(LISTENER_ARN)) throw sdkError('ListenerNotFound');
+      return { TagDescriptions: input.ResourceArns.map((arn) => ({ ResourceArn: arn, Tags: [] })) };
+    });
+    const tags = await adapter.describeTags([LB_ARN, LISTENER_ARN]);
+    expect([...tags.keys()]).toEqual([LB_ARN]);
+    expect(elb.commandCalls(DescribeTagsCommand).map((c) => c.args[0].input.ResourceArns)).toEqual([
+      [LB_ARN, LISTENER_ARN],
+      [LB_ARN],
+      [LISTENER_ARN],
+    ]);
+  });
+
+  it('adds tags to one resource, a listener too', async () => {
     elb.on(AddTagsCommand).resolves({});
     await adapter.addTags(LB_ARN, { team: 'web' });
     await adapter.addTags(LB_ARN, {});
+    await adapter.addTags(LISTENER_ARN, { 'kubernetes.io/cluster/c1': 'owned' });
     expect(elb.commandCalls(AddTagsCommand).map((c) => c.args[0].input)).toEqual([
       { ResourceArns: [LB_ARN], Tags: [{ Key: 'team', Value: 'web' }] },
+      { ResourceArns: [LISTENER_ARN], Tags: [{ Key: 'kubernetes.io/cluster/c1', Value: 'owned' }] },
     ]);
   });
 

@@ -207,10 +207,16 @@ export class Elbv2Adapter implements Elbv2Port {
     }
   }
 
-  async createListener(loadBalancerArn: string, spec: ListenerSpec): Promise<Listener> {
+  async createListener(
+    loadBalancerArn: string,
+    spec: ListenerSpec,
+    tags: Readonly<Record<string, string>>,
+  ): Promise<Listener> {
     try {
+      // AWS refuses an empty Tags list: leave it out when there are none.
+      const tagged = Object.keys(tags).length > 0 ? { Tags: toTags(tags) } : {};
       const output = await this.client.send(
-        new CreateListenerCommand({ LoadBalancerArn: loadBalancerArn, ...listenerInput(spec) }),
+        new CreateListenerCommand({ LoadBalancerArn: loadBalancerArn, ...listenerInput(spec), ...tagged }),
       );
       const created = (output.Listeners ?? []).flatMap((l) => toListener(l) ?? [])[0];
       if (!created) throw new Error('CreateListener answered without a listener');
@@ -384,7 +390,7 @@ export class Elbv2Adapter implements Elbv2Port {
       } catch (err) {
         // One unknown ARN fails the whole call (deleted since it was listed): ask for each ARN on its own.
         const code = elbv2ErrorCode(err);
-        if (code !== 'LoadBalancerNotFound' && code !== 'TargetGroupNotFound') {
+        if (code !== 'LoadBalancerNotFound' && code !== 'TargetGroupNotFound' && code !== 'ListenerNotFound') {
           throw elbv2Error('describing tags', err);
         }
         if (chunk.length === 1) continue;

@@ -118,7 +118,7 @@ describe('FakeElbv2 load balancers', () => {
 
   it('deletion removes the listeners, succeeds when already gone, and keeps the security groups in use while ENIs drain', async () => {
     const { lb, group } = await lbWithGroup();
-    await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn });
+    await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
     await elb.deleteLoadBalancer(lb.arn);
     await elb.deleteLoadBalancer(lb.arn);
     expect(elb.listeners.size).toBe(0);
@@ -173,10 +173,10 @@ describe('FakeElbv2 listeners and target groups', () => {
   it('a target group serves one load balancer only (TargetGroupAssociationLimit) and cannot go while in use (ResourceInUse)', async () => {
     const { lb, group } = await lbWithGroup();
     const other = await elb.createLoadBalancer(lbInput('other'));
-    const listener = await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn });
+    const listener = await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
     expect((await elb.describeTargetGroupsOfLoadBalancer(lb.arn)).map((g) => g.name)).toEqual(['web-80']);
     const err = await elb
-      .createListener((other as { arn: string }).arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn })
+      .createListener((other as { arn: string }).arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {})
       .catch((e: unknown) => e);
     expect(codeOf(err)).toBe('TargetGroupAssociationLimit');
     const inUse = await elb.deleteTargetGroup(group.arn).catch((e: unknown) => e);
@@ -194,22 +194,28 @@ describe('FakeElbv2 listeners and target groups', () => {
   ])('refuses %s', async (_, spec, code) => {
     const { lb, group } = await lbWithGroup();
     expect(
-      codeOf(await elb.createListener(lb.arn, { ...spec, targetGroupArn: group.arn }).catch((e: unknown) => e)),
+      codeOf(await elb.createListener(lb.arn, { ...spec, targetGroupArn: group.arn }, {}).catch((e: unknown) => e)),
     ).toBe(code);
   });
 
   it('a second listener on a port: same settings is the same listener, others are a DuplicateListener', async () => {
     const { lb, group } = await lbWithGroup();
-    const first = await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn });
-    expect(await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn })).toEqual(first);
+    const first = await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
+    expect(await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {})).toEqual(
+      first,
+    );
     const tls = await elb.createTargetGroup(tgInput('web-tls', { protocol: 'TLS' }));
     const err = await elb
-      .createListener(lb.arn, {
-        port: 80,
-        protocol: 'TLS',
-        certificateArn: 'c',
-        targetGroupArn: (tls as { arn: string }).arn,
-      })
+      .createListener(
+        lb.arn,
+        {
+          port: 80,
+          protocol: 'TLS',
+          certificateArn: 'c',
+          targetGroupArn: (tls as { arn: string }).arn,
+        },
+        {},
+      )
       .catch((e: unknown) => e);
     expect(codeOf(err)).toBe('DuplicateListener');
   });
@@ -261,7 +267,7 @@ describe('FakeElbv2 targets', () => {
       state: 'unused',
       reason: 'Target.NotInUse',
     });
-    await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn });
+    await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
     expect((await elb.describeTargetHealth(group.arn))[0]?.state).toBe('initial');
     expect((await elb.describeTargetHealth(group.arn))[0]?.state).toBe('healthy');
     await elb.modifyTargetGroupAttributes(group.arn, { 'deregistration_delay.timeout_seconds': '30' });
@@ -296,6 +302,29 @@ describe('FakeElbv2 tags, throttling, queued errors', () => {
     expect(tags.get(lb.arn)).toEqual({ team: 'web' });
     expect(tags.get(group.arn)).toEqual({ owner: 'me' });
     expect(tags.size).toBe(2);
+  });
+
+  it('listeners keep the tags they were created with; DescribeTags answers them, AddTags adds to them, and they go with the listener', async () => {
+    const { lb, group } = await lbWithGroup();
+    const owned = { 'kubernetes.io/cluster/c1': 'owned', 'kubernetes.io/service-name': 'default/web' };
+    const tagged = await elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, owned);
+    const other = await elb.createTargetGroup(tgInput('web-81'));
+    const untagged = await elb.createListener(
+      lb.arn,
+      { port: 81, protocol: 'TCP', targetGroupArn: (other as { arn: string }).arn },
+      {},
+    );
+    const tags = await elb.describeTags([tagged.arn, untagged.arn]);
+    expect(tags.get(tagged.arn)).toEqual(owned);
+    expect(tags.get(untagged.arn)).toEqual({});
+    await elb.addTags(untagged.arn, owned);
+    expect(elb.tagsOf(untagged.arn)).toEqual(owned);
+    expect(await elb.deleteListener(untagged.arn)).toBe('deleted');
+    expect(elb.tagsOf(untagged.arn)).toBeUndefined();
+    expect(codeOf(await elb.addTags(untagged.arn, owned).catch((e: unknown) => e))).toBe('ListenerNotFound');
+    expect((await elb.describeTags([tagged.arn, untagged.arn])).size).toBe(1);
+    await elb.deleteLoadBalancer(lb.arn);
+    expect(elb.tagsOf(tagged.arn)).toBeUndefined();
   });
 
   it('throttles with Throttling and plays queued errors', async () => {

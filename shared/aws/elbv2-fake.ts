@@ -133,7 +133,7 @@ const ACCOUNT = '111122223333';
  * (TargetGroupAssociationLimit), target groups that cannot be deleted while in use (ResourceInUse),
  * targets that start `initial`, turn `healthy`, and drain for the deregistration delay; idempotent creates
  * (same name and settings: the existing resource; other settings: DuplicateLoadBalancerName /
- * DuplicateTargetGroupName); tags, attributes with AWS's defaults and validation; throttling and queued
+ * DuplicateTargetGroupName); tags (listeners' too), attributes with AWS's defaults and validation; throttling and queued
  * errors per operation; call counters that count calls as the adapter makes them (pages, chunks,
  * fallbacks). Linked to a FakeEc2, it checks subnets, security groups and instance targets against it and
  * keeps a load balancer's security groups in use until its network interfaces have drained.
@@ -141,6 +141,8 @@ const ACCOUNT = '111122223333';
 export class FakeElbv2 implements Elbv2Port {
   readonly loadBalancers = new Map<string, FakeLoadBalancer>();
   readonly listeners = new Map<string, Listener>();
+  /** Each listener's tags, by listener ARN (`{}` for one created untagged). */
+  readonly listenerTags = new Map<string, Record<string, string>>();
   readonly targetGroups = new Map<string, FakeTargetGroup>();
   readonly calls = new Map<Elbv2Operation, number>();
   region = 'eu-west-1';
@@ -222,7 +224,7 @@ export class FakeElbv2 implements Elbv2Port {
   }
 
   tagsOf(arn: string): Record<string, string> | undefined {
-    const tags = this.loadBalancers.get(arn)?.tags ?? this.targetGroups.get(arn)?.tags;
+    const tags = this.tagsRef(arn);
     return tags ? { ...tags } : undefined;
   }
 
@@ -293,7 +295,9 @@ export class FakeElbv2 implements Elbv2Port {
       );
     }
     for (const [listenerArn, listener] of this.listeners) {
-      if (listener.loadBalancerArn === arn) this.listeners.delete(listenerArn);
+      if (listener.loadBalancerArn !== arn) continue;
+      this.listeners.delete(listenerArn);
+      this.listenerTags.delete(listenerArn);
     }
     this.loadBalancers.delete(arn);
     this.ec2?.releaseSecurityGroups(arn, this.eniDrainMs);
@@ -353,7 +357,11 @@ export class FakeElbv2 implements Elbv2Port {
     return this.listenersOf(loadBalancerArn);
   }
 
-  async createListener(loadBalancerArn: string, spec: ListenerSpec): Promise<Listener> {
+  async createListener(
+    loadBalancerArn: string,
+    spec: ListenerSpec,
+    tags: Readonly<Record<string, string>>,
+  ): Promise<Listener> {
     await this.call('CreateListener');
     const doing = `creating listener ${spec.protocol}:${spec.port}`;
     const found = this.lbOrThrow(loadBalancerArn, doing);
@@ -367,8 +375,11 @@ export class FakeElbv2 implements Elbv2Port {
     }
     this.checkListener(doing, loadBalancerArn, spec);
     const arn = `arn:aws:elasticloadbalancing:${this.region}:${ACCOUNT}:listener/net/${found.lb.name}/${idOf(found.lb.arn)}/${this.nextId()}`;
+    if (Object.keys(tags).length > 50)
+      throw fail(doing, 'TooManyTags', 'You have reached the limit on the number of tags');
     const listener = toListener(arn, loadBalancerArn, spec);
     this.listeners.set(arn, listener);
+    this.listenerTags.set(arn, { ...tags });
     return { ...listener };
   }
 
@@ -387,6 +398,7 @@ export class FakeElbv2 implements Elbv2Port {
 
   async deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'> {
     await this.call('DeleteListener');
+    this.listenerTags.delete(listenerArn);
     return this.listeners.delete(listenerArn) ? 'deleted' : 'not-found';
   }
 
@@ -599,13 +611,14 @@ export class FakeElbv2 implements Elbv2Port {
   async addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void> {
     await this.call('AddTags');
     const doing = `tagging ${arn}`;
-    const target = this.loadBalancers.get(arn)?.tags ?? this.targetGroups.get(arn)?.tags;
+    const target = this.tagsRef(arn);
     if (!target) {
-      throw fail(
-        doing,
-        arn.includes(':targetgroup/') ? 'TargetGroupNotFound' : 'LoadBalancerNotFound',
-        `${arn} not found`,
-      );
+      const code = arn.includes(':targetgroup/')
+        ? 'TargetGroupNotFound'
+        : arn.includes(':listener/')
+          ? 'ListenerNotFound'
+          : 'LoadBalancerNotFound';
+      throw fail(doing, code, `${arn} not found`);
     }
     const next = { ...target, ...tags };
     if (Object.keys(next).length > 50)
@@ -614,6 +627,11 @@ export class FakeElbv2 implements Elbv2Port {
   }
 
   // ---- internals -----------------------------------------------------------------------------------
+
+  /** The live tag record of a load balancer, target group or listener. */
+  private tagsRef(arn: string): Record<string, string> | undefined {
+    return this.loadBalancers.get(arn)?.tags ?? this.targetGroups.get(arn)?.tags ?? this.listenerTags.get(arn);
+  }
 
   private newLoadBalancer(input: CreateLoadBalancerInput): FakeLoadBalancer {
     const id = this.nextId();

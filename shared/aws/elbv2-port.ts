@@ -146,7 +146,15 @@ export interface Elbv2Port {
   modifyLoadBalancerAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void>;
 
   describeListeners(loadBalancerArn: string): Promise<Listener[]>;
-  createListener(loadBalancerArn: string, spec: ListenerSpec): Promise<Listener>;
+  /**
+   * Tagged on create (the ownership tags, so IAM can confine later listener writes to listeners we own);
+   * no tags leaves it untagged, as listeners of earlier versions were.
+   */
+  createListener(
+    loadBalancerArn: string,
+    spec: ListenerSpec,
+    tags: Readonly<Record<string, string>>,
+  ): Promise<Listener>;
   modifyListener(listenerArn: string, spec: ListenerSpec): Promise<void>;
   /** `not-found`: someone deleted it first, which is what was wanted. */
   deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'>;
@@ -170,7 +178,7 @@ export interface Elbv2Port {
   registerTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void>;
   deregisterTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void>;
 
-  /** Tags of load balancers and target groups, by ARN; ARNs AWS does not know are absent. */
+  /** Tags of load balancers, target groups and listeners, by ARN; ARNs AWS does not know are absent. */
   describeTags(arns: readonly string[]): Promise<Map<string, Record<string, string>>>;
   addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void>;
 }
