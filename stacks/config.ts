@@ -43,6 +43,8 @@ export const FUNCTION_DEFAULTS = {
   // backoff) before a Service key reaches the DLQ. One key per Service, so a burst of Service changes runs in
   // parallel batches; beyond 10 at once ELBv2's per-account API rate limits, not Lambda, set the pace.
   service: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 10, maxReceiveCount: 200 },
+  // Started by a schedule, not a queue: concurrency and receive count do not apply to it.
+  resync: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 1 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
 
 export type FunctionName = keyof typeof FUNCTION_DEFAULTS;
@@ -93,6 +95,8 @@ export interface StageConfig {
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logRetentionDays: number;
   nodeIndexTtlSeconds: number;
+  /** Minutes between resync rounds (every key enqueued again: the safety net for lost events). */
+  resyncMinutes: number;
   functions: Record<FunctionName, FunctionSettings>;
   ec2Events: { retentionSeconds: number; ageAlarmSeconds: number };
   /** The route controller, deployed only when the cluster CIDRs are given (clusters routing pods through the VPC table). */
@@ -187,6 +191,7 @@ const StaticSchema = z
       })
       .default(30),
     CCM_NODE_INDEX_TTL_SECONDS: runtime.NODE_INDEX_TTL_SECONDS,
+    CCM_RESYNC_MINUTES: int(1, 1440).default(5),
     CCM_CLUSTER_CIDRS: runtime.CLUSTER_CIDRS,
     CCM_ROUTE_TABLE_ID: runtime.ROUTE_TABLE_ID,
     CCM_ROUTE_TABLE_LIMIT: runtime.ROUTE_TABLE_LIMIT,
@@ -380,6 +385,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
     logLevel: c.CCM_LOG_LEVEL,
     logRetentionDays: c.CCM_LOG_RETENTION_DAYS,
     nodeIndexTtlSeconds: c.CCM_NODE_INDEX_TTL_SECONDS,
+    resyncMinutes: c.CCM_RESYNC_MINUTES,
     functions: functions as Record<FunctionName, FunctionSettings>,
     ...(c.CCM_CLUSTER_CIDRS
       ? {

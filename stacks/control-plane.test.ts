@@ -65,6 +65,11 @@ function refId(value: unknown): string {
   return id;
 }
 
+/** The EventBridge rules matching events (the resync's schedule rule has no pattern). */
+function eventRules(template: Json): [string, Json][] {
+  return ofType(template, 'AWS::Events::Rule').filter(([, r]) => r.EventPattern !== undefined);
+}
+
 function queueIdNamed(template: Json, name: string): string {
   const found = ofType(template, 'AWS::SQS::Queue').find(([, p]) => p.QueueName === name);
   if (!found) throw new Error(`no queue named ${name}`);
@@ -187,6 +192,7 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         `${PREFIX}-ec2-events`,
         `${PREFIX}-node`,
         `${PREFIX}-node-lifecycle`,
+        `${PREFIX}-resync`,
       ]);
       const keys = new Set<string>();
       for (const [id, fn] of functions) {
@@ -201,7 +207,7 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         expect(fn.VpcConfig, id).toBeUndefined();
         expect((fn.LoggingConfig as Json).LogGroup, id).toBeDefined();
       }
-      expect(keys.size).toBe(3);
+      expect(keys.size).toBe(4);
     });
 
     it('give each function the environment its start-up check needs', () => {
@@ -224,14 +230,14 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
     });
 
     it('deploys nothing else that runs code (no SST custom-resource handler)', () => {
-      expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(3);
-      expect(ofType(template, 'AWS::IAM::Role')).toHaveLength(4);
+      expect(ofType(template, 'AWS::Lambda::Function')).toHaveLength(4);
+      expect(ofType(template, 'AWS::IAM::Role')).toHaveLength(5);
     });
   });
 
   describe('EC2 events', () => {
     it('has one rule per event type with exactly these patterns', () => {
-      const patterns = ofType(template, 'AWS::Events::Rule').map(([, r]) => r.EventPattern);
+      const patterns = eventRules(template).map(([, r]) => r.EventPattern);
       expect(patterns).toHaveLength(4);
       expect(patterns).toEqual(
         expect.arrayContaining([
@@ -249,7 +255,7 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
 
     it('sends them to a short-lived, encrypted standard queue with its own DLQ', () => {
       const eventsQueue = queueIdNamed(template, `${PREFIX}-ec2-events`);
-      for (const [id, rule] of ofType(template, 'AWS::Events::Rule')) {
+      for (const [id, rule] of eventRules(template)) {
         expect(rule.State, id).toBe('ENABLED');
         expect(rule.EventBusName, id).toBeUndefined(); // the default bus
         expect(
@@ -267,7 +273,7 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
 
     it('lets only these rules send to the queue, and only SendMessage', () => {
       const eventsQueue = queueIdNamed(template, `${PREFIX}-ec2-events`);
-      const rules = ofType(template, 'AWS::Events::Rule').map(([id]) => ({ 'Fn::GetAtt': [id, 'Arn'] }));
+      const rules = eventRules(template).map(([id]) => ({ 'Fn::GetAtt': [id, 'Arn'] }));
       const allows = queuePolicyStatements(template, eventsQueue).filter((s) => s.Effect === 'Allow');
       expect(allows).toEqual([
         {
@@ -374,8 +380,28 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         ['serverless-ccm:ec2-events'],
         ['serverless-ccm:node'],
         ['serverless-ccm:node-lifecycle'],
+        ['serverless-ccm:resync'],
       ]);
       for (const [, entry] of entries) expect(entry).toMatchObject({ ClusterName: 'prod-eu', Type: 'STANDARD' });
+    });
+  });
+
+  describe('resync', () => {
+    it('runs on a schedule and may only send to the reconciler queues', () => {
+      const schedules = ofType(template, 'AWS::Events::Rule').filter(([, r]) => r.ScheduleExpression !== undefined);
+      expect(schedules).toHaveLength(1);
+      const [, schedule] = schedules[0]!;
+      expect(schedule.ScheduleExpression).toBe('rate(5 minutes)');
+      const fnId = functionIdNamed(template, `${PREFIX}-resync`);
+      expect((schedule.Targets as Json[]).map((t) => refId(t.Arn))).toEqual([fnId]);
+      const roleId = refId(resource(template, fnId).Properties.Role);
+      const send = roleStatements(template, roleId).find((st) => actionsOf([st]).includes('sqs:SendMessage'));
+      expect(send?.Resource).toEqual(
+        FIFO_QUEUES.map((name) => ({ 'Fn::GetAtt': [queueIdNamed(template, name), 'Arn'] })),
+      );
+      const env = (resource(template, fnId).Properties.Environment as { Variables: Json }).Variables;
+      expect(refId(env.NODE_QUEUE_URL)).toBe(queueIdNamed(template, `${PREFIX}-node.fifo`));
+      expect(refId(env.NODE_LIFECYCLE_QUEUE_URL)).toBe(queueIdNamed(template, `${PREFIX}-node-lifecycle.fifo`));
     });
   });
 

@@ -17,6 +17,7 @@ import {
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
+import { Resync } from './resync.ts';
 
 /** The one CloudFormation stack, `<stage>-serverless-ccm-control-plane`. */
 export const STACK_ID = 'control-plane';
@@ -65,6 +66,13 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
   const reconcilers: Reconciler[] = [node, lifecycle];
   if (config.routes) reconcilers.push(routeReconciler(stack, ctx, config.routes));
   if (config.services) reconcilers.push(serviceReconciler(stack, ctx, config.services));
+  const byName = (name: string) => reconcilers.find((r) => r.name === name)?.queue;
+  new Resync(stack, ctx, {
+    node: node.queue,
+    nodeLifecycle: lifecycle.queue,
+    route: byName('route'),
+    service: byName('service'),
+  });
 
   const events = new Ec2Events(stack, ctx, { lifecycleQueue: lifecycle.queue });
   const relay = new RelayRole(

@@ -4,7 +4,6 @@ import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { LABEL_SERVICE_NAME, serviceKey } from '../../shared/k8s/service-port.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
-import type { KeyHint, KeyMessage, ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import { parseAnnotations } from './annotations.ts';
 import type { ServiceDeps } from './deps.ts';
@@ -25,15 +24,11 @@ import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup 
  * which no real Service has. It travels on the service queue like any key, so SQS FIFO never runs two
  * collections at once, and the resync sends it once per run.
  */
-export const GARBAGE_COLLECTION_KEY = { kind: 'Service', name: 'garbage-collection' } as const satisfies ObjectKey;
-
-export function isGarbageCollectionKey(key: ObjectKey): boolean {
-  return key.kind === 'Service' && !key.namespace && key.name === GARBAGE_COLLECTION_KEY.name;
-}
-
-export function garbageCollectionMessage(hint?: KeyHint): KeyMessage {
-  return hint ? { ...GARBAGE_COLLECTION_KEY, hint } : { ...GARBAGE_COLLECTION_KEY };
-}
+export {
+  GARBAGE_COLLECTION_KEY,
+  garbageCollectionMessage,
+  isGarbageCollectionKey,
+} from '../../shared/queue/service-gc-key.ts';
 
 /** What a live Service wants to keep; `keep-all` when its wishes cannot be worked out or its own key is deleting. */
 type Wanted =

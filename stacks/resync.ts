@@ -1,0 +1,51 @@
+import { Duration } from 'aws-cdk-lib';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { ControlPlaneContext } from './context.ts';
+import { ControllerFunction } from './function.ts';
+import { sendToQueues } from './queues.ts';
+
+export interface ResyncQueues {
+  node: IQueue;
+  nodeLifecycle: IQueue;
+  route?: IQueue;
+  service?: IQueue;
+}
+
+/**
+ * The level-triggered safety net: a schedule starts `functions/resync` every CCM_RESYNC_MINUTES,
+ * which lists Nodes and Services and enqueues every key again (the route table's single key and the
+ * service controller's garbage-collection key included). It may only send to those queues.
+ */
+export class Resync extends Construct {
+  readonly handler: ControllerFunction;
+  readonly schedule: Rule;
+
+  constructor(scope: Construct, ctx: ControlPlaneContext, queues: ResyncQueues) {
+    super(scope, 'Resync');
+    const environment: Record<string, string> = {
+      NODE_QUEUE_URL: queues.node.queueUrl,
+      NODE_LIFECYCLE_QUEUE_URL: queues.nodeLifecycle.queueUrl,
+      ...(queues.route ? { ROUTE_QUEUE_URL: queues.route.queueUrl } : {}),
+      ...(queues.service ? { SERVICE_QUEUE_URL: queues.service.queueUrl } : {}),
+    };
+    const targets = [queues.node, queues.nodeLifecycle, queues.route, queues.service].filter(
+      (q): q is IQueue => q !== undefined,
+    );
+    this.handler = new ControllerFunction(this, 'Handler', ctx, {
+      name: 'resync',
+      description: 'every few minutes: every Node and LoadBalancer Service key again',
+      environment,
+      statements: [sendToQueues(targets)],
+    });
+    this.schedule = new Rule(this, 'Schedule', {
+      description: `${ctx.name('resync')}: every ${ctx.config.resyncMinutes} minute(s)`,
+      schedule: Schedule.rate(Duration.minutes(ctx.config.resyncMinutes)),
+      // A failed round is retried by EventBridge; its keys carry the round's event ID, so SQS drops
+      // the ones that were already accepted.
+      targets: [new LambdaFunction(this.handler.function, { retryAttempts: 2, maxEventAge: Duration.minutes(10) })],
+    });
+  }
+}
