@@ -3,7 +3,7 @@ import { KubernetesApiError } from './errors.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
-import type { EndpointSlice, EventRecord, MergePatch, Node, Service } from './types.ts';
+import type { EndpointSlice, EventRecord, MergePatch, Node, ObjectMeta, Service } from './types.ts';
 
 export type KubernetesOperation =
   | 'getNode'
@@ -260,40 +260,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     status: boolean,
   ): Service {
     const key = `${namespace}/${name}`;
-    const service = this.services.get(key);
-    if (!service) throw new KubernetesApiError(404, 'NotFound', `services "${name}" not found`);
-    if (guard.resourceVersion !== service.metadata.resourceVersion) {
-      throw new KubernetesApiError(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on services "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-      );
-    }
-    const { status: statusPatch, ...rest } = patch as MergePatch<Service> & { status?: unknown };
-    let effective: Record<string, unknown>;
-    if (status) {
-      effective = { status: statusPatch };
-    } else {
-      const {
-        resourceVersion: _rv,
-        uid: _uid,
-        name: _name,
-        namespace: _ns,
-        deletionTimestamp: _dt,
-        ...metadata
-      } = (rest.metadata ?? {}) as Record<string, unknown>;
-      effective = { ...rest, metadata };
-    }
-    const next = applyMergePatch(service, effective);
-    // "Forbidden: no new finalizers can be added if the object is being deleted"
-    const added = (next.metadata.finalizers ?? []).filter((f) => !(service.metadata.finalizers ?? []).includes(f));
-    if (service.metadata.deletionTimestamp && added.length > 0) {
-      throw new KubernetesApiError(
-        422,
-        'Invalid',
-        `Service "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"${added.join('", "')}"}`,
-      );
-    }
+    const next = guardedMergePatch('services', name, this.services.get(key), patch, guard, status);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       this.services.delete(key);
       return next;
@@ -307,30 +274,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
   }
 
   private patch(name: string, patch: MergePatch<Node>, guard: WriteGuard, status: boolean): Node {
-    const node = this.nodes.get(name);
-    if (!node) throw new KubernetesApiError(404, 'NotFound', `nodes "${name}" not found`);
-    if (guard.resourceVersion !== node.metadata.resourceVersion) {
-      throw new KubernetesApiError(
-        409,
-        'Conflict',
-        `Operation cannot be fulfilled on nodes "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-      );
-    }
-    // Like the API server: the main resource ignores status, the status subresource ignores the rest.
-    const { status: statusPatch, ...rest } = patch as MergePatch<Node> & { status?: unknown };
-    let effective: Record<string, unknown>;
-    if (status) {
-      effective = { status: statusPatch };
-    } else {
-      const {
-        resourceVersion: _rv,
-        uid: _uid,
-        name: _name,
-        ...metadata
-      } = (rest.metadata ?? {}) as Record<string, unknown>;
-      effective = { ...rest, metadata };
-    }
-    const next = applyMergePatch(node, effective);
+    const next = guardedMergePatch('nodes', name, this.nodes.get(name), patch, guard, status);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       this.nodes.delete(name);
       this.onChange?.('Node', name, undefined);
@@ -344,4 +288,52 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     const queued = this.queuedErrors.get(operation);
     if (queued && queued.length > 0) throw queued.shift()!;
   }
+}
+
+/**
+ * A merge patch as the API server applies it: 404 when the object is gone, 409 when the guard's
+ * resourceVersion is stale, the status subresource taking only status and the main resource
+ * ignoring it and the identity fields, and no new finalizer on an object being deleted (422).
+ */
+function guardedMergePatch<T extends { metadata: ObjectMeta }>(
+  resource: string,
+  name: string,
+  current: T | undefined,
+  patch: unknown,
+  guard: WriteGuard,
+  status: boolean,
+): T {
+  if (!current) throw new KubernetesApiError(404, 'NotFound', `${resource} "${name}" not found`);
+  if (guard.resourceVersion !== current.metadata.resourceVersion) {
+    throw new KubernetesApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    );
+  }
+  const { status: statusPatch, ...rest } = patch as { status?: unknown; metadata?: Record<string, unknown> };
+  let effective: Record<string, unknown>;
+  if (status) {
+    effective = { status: statusPatch };
+  } else {
+    const {
+      resourceVersion: _rv,
+      uid: _uid,
+      name: _name,
+      namespace: _ns,
+      deletionTimestamp: _dt,
+      ...metadata
+    } = rest.metadata ?? {};
+    effective = { ...rest, metadata };
+  }
+  const next = applyMergePatch(current, effective);
+  const added = (next.metadata.finalizers ?? []).filter((f) => !(current.metadata.finalizers ?? []).includes(f));
+  if (current.metadata.deletionTimestamp && added.length > 0) {
+    throw new KubernetesApiError(
+      422,
+      'Invalid',
+      `${resource} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"${added.join('", "')}"}`,
+    );
+  }
+  return next;
 }
