@@ -1,12 +1,5 @@
-import {
-  CoordinationV1Api,
-  createConfiguration,
-  type KubeConfig,
-  ServerConfiguration,
-  setHeaderMiddleware,
-  type V1Lease,
-} from '@kubernetes/client-node';
-import { ReusedDispatcherAuth, toPlainJson, translateError } from '../../shared/k8s/client-node-adapter.ts';
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { apiConfiguration, toPlainJson, translateError } from '../../shared/k8s/client-node-adapter.ts';
 import { isNotFound } from '../../shared/k8s/errors.ts';
 import { RELAY_USER_AGENT } from './client-node-source.ts';
 import type { Lease, LeasePort } from './lease.ts';
@@ -21,16 +14,7 @@ export class ClientNodeLeases implements LeasePort {
   private readonly api: CoordinationV1Api;
 
   constructor(kubeConfig: KubeConfig, userAgent = RELAY_USER_AGENT) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('building the Kubernetes client: the kubeconfig has no current cluster');
-    this.api = new CoordinationV1Api(
-      createConfiguration({
-        baseServer: new ServerConfiguration(cluster.server.replace(/\/+$/, ''), {}),
-        authMethods: { default: new ReusedDispatcherAuth(kubeConfig) },
-        // One static middleware only: client-node 2.x reverses the array in place on every call.
-        middleware: [setHeaderMiddleware('User-Agent', userAgent)],
-      }),
-    );
+    this.api = new CoordinationV1Api(apiConfiguration(kubeConfig, userAgent));
   }
 
   async get(namespace: string, name: string): Promise<Lease | undefined> {

@@ -36,6 +36,24 @@ export interface ClientNodeKubernetesOptions {
   userAgent?: string;
 }
 
+/**
+ * The client-node configuration every adapter builds its API classes from.
+ * Not `kubeConfig.makeApiClient(...)`: that is the same configuration but with the KubeConfig itself
+ * as the auth method, which builds a new undici Agent (a new TCP+TLS connection) on every request
+ * whenever a CA, client certificate or skipTLSVerify is set. See ReusedDispatcherAuth.
+ */
+export function apiConfiguration(kubeConfig: KubeConfig, userAgent = EVENT_COMPONENT) {
+  const cluster = kubeConfig.getCurrentCluster();
+  if (!cluster) throw new Error('building the Kubernetes client: the kubeconfig has no current cluster');
+  return createConfiguration({
+    baseServer: new ServerConfiguration(cluster.server.replace(/\/+$/, ''), {}),
+    authMethods: { default: new ReusedDispatcherAuth(kubeConfig) },
+    // Keep a single static middleware: client-node 2.x reverses the static middleware array in place
+    // on every call that passes no per-call options, so the order of two or more would flip-flop.
+    middleware: [setHeaderMiddleware('User-Agent', userAgent)],
+  });
+}
+
 export class ClientNodeKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
   private readonly clock: Clock;
@@ -48,18 +66,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
 
   constructor(kubeConfig: KubeConfig, options: ClientNodeKubernetesOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('building the Kubernetes client: the kubeconfig has no current cluster');
-    // Not `kubeConfig.makeApiClient(CoreV1Api)`: that is the same configuration but with the
-    // KubeConfig itself as the auth method, which builds a new undici Agent (a new TCP+TLS connection)
-    // on every request whenever a CA, client certificate or skipTLSVerify is set. See ReusedDispatcherAuth.
-    const configuration = createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server.replace(/\/+$/, ''), {}),
-      authMethods: { default: new ReusedDispatcherAuth(kubeConfig) },
-      // Keep a single static middleware: client-node 2.x reverses the static middleware array in place
-      // on every call that passes no per-call options, so the order of two or more would flip-flop.
-      middleware: [setHeaderMiddleware('User-Agent', options.userAgent ?? EVENT_COMPONENT)],
-    });
+    const configuration = apiConfiguration(kubeConfig, options.userAgent);
     this.core = new CoreV1Api(configuration);
   }
 

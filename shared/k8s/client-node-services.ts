@@ -1,22 +1,6 @@
-import {
-  CoreV1Api,
-  createConfiguration,
-  DiscoveryV1Api,
-  type KubeConfig,
-  PatchStrategy,
-  ServerConfiguration,
-  setHeaderMiddleware,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { Config } from '../config/config.ts';
-import {
-  EVENT_COMPONENT,
-  guardedPatch,
-  LIST_PAGE_SIZE,
-  ReusedDispatcherAuth,
-  toPlainJson,
-  translateError,
-} from './client-node-adapter.ts';
+import { apiConfiguration, guardedPatch, LIST_PAGE_SIZE, toPlainJson, translateError } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
 import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
@@ -40,15 +24,7 @@ export class ClientNodeServices implements ServicesPort {
   private readonly discovery: DiscoveryV1Api;
 
   constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
-    const cluster = kubeConfig.getCurrentCluster();
-    if (!cluster) throw new Error('building the Kubernetes client: the kubeconfig has no current cluster');
-    const configuration = createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server.replace(/\/+$/, ''), {}),
-      authMethods: { default: new ReusedDispatcherAuth(kubeConfig) },
-      // One static middleware only: client-node 2.x reverses the static middleware array in place on calls
-      // without per-call options (see client-node-adapter.ts).
-      middleware: [setHeaderMiddleware('User-Agent', options.userAgent ?? EVENT_COMPONENT)],
-    });
+    const configuration = apiConfiguration(kubeConfig, options.userAgent);
     this.core = new CoreV1Api(configuration);
     this.discovery = new DiscoveryV1Api(configuration);
   }
