@@ -48,6 +48,7 @@ import {
   type Subnet,
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
+import { allPages } from './paging.ts';
 
 /** DescribeInstances accepts at most 1000 explicitly listed instance IDs. */
 export const INSTANCE_IDS_PER_CALL = 1000;
@@ -105,10 +106,12 @@ export class Ec2Adapter implements Ec2Port {
         { Name: 'instance-state-name', Values: [...LIVE_INSTANCE_STATES] },
       ];
       try {
-        const pages = await allPages((NextToken) =>
-          this.client.send(
-            new DescribeInstancesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
-          ),
+        const pages = await allPages(
+          (NextToken) =>
+            this.client.send(
+              new DescribeInstancesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+            ),
+          (page) => page.NextToken,
         );
         for (const instance of pages.flatMap(instancesOf)) found.set(instance.instanceId, instance);
       } catch (err) {
@@ -138,9 +141,11 @@ export class Ec2Adapter implements Ec2Port {
     const infos: InstanceTypeInfo[] = [];
     for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
       try {
-        const pages = await allPages((NextToken) =>
-          // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
-          this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
+        const pages = await allPages(
+          (NextToken) =>
+            // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
+            this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
+          (page) => page.NextToken,
         );
         for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
           if (!info.InstanceType) continue;
@@ -266,8 +271,10 @@ export class Ec2Adapter implements Ec2Port {
     if (query.names) filters.push({ Name: 'tag:Name', Values: unique(query.names) });
     if ((query.subnetIds && query.subnetIds.length === 0) || (query.names && query.names.length === 0)) return [];
     try {
-      const pages = await allPages((NextToken) =>
-        this.client.send(new DescribeSubnetsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken })),
+      const pages = await allPages(
+        (NextToken) =>
+          this.client.send(new DescribeSubnetsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken })),
+        (page) => page.NextToken,
       );
       return pages.flatMap((page) =>
         (page.Subnets ?? []).flatMap((sdk): Subnet[] =>
@@ -305,10 +312,12 @@ export class Ec2Adapter implements Ec2Port {
     const empty = [query.groupIds, query.groupNames, query.referencingGroupIds].some((v) => v && v.length === 0);
     if (empty) return [];
     try {
-      const pages = await allPages((NextToken) =>
-        this.client.send(
-          new DescribeSecurityGroupsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
-        ),
+      const pages = await allPages(
+        (NextToken) =>
+          this.client.send(
+            new DescribeSecurityGroupsCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+          ),
+        (page) => page.NextToken,
       );
       return pages.flatMap((page) => (page.SecurityGroups ?? []).flatMap((g) => toSecurityGroup(g) ?? []));
     } catch (err) {
@@ -390,8 +399,9 @@ export class Ec2Adapter implements Ec2Port {
 
   /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
   private async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
-    const pages = await allPages((NextToken) =>
-      this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
+    const pages = await allPages(
+      (NextToken) => this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
+      (page) => page.NextToken,
     );
     return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
   }
@@ -405,9 +415,11 @@ export class Ec2Adapter implements Ec2Port {
     let ids = chunk;
     for (let attempt = 1; ; attempt++) {
       try {
-        const pages = await allPages((NextToken) =>
-          // No MaxResults: EC2 refuses it together with InstanceIds.
-          this.client.send(new DescribeInstancesCommand({ InstanceIds: [...ids], NextToken })),
+        const pages = await allPages(
+          (NextToken) =>
+            // No MaxResults: EC2 refuses it together with InstanceIds.
+            this.client.send(new DescribeInstancesCommand({ InstanceIds: [...ids], NextToken })),
+          (page) => page.NextToken,
         );
         return pages.flatMap(instancesOf);
       } catch (err) {
@@ -647,24 +659,6 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
   };
   if (eni.Groups) networkInterface.securityGroupIds = eni.Groups.flatMap((g) => (g.GroupId ? [g.GroupId] : []));
   return networkInterface;
-}
-
-/**
- * Every page of a NextToken-paged call. Written out rather than using the SDK's paginators: those reuse and
- * mutate one input object for every page, so each request is no longer what was sent.
- */
-async function allPages<T extends { NextToken?: string | undefined }>(
-  fetchPage: (nextToken: string | undefined) => Promise<T>,
-): Promise<T[]> {
-  const pages: T[] = [];
-  let token: string | undefined;
-  for (;;) {
-    const page = await fetchPage(token);
-    pages.push(page);
-    // A repeated token would loop forever; EC2 never sends one, but a compatible endpoint might.
-    if (!page.NextToken || page.NextToken === token) return pages;
-    token = page.NextToken;
-  }
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

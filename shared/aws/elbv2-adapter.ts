@@ -49,6 +49,7 @@ import {
   type TargetHealthState,
 } from './elbv2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
+import { allPages } from './paging.ts';
 
 /**
  * The AWS error code of an ELBv2 failure. ELBv2 speaks the query protocol: the SDK keeps the wire code
@@ -104,8 +105,9 @@ export class Elbv2Adapter implements Elbv2Port {
 
   async listLoadBalancers(): Promise<LoadBalancer[]> {
     try {
-      const pages = await allPages((Marker) =>
-        this.client.send(new DescribeLoadBalancersCommand({ PageSize: ELBV2_PAGE_SIZE, Marker })),
+      const pages = await allPages(
+        (Marker) => this.client.send(new DescribeLoadBalancersCommand({ PageSize: ELBV2_PAGE_SIZE, Marker })),
+        (page) => page.NextMarker,
       );
       return pages.flatMap((page) => (page.LoadBalancers ?? []).flatMap((lb) => toLoadBalancer(lb) ?? []));
     } catch (err) {
@@ -196,10 +198,12 @@ export class Elbv2Adapter implements Elbv2Port {
 
   async describeListeners(loadBalancerArn: string): Promise<Listener[]> {
     try {
-      const pages = await allPages((Marker) =>
-        this.client.send(
-          new DescribeListenersCommand({ LoadBalancerArn: loadBalancerArn, PageSize: ELBV2_PAGE_SIZE, Marker }),
-        ),
+      const pages = await allPages(
+        (Marker) =>
+          this.client.send(
+            new DescribeListenersCommand({ LoadBalancerArn: loadBalancerArn, PageSize: ELBV2_PAGE_SIZE, Marker }),
+          ),
+        (page) => page.NextMarker,
       );
       return pages.flatMap((page) => (page.Listeners ?? []).flatMap((l) => toListener(l) ?? []));
     } catch (err) {
@@ -412,8 +416,9 @@ export class Elbv2Adapter implements Elbv2Port {
   private async targetGroups(input: Omit<DescribeTargetGroupsCommandInput, 'Marker'>): Promise<TargetGroup[]> {
     // PageSize may not be combined with Names.
     const pageSize = input.Names ? {} : { PageSize: ELBV2_PAGE_SIZE };
-    const pages = await allPages((Marker) =>
-      this.client.send(new DescribeTargetGroupsCommand({ ...input, ...pageSize, Marker })),
+    const pages = await allPages(
+      (Marker) => this.client.send(new DescribeTargetGroupsCommand({ ...input, ...pageSize, Marker })),
+      (page) => page.NextMarker,
     );
     return pages.flatMap((page) => (page.TargetGroups ?? []).flatMap((g) => toTargetGroup(g) ?? []));
   }
@@ -535,20 +540,6 @@ function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
     healthCheck,
     loadBalancerArns: sdk.LoadBalancerArns ?? [],
   };
-}
-
-/** Every page of a Marker-paged ELBv2 call. */
-async function allPages<T extends { NextMarker?: string | undefined }>(
-  fetchPage: (marker: string | undefined) => Promise<T>,
-): Promise<T[]> {
-  const pages: T[] = [];
-  let marker: string | undefined;
-  for (;;) {
-    const page = await fetchPage(marker);
-    pages.push(page);
-    if (!page.NextMarker || page.NextMarker === marker) return pages;
-    marker = page.NextMarker;
-  }
 }
 
 function unique(values: readonly string[]): string[] {
