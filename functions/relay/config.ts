@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../../shared/config/config.ts';
+import { parseEnvironment } from '../../shared/config/config.ts';
 import { WATCHED_KINDS } from './kinds.ts';
 import type { Reconciler } from './routes.ts';
 
@@ -115,16 +115,7 @@ export type RelayConfig = z.output<typeof RelayConfigSchema>;
 
 /** Parse the environment; throws ConfigError listing every bad or missing setting. */
 export function loadRelayConfig(env: Record<string, string | undefined> = process.env): RelayConfig {
-  const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const result = RelayConfigSchema.safeParse(input);
-  if (result.success) return result.data;
-  throw new ConfigError(
-    result.error.issues.map((issue) => {
-      const setting = issue.path.join('.') || '(environment)';
-      const value = typeof issue.path[0] === 'string' ? env[issue.path[0]] : undefined;
-      return `${setting}${value === undefined ? '' : ` (got ${JSON.stringify(value)})`}: ${issue.message}`;
-    }),
-  );
+  return parseEnvironment(RelayConfigSchema, env);
 }
 
 /** Queue URL per reconciler, for the reconcilers that have one. */

@@ -145,8 +145,16 @@ export class ConfigError extends Error {
 
 /** Parse the environment; throws ConfigError listing every bad or missing setting. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  return parseEnvironment(ConfigSchema, env);
+}
+
+/**
+ * Any component's settings from the environment (empty values count as unset); throws ConfigError
+ * listing every bad or missing setting, each line naming the variable and the value it had.
+ */
+export function parseEnvironment<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const result = ConfigSchema.safeParse(input);
+  const result = schema.safeParse(input);
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map((issue) => {
