@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { FAKE_API_SERVER_CA_DATA, FAKE_API_SERVER_TLS, status } from '../../shared/k8s/fake-api-server.ts';
+import { tokenKubeConfig } from '../../shared/k8s/lambda-access.ts';
 import { FakeLeaseStore } from './fake-leases.ts';
 import { KIND_INFO, type KubeObject, tableKey, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import type { Lease } from './lease.ts';
@@ -410,14 +411,7 @@ export async function startFakeKubeApi(cluster: FakeCluster, options: FakeKubeAp
 
 /** A KubeConfig for the fake server, authenticating with a bearer token (tests tell clients apart by it). */
 export function kubeConfigFor(api: Pick<FakeKubeApi, 'url' | 'caData'>, token = 'relay-token'): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'fake', server: api.url, caData: api.caData, skipTLSVerify: false }],
-    users: [{ name: 'relay', token }],
-    contexts: [{ name: 'fake', cluster: 'fake', user: 'relay' }],
-    currentContext: 'fake',
-  });
-  return kubeConfig;
+  return tokenKubeConfig({ endpoint: api.url, caData: api.caData }, token);
 }
 
 /** `a.b=v,c!=w` (what the relay uses); missing fields read as empty strings. */

@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { ClientNodeKubernetes, EVENT_COMPONENT } from './client-node-adapter.ts';
@@ -11,6 +11,7 @@ import {
   startFakeApiServer,
   status,
 } from './fake-api-server.ts';
+import { tokenKubeConfig } from './lambda-access.ts';
 import type { Node } from './types.ts';
 
 /**
@@ -18,15 +19,9 @@ import type { Node } from './types.ts';
  * These tests pin the exact requests (method, path, Content-Type, body) and the error translation.
  */
 
+/** The kubeconfig the Lambdas build (tokenKubeConfig), pointed at the fake API server. */
 function kubeConfigFor(server: FakeApiServer, token = 'test-token'): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'test', server: server.url, caData: FAKE_API_SERVER_CA_DATA, skipTLSVerify: false }],
-    users: [{ name: 'test', token }],
-    contexts: [{ name: 'test', cluster: 'test', user: 'test' }],
-    currentContext: 'test',
-  });
-  return kubeConfig;
+  return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, token);
 }
 
 function node(name: string, resourceVersion = '100'): Node {

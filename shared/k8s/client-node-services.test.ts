@@ -11,19 +11,13 @@ import {
   startFakeApiServer,
   status,
 } from './fake-api-server.ts';
-import { refreshingPort } from './lambda-access.ts';
+import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';
 
+/** The kubeconfig the Lambdas build (tokenKubeConfig), pointed at the fake API server. */
 function kubeConfigFor(server: FakeApiServer, token = 'test-token'): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'test', server: server.url, caData: FAKE_API_SERVER_CA_DATA, skipTLSVerify: false }],
-    users: [{ name: 'test', token }],
-    contexts: [{ name: 'test', cluster: 'test', user: 'test' }],
-    currentContext: 'test',
-  });
-  return kubeConfig;
+  return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, token);
 }
 
 function service(name: string, resourceVersion = '100'): Service {
