@@ -7,6 +7,7 @@ describe('parseAnnotations', () => {
       options: {
         scheme: 'internet-facing',
         targetType: 'instance',
+        ipAddressType: 'ipv4',
         backendProtocol: 'tcp',
         proxyProtocol: false,
         healthCheck: {},
@@ -26,9 +27,13 @@ describe('parseAnnotations', () => {
       [ANNOTATION.subnets]: 'subnet-0a, public-b',
       [ANNOTATION.eipAllocations]: 'eipalloc-0a,eipalloc-0b',
       [ANNOTATION.nlbTargetType]: 'ip',
-      [ANNOTATION.sslCert]: 'arn:aws:acm:eu-west-1:111122223333:certificate/x',
+      [ANNOTATION.sslCert]:
+        'arn:aws:acm:eu-west-1:111122223333:certificate/x, arn:aws:acm:eu-west-1:111122223333:certificate/y',
       [ANNOTATION.sslPorts]: '443, https',
       [ANNOTATION.sslNegotiationPolicy]: 'ELBSecurityPolicy-TLS13-1-2-2021-06',
+      [ANNOTATION.alpnPolicy]: 'HTTP2Preferred',
+      [ANNOTATION.ipAddressType]: 'dualstack',
+      [ANNOTATION.connectionIdleTimeout]: '900',
       [ANNOTATION.backendProtocol]: 'SSL',
       [ANNOTATION.proxyProtocol]: '*',
       [ANNOTATION.healthcheckProtocol]: 'http',
@@ -59,9 +64,15 @@ describe('parseAnnotations', () => {
       subnets: ['subnet-0a', 'public-b'],
       eipAllocations: ['eipalloc-0a', 'eipalloc-0b'],
       targetType: 'ip',
-      sslCertificates: ['arn:aws:acm:eu-west-1:111122223333:certificate/x'],
+      ipAddressType: 'dualstack',
+      sslCertificates: [
+        'arn:aws:acm:eu-west-1:111122223333:certificate/x',
+        'arn:aws:acm:eu-west-1:111122223333:certificate/y',
+      ],
       sslPorts: ['443', 'https'],
       sslPolicy: 'ELBSecurityPolicy-TLS13-1-2-2021-06',
+      alpnPolicy: 'HTTP2Preferred',
+      idleTimeoutSeconds: 900,
       backendProtocol: 'ssl',
       proxyProtocol: true,
       healthCheck: {
@@ -141,6 +152,9 @@ describe('parseAnnotations', () => {
     [ANNOTATION.accessLogBucket, 'Bad_Bucket', 'S3 bucket name'],
     [ANNOTATION.additionalResourceTags, '=x', 'is not key=value'],
     [ANNOTATION.connectionDrainingTimeout, '4000', 'from 0 to 3600'],
+    [ANNOTATION.connectionIdleTimeout, '30', 'from 60 to 6000'],
+    [ANNOTATION.connectionIdleTimeout, '7000', 'from 60 to 6000'],
+    [ANNOTATION.ipAddressType, 'ipv6', 'must be "ipv4" or "dualstack"'],
     [ANNOTATION.sourceRanges, '10.0.0.1/8', 'host bits set'],
   ])('%s: %j is refused, naming the annotation', (annotation, value, message) => {
     const { problems } = parseAnnotations({ [annotation]: value });
@@ -158,6 +172,12 @@ describe('parseAnnotations', () => {
       /internet-facing/,
     ],
     [{ [ANNOTATION.privateIpv4Addresses]: '10.0.1.5' }, ANNOTATION.privateIpv4Addresses, /internal load balancer/],
+    [{ [ANNOTATION.alpnPolicy]: 'HTTP2Only' }, ANNOTATION.alpnPolicy, /needs .*ssl-cert/],
+    [
+      { [ANNOTATION.sslCert]: 'arn:aws:acm:eu-west-1:1:certificate/a,arn:aws:acm:eu-west-1:1:certificate/a' },
+      ANNOTATION.sslCert,
+      /twice/,
+    ],
     [{ [ANNOTATION.sslNegotiationPolicy]: 'x' }, ANNOTATION.sslNegotiationPolicy, /needs .*ssl-cert/],
     [
       { [ANNOTATION.securityGroups]: 'a', [ANNOTATION.extraSecurityGroups]: 'b' },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isValidElbName } from '../../shared/aws/elbv2-port.ts';
+import { ALPN_POLICIES, type AlpnPolicy, isValidElbName } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
 import { parseCidr } from '../../shared/net/cidr.ts';
 
@@ -25,6 +25,8 @@ export const ANNOTATION = {
   sslCert: a('ssl-cert'),
   sslPorts: a('ssl-ports'),
   sslNegotiationPolicy: a('ssl-negotiation-policy'),
+  alpnPolicy: a('alpn-policy'),
+  ipAddressType: a('ip-address-type'),
   backendProtocol: a('backend-protocol'),
   proxyProtocol: a('proxy-protocol'),
   healthcheckProtocol: a('healthcheck-protocol'),
@@ -71,11 +73,17 @@ export interface LoadBalancerOptions {
   eipAllocations?: string[];
   privateIpv4Addresses?: string[];
   targetType: 'instance' | 'ip';
-  /** The first is the listener's default certificate. */
+  /** The first is each TLS listener's default certificate; the others are added to it for SNI. */
   sslCertificates?: string[];
   /** Port numbers or names; `*` (the default once a certificate is set) is every port. */
   sslPorts?: string[] | '*';
   sslPolicy?: string;
+  /** TLS listeners' ALPN policy; unset: none. */
+  alpnPolicy?: AlpnPolicy;
+  /** `dualstack`: IPv4 and IPv6 clients (subnets need IPv6 CIDR blocks). */
+  ipAddressType: 'ipv4' | 'dualstack';
+  /** TCP listeners' idle timeout in seconds; unset: AWS's 350. */
+  idleTimeoutSeconds?: number;
   backendProtocol: 'tcp' | 'ssl';
   proxyProtocol: boolean;
   healthCheck: HealthCheckOptions;
@@ -193,6 +201,8 @@ const SCHEMAS = {
     .string()
     .trim()
     .min(1, 'must name a security policy such as ELBSecurityPolicy-TLS13-1-2-2021-06'),
+  alpnPolicy: z.enum(ALPN_POLICIES, { error: `must be one of ${ALPN_POLICIES.join(', ')}` }),
+  ipAddressType: z.enum(['ipv4', 'dualstack'], { error: 'must be "ipv4" or "dualstack"' }),
   backendProtocol: z
     .string()
     .transform((v) => v.trim().toLowerCase())
@@ -233,7 +243,9 @@ const SCHEMAS = {
   securityGroups: list(groupRef),
   extraSecurityGroups: list(groupRef),
   targetNodeLabels: keyValues({ valueOptional: true }),
-  connectionIdleTimeout: wholeNumber(1, 4000, 'seconds'),
+  // A Network Load Balancer's TCP idle timeout (listener attribute tcp.idle_timeout.seconds), not the
+  // Classic ELB's 1-4000. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html
+  connectionIdleTimeout: wholeNumber(60, 6000, 'seconds'),
   connectionDrainingEnabled: boolean,
   connectionDrainingTimeout: wholeNumber(0, 3600, 'seconds'),
   sourceRanges: list(cidr),
@@ -295,6 +307,12 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
   }
   if (parsed.sslNegotiationPolicy && !parsed.sslCert) {
     problems.push({ annotation: ANNOTATION.sslNegotiationPolicy, message: `needs ${ANNOTATION.sslCert}` });
+  }
+  if (parsed.alpnPolicy && !parsed.sslCert) {
+    problems.push({ annotation: ANNOTATION.alpnPolicy, message: `needs ${ANNOTATION.sslCert} (ALPN is negotiated by TLS listeners)` });
+  }
+  if (parsed.sslCert && new Set(parsed.sslCert).size !== parsed.sslCert.length) {
+    problems.push({ annotation: ANNOTATION.sslCert, message: 'lists a certificate twice' });
   }
   if (parsed.securityGroups && parsed.extraSecurityGroups) {
     problems.push({
@@ -370,6 +388,7 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
   const options: LoadBalancerOptions = {
     scheme,
     targetType: parsed.nlbTargetType ?? 'instance',
+    ipAddressType: parsed.ipAddressType ?? 'ipv4',
     backendProtocol: parsed.backendProtocol ?? 'tcp',
     proxyProtocol: parsed.proxyProtocol === '*',
     healthCheck: {
@@ -395,6 +414,8 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
     options.sslPorts = parsed.sslPorts ?? '*';
   }
   if (parsed.sslNegotiationPolicy) options.sslPolicy = parsed.sslNegotiationPolicy;
+  if (parsed.alpnPolicy) options.alpnPolicy = parsed.alpnPolicy;
+  if (parsed.connectionIdleTimeout !== undefined) options.idleTimeoutSeconds = parsed.connectionIdleTimeout;
   if (parsed.securityGroups) options.securityGroups = parsed.securityGroups;
   if (parsed.extraSecurityGroups) options.extraSecurityGroups = parsed.extraSecurityGroups;
   if (parsed.targetNodeLabels) options.targetNodeLabels = parsed.targetNodeLabels;

@@ -19,6 +19,8 @@ export interface ServiceDeps {
   cleanupRequeueSeconds: number;
   /** kube-apiserver's `--service-node-port-range` (SERVICE_NODE_PORT_RANGE); default 30000-32767. */
   nodePortRange?: PortRange;
+  /** Tag keys another tool manages on our resources (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
+  externalManagedTags?: string[];
   kube: ServiceControllerKube;
   ec2: Ec2Port;
   elbv2: Elbv2Port;

@@ -301,10 +301,12 @@ describe('loadBalancerSpec', () => {
     expect(spec(svc({ annotations: { [ANNOTATION.securityGroups]: 'sg-1' } })).managedIngress).toEqual([]);
   });
 
-  it('managed rules: IPv6 ranges get no ICMP(v4) rule; TCP_UDP opens both', () => {
-    expect(managedIngressRules([{ port: 53, protocol: 'TCP_UDP', targetGroupName: 'x' }], ['::/0'])).toEqual([
+  it('managed rules: IPv6 ranges get ICMPv6 packet-too-big instead of ICMP(v4); TCP_UDP opens both', () => {
+    const listener = { port: 53, protocol: 'TCP_UDP' as const, targetGroupName: 'x', extraCertificateArns: [], attributes: {} };
+    expect(managedIngressRules([listener], ['::/0'])).toEqual([
       { protocol: 'tcp', fromPort: 53, toPort: 53, cidrIpv6: '::/0' },
       { protocol: 'udp', fromPort: 53, toPort: 53, cidrIpv6: '::/0' },
+      { protocol: 'icmpv6', fromPort: 2, toPort: 0, cidrIpv6: '::/0' },
     ]);
   });
 });

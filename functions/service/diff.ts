@@ -6,13 +6,16 @@ import type {
   Subnet,
 } from '../../shared/aws/ec2-port.ts';
 import type {
+  AlpnPolicy,
   HealthCheck,
   Listener,
+  ListenerCertificate,
   ListenerProtocol,
   ListenerSpec,
   SubnetMapping,
   Target,
   TargetGroupProtocol,
+  TargetGroupIpAddressType,
   TargetHealth,
   TargetType,
 } from '../../shared/aws/elbv2-port.ts';
@@ -87,7 +90,10 @@ export interface DesiredTargetGroup {
   /** The target group's own port: the node port (instance targets) or the target port (IP targets). */
   port: number;
   targetType: TargetType;
+  /** `ipv6`: IP targets of an IPv6 Service (IPv6 EndpointSlices); instance targets are always `ipv4`. */
+  ipAddressType: TargetGroupIpAddressType;
   healthCheck: HealthCheck;
+  /** Every attribute kept in line: the Service's, and AWS's defaults for the ones it does not set. */
   attributes: Record<string, string>;
   /** The Service port(s) behind it: two for TCP_UDP (one TCP, one UDP entry on the same port number). */
   servicePorts: ServicePortSpec[];
@@ -96,8 +102,14 @@ export interface DesiredTargetGroup {
 export interface DesiredListener {
   port: number;
   protocol: ListenerProtocol;
+  /** TLS: the default certificate. */
   certificateArn?: string;
+  /** TLS: the other certificates, served by SNI. */
+  extraCertificateArns: string[];
   sslPolicy?: string;
+  alpnPolicy?: AlpnPolicy;
+  /** Listener attributes kept in line (TCP: the idle timeout, AWS's 350 s unless the Service sets one). */
+  attributes: Record<string, string>;
   targetGroupName: string;
 }
 
@@ -108,13 +120,19 @@ export interface LoadBalancerSpec {
   loadBalancerName: string;
   securityGroupName: string;
   scheme: 'internet-facing' | 'internal';
+  ipAddressType: 'ipv4' | 'dualstack';
   targetType: TargetType;
   listeners: DesiredListener[];
   targetGroups: DesiredTargetGroup[];
-  /** Load balancer attributes to keep in line (only those set; others are left as they are). */
+  /**
+   * Load balancer attributes kept in line: the Service's, and AWS's defaults for the switches it does not set
+   * (so removing an annotation turns its setting off again). Attributes outside both are left as they are.
+   */
   attributes: Record<string, string>;
   /** Every resource's tags: ownership, the Service, the user's additional tags. */
   tags: Record<string, string>;
+  /** Tag keys another tool manages (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
+  externalManagedTags: string[];
   /** `security-groups`: used instead of a managed group, and never modified. IDs or names. */
   userSecurityGroups?: string[];
   extraSecurityGroups: string[];
@@ -128,6 +146,8 @@ export interface LoadBalancerSpec {
 
 export interface SpecContext {
   clusterName: string;
+  /** SERVICE_EXTERNAL_MANAGED_TAGS: tag keys a Service may not set and the controller never removes. */
+  externalManagedTags?: readonly string[];
   /** The account's "inbound rules per security group" quota. */
   securityGroupRuleLimit?: number;
 }
@@ -158,6 +178,42 @@ export const LOCAL_HEALTH_CHECK = {
 
 /** ICMP "destination unreachable / fragmentation needed": path MTU discovery through the load balancer. */
 const ICMP_FRAGMENTATION_NEEDED = { protocol: 'icmp', fromPort: 3, toPort: 4 } as const;
+/** ICMPv6 "packet too big" (type 2, code 0): the same for IPv6 clients. */
+const ICMPV6_PACKET_TOO_BIG = { protocol: 'icmpv6', fromPort: 2, toPort: 0 } as const;
+
+/**
+ * The load balancer switches a Service may set and AWS's value for each when it does not: kept in line on
+ * every pass, so an annotation removed turns its setting off and a console change is put back. Values that
+ * only mean something while a switch is on (the access log bucket and prefix) are left as they are.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/network-load-balancers.html#load-balancer-attributes
+ */
+export const LOAD_BALANCER_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string>> = {
+  'load_balancing.cross_zone.enabled': 'false',
+  'access_logs.s3.enabled': 'false',
+  'deletion_protection.enabled': 'false',
+  'dns_record.client_routing_policy': 'any_availability_zone',
+};
+
+/**
+ * The same for target groups. `preserve_client_ip.enabled` depends on the group: on for instance targets and
+ * UDP, off for IP targets over TCP or TLS.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/edit-target-group-attributes.html
+ */
+export const TARGET_GROUP_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string>> = {
+  'deregistration_delay.timeout_seconds': '300',
+  'deregistration_delay.connection_termination.enabled': 'false',
+  'proxy_protocol_v2.enabled': 'false',
+  'stickiness.enabled': 'false',
+};
+
+/** A TCP listener's idle timeout when the Service does not set one. */
+export const TCP_IDLE_TIMEOUT_ATTRIBUTE = 'tcp.idle_timeout.seconds';
+export const DEFAULT_TCP_IDLE_TIMEOUT_SECONDS = 350;
+
+/** The attributes AWS gives a new listener of this protocol (TCP: the idle timeout; others have none to set). */
+export function defaultListenerAttributes(protocol: ListenerProtocol): Record<string, string> {
+  return protocol === 'TCP' ? { [TCP_IDLE_TIMEOUT_ATTRIBUTE]: String(DEFAULT_TCP_IDLE_TIMEOUT_SECONDS) } : {};
+}
 
 export type SpecResult = { ok: true; spec: LoadBalancerSpec } | { ok: false; problems: AnnotationProblem[] };
 
@@ -177,6 +233,30 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
   const lbName = loadBalancerName(identity, options.name);
   const ports = service.spec?.ports ?? [];
   const local = service.spec?.externalTrafficPolicy === 'Local';
+  const externalManagedTags = [...(context.externalManagedTags ?? [])];
+  for (const key of Object.keys(options.additionalTags)) {
+    if (externalManagedTags.includes(key)) {
+      problems.push({
+        annotation: ANNOTATION.additionalResourceTags,
+        message: `tag "${key}" is managed by another tool (SERVICE_EXTERNAL_MANAGED_TAGS)`,
+      });
+    }
+  }
+  // IP targets follow the Service's primary address family; IPv6 target groups need a dual-stack load balancer.
+  const groupFamily: TargetGroupIpAddressType =
+    options.targetType === 'ip' && service.spec?.ipFamilies?.[0] === 'IPv6' ? 'ipv6' : 'ipv4';
+  if (groupFamily === 'ipv6' && options.ipAddressType !== 'dualstack') {
+    problems.push({
+      annotation: ANNOTATION.ipAddressType,
+      message: 'must be "dualstack" for IP targets of an IPv6 Service (spec.ipFamilies[0]: IPv6)',
+    });
+  }
+  if (options.idleTimeoutSeconds !== undefined && !ports.some((p) => (p.protocol ?? 'TCP') === 'TCP')) {
+    problems.push({
+      annotation: ANNOTATION.connectionIdleTimeout,
+      message: 'applies to TCP listeners only, and the Service has no TCP port',
+    });
+  }
   if (ports.length === 0)
     problems.push({ annotation: 'spec.ports', message: 'a load balancer needs at least one port' });
 
@@ -266,7 +346,13 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
     }
 
     const healthCheck = healthCheckFor(service, options, local, problems);
-    const attributes = { ...options.targetGroupAttributes };
+    const preserveClientIp =
+      options.targetType === 'instance' || groupProtocol === 'UDP' || groupProtocol === 'TCP_UDP';
+    const attributes: Record<string, string> = {
+      ...TARGET_GROUP_ATTRIBUTE_DEFAULTS,
+      'preserve_client_ip.enabled': String(preserveClientIp),
+      ...options.targetGroupAttributes,
+    };
     if (groupProtocol === 'UDP' || groupProtocol === 'TCP_UDP') {
       if (attributes['proxy_protocol_v2.enabled'] === 'true') {
         problems.push({
@@ -282,6 +368,7 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
       listenerPort: number,
       protocol: groupProtocol,
       targetType: options.targetType,
+      ipAddressType: groupFamily,
     });
     targetGroups.push({
       name,
@@ -289,19 +376,38 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
       protocol: groupProtocol,
       port: groupPort,
       targetType: options.targetType,
+      ipAddressType: groupFamily,
       healthCheck,
       attributes,
       servicePorts: entries,
     });
-    const listener: DesiredListener = { port: number, protocol: listenerProtocol, targetGroupName: name };
+    const listener: DesiredListener = {
+      port: number,
+      protocol: listenerProtocol,
+      targetGroupName: name,
+      extraCertificateArns: [],
+      attributes: {},
+    };
     if (listenerProtocol === 'TLS') {
-      listener.certificateArn = options.sslCertificates![0];
+      const [first, ...others] = options.sslCertificates!;
+      listener.certificateArn = first!;
+      listener.extraCertificateArns = others;
       if (options.sslPolicy) listener.sslPolicy = options.sslPolicy;
+      if (options.alpnPolicy) listener.alpnPolicy = options.alpnPolicy;
+    }
+    // Only TCP listeners have an idle timeout to set (TLS is fixed at 350 s, UDP at 120 s).
+    if (listenerProtocol === 'TCP') {
+      listener.attributes[TCP_IDLE_TIMEOUT_ATTRIBUTE] = String(
+        options.idleTimeoutSeconds ?? DEFAULT_TCP_IDLE_TIMEOUT_SECONDS,
+      );
     }
     listeners.push(listener);
   }
 
   const sourceRanges = sourceRangesOf(service, options, problems);
+  if (options.alpnPolicy && !listeners.some((l) => l.protocol === 'TLS')) {
+    problems.push({ annotation: ANNOTATION.alpnPolicy, message: 'the Service has no TLS port' });
+  }
   const managedIngress = options.securityGroups ? [] : managedIngressRules(listeners, sourceRanges);
   const limit = context.securityGroupRuleLimit ?? 60;
   if (managedIngress.length > limit) {
@@ -320,15 +426,17 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
     loadBalancerName: lbName,
     securityGroupName: securityGroupName(lbName),
     scheme: options.scheme,
+    ipAddressType: options.ipAddressType,
     targetType: options.targetType,
     listeners,
     targetGroups,
-    attributes: { ...options.attributes },
+    attributes: { ...LOAD_BALANCER_ATTRIBUTE_DEFAULTS, ...options.attributes },
     tags: {
       ...options.additionalTags,
       [clusterTagKey(context.clusterName)]: 'owned',
       [LABEL_SERVICE_NAME]: serviceKey,
     },
+    externalManagedTags,
     extraSecurityGroups: options.extraSecurityGroups ?? [],
     managedIngress,
   };
@@ -385,7 +493,7 @@ function sourceRangesOf(service: Service, options: LoadBalancerOptions, problems
     }
     return ranges;
   }
-  return options.sourceRanges ?? ['0.0.0.0/0'];
+  return options.sourceRanges ?? (options.ipAddressType === 'dualstack' ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']);
 }
 
 /**
@@ -407,7 +515,8 @@ export function managedIngressRules(
     }
   }
   for (const range of sourceRanges) {
-    if (!range.includes(':')) rules.push({ ...ICMP_FRAGMENTATION_NEEDED, cidrIpv4: range });
+    if (range.includes(':')) rules.push({ ...ICMPV6_PACKET_TOO_BIG, cidrIpv6: range });
+    else rules.push({ ...ICMP_FRAGMENTATION_NEEDED, cidrIpv4: range });
   }
   return dedupeRules(rules);
 }
@@ -448,7 +557,7 @@ export function instanceTargets(group: DesiredTargetGroup, instanceIds: readonly
 }
 
 /**
- * IP targets of one target group: the ready IPv4 addresses of the Service's EndpointSlices, on the port the
+ * IP targets of one target group: the ready addresses of the Service's EndpointSlices of the group's family, on the port the
  * slice gives for the Service port (by name, which also resolves named target ports). Terminating and
  * not-ready endpoints are left out; `ready` unset counts as ready.
  */
@@ -457,7 +566,7 @@ export function ipTargets(group: DesiredTargetGroup, slices: readonly EndpointSl
   const protocol = servicePort.protocol ?? 'TCP';
   const targets = new Map<string, Target>();
   for (const slice of slices) {
-    if (slice.addressType !== 'IPv4') continue;
+    if (slice.addressType !== (group.ipAddressType === 'ipv6' ? 'IPv6' : 'IPv4')) continue;
     const port = (slice.ports ?? []).find(
       (p) => (p.name ?? '') === (servicePort.name ?? '') && (p.protocol ?? 'TCP') === protocol,
     )?.port;
@@ -517,8 +626,32 @@ function listenerMatches(listener: Listener, spec: ListenerSpec): boolean {
     listener.targetGroupArn === spec.targetGroupArn &&
     (spec.protocol !== 'TLS' ||
       ((listener.certificateArns[0] ?? '') === (spec.certificateArn ?? '') &&
-        (spec.sslPolicy === undefined || listener.sslPolicy === spec.sslPolicy)))
+        (spec.sslPolicy === undefined || listener.sslPolicy === spec.sslPolicy) &&
+        (listener.alpnPolicy ?? 'None') === (spec.alpnPolicy ?? 'None')))
   );
+}
+
+/**
+ * The listener to send for a change: an ALPN policy the Service no longer sets is turned off explicitly
+ * (`None`), since leaving it out of ModifyListener keeps the old one.
+ */
+export function listenerUpdate(spec: ListenerSpec, was: Listener): ListenerSpec {
+  if (spec.protocol !== 'TLS' || spec.alpnPolicy || (was.alpnPolicy ?? 'None') === 'None') return spec;
+  return { ...spec, alpnPolicy: 'None' };
+}
+
+/** SNI certificates to add to and remove from a TLS listener; the default certificate is the listener's own. */
+export function planListenerCertificates(
+  wanted: readonly string[],
+  current: readonly ListenerCertificate[],
+): { add: string[]; remove: string[] } {
+  const extras = new Set(current.filter((c) => !c.isDefault).map((c) => c.certificateArn));
+  const defaults = new Set(current.filter((c) => c.isDefault).map((c) => c.certificateArn));
+  const want = new Set(wanted);
+  return {
+    add: [...want].filter((arn) => !extras.has(arn) && !defaults.has(arn)),
+    remove: [...extras].filter((arn) => !want.has(arn)),
+  };
 }
 
 /** The attributes whose current value differs from the wanted one; attributes not wanted are left alone. */
@@ -541,12 +674,28 @@ export function healthCheckMatches(current: HealthCheck, desired: HealthCheck): 
   );
 }
 
-/** Tags to add or overwrite. Tags no longer wanted are left: we cannot tell a user's own tag from an old one of ours. */
+/** Tags to add or overwrite. */
 export function missingTags(
   desired: Readonly<Record<string, string>>,
   current: Readonly<Record<string, string>>,
 ): Record<string, string> {
   return Object.fromEntries(Object.entries(desired).filter(([key, value]) => current[key] !== value));
+}
+
+/**
+ * Tag keys to remove: everything the resource carries that is not wanted (an entry dropped from
+ * `additional-resource-tags`), except AWS's own `aws:` tags, which cannot be removed, and the keys another
+ * tool manages (SERVICE_EXTERNAL_MANAGED_TAGS). This is the AWS Load Balancer Controller's rule, so tagging
+ * tools that write to these resources need to be listed there.
+ */
+export function staleTagKeys(
+  desired: Readonly<Record<string, string>>,
+  current: Readonly<Record<string, string>>,
+  externalManaged: readonly string[],
+): string[] {
+  return Object.keys(current)
+    .filter((key) => !(key in desired) && !key.toLowerCase().startsWith('aws:') && !externalManaged.includes(key))
+    .sort();
 }
 
 // ---- security groups -----------------------------------------------------------------------------------
@@ -666,7 +815,10 @@ export function chooseSubnets(input: {
   routeTables: readonly RouteTable[];
   zones: readonly AvailabilityZone[];
   requested?: readonly string[];
+  /** A dual-stack load balancer: every subnet needs an IPv6 CIDR block. */
+  dualstack?: boolean;
 }): SubnetChoice {
+  const hasIpv6 = (s: Subnet) => (s.ipv6CidrBlocks ?? []).length > 0;
   if (input.requested) {
     const chosen: Subnet[] = [];
     for (const ref of input.requested) {
@@ -678,6 +830,15 @@ export function chooseSubnets(input: {
             annotation: ANNOTATION.subnets,
             message:
               matches.length === 0 ? `no subnet "${ref}" in the VPC` : `${matches.length} subnets are named "${ref}"`,
+          },
+        };
+      }
+      if (input.dualstack && !hasIpv6(matches[0]!)) {
+        return {
+          ok: false,
+          problem: {
+            annotation: ANNOTATION.subnets,
+            message: `subnet "${ref}" has no IPv6 CIDR block, which a dualstack load balancer (${ANNOTATION.ipAddressType}) needs`,
           },
         };
       }
@@ -703,6 +864,7 @@ export function chooseSubnets(input: {
     if (clusterTags.length > 0 && !clusterTags.includes(ours)) continue;
     const type = zoneType.get(subnet.availabilityZone) ?? 'availability-zone';
     if (type === 'local-zone' || type === 'wavelength-zone') continue;
+    if (input.dualstack && !hasIpv6(subnet)) continue;
     if (input.scheme === 'internet-facing' && !isPublicSubnet(subnet.subnetId, input.routeTables)) continue;
     const existing = byZone.get(subnet.availabilityZone);
     if (!existing) {
@@ -720,7 +882,7 @@ export function chooseSubnets(input: {
   }
   const chosen = [...byZone.values()].sort((a, b) => (a.availabilityZone < b.availabilityZone ? -1 : 1));
   if (chosen.length === 0) {
-    const what = input.scheme === 'internal' ? 'internal' : 'public (routed to an internet gateway)';
+    const what = `${input.scheme === 'internal' ? 'internal' : 'public (routed to an internet gateway)'}${input.dualstack ? ' IPv6-enabled' : ''}`;
     return {
       ok: false,
       problem: {
@@ -781,12 +943,57 @@ export function subnetMappings(
   return { ok: true, mappings };
 }
 
-/** Whether the load balancer's current subnets are the wanted ones (zones and addresses cannot be compared: only IDs). */
-export function sameSubnets(
-  current: readonly { subnetId: string }[],
-  wanted: readonly { subnetId: string }[],
-): boolean {
-  const a = current.map((s) => s.subnetId).sort();
-  const b = wanted.map((s) => s.subnetId).sort();
-  return a.length === b.length && a.every((id, i) => id === b[i]);
+export type SubnetPlan =
+  | { action: 'none' }
+  /** Zones added or removed, every remaining zone as it is: one SetSubnets. */
+  | { action: 'set'; mappings: SubnetMapping[] }
+  /**
+   * Some zones keep their place but change subnet or address, which AWS does only by removing the zone and
+   * adding it again later: first SetSubnets without them (`mappings`), then a later pass adds them back.
+   */
+  | { action: 'remove-first'; mappings: SubnetMapping[]; zones: string[] }
+  /** Every zone changes: nothing could stay while they are removed, so the load balancer is made again. */
+  | { action: 'replace'; zones: string[] };
+
+type CurrentSubnet = SubnetMapping & { zoneName?: string };
+
+/**
+ * How to move a load balancer from its current subnets to the wanted ones. A zone stays as it is when its
+ * subnet is the same and each address the Service names (Elastic IP, private IPv4) is the one in use;
+ * addresses the Service does not name are whatever AWS assigned and are kept. Zones are the subnets' zones
+ * (`zoneOf`, from DescribeSubnets) so that a subnet moving within a zone is seen as a change of that zone.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/availability-zones.html
+ */
+export function planSubnets(
+  current: readonly CurrentSubnet[],
+  wanted: readonly SubnetMapping[],
+  zoneOf: (subnetId: string) => string | undefined,
+): SubnetPlan {
+  const zone = (m: CurrentSubnet) => m.zoneName ?? zoneOf(m.subnetId) ?? m.subnetId;
+  const currentByZone = new Map(current.map((m) => [zone(m), m]));
+  const wantedByZone = new Map(wanted.map((m) => [zoneOf(m.subnetId) ?? m.subnetId, m]));
+  const keep = (have: CurrentSubnet, want: SubnetMapping) =>
+    have.subnetId === want.subnetId &&
+    (want.allocationId === undefined || have.allocationId === want.allocationId) &&
+    (want.privateIPv4Address === undefined || have.privateIPv4Address === want.privateIPv4Address);
+  // A staying zone is sent as it is (AWS wants the existing configuration of every zone that remains).
+  const asIs = (m: CurrentSubnet): SubnetMapping => {
+    const { zoneName: _zone, ...mapping } = m;
+    return mapping;
+  };
+  const changed: string[] = [];
+  const next: SubnetMapping[] = [];
+  for (const [name, want] of wantedByZone) {
+    const have = currentByZone.get(name);
+    if (!have) next.push(want);
+    else if (keep(have, want)) next.push(asIs(have));
+    else changed.push(name);
+  }
+  const removed = [...currentByZone.keys()].filter((name) => !wantedByZone.has(name));
+  if (changed.length === 0) {
+    return removed.length === 0 && next.length === current.length ? { action: 'none' } : { action: 'set', mappings: next };
+  }
+  changed.sort();
+  if (next.length === 0) return { action: 'replace', zones: changed };
+  return { action: 'remove-first', mappings: next, zones: changed };
 }

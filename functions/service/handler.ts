@@ -32,6 +32,7 @@ export const handler = workqueueHandler(serviceReconciler, ({ config, log, metri
     provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
     nodePortRange: config.SERVICE_NODE_PORT_RANGE,
+    externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
     kube,
     ec2: createEc2Port(config, metrics),
     elbv2: createElbv2Port(config, metrics),

@@ -14,6 +14,8 @@ export const EVENT = {
   failed: 'SyncLoadBalancerFailed',
   /** Ours: a load balancer or target group recreated because AWS cannot change a field in place. */
   replacing: 'ReplacingLoadBalancer',
+  /** Ours: the target Nodes have no cluster-tagged security group, so no rule lets the load balancer in. */
+  noNodeSecurityGroup: 'NodeSecurityGroupMissing',
 } as const;
 
 export interface KubeDeps {

@@ -87,6 +87,8 @@ export interface TargetGroupIdentity {
   listenerPort: number;
   protocol: string;
   targetType: string;
+  /** The targets' address family; AWS cannot change it in place. `ipv4` (the default) leaves names as they were. */
+  ipAddressType?: 'ipv4' | 'ipv6';
 }
 
 /** `<cluster>-<namespace>-<service>-<listener port>-<hash>`. */
@@ -100,6 +102,7 @@ export function targetGroupName(id: ServiceIdentity, group: TargetGroupIdentity)
     group.listenerPort,
     group.protocol,
     group.targetType,
+    ...(group.ipAddressType === 'ipv6' ? ['ipv6'] : []),
   );
   return withHash([id.clusterName, id.namespace, id.name], String(group.listenerPort), hash);
 }

@@ -1,6 +1,7 @@
-import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
+import type { AvailabilityZone, Instance, SecurityGroup, Subnet } from '../../shared/aws/ec2-port.ts';
 import type {
   Listener,
+  ListenerCertificate,
   ListenerSpec,
   LoadBalancer,
   SubnetMapping,
@@ -22,6 +23,7 @@ import {
   chooseSubnets,
   clusterNodeGroups,
   decide,
+  defaultListenerAttributes,
   eligibleNodes,
   healthCheckMatches,
   ingressHostname,
@@ -29,13 +31,17 @@ import {
   instanceTargets,
   ipTargets,
   type LoadBalancerSpec,
+  listenerUpdate,
   loadBalancerSpec,
   missingTags,
   nodeRules,
+  planListenerCertificates,
   planListeners,
   planRules,
+  planSubnets,
   planTargets,
-  sameSubnets,
+  type SubnetPlan,
+  staleTagKeys,
   subnetMappings,
 } from './diff.ts';
 import { collectGarbage, isGarbageCollectionKey } from './gc.ts';
@@ -197,7 +203,10 @@ async function ensureServiceLoadBalancer(
 ): Promise<ReconcileResult | undefined> {
   const { options, problems } = parseAnnotations(service.metadata.annotations);
   if (problems.length > 0) throw new AnnotationError(`invalid annotations: ${describeProblems(problems)}`);
-  const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName });
+  const built = loadBalancerSpec(service, options, {
+    clusterName: deps.clusterName,
+    externalManagedTags: deps.externalManagedTags,
+  });
   if (!built.ok) throw new AnnotationError(`cannot build the load balancer: ${describeProblems(built.problems)}`);
   const spec = built.spec;
   const progress = new Progress(deps, service, spec.loadBalancerName);
@@ -213,6 +222,7 @@ async function ensureServiceLoadBalancer(
   let attached: TargetGroup[] = [];
   let listeners: Listener[] = [];
   let tags = new Map<string, Record<string, string>>();
+  let pendingSubnets: SubnetPlan | undefined;
   if (lb) {
     attached = await deps.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
     listeners = await deps.elbv2.describeListeners(lb.arn);
@@ -223,18 +233,24 @@ async function ensureServiceLoadBalancer(
         `load balancer name ${spec.loadBalancerName} is taken by ${lbTags?.['kubernetes.io/service-name'] ?? 'a load balancer this cluster does not own'}; set ${ANNOTATION.name} to another name`,
       );
     }
-    // Scheme cannot change in place, and a failed load balancer never recovers: make a new one.
-    if (lb.scheme !== spec.scheme || lb.state === 'failed') {
+    // Scheme cannot change in place, a failed load balancer never recovers, and a load balancer whose every
+    // zone changes subnet or address cannot keep one zone while the others move: make a new one.
+    const subnetPlan = lb.state === 'failed' || lb.scheme !== spec.scheme ? undefined : await planLbSubnets(lb, spec, deps);
+    if (lb.scheme !== spec.scheme || lb.state === 'failed' || subnetPlan?.action === 'replace') {
       const why =
         lb.state === 'failed'
           ? `it failed to provision (${lb.stateReason ?? 'no reason given'})`
-          : `scheme ${lb.scheme} -> ${spec.scheme} cannot be changed in place`;
+          : lb.scheme !== spec.scheme
+            ? `scheme ${lb.scheme} -> ${spec.scheme} cannot be changed in place`
+            : `the subnet or address of every zone changes (${subnetPlan?.action === 'replace' ? subnetPlan.zones.join(', ') : ''}), which AWS cannot do while the load balancer keeps a zone`;
       await recordServiceEvent(deps, service, 'Normal', EVENT.replacing, `Replacing load balancer ${lb.name}: ${why}`);
       await deleteLoadBalancerAndListeners(lb, deps, progress.config);
       deps.metrics.count(MetricName.LoadBalancersDeleted);
       lb = undefined;
       attached = [];
       listeners = [];
+    } else {
+      pendingSubnets = subnetPlan;
     }
   }
 
@@ -251,6 +267,7 @@ async function ensureServiceLoadBalancer(
       scheme: spec.scheme,
       subnetMappings: mappings,
       securityGroups: lbGroups,
+      ...(spec.ipAddressType === 'dualstack' ? { ipAddressType: 'dualstack' as const } : {}),
       tags: spec.tags,
     });
     if (result === 'name-taken') {
@@ -263,7 +280,7 @@ async function ensureServiceLoadBalancer(
     created = true;
     deps.metrics.count(MetricName.LoadBalancersCreated, { reason: 'new' });
   } else {
-    await updateLoadBalancer(lb, lbGroups, tags.get(lb.arn) ?? {}, spec, deps, batch, progress);
+    await updateLoadBalancer(service, lb, lbGroups, tags.get(lb.arn) ?? {}, pendingSubnets, spec, deps, progress);
   }
 
   // 5. Target groups, health checks, attributes; listeners pointing at them; old target groups removed.
@@ -274,16 +291,14 @@ async function ensureServiceLoadBalancer(
   // 6. Targets, and the Node security group rules that let the load balancer reach them.
   const targets = await desiredTargets(service, spec, deps, batch);
   await ensureTargets(spec, groups, targets, deps, progress);
-  await ensureNodeRules(spec, targets, backendGroupId, deps, batch, progress);
+  const nodeGroupWarning = await ensureNodeRules(spec, targets, backendGroupId, deps, batch, progress);
 
-  // 7. Load balancer attributes (only those the Service sets).
-  if (Object.keys(spec.attributes).length > 0) {
-    const current = await deps.elbv2.describeLoadBalancerAttributes(lb.arn);
-    const changed = changedAttributes(spec.attributes, current);
-    if (Object.keys(changed).length > 0) {
-      await progress.config();
-      await deps.elbv2.modifyLoadBalancerAttributes(lb.arn, changed);
-    }
+  // 7. Load balancer attributes: the Service's, and AWS's defaults for the switches it leaves unset.
+  const currentAttributes = await deps.elbv2.describeLoadBalancerAttributes(lb.arn);
+  const changedLbAttributes = changedAttributes(spec.attributes, currentAttributes);
+  if (Object.keys(changedLbAttributes).length > 0) {
+    await progress.config();
+    await deps.elbv2.modifyLoadBalancerAttributes(lb.arn, changedLbAttributes);
   }
 
   // 8. A load balancer the Service used under another name (the name annotation changed) goes now.
@@ -292,6 +307,10 @@ async function ensureServiceLoadBalancer(
   // 9. Status, Events, and the next look while the load balancer provisions.
   const updated = await setIngressHostname(deps, service, lb.dnsName);
   if (!updated) return undefined;
+  // Said when something changed (a new load balancer, new targets), not on every quiet pass.
+  if (nodeGroupWarning && (progress.configChanged || progress.targetsChanged)) {
+    await recordServiceEvent(deps, updated, 'Warning', EVENT.noNodeSecurityGroup, nodeGroupWarning);
+  }
   if (progress.configChanged) {
     if (!created) deps.metrics.count(MetricName.LoadBalancersUpdated);
     await recordServiceEvent(
@@ -319,7 +338,10 @@ async function ensureServiceLoadBalancer(
     });
   }
   if (lb.state === 'provisioning') return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
-  if (pendingGroups > 0) return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+  // Zones removed to come back with another subnet or address: the next pass adds them once AWS is done.
+  if (pendingGroups > 0 || pendingSubnets?.action === 'remove-first') {
+    return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+  }
   return undefined;
 }
 
@@ -449,6 +471,11 @@ async function ensureManagedGroup(
     await progress.config();
     await deps.ec2.createTags([group.groupId], tagsToAdd);
   }
+  const stale = staleTagKeys(spec.tags, group.tags, spec.externalManagedTags);
+  if (stale.length > 0) {
+    await progress.config();
+    await deps.ec2.deleteTags([group.groupId], stale);
+  }
   return group.groupId;
 }
 
@@ -468,18 +495,25 @@ async function resolveGroups(refs: readonly string[], annotation: string, deps: 
   });
 }
 
-/** Subnets from the annotation or discovery, with their Elastic IPs or private addresses. */
-async function wantedSubnets(spec: LoadBalancerSpec, deps: ServiceDeps, batch: ServiceBatch): Promise<SubnetMapping[]> {
-  const subnets = await deps.ec2.describeSubnets({ vpcId: deps.vpcId });
-  const discovering = !spec.requestedSubnets;
+/** Subnets from the annotation or discovery (or `requested`), with their Elastic IPs or private addresses. */
+async function wantedSubnets(
+  spec: LoadBalancerSpec,
+  deps: ServiceDeps,
+  batch: ServiceBatch | undefined,
+  requested: readonly string[] | undefined = spec.requestedSubnets,
+  known?: readonly Subnet[],
+): Promise<SubnetMapping[]> {
+  const subnets = known ?? (await deps.ec2.describeSubnets({ vpcId: deps.vpcId }));
+  const discovering = !requested;
   const choice = chooseSubnets({
     scheme: spec.scheme,
     clusterName: deps.clusterName,
     subnets,
     routeTables:
       discovering && spec.scheme === 'internet-facing' ? await deps.ec2.findRouteTablesByVpc(deps.vpcId) : [],
-    zones: discovering ? await batch.zones() : [],
-    requested: spec.requestedSubnets,
+    zones: discovering && batch ? await batch.zones() : [],
+    requested,
+    dualstack: spec.ipAddressType === 'dualstack',
   });
   if (!choice.ok) throw new AnnotationError(`${choice.problem.annotation}: ${choice.problem.message}`);
   const mapped = subnetMappings(choice.subnets, spec);
@@ -487,13 +521,41 @@ async function wantedSubnets(spec: LoadBalancerSpec, deps: ServiceDeps, batch: S
   return mapped.mappings;
 }
 
+/**
+ * What the load balancer's subnets need. Subnets are chosen once; afterwards only the annotations move
+ * them: `subnets` (the named ones), or `eip-allocations` / `private-ipv4-addresses` on the subnets in use
+ * (in zone order, as at creation). Discovery is not re-run, so tagging a new subnet does not move a live
+ * load balancer. Addresses already in use cost no DescribeSubnets.
+ */
+async function planLbSubnets(lb: LoadBalancer, spec: LoadBalancerSpec, deps: ServiceDeps): Promise<SubnetPlan> {
+  if (!spec.requestedSubnets && !spec.eipAllocations && !spec.privateIpv4Addresses) return { action: 'none' };
+  const inZoneOrder = [...lb.subnets].sort((a, b) => ((a.zoneName ?? '') < (b.zoneName ?? '') ? -1 : 1));
+  if (!spec.requestedSubnets) {
+    const sameEips =
+      !spec.eipAllocations ||
+      (spec.eipAllocations.length === inZoneOrder.length &&
+        spec.eipAllocations.every((id, i) => inZoneOrder[i]!.allocationId === id));
+    const inUse = new Set(inZoneOrder.map((m) => m.privateIPv4Address));
+    const samePrivate =
+      !spec.privateIpv4Addresses ||
+      (spec.privateIpv4Addresses.length === inZoneOrder.length && spec.privateIpv4Addresses.every((ip) => inUse.has(ip)));
+    if (sameEips && samePrivate) return { action: 'none' };
+  }
+  const subnets = await deps.ec2.describeSubnets({ vpcId: deps.vpcId });
+  const zoneOf = (id: string) => subnets.find((s) => s.subnetId === id)?.availabilityZone;
+  const requested = spec.requestedSubnets ?? inZoneOrder.map((m) => m.subnetId);
+  const wanted = await wantedSubnets(spec, deps, undefined, requested, subnets);
+  return planSubnets(lb.subnets, wanted, zoneOf);
+}
+
 async function updateLoadBalancer(
+  service: Service,
   lb: LoadBalancer,
   lbGroups: readonly string[],
   lbTags: Record<string, string>,
+  subnetPlan: SubnetPlan | undefined,
   spec: LoadBalancerSpec,
   deps: ServiceDeps,
-  batch: ServiceBatch,
   progress: Progress,
 ): Promise<void> {
   const sameGroups =
@@ -502,18 +564,51 @@ async function updateLoadBalancer(
     await progress.config();
     await deps.elbv2.setSecurityGroups(lb.arn, lbGroups);
   }
-  // Subnets are chosen once; afterwards only the annotation moves them (discovery could flap otherwise).
-  if (spec.requestedSubnets) {
-    const mappings = await wantedSubnets(spec, deps, batch);
-    if (!sameSubnets(lb.subnets, mappings)) {
-      await progress.config();
-      await deps.elbv2.setSubnets(lb.arn, mappings);
-    }
+  if (subnetPlan?.action === 'remove-first') {
+    await recordServiceEvent(
+      deps,
+      service,
+      'Normal',
+      EVENT.updated,
+      `Removing zone(s) ${subnetPlan.zones.join(', ')} from load balancer ${lb.name} to add them back with the new subnet or address (AWS cannot change a zone in place)`,
+    );
   }
-  const tagsToAdd = missingTags(spec.tags, lbTags);
+  if (subnetPlan?.action === 'set' || subnetPlan?.action === 'remove-first') {
+    await progress.config();
+    await deps.elbv2.setSubnets(lb.arn, subnetPlan.mappings).catch((err: unknown) => {
+      // Adding a zone back while AWS still removes its old subnet is refused for a few minutes.
+      if (codeOf(err) === 'InvalidConfigurationRequest' && subnetPlan.action === 'set') {
+        throw new RetryableError(
+          `setting subnets of load balancer ${lb.name} (a zone removed a moment ago may still be on its way out): ${errorMessage(err)}`,
+        );
+      }
+      throw err;
+    });
+  }
+  if (lb.ipAddressType !== spec.ipAddressType) {
+    await progress.config();
+    await deps.elbv2.setIpAddressType(lb.arn, spec.ipAddressType);
+  }
+  await keepTagsInLine(lb.arn, lbTags, spec, deps, progress);
+}
+
+/** Adds the tags a load balancer, target group or listener lacks and removes those no longer wanted. */
+async function keepTagsInLine(
+  arn: string,
+  current: Readonly<Record<string, string>>,
+  spec: LoadBalancerSpec,
+  deps: ServiceDeps,
+  progress: Progress,
+): Promise<void> {
+  const tagsToAdd = missingTags(spec.tags, current);
   if (Object.keys(tagsToAdd).length > 0) {
     await progress.config();
-    await deps.elbv2.addTags(lb.arn, tagsToAdd);
+    await deps.elbv2.addTags(arn, tagsToAdd);
+  }
+  const stale = staleTagKeys(spec.tags, current, spec.externalManagedTags);
+  if (stale.length > 0) {
+    await progress.config();
+    await deps.elbv2.removeTags(arn, stale);
   }
 }
 
@@ -556,6 +651,7 @@ async function ensureTargetGroups(
         protocol: wanted.protocol,
         port: wanted.port,
         targetType: wanted.targetType,
+        ...(wanted.ipAddressType === 'ipv6' ? { ipAddressType: 'ipv6' as const } : {}),
         vpcId: deps.vpcId,
         healthCheck: wanted.healthCheck,
         tags: spec.tags,
@@ -570,11 +666,7 @@ async function ensureTargetGroups(
         await progress.config();
         await deps.elbv2.modifyTargetGroupHealthCheck(group.arn, wanted.healthCheck);
       }
-      const tagsToAdd = missingTags(spec.tags, tags.get(group.arn) ?? {});
-      if (Object.keys(tagsToAdd).length > 0) {
-        await progress.config();
-        await deps.elbv2.addTags(group.arn, tagsToAdd);
-      }
+      await keepTagsInLine(group.arn, tags.get(group.arn) ?? {}, spec, deps, progress);
     }
     const current = await deps.elbv2.describeTargetGroupAttributes(group.arn);
     const changed = changedAttributes(wanted.attributes, current);
@@ -606,19 +698,19 @@ async function ensureListeners(
     };
     if (l.certificateArn) listener.certificateArn = l.certificateArn;
     if (l.sslPolicy) listener.sslPolicy = l.sslPolicy;
+    if (l.alpnPolicy) listener.alpnPolicy = l.alpnPolicy;
     return listener;
   });
   // Listeners carry the ownership tags, and IAM allows ModifyListener / DeleteListener only on listeners
   // tagged owned (stacks/control-plane.ts). Listeners of our load balancer made untagged by an earlier
   // version get them first (AddTags then needs the narrow backfill grant), and every listener's tags are kept
   // in line like the load balancer's: nothing to add, no call. A listener absent from the tag answer is gone.
+  const live: Listener[] = [];
   for (const listener of current) {
     const have = tags.get(listener.arn);
     if (!have) continue;
-    const tagsToAdd = missingTags(spec.tags, have);
-    if (Object.keys(tagsToAdd).length === 0) continue;
-    await progress.config();
-    await deps.elbv2.addTags(listener.arn, tagsToAdd);
+    live.push(listener);
+    await keepTagsInLine(listener.arn, have, spec, deps, progress);
   }
   const plan = planListeners(desired, current);
   for (const listener of plan.remove) {
@@ -644,14 +736,49 @@ async function ensureListeners(
       );
     }
     await deps.elbv2
-      .modifyListener(arn, next)
+      .modifyListener(arn, listenerUpdate(next, was))
       .catch((err: unknown) => retryAssociationLimit(err, `modifying listener ${next.port}`));
   }
+  const created = new Map<number, Listener>();
   for (const next of plan.create) {
     await progress.config();
-    await deps.elbv2
+    const listener = await deps.elbv2
       .createListener(lb.arn, next, spec.tags)
       .catch((err: unknown) => retryAssociationLimit(err, `creating listener ${next.port}`));
+    created.set(next.port, listener);
+  }
+
+  // What ModifyListener does not carry: the extra (SNI) certificates and the listener attributes. A listener
+  // made in this pass has none of the first and AWS's defaults for the second, so it needs no describe.
+  const removed = new Set(plan.remove.map((l) => l.arn));
+  for (const wanted of spec.listeners) {
+    const fresh = created.get(wanted.port);
+    const listener = fresh ?? live.find((l) => l.port === wanted.port && !removed.has(l.arn));
+    if (!listener) continue;
+    if (wanted.protocol === 'TLS') {
+      const certificates: ListenerCertificate[] = fresh
+        ? []
+        : await deps.elbv2.describeListenerCertificates(listener.arn);
+      const certs = planListenerCertificates(wanted.extraCertificateArns, certificates);
+      if (certs.remove.length > 0) {
+        await progress.config();
+        await deps.elbv2.removeListenerCertificates(listener.arn, certs.remove);
+      }
+      if (certs.add.length > 0) {
+        await progress.config();
+        await deps.elbv2.addListenerCertificates(listener.arn, certs.add);
+      }
+    }
+    if (Object.keys(wanted.attributes).length > 0) {
+      const have = fresh
+        ? defaultListenerAttributes(wanted.protocol)
+        : await deps.elbv2.describeListenerAttributes(listener.arn);
+      const changed = changedAttributes(wanted.attributes, have);
+      if (Object.keys(changed).length > 0) {
+        await progress.config();
+        await deps.elbv2.modifyListenerAttributes(listener.arn, changed);
+      }
+    }
   }
 }
 
@@ -735,7 +862,7 @@ async function ensureNodeRules(
   deps: ServiceDeps,
   batch: ServiceBatch,
   progress: Progress,
-): Promise<void> {
+): Promise<string | undefined> {
   const instances = await batch.instances();
   const nodes = eligibleNodes(await batch.nodes(), spec.targetNodeLabels);
   const primaries = instanceIdsOf(nodes).flatMap((id) => {
@@ -744,12 +871,12 @@ async function ensureNodeRules(
   });
   const groups = clusterNodeGroups(primaries, await batch.nodeSecurityGroups(), deps.clusterName);
   if (groups.length === 0) {
-    if (nodes.length > 0) {
-      deps.log.warn('no cluster-tagged security group on the target Nodes: no rules added for the load balancer', {
-        service: spec.serviceKey,
-      });
-    }
-    return;
+    if (nodes.length === 0) return undefined;
+    const message = `No security group tagged ${clusterTagKey(deps.clusterName)} on the target Nodes' primary network interfaces: no rule lets load balancer ${spec.loadBalancerName} reach them; tag the Nodes' security group or allow the traffic yourself`;
+    deps.log.warn('no cluster-tagged security group on the target Nodes: no rules added for the load balancer', {
+      service: spec.serviceKey,
+    });
+    return message;
   }
   const desired = nodeRules(spec, targets, backendGroupId, deps.nodePortRange);
   for (const group of groups) {
@@ -760,6 +887,7 @@ async function ensureNodeRules(
     // Other Services of this batch see the rules just added.
     group.ingress.push(...authorize);
   }
+  return undefined;
 }
 
 /**

@@ -116,6 +116,8 @@ export interface Subnet {
   availabilityZone: string;
   availabilityZoneId?: string;
   cidrBlock?: string;
+  /** Associated IPv6 CIDR blocks; a dual-stack load balancer needs one in every subnet. */
+  ipv6CidrBlocks?: string[];
   tags: Record<string, string>;
 }
 
@@ -228,6 +230,8 @@ export interface Ec2Port {
   deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'>;
   /** Add or overwrite tags on EC2 resources. */
   createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
+  /** Removes these tag keys (whatever their values) from the resources. */
+  deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
 }
 
 /** `i-` followed by 8 or 17 hex digits. */

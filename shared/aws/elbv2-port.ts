@@ -17,6 +17,13 @@ export type ListenerProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS';
 export type TargetGroupProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS';
 export type HealthCheckProtocol = 'TCP' | 'HTTP' | 'HTTPS';
 export type TargetType = 'instance' | 'ip';
+/** `dualstack`: IPv4 and IPv6 clients; every subnet needs an IPv6 CIDR block. */
+export type LoadBalancerIpAddressType = 'ipv4' | 'dualstack';
+/** The address family of a target group's IP targets (instance targets use `ipv4`). */
+export type TargetGroupIpAddressType = 'ipv4' | 'ipv6';
+/** TLS listeners only. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/tls-listener.html#alpn-policies */
+export const ALPN_POLICIES = ['HTTP1Only', 'HTTP2Only', 'HTTP2Optional', 'HTTP2Preferred', 'None'] as const;
+export type AlpnPolicy = (typeof ALPN_POLICIES)[number];
 
 /** One subnet of a load balancer, with the Elastic IP (internet-facing) or private address (internal) it uses there. */
 export interface SubnetMapping {
@@ -32,6 +39,7 @@ export interface LoadBalancer {
   scheme: LoadBalancerScheme;
   /** `network` for the load balancers this project makes; others are never touched. */
   type: string;
+  ipAddressType: LoadBalancerIpAddressType;
   state: LoadBalancerStateCode;
   stateReason?: string;
   vpcId?: string;
@@ -49,6 +57,8 @@ export interface CreateLoadBalancerInput {
    * passes at least one. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-security-groups.html
    */
   securityGroups: string[];
+  /** Default `ipv4`. */
+  ipAddressType?: LoadBalancerIpAddressType;
   tags: Record<string, string>;
 }
 
@@ -57,9 +67,11 @@ export interface Listener {
   loadBalancerArn: string;
   port: number;
   protocol: ListenerProtocol;
-  /** The default certificate first. */
+  /** The default certificate only: DescribeListeners does not list the extra (SNI) ones. */
   certificateArns: string[];
   sslPolicy?: string;
+  /** TLS only; undefined when AWS reports none. */
+  alpnPolicy?: AlpnPolicy;
   /** The target group of the single `forward` default action; undefined for any other action. */
   targetGroupArn?: string;
 }
@@ -71,7 +83,16 @@ export interface ListenerSpec {
   certificateArn?: string;
   /** TLS only; undefined leaves AWS's default policy. */
   sslPolicy?: string;
+  /** TLS only; undefined sends none (AWS keeps `None`). */
+  alpnPolicy?: AlpnPolicy;
   targetGroupArn: string;
+}
+
+/** One certificate of a TLS listener, as DescribeListenerCertificates states it. */
+export interface ListenerCertificate {
+  certificateArn: string;
+  /** The listener's default certificate (the one in the listener itself). */
+  isDefault: boolean;
 }
 
 export interface HealthCheck {
@@ -92,6 +113,7 @@ export interface TargetGroup {
   protocol: TargetGroupProtocol;
   port: number;
   targetType: TargetType;
+  ipAddressType: TargetGroupIpAddressType;
   vpcId?: string;
   healthCheck: HealthCheck;
   /** The load balancers whose listeners forward to it (a Network Load Balancer target group has at most one). */
@@ -103,6 +125,8 @@ export interface CreateTargetGroupInput {
   protocol: TargetGroupProtocol;
   port: number;
   targetType: TargetType;
+  /** Default `ipv4`; `ipv6` only with IP targets. */
+  ipAddressType?: TargetGroupIpAddressType;
   vpcId: string;
   healthCheck: HealthCheck;
   tags: Record<string, string>;
@@ -140,7 +164,12 @@ export interface Elbv2Port {
   /** Also deletes its listeners. AWS answers success for a load balancer that is already gone. */
   deleteLoadBalancer(arn: string): Promise<void>;
   setSecurityGroups(arn: string, securityGroups: readonly string[]): Promise<void>;
+  /**
+   * The complete new set. A Network Load Balancer can gain and lose zones, but a zone's subnet or address
+   * cannot change in one call: the zone is removed first (which takes up to minutes), then added again.
+   */
   setSubnets(arn: string, subnetMappings: readonly SubnetMapping[]): Promise<void>;
+  setIpAddressType(arn: string, ipAddressType: LoadBalancerIpAddressType): Promise<void>;
   /** Every attribute, as AWS states them (strings). */
   describeLoadBalancerAttributes(arn: string): Promise<Record<string, string>>;
   modifyLoadBalancerAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void>;
@@ -158,6 +187,14 @@ export interface Elbv2Port {
   modifyListener(listenerArn: string, spec: ListenerSpec): Promise<void>;
   /** `not-found`: someone deleted it first, which is what was wanted. */
   deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'>;
+  /** Every certificate of a TLS listener, the default one included (all pages). */
+  describeListenerCertificates(listenerArn: string): Promise<ListenerCertificate[]>;
+  /** Extra (SNI) certificates; the default one is set with the listener. */
+  addListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void>;
+  removeListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void>;
+  /** Every listener attribute, as AWS states them (`tcp.idle_timeout.seconds` on TCP listeners). */
+  describeListenerAttributes(listenerArn: string): Promise<Record<string, string>>;
+  modifyListenerAttributes(listenerArn: string, attributes: Readonly<Record<string, string>>): Promise<void>;
 
   /** Target groups by name; names AWS does not know are absent from the answer. */
   findTargetGroups(names: readonly string[]): Promise<TargetGroup[]>;
@@ -181,6 +218,7 @@ export interface Elbv2Port {
   /** Tags of load balancers, target groups and listeners, by ARN; ARNs AWS does not know are absent. */
   describeTags(arns: readonly string[]): Promise<Map<string, Record<string, string>>>;
   addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void>;
+  removeTags(arn: string, keys: readonly string[]): Promise<void>;
 }
 
 /** DescribeTags takes at most 20 ARNs; DescribeLoadBalancers / DescribeTargetGroups pages hold at most 400. */

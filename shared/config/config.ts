@@ -95,6 +95,28 @@ export const ConfigSchema = z
         'must be a range of ports from 1 to 65535, low-high',
       )
       .optional(),
+    /**
+     * Tag keys another tool manages on the load balancers, target groups and managed security groups (comma
+     * separated). The service controller removes tags it did not set (an entry dropped from
+     * `additional-resource-tags`) except these and AWS's own `aws:` tags; a Service may not set them.
+     */
+    SERVICE_EXTERNAL_MANAGED_TAGS: z
+      .string()
+      .transform((text) =>
+        text
+          .split(',')
+          .map((key) => key.trim())
+          .filter(Boolean),
+      )
+      .pipe(
+        z.array(
+          z
+            .string()
+            .max(128, 'each tag key must be at most 128 characters')
+            .regex(/^[\p{L}\p{Z}\p{N}_.:/=+\-@]+$/u, 'each tag key must be letters, digits, spaces or _ . : / = + - @'),
+        ),
+      )
+      .default([]),
     /** How long to wait before looking again at a load balancer that is still provisioning (NLBs take minutes). */
     SERVICE_PROVISIONING_REQUEUE_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
