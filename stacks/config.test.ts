@@ -97,6 +97,7 @@ describe('loadStageConfig', () => {
         CCM_VPC_ID: 'vpc-0123abcd',
         CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
         CCM_SERVICE_NODE_PORT_RANGE: '20000-22767',
+        CCM_SERVICE_EXTERNAL_MANAGED_TAGS: ' cost-center , team,',
         CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '120',
         CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '30',
         CCM_SERVICE_MAX_RECEIVE_COUNT: '300',
@@ -106,6 +107,7 @@ describe('loadStageConfig', () => {
         vpcId: 'vpc-0123abcd',
         loadBalancerClass: 'example.com/nlb',
         nodePortRange: '20000-22767',
+        externalManagedTags: ['cost-center', 'team'],
         provisioningRequeueSeconds: 120,
         cleanupRequeueSeconds: 30,
       },
@@ -182,6 +184,18 @@ describe('loadStageConfig', () => {
     [
       { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '3600' },
       /CCM_SERVICE_CLEANUP_REQUEUE_SECONDS \(got "3600"\): cannot exceed 900 seconds/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'team,cost#center' },
+      /CCM_SERVICE_EXTERNAL_MANAGED_TAGS \(got "team,cost#center"\): each tag key must be letters, digits/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_EXTERNAL_MANAGED_TAGS: `team,${'k'.repeat(129)}` },
+      /CCM_SERVICE_EXTERNAL_MANAGED_TAGS \(got "team,k+"\): each tag key must be at most 128 characters/,
+    ],
+    [
+      { CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'team' },
+      /CCM_SERVICE_EXTERNAL_MANAGED_TAGS \(got "team"\): has no effect without CCM_VPC_ID/,
     ],
     [
       { CCM_LOAD_BALANCER_CLASS: 'example.com/nlb' },

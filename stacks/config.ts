@@ -108,6 +108,8 @@ export interface StageConfig {
     loadBalancerClass?: string;
     /** kube-apiserver's `--service-node-port-range`, `from-to`; unset: the controller's default. */
     nodePortRange?: string;
+    /** Tag keys another tool manages on the controller's resources: never removed; unset: none. */
+    externalManagedTags?: string[];
     provisioningRequeueSeconds: number;
     cleanupRequeueSeconds: number;
   };
@@ -198,6 +200,7 @@ const StaticSchema = z
     CCM_VPC_ID: runtime.VPC_ID,
     CCM_LOAD_BALANCER_CLASS: runtime.LOAD_BALANCER_CLASS,
     CCM_SERVICE_NODE_PORT_RANGE: runtime.SERVICE_NODE_PORT_RANGE,
+    CCM_SERVICE_EXTERNAL_MANAGED_TAGS: runtime.SERVICE_EXTERNAL_MANAGED_TAGS,
     CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
@@ -294,6 +297,7 @@ const FUNCTION_SETTINGS = new Set(
 const SERVICE_SETTINGS = [
   'CCM_LOAD_BALANCER_CLASS',
   'CCM_SERVICE_NODE_PORT_RANGE',
+  'CCM_SERVICE_EXTERNAL_MANAGED_TAGS',
   'CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS',
   'CCM_SERVICE_CLEANUP_REQUEUE_SECONDS',
 ] as const satisfies readonly (keyof typeof StaticSchema.shape)[];
@@ -403,6 +407,9 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
             ...(c.CCM_LOAD_BALANCER_CLASS ? { loadBalancerClass: c.CCM_LOAD_BALANCER_CLASS } : {}),
             ...(c.CCM_SERVICE_NODE_PORT_RANGE
               ? { nodePortRange: `${c.CCM_SERVICE_NODE_PORT_RANGE.from}-${c.CCM_SERVICE_NODE_PORT_RANGE.to}` }
+              : {}),
+            ...(c.CCM_SERVICE_EXTERNAL_MANAGED_TAGS.length > 0
+              ? { externalManagedTags: c.CCM_SERVICE_EXTERNAL_MANAGED_TAGS }
               : {}),
             provisioningRequeueSeconds: c.CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS,
             cleanupRequeueSeconds: c.CCM_SERVICE_CLEANUP_REQUEUE_SECONDS,

@@ -704,6 +704,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       CCM_VPC_ID: VPC_ID,
       CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
       CCM_SERVICE_NODE_PORT_RANGE: '30000-32767',
+      CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'cost-center, team',
       CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
     }));
     statements = roleStatements(
@@ -751,9 +752,23 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       VPC_ID: VPC_ID,
       LOAD_BALANCER_CLASS: 'example.com/nlb',
       SERVICE_NODE_PORT_RANGE: '30000-32767',
+      SERVICE_EXTERNAL_MANAGED_TAGS: 'cost-center,team',
       SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
       SERVICE_CLEANUP_REQUEUE_SECONDS: '60',
     });
+  });
+
+  it('sets the optional settings only when configured', async () => {
+    const { template: minimal } = await synth({ ...BASE_ENV, CCM_VPC_ID: VPC_ID });
+    const variables = (
+      resource(minimal, functionIdNamed(minimal, `${PREFIX}-service`)).Properties as {
+        Environment: { Variables: Record<string, string> };
+      }
+    ).Environment.Variables;
+    expect(variables.VPC_ID).toBe(VPC_ID);
+    for (const name of ['LOAD_BALANCER_CLASS', 'SERVICE_NODE_PORT_RANGE', 'SERVICE_EXTERNAL_MANAGED_TAGS']) {
+      expect(variables[name], name).toBeUndefined();
+    }
   });
 
   it('may call exactly what functions/service calls', () => {
@@ -762,6 +777,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       'ec2:CreateSecurityGroup',
       'ec2:CreateTags',
       'ec2:DeleteSecurityGroup',
+      'ec2:DeleteTags',
       'ec2:DescribeAvailabilityZones',
       'ec2:DescribeInstances',
       'ec2:DescribeRouteTables',
@@ -769,6 +785,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       'ec2:DescribeSubnets',
       'ec2:RevokeSecurityGroupIngress',
       'eks:DescribeCluster',
+      'elasticloadbalancing:AddListenerCertificates',
       'elasticloadbalancing:AddTags',
       'elasticloadbalancing:CreateListener',
       'elasticloadbalancing:CreateLoadBalancer',
@@ -777,6 +794,8 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       'elasticloadbalancing:DeleteLoadBalancer',
       'elasticloadbalancing:DeleteTargetGroup',
       'elasticloadbalancing:DeregisterTargets',
+      'elasticloadbalancing:DescribeListenerAttributes',
+      'elasticloadbalancing:DescribeListenerCertificates',
       'elasticloadbalancing:DescribeListeners',
       'elasticloadbalancing:DescribeLoadBalancerAttributes',
       'elasticloadbalancing:DescribeLoadBalancers',
@@ -785,10 +804,14 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       'elasticloadbalancing:DescribeTargetGroups',
       'elasticloadbalancing:DescribeTargetHealth',
       'elasticloadbalancing:ModifyListener',
+      'elasticloadbalancing:ModifyListenerAttributes',
       'elasticloadbalancing:ModifyLoadBalancerAttributes',
       'elasticloadbalancing:ModifyTargetGroup',
       'elasticloadbalancing:ModifyTargetGroupAttributes',
       'elasticloadbalancing:RegisterTargets',
+      'elasticloadbalancing:RemoveListenerCertificates',
+      'elasticloadbalancing:RemoveTags',
+      'elasticloadbalancing:SetIpAddressType',
       'elasticloadbalancing:SetSecurityGroups',
       'elasticloadbalancing:SetSubnets',
       'logs:CreateLogStream',
@@ -870,6 +893,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
     ['elasticloadbalancing:DeleteLoadBalancer', LB],
     ['elasticloadbalancing:SetSecurityGroups', LB],
     ['elasticloadbalancing:SetSubnets', LB],
+    ['elasticloadbalancing:SetIpAddressType', LB],
     ['elasticloadbalancing:ModifyLoadBalancerAttributes', LB],
     ['elasticloadbalancing:CreateListener', LB],
     ['elasticloadbalancing:ModifyTargetGroup', TG],
@@ -880,8 +904,56 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
     // The listener's own tag: listeners are tagged on create (and old untagged ones backfilled first).
     ['elasticloadbalancing:ModifyListener', LISTENER],
     ['elasticloadbalancing:DeleteListener', LISTENER],
+    // Authorized on the listener itself, not on a certificate (the service authorization reference).
+    ['elasticloadbalancing:ModifyListenerAttributes', LISTENER],
+    ['elasticloadbalancing:AddListenerCertificates', LISTENER],
+    ['elasticloadbalancing:RemoveListenerCertificates', LISTENER],
   ])('changes or deletes with %s only what is tagged owned', (action, resources) => {
     expect(grants(action)).toEqual([[resources, OWNED]]);
+  });
+
+  describe('removing tags', () => {
+    /** Only from what is owned, only naming its keys, and never one of the ownership tags. */
+    const KEEPS_OWNERSHIP = {
+      StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'owned' },
+      'ForAllValues:StringNotEquals': {
+        'aws:TagKeys': [
+          'kubernetes.io/cluster/prod-eu',
+          'kubernetes.io/service-name',
+          'serverless-ccm/security-group-role',
+        ],
+      },
+      Null: { 'aws:TagKeys': 'false' },
+    };
+
+    it('ec2:DeleteTags: from our security groups only, never the ownership or role tags', () => {
+      expect(grants('ec2:DeleteTags')).toEqual([[SG, KEEPS_OWNERSHIP]]);
+    });
+
+    it('elasticloadbalancing:RemoveTags: from our load balancers, target groups and listeners only, the same way', () => {
+      expect(grants('elasticloadbalancing:RemoveTags')).toEqual([[[LB, TG, LISTENER], KEEPS_OWNERSHIP]]);
+    });
+
+    it('is one statement each, which the template rules would refuse without the tag key protection', () => {
+      const removal = statements.filter(
+        (s) => s.Sid === 'SecurityGroupTagRemoval' || s.Sid === 'LoadBalancerTagRemoval',
+      );
+      expect(removal).toHaveLength(2);
+      const unprotected = structuredClone(template);
+      for (const policy of ofType(unprotected, 'AWS::IAM::Role').flatMap(
+        ([, role]) => (role.Policies ?? []) as { PolicyDocument: { Statement: PolicyStatementJson[] } }[],
+      )) {
+        for (const statement of policy.PolicyDocument.Statement) {
+          if (statement.Sid?.endsWith('TagRemoval') && statement.Condition) {
+            delete statement.Condition['ForAllValues:StringNotEquals'];
+          }
+        }
+      }
+      expect(policyViolations(unprotected, 'prod-eu')).toEqual([
+        expect.stringMatching(/allows "ec2:DeleteTags" without protecting the tags kubernetes.io\/cluster\/prod-eu/),
+        expect.stringMatching(/allows "elasticloadbalancing:RemoveTags" without protecting the tags/),
+      ]);
+    });
   });
 
   it.each(['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'])(

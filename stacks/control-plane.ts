@@ -12,6 +12,7 @@ import {
   listenerTagBackfill,
   ownedResourceCreate,
   ownedResourceWrite,
+  ownedTagRemoval,
   tagOnCreate,
 } from './iam.ts';
 import { Monitoring } from './monitoring.ts';
@@ -150,6 +151,7 @@ function routeReconciler(stack: Stack, ctx: ControlPlaneContext, routes: NonNull
  * the request tags `kubernetes.io/cluster/<cluster>=owned`, and changes or deletes only what carries that
  * tag, with two exceptions the tags cannot express (stacks/iam.ts): rules on the Nodes' security groups,
  * which may be `shared` with the cluster, and tagging listeners that earlier versions created untagged.
+ * It removes tags only from what is owned, and never the ownership tags themselves (`ownedTagRemoval`).
  *
  * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
@@ -178,6 +180,8 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
         'DescribeLoadBalancers',
         'DescribeLoadBalancerAttributes',
         'DescribeListeners',
+        'DescribeListenerCertificates',
+        'DescribeListenerAttributes',
         'DescribeTargetGroups',
         'DescribeTargetGroupAttributes',
         'DescribeTargetHealth',
@@ -202,6 +206,13 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
         sid: 'SecurityGroupWrites',
         clusterName,
         actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
+        resources: [securityGroups],
+      }),
+      // Removing tags a Service no longer asks for from our groups; never the ownership or role tags.
+      ownedTagRemoval({
+        sid: 'SecurityGroupTagRemoval',
+        clusterName,
+        actions: ['ec2:DeleteTags'],
         resources: [securityGroups],
       }),
       // Rules on our groups and on the Nodes' cluster-tagged groups, which are often only shared with us.
@@ -231,6 +242,7 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
           'elasticloadbalancing:DeleteLoadBalancer',
           'elasticloadbalancing:SetSecurityGroups',
           'elasticloadbalancing:SetSubnets',
+          'elasticloadbalancing:SetIpAddressType',
           'elasticloadbalancing:ModifyLoadBalancerAttributes',
           // A listener is authorized on its load balancer when created (the listener does not exist yet).
           'elasticloadbalancing:CreateListener',
@@ -258,12 +270,16 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
         createActions: ['elasticloadbalancing:CreateListener'],
         resources: [listeners],
       }),
-      // aws:ResourceTag here is the listener's own tags.
+      // aws:ResourceTag here is the listener's own tags. The certificate and attribute calls are authorized on
+      // the listener too (the service authorization reference lists listener/net for each, no certificate type).
       ownedResourceWrite({
         sid: 'ListenerWrites',
         clusterName,
         actions: [
           'elasticloadbalancing:ModifyListener',
+          'elasticloadbalancing:ModifyListenerAttributes',
+          'elasticloadbalancing:AddListenerCertificates',
+          'elasticloadbalancing:RemoveListenerCertificates',
           'elasticloadbalancing:DeleteListener',
           'elasticloadbalancing:AddTags',
         ],
@@ -271,11 +287,22 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
       }),
       // The one exception: tagging listeners earlier versions made untagged (listenerTagBackfill says why).
       listenerTagBackfill({ sid: 'ListenerTagBackfill', clusterName, resources: [listeners] }),
+      // Removing tags a Service no longer asks for (additional-resource-tags), each resource's own owned tag
+      // deciding; never the ownership tags themselves.
+      ownedTagRemoval({
+        sid: 'LoadBalancerTagRemoval',
+        clusterName,
+        actions: ['elasticloadbalancing:RemoveTags'],
+        resources: [loadBalancers, targetGroups, listeners],
+      }),
     ],
     environment: {
       VPC_ID: services.vpcId,
       ...(services.loadBalancerClass ? { LOAD_BALANCER_CLASS: services.loadBalancerClass } : {}),
       ...(services.nodePortRange ? { SERVICE_NODE_PORT_RANGE: services.nodePortRange } : {}),
+      ...(services.externalManagedTags
+        ? { SERVICE_EXTERNAL_MANAGED_TAGS: services.externalManagedTags.join(',') }
+        : {}),
       SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
       SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
     },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BACKEND_ROLE_TAG } from '../functions/service/reconciler.ts';
 import {
   allow,
   clusterResourceCondition,
@@ -12,6 +13,9 @@ import {
   ownedResourceCondition,
   ownedResourceCreate,
   ownedResourceWrite,
+  ownedTagRemoval,
+  protectedTagKeys,
+  SECURITY_GROUP_ROLE_TAG,
   tagOnCreate,
 } from './iam.ts';
 
@@ -52,8 +56,64 @@ describe('ownedResourceWrite', () => {
     [['ec2:Create*'], /must be named in full/],
     [['ec2:DescribeRouteTables', 'ec2:CreateRoute'], /ec2:DescribeRouteTables should be granted on their own/],
     [['sqs:SendMessage'], /for EC2\/ELBv2 writes/],
+    [['ec2:DeleteTags'], /cannot grant ec2:DeleteTags: removing tags must keep the ownership tags/],
+    [['elasticloadbalancing:RemoveTags'], /cannot grant elasticloadbalancing:RemoveTags/],
   ])('refuses %j', (actions, message) => {
     expect(() => ownedResourceWrite({ clusterName: 'c1', actions, resources: ['*'] })).toThrow(message);
+  });
+});
+
+describe('ownedTagRemoval', () => {
+  it('removes tags from owned resources only, naming the keys, never an ownership tag', () => {
+    expect(
+      ownedTagRemoval({
+        sid: 'TagRemoval',
+        clusterName: 'prod-eu',
+        actions: ['elasticloadbalancing:RemoveTags'],
+        resources: [LB, TG, LISTENER],
+      }).toStatementJson(),
+    ).toEqual({
+      Sid: 'TagRemoval',
+      Effect: 'Allow',
+      Action: 'elasticloadbalancing:RemoveTags',
+      Resource: [LB, TG, LISTENER],
+      Condition: {
+        StringEquals: { 'aws:ResourceTag/kubernetes.io/cluster/prod-eu': 'owned' },
+        // Every key removed must be none of these; ForAllValues alone would also pass a request without keys.
+        'ForAllValues:StringNotEquals': {
+          'aws:TagKeys': [
+            'kubernetes.io/cluster/prod-eu',
+            'kubernetes.io/service-name',
+            'serverless-ccm/security-group-role',
+          ],
+        },
+        // EC2 DeleteTags without keys removes every tag: refused.
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    });
+  });
+
+  it('protects the keys the service controller marks its resources with', () => {
+    expect(protectedTagKeys('c1')).toEqual([
+      'kubernetes.io/cluster/c1',
+      'kubernetes.io/service-name',
+      BACKEND_ROLE_TAG,
+    ]);
+    expect(SECURITY_GROUP_ROLE_TAG).toBe(BACKEND_ROLE_TAG);
+  });
+
+  it.each([
+    [['ec2:CreateTags'], /only for ec2:DeleteTags, elasticloadbalancing:RemoveTags; ec2:CreateTags/],
+    [['ec2:DeleteTags', 'ec2:DeleteSecurityGroup'], /ec2:DeleteSecurityGroup must be granted otherwise/],
+    [['ec2:*'], /named in full/],
+  ])('refuses %j', (actions, message) => {
+    expect(() => ownedTagRemoval({ clusterName: 'c1', actions, resources: [SG] })).toThrow(message);
+  });
+
+  it.each([[[]], [['*']], [[SG, '*']]])('refuses the resources %j', (resources) => {
+    expect(() => ownedTagRemoval({ clusterName: 'c1', actions: ['ec2:DeleteTags'], resources })).toThrow(
+      /needs the ARNs of the resources, not "\*"/,
+    );
   });
 });
 

@@ -79,6 +79,12 @@ export function ownedResourceWrite(props: {
   if (reads.length > 0) {
     throw new Error(`ownedResourceWrite is for EC2/ELBv2 writes; ${reads.join(', ')} should be granted on their own`);
   }
+  const removals = actions.filter((a) => TAG_REMOVAL_ACTIONS.has(a));
+  if (removals.length > 0) {
+    throw new Error(
+      `ownedResourceWrite cannot grant ${removals.join(', ')}: removing tags must keep the ownership tags (ownedTagRemoval)`,
+    );
+  }
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
     effect: Effect.ALLOW,
@@ -308,5 +314,86 @@ export function listenerTagBackfill(props: {
     actions: [LISTENER_TAG_BACKFILL_ACTION],
     resources: [...props.resources],
     conditions: { ...ownedRequestCondition(props.clusterName), ...untaggedByClusterCondition(props.clusterName) },
+  });
+}
+
+/** The tag naming the Service (`<namespace>/<name>`) a load balancer, target group or security group is for. */
+export const SERVICE_NAME_TAG = 'kubernetes.io/service-name';
+
+/**
+ * The tag marking the cluster's shared backend security group (`backend`); the same key as
+ * functions/service/reconciler.ts `BACKEND_ROLE_TAG` (iam.test.ts checks that they agree).
+ */
+export const SECURITY_GROUP_ROLE_TAG = 'serverless-ccm/security-group-role';
+
+/**
+ * The tag keys that make a resource this cluster's and say what it is for: the cluster tag itself, the
+ * Service it belongs to, and the backend security group's role. Removing one would hand the resource to no
+ * one (garbage collection could no longer find it) or, for the cluster tag, take it out of the role's reach
+ * for good, so no statement may allow removing them (`ownedTagRemoval`, checked in `policy-rules.ts`).
+ */
+export function protectedTagKeys(clusterName: string): string[] {
+  return [clusterTagKey(clusterName), SERVICE_NAME_TAG, SECURITY_GROUP_ROLE_TAG];
+}
+
+/** The actions that remove tags: EC2's DeleteTags and ELBv2's RemoveTags. Granted only by `ownedTagRemoval`. */
+export const TAG_REMOVAL_ACTIONS: ReadonlySet<string> = new Set(['ec2:DeleteTags', 'elasticloadbalancing:RemoveTags']);
+
+/**
+ * The request names the tag keys it removes (`aws:TagKeys`), and none of them is a protected key.
+ *
+ * How IAM evaluates it:
+ * - `aws:TagKeys` is multivalued (every key in the request), so it needs a set operator. With
+ *   `ForAllValues:StringNotEquals` and several policy values, each key in the request must equal none of
+ *   them: one protected key among the removed keys makes the condition false, and the Allow does not apply.
+ *   (`ForAnyValue:StringNotEquals` would be wrong: it is true as soon as one removed key is unprotected.)
+ * - `ForAllValues` is also true when the request has no `aws:TagKeys` at all. EC2 DeleteTags without any
+ *   `Tag` removes every user tag of the resource, ours included, and such a request has no tag keys; the
+ *   `Null: false` on `aws:TagKeys` refuses it. (An explicit Deny with `ForAnyValue:StringEquals` on the
+ *   protected keys would have the same hole: with no keys in the request it never matches.)
+ * - `StringNotEquals` is case-sensitive, as EC2 and ELBv2 tag keys are: `Kubernetes.io/service-name` is
+ *   another tag, which a Service may have set and the controller may remove.
+ * Both actions support `aws:TagKeys` on the resource types granted (security groups; Network Load Balancers,
+ * their listeners and target groups).
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition-single-vs-multi-valued-context-keys.html
+ * https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_condition_examples-multi-valued-context-keys.html
+ * https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
+ */
+export function keepsProtectedTagsCondition(clusterName: string): Record<string, Record<string, string | string[]>> {
+  return {
+    'ForAllValues:StringNotEquals': { 'aws:TagKeys': protectedTagKeys(clusterName) },
+    Null: { 'aws:TagKeys': 'false' },
+  };
+}
+
+/**
+ * Removing tags from resources this cluster owns (tags a Service no longer asks for), never the ownership
+ * tags themselves (`keepsProtectedTagsCondition`). The only way tag removal is granted.
+ */
+export function ownedTagRemoval(props: {
+  clusterName: string;
+  /** Each in TAG_REMOVAL_ACTIONS. */
+  actions: readonly string[];
+  resources: readonly string[];
+  sid?: string;
+}): PolicyStatement {
+  const actions = explicitActions(props.actions);
+  const others = actions.filter((a) => !TAG_REMOVAL_ACTIONS.has(a));
+  if (others.length > 0) {
+    throw new Error(
+      `ownedTagRemoval is only for ${[...TAG_REMOVAL_ACTIONS].join(', ')}; ${others.join(', ')} must be granted otherwise`,
+    );
+  }
+  if (props.resources.length === 0 || props.resources.includes('*')) {
+    throw new Error('ownedTagRemoval needs the ARNs of the resources, not "*"');
+  }
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions,
+    resources: [...props.resources],
+    conditions: { ...ownedResourceCondition(props.clusterName), ...keepsProtectedTagsCondition(props.clusterName) },
   });
 }

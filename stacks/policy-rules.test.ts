@@ -220,3 +220,63 @@ describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
     });
   });
 });
+
+describe('policyViolations: removing tags', () => {
+  const TG = arn('elasticloadbalancing', 'targetgroup/*/*');
+  const PROTECTED = [TAG, 'kubernetes.io/service-name', 'serverless-ccm/security-group-role'];
+  const KEEPS = {
+    'ForAllValues:StringNotEquals': { 'aws:TagKeys': PROTECTED },
+    Null: { 'aws:TagKeys': 'false' },
+  };
+  const unprotected = (action: string) => new RegExp(`allows "${action}" without protecting the tags ${TAG}`);
+
+  it.each([
+    ['ec2:DeleteTags', SG],
+    ['elasticloadbalancing:RemoveTags', [LB, TG, NLB_LISTENER]],
+  ])('accepts %s on owned resources that keeps the ownership tags', (action, resource) => {
+    expect(violations({ Action: action, Resource: resource, Condition: { ...OWNED, ...KEEPS } })).toEqual([]);
+  });
+
+  it.each([
+    ['no tag key condition at all', OWNED],
+    // ForAllValues is true when the request names no keys: EC2 DeleteTags without keys removes every tag.
+    [
+      'no Null check (a request without keys)',
+      { ...OWNED, 'ForAllValues:StringNotEquals': KEEPS['ForAllValues:StringNotEquals'] },
+    ],
+    ['Null true', { ...OWNED, ...KEEPS, Null: { 'aws:TagKeys': 'true' } }],
+    [
+      'one protected key missing',
+      { ...OWNED, ...KEEPS, 'ForAllValues:StringNotEquals': { 'aws:TagKeys': PROTECTED.slice(0, 2) } },
+    ],
+    [
+      // True as soon as one removed key is unprotected: the ownership tags could go along with it.
+      'ForAnyValue instead of ForAllValues',
+      { ...OWNED, Null: KEEPS.Null, 'ForAnyValue:StringNotEquals': { 'aws:TagKeys': PROTECTED } },
+    ],
+    [
+      'another cluster’s tag',
+      {
+        ...OWNED,
+        ...KEEPS,
+        'ForAllValues:StringNotEquals': { 'aws:TagKeys': ['kubernetes.io/cluster/other', ...PROTECTED.slice(1)] },
+      },
+    ],
+  ])('refuses DeleteTags with %s', (_, condition) => {
+    expect(violations({ Action: 'ec2:DeleteTags', Resource: SG, Condition: condition })).toEqual([
+      expect.stringMatching(unprotected('ec2:DeleteTags')),
+    ]);
+  });
+
+  it('still needs the owned tag on the resource', () => {
+    expect(violations({ Action: 'elasticloadbalancing:RemoveTags', Resource: LB, Condition: KEEPS })).toEqual([
+      expect.stringMatching(unconditioned('elasticloadbalancing:RemoveTags')),
+    ]);
+  });
+
+  it('is refused on *', () => {
+    expect(violations({ Action: 'ec2:DeleteTags', Resource: '*', Condition: { ...OWNED, ...KEEPS } })).toEqual([
+      expect.stringMatching(/grants ec2:DeleteTags on every resource/),
+    ]);
+  });
+});

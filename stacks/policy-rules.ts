@@ -4,8 +4,10 @@ import {
   LISTENER_TAG_BACKFILL_ACTION,
   NLB_LISTENER_ARN,
   OWNED_CREATE_ACTIONS,
+  protectedTagKeys,
   SHARED_RESOURCE_WRITES,
   TAG_ON_CREATE,
+  TAG_REMOVAL_ACTIONS,
   TAGGED_CREATE_ACTIONS,
   VPC_ARN,
 } from './iam.ts';
@@ -26,6 +28,9 @@ import {
  *   - CreateSecurityGroup on the ARN of one named VPC needs no tag (the VPC is not ours to tag);
  *   - the listener tag backfill: AddTags on Network Load Balancer listener ARNs only, requiring our `owned`
  *     tag in the request and no tag of this cluster on the listener yet (see `listenerTagBackfill`);
+ * - removing tags (TAG_REMOVAL_ACTIONS), besides the owned condition, must name the keys it removes and none
+ *   of the ownership tags (`ForAllValues:StringNotEquals` on `aws:TagKeys` listing every `protectedTagKeys`
+ *   key, and `Null` `aws:TagKeys` = `false`; see `keepsProtectedTagsCondition`);
  * - no managed policy but the one Lambda needs to run in a VPC.
  */
 
@@ -117,6 +122,19 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
   return false;
 }
 
+/**
+ * Whether a statement allowing tag removal keeps the ownership tags: every key removed must be none of them
+ * (`ForAllValues:StringNotEquals` on `aws:TagKeys` naming all of them), and the request must name its keys
+ * (`Null`: an EC2 DeleteTags without keys removes every tag, and `ForAllValues` alone would allow it).
+ */
+function keepsProtectedTags(statement: PolicyStatementJson, clusterName: string): boolean {
+  const notEquals = list(
+    statement.Condition?.['ForAllValues:StringNotEquals']?.['aws:TagKeys'] as string | string[] | undefined,
+  );
+  const named = statement.Condition?.Null?.['aws:TagKeys'];
+  return protectedTagKeys(clusterName).every((k) => notEquals.includes(k)) && (named === 'false' || named === false);
+}
+
 export function policyViolations(template: Record<string, unknown>, clusterName: string): string[] {
   const violations: string[] = [];
   for (const { where, statement } of templateStatements(template)) {
@@ -128,6 +146,11 @@ export function policyViolations(template: Record<string, unknown>, clusterName:
       if (isTaggedWriteAction(action) && !confinedToCluster(action, statement, clusterName)) {
         violations.push(
           `${where}: allows the write "${action}" without the ${clusterTagKey(clusterName)}=owned condition`,
+        );
+      }
+      if (TAG_REMOVAL_ACTIONS.has(action) && !keepsProtectedTags(statement, clusterName)) {
+        violations.push(
+          `${where}: allows "${action}" without protecting the tags ${protectedTagKeys(clusterName).join(', ')} (ForAllValues:StringNotEquals and Null false on aws:TagKeys)`,
         );
       }
     }

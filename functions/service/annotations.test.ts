@@ -200,6 +200,11 @@ describe('parseAnnotations', () => {
       /reserved/,
     ],
     [
+      { [ANNOTATION.additionalResourceTags]: 'serverless-ccm/security-group-role=backend' },
+      ANNOTATION.additionalResourceTags,
+      /reserved/,
+    ],
+    [
       { [ANNOTATION.crossZone]: 'true', [ANNOTATION.attributes]: 'load_balancing.cross_zone.enabled=false' },
       ANNOTATION.crossZone,
       /but .*attributes sets false/,

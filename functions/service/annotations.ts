@@ -259,6 +259,8 @@ function reservedTag(key: string): boolean {
     key.startsWith('kubernetes.io/cluster/') ||
     key === LEGACY_CLUSTER_TAG ||
     key === 'kubernetes.io/service-name' ||
+    // The controller's own marks (the backend group's role tag); IAM also refuses to remove them.
+    key.startsWith('serverless-ccm/') ||
     key.toLowerCase().startsWith('aws:')
   );
 }
