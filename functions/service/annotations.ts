@@ -311,7 +311,10 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
     problems.push({ annotation: ANNOTATION.sslNegotiationPolicy, message: `needs ${ANNOTATION.sslCert}` });
   }
   if (parsed.alpnPolicy && !parsed.sslCert) {
-    problems.push({ annotation: ANNOTATION.alpnPolicy, message: `needs ${ANNOTATION.sslCert} (ALPN is negotiated by TLS listeners)` });
+    problems.push({
+      annotation: ANNOTATION.alpnPolicy,
+      message: `needs ${ANNOTATION.sslCert} (ALPN is negotiated by TLS listeners)`,
+    });
   }
   if (parsed.sslCert && new Set(parsed.sslCert).size !== parsed.sslCert.length) {
     problems.push({ annotation: ANNOTATION.sslCert, message: 'lists a certificate twice' });

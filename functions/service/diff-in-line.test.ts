@@ -128,7 +128,9 @@ describe('listeners: certificates, ALPN, idle timeout', () => {
       `${ANNOTATION.connectionIdleTimeout}: applies to TCP listeners only, and the Service has no TCP port`,
     ]);
     expect(
-      problems(svc({ [ANNOTATION.sslCert]: CERT('a'), [ANNOTATION.sslPorts]: '8443', [ANNOTATION.alpnPolicy]: 'None' })),
+      problems(
+        svc({ [ANNOTATION.sslCert]: CERT('a'), [ANNOTATION.sslPorts]: '8443', [ANNOTATION.alpnPolicy]: 'None' }),
+      ),
     ).toContain(`${ANNOTATION.alpnPolicy}: the Service has no TLS port`);
   });
 
@@ -160,6 +162,23 @@ describe('listeners: certificates, ALPN, idle timeout', () => {
     });
     expect(planListenerCertificates([CERT('b')], current.slice(0, 2))).toEqual({ add: [], remove: [] });
     expect(planListenerCertificates([], current)).toEqual({ add: [], remove: [CERT('b'), CERT('old')] });
+  });
+
+  it('a listed certificate becoming the default leaves the list first; the old default joins it after', () => {
+    const current = [
+      { certificateArn: CERT('a'), isDefault: true },
+      { certificateArn: CERT('c'), isDefault: false },
+    ];
+    expect(planListenerCertificates([CERT('a')], current, { current: CERT('a'), next: CERT('c') })).toEqual({
+      add: [CERT('a')],
+      remove: [CERT('c')],
+    });
+    // A listed copy of the current default is never removed (AWS refuses); it goes once it is not the default.
+    const listedDefault = [...current, { certificateArn: CERT('a'), isDefault: false }];
+    expect(planListenerCertificates([CERT('c')], listedDefault, { current: CERT('a'), next: CERT('a') })).toEqual({
+      add: [],
+      remove: [],
+    });
   });
 });
 

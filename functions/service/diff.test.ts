@@ -302,7 +302,13 @@ describe('loadBalancerSpec', () => {
   });
 
   it('managed rules: IPv6 ranges get ICMPv6 packet-too-big instead of ICMP(v4); TCP_UDP opens both', () => {
-    const listener = { port: 53, protocol: 'TCP_UDP' as const, targetGroupName: 'x', extraCertificateArns: [], attributes: {} };
+    const listener = {
+      port: 53,
+      protocol: 'TCP_UDP' as const,
+      targetGroupName: 'x',
+      extraCertificateArns: [],
+      attributes: {},
+    };
     expect(managedIngressRules([listener], ['::/0'])).toEqual([
       { protocol: 'tcp', fromPort: 53, toPort: 53, cidrIpv6: '::/0' },
       { protocol: 'udp', fromPort: 53, toPort: 53, cidrIpv6: '::/0' },

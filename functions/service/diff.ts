@@ -14,8 +14,8 @@ import type {
   ListenerSpec,
   SubnetMapping,
   Target,
-  TargetGroupProtocol,
   TargetGroupIpAddressType,
+  TargetGroupProtocol,
   TargetHealth,
   TargetType,
 } from '../../shared/aws/elbv2-port.ts';
@@ -640,17 +640,23 @@ export function listenerUpdate(spec: ListenerSpec, was: Listener): ListenerSpec 
   return { ...spec, alpnPolicy: 'None' };
 }
 
-/** SNI certificates to add to and remove from a TLS listener; the default certificate is the listener's own. */
+/**
+ * SNI certificates to remove from a TLS listener's certificate list (before the listener's default changes)
+ * and to add (after). The default certificate is the listener's own and not wanted in the list; a listed
+ * copy of the current default is left alone, since AWS refuses to remove the default (it goes on a later
+ * pass, once it is no longer the default).
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DescribeListenerCertificates.html
+ */
 export function planListenerCertificates(
   wanted: readonly string[],
   current: readonly ListenerCertificate[],
+  defaults: { current?: string; next?: string } = {},
 ): { add: string[]; remove: string[] } {
-  const extras = new Set(current.filter((c) => !c.isDefault).map((c) => c.certificateArn));
-  const defaults = new Set(current.filter((c) => c.isDefault).map((c) => c.certificateArn));
-  const want = new Set(wanted);
+  const listed = new Set(current.filter((c) => !c.isDefault).map((c) => c.certificateArn));
+  const want = new Set(wanted.filter((arn) => arn !== defaults.next));
   return {
-    add: [...want].filter((arn) => !extras.has(arn) && !defaults.has(arn)),
-    remove: [...extras].filter((arn) => !want.has(arn)),
+    add: [...want].filter((arn) => !listed.has(arn)),
+    remove: [...listed].filter((arn) => !want.has(arn) && arn !== defaults.current),
   };
 }
 
@@ -991,7 +997,9 @@ export function planSubnets(
   }
   const removed = [...currentByZone.keys()].filter((name) => !wantedByZone.has(name));
   if (changed.length === 0) {
-    return removed.length === 0 && next.length === current.length ? { action: 'none' } : { action: 'set', mappings: next };
+    return removed.length === 0 && next.length === current.length
+      ? { action: 'none' }
+      : { action: 'set', mappings: next };
   }
   changed.sort();
   if (next.length === 0) return { action: 'replace', zones: changed };

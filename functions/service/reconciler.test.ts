@@ -310,7 +310,7 @@ describe('creating a load balancer', () => {
       managedGroup()!
         .ingress.map((r) => `${r.protocol}:${r.fromPort}:${r.cidrIpv4 ?? r.cidrIpv6}`)
         .sort(),
-    ).toEqual(['icmp:3:203.0.113.0/24', 'tcp:80:2001:db8::/32', 'tcp:80:203.0.113.0/24']);
+    ).toEqual(['icmp:3:203.0.113.0/24', 'icmpv6:2:2001:db8::/32', 'tcp:80:2001:db8::/32', 'tcp:80:203.0.113.0/24']);
   });
 
   it('uses the security groups of the annotation instead of a managed one, and never modifies them', async () => {

@@ -1,7 +1,6 @@
 import type { AvailabilityZone, Instance, SecurityGroup, Subnet } from '../../shared/aws/ec2-port.ts';
 import type {
   Listener,
-  ListenerCertificate,
   ListenerSpec,
   LoadBalancer,
   SubnetMapping,
@@ -235,7 +234,8 @@ async function ensureServiceLoadBalancer(
     }
     // Scheme cannot change in place, a failed load balancer never recovers, and a load balancer whose every
     // zone changes subnet or address cannot keep one zone while the others move: make a new one.
-    const subnetPlan = lb.state === 'failed' || lb.scheme !== spec.scheme ? undefined : await planLbSubnets(lb, spec, deps);
+    const subnetPlan =
+      lb.state === 'failed' || lb.scheme !== spec.scheme ? undefined : await planLbSubnets(lb, spec, deps);
     if (lb.scheme !== spec.scheme || lb.state === 'failed' || subnetPlan?.action === 'replace') {
       const why =
         lb.state === 'failed'
@@ -538,7 +538,8 @@ async function planLbSubnets(lb: LoadBalancer, spec: LoadBalancerSpec, deps: Ser
     const inUse = new Set(inZoneOrder.map((m) => m.privateIPv4Address));
     const samePrivate =
       !spec.privateIpv4Addresses ||
-      (spec.privateIpv4Addresses.length === inZoneOrder.length && spec.privateIpv4Addresses.every((ip) => inUse.has(ip)));
+      (spec.privateIpv4Addresses.length === inZoneOrder.length &&
+        spec.privateIpv4Addresses.every((ip) => inUse.has(ip)));
     if (sameEips && samePrivate) return { action: 'none' };
   }
   const subnets = await deps.ec2.describeSubnets({ vpcId: deps.vpcId });
@@ -717,6 +718,30 @@ async function ensureListeners(
     await progress.config();
     await deps.elbv2.deleteListener(listener.arn);
   }
+  const removed = new Set(plan.remove.map((l) => l.arn));
+
+  // SNI certificates no longer wanted go before ModifyListener, so that a listed certificate about to become
+  // the default is removed from the list while it is not the default (AWS will not remove a default one).
+  const certificatesToAdd = new Map<number, string[]>();
+  for (const wanted of spec.listeners) {
+    if (wanted.protocol !== 'TLS') continue;
+    const listener = live.find((l) => l.port === wanted.port && !removed.has(l.arn) && l.protocol === 'TLS');
+    if (!listener) {
+      certificatesToAdd.set(wanted.port, wanted.extraCertificateArns);
+      continue;
+    }
+    const certificates = await deps.elbv2.describeListenerCertificates(listener.arn);
+    const certs = planListenerCertificates(wanted.extraCertificateArns, certificates, {
+      current: listener.certificateArns[0],
+      next: wanted.certificateArn,
+    });
+    if (certs.remove.length > 0) {
+      await progress.config();
+      await deps.elbv2.removeListenerCertificates(listener.arn, certs.remove);
+    }
+    certificatesToAdd.set(wanted.port, certs.add);
+  }
+
   for (const { arn, spec: next, was } of plan.modify) {
     await progress.config();
     const from = attached.find((g) => g.arn === was.targetGroupArn);
@@ -748,26 +773,16 @@ async function ensureListeners(
     created.set(next.port, listener);
   }
 
-  // What ModifyListener does not carry: the extra (SNI) certificates and the listener attributes. A listener
-  // made in this pass has none of the first and AWS's defaults for the second, so it needs no describe.
-  const removed = new Set(plan.remove.map((l) => l.arn));
+  // What ModifyListener does not carry: the SNI certificates to add and the listener attributes. A listener
+  // made in this pass has AWS's default attributes, so it needs no describe.
   for (const wanted of spec.listeners) {
     const fresh = created.get(wanted.port);
     const listener = fresh ?? live.find((l) => l.port === wanted.port && !removed.has(l.arn));
     if (!listener) continue;
-    if (wanted.protocol === 'TLS') {
-      const certificates: ListenerCertificate[] = fresh
-        ? []
-        : await deps.elbv2.describeListenerCertificates(listener.arn);
-      const certs = planListenerCertificates(wanted.extraCertificateArns, certificates);
-      if (certs.remove.length > 0) {
-        await progress.config();
-        await deps.elbv2.removeListenerCertificates(listener.arn, certs.remove);
-      }
-      if (certs.add.length > 0) {
-        await progress.config();
-        await deps.elbv2.addListenerCertificates(listener.arn, certs.add);
-      }
+    const add = certificatesToAdd.get(wanted.port) ?? [];
+    if (add.length > 0) {
+      await progress.config();
+      await deps.elbv2.addListenerCertificates(listener.arn, add);
     }
     if (Object.keys(wanted.attributes).length > 0) {
       const have = fresh

@@ -3,6 +3,7 @@ import {
   CreateSecurityGroupCommand,
   CreateTagsCommand,
   DeleteSecurityGroupCommand,
+  DeleteTagsCommand,
   DescribeInstancesCommand,
   DescribeRouteTablesCommand,
   DescribeSecurityGroupsCommand,
@@ -43,6 +44,7 @@ describe('Ec2Adapter subnets and route tables', () => {
         NextToken: 't',
       })
       .resolvesOnce({ Subnets: [{ SubnetId: 'subnet-b' }] });
+    // subnet-b has no VPC or zone: left out.
     const subnets = await adapter.describeSubnets({ vpcId: 'vpc-1', names: ['public-a'] });
     expect(subnets).toEqual([
       {
@@ -74,6 +76,34 @@ describe('Ec2Adapter subnets and route tables', () => {
     ]);
     expect(await adapter.describeSubnets({ subnetIds: [] })).toEqual([]);
     expect(ec2.commandCalls(DescribeSubnetsCommand)).toHaveLength(2);
+  });
+
+  it('reads the associated IPv6 CIDR blocks of a subnet, not those coming or going', async () => {
+    ec2.on(DescribeSubnetsCommand).resolves({
+      Subnets: [
+        {
+          SubnetId: 'subnet-a',
+          VpcId: 'vpc-1',
+          AvailabilityZone: 'eu-west-1a',
+          Ipv6CidrBlockAssociationSet: [
+            { Ipv6CidrBlock: '2001:db8:0:1::/64', Ipv6CidrBlockState: { State: 'associated' } },
+            { Ipv6CidrBlock: '2001:db8:0:2::/64', Ipv6CidrBlockState: { State: 'disassociating' } },
+            { Ipv6CidrBlock: '2001:db8:0:3::/64', Ipv6CidrBlockState: { State: 'associating' } },
+          ],
+        },
+        {
+          SubnetId: 'subnet-b',
+          VpcId: 'vpc-1',
+          AvailabilityZone: 'eu-west-1b',
+          Ipv6CidrBlockAssociationSet: [
+            { Ipv6CidrBlock: '2001:db8:0:4::/64', Ipv6CidrBlockState: { State: 'disassociated' } },
+          ],
+        },
+      ],
+    });
+    const [a, b] = await adapter.describeSubnets({ vpcId: 'vpc-1' });
+    expect(a?.ipv6CidrBlocks).toEqual(['2001:db8:0:1::/64']);
+    expect(b).not.toHaveProperty('ipv6CidrBlocks');
   });
 
   it('reads route tables of a VPC with their subnet and main associations', async () => {
@@ -234,5 +264,17 @@ describe('Ec2Adapter security groups', () => {
     expect(ec2.commandCalls(CreateTagsCommand).map((c) => c.args[0].input)).toEqual([
       { Resources: ['sg-1'], Tags: [{ Key: 'team', Value: 'web' }] },
     ]);
+  });
+
+  it('deletes tag keys without values (any value goes); nothing to delete makes no call', async () => {
+    ec2.on(DeleteTagsCommand).resolvesOnce({}).rejects(new AwsServiceError('InvalidID', "The ID 'sg-x' is not valid"));
+    await adapter.deleteTags(['sg-1', 'sg-2'], ['team', 'old', 'team']);
+    await adapter.deleteTags(['sg-1'], []);
+    await adapter.deleteTags([], ['team']);
+    expect(ec2.commandCalls(DeleteTagsCommand).map((c) => c.args[0].input)).toEqual([
+      { Resources: ['sg-1', 'sg-2'], Tags: [{ Key: 'team' }, { Key: 'old' }] },
+    ]);
+    const err = await adapter.deleteTags(['sg-x'], ['team']).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/removing tags team from sg-x: InvalidID/);
   });
 });

@@ -6,6 +6,7 @@ import {
   CreateTagsCommand,
   DeleteRouteCommand,
   DeleteSecurityGroupCommand,
+  DeleteTagsCommand,
   DescribeAvailabilityZonesCommand,
   DescribeInstancesCommand,
   type DescribeInstancesCommandOutput,
@@ -286,6 +287,7 @@ export class Ec2Adapter implements Ec2Port {
                   availabilityZone: sdk.AvailabilityZone,
                   availabilityZoneId: nonEmpty(sdk.AvailabilityZoneId),
                   cidrBlock: nonEmpty(sdk.CidrBlock),
+                  ...ipv6CidrBlocksOf(sdk.Ipv6CidrBlockAssociationSet),
                   tags: tagsOf(sdk.Tags),
                 },
               ]
@@ -397,6 +399,19 @@ export class Ec2Adapter implements Ec2Port {
     }
   }
 
+  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
+    if (resourceIds.length === 0 || keys.length === 0) return;
+    try {
+      // A tag given without a value removes that key whatever its value.
+      // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
+      await this.client.send(
+        new DeleteTagsCommand({ Resources: [...resourceIds], Tags: unique(keys).map((Key) => ({ Key })) }),
+      );
+    } catch (err) {
+      throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
+    }
+  }
+
   /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
   private async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
     const pages = await allPages(
@@ -475,6 +490,16 @@ function toRouteTable(sdk: SdkRouteTable): RouteTable | undefined {
     }));
   }
   return table;
+}
+
+/** The IPv6 CIDR blocks in state `associated` (not those being associated or disassociated); none: no field. */
+function ipv6CidrBlocksOf(
+  associations: { Ipv6CidrBlock?: string; Ipv6CidrBlockState?: { State?: string } }[] | undefined,
+): { ipv6CidrBlocks?: string[] } {
+  const blocks = (associations ?? []).flatMap((a) =>
+    a.Ipv6CidrBlock && a.Ipv6CidrBlockState?.State === 'associated' ? [a.Ipv6CidrBlock] : [],
+  );
+  return blocks.length > 0 ? { ipv6CidrBlocks: blocks } : {};
 }
 
 function tagsOf(sdkTags: Tag[] | undefined): Record<string, string> {

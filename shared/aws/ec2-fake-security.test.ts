@@ -114,4 +114,40 @@ describe('FakeEc2 subnets and route tables', () => {
     expect(ec2.securityGroups.get(id)!.tags).toEqual({ a: 'b' });
     expect(codeOf(await ec2.createTags(['sg-nope'], { a: 'b' }).catch((e: unknown) => e))).toBe('InvalidID');
   });
+
+  it('deletes tag keys whatever their values, from groups and subnets alike, counted as a write', async () => {
+    const id = await create('lb', { a: '1', b: '2', keep: 'yes' });
+    const subnet = ec2.putSubnet(makeSubnet({ index: 1, tags: { a: 'x' } }));
+    ec2.resetCalls();
+    await ec2.deleteTags([id, subnet.subnetId], ['a', 'b', 'absent']);
+    expect(ec2.securityGroups.get(id)!.tags).toEqual({ keep: 'yes' });
+    expect(ec2.subnets.get(subnet.subnetId)!.tags).toEqual({});
+    await ec2.deleteTags([id], []);
+    await ec2.deleteTags([], ['keep']);
+    expect(ec2.callCount('DeleteTags')).toBe(1);
+    expect(ec2.writeCallCount()).toBe(1);
+  });
+
+  it('deleting tags of an unknown resource is InvalidID and removes nothing anywhere', async () => {
+    const id = await create('lb', { a: '1' });
+    const err = await ec2.deleteTags([id, 'sg-nope'], ['a']).catch((e: unknown) => e);
+    expect(codeOf(err)).toBe('InvalidID');
+    expect(ec2.securityGroups.get(id)!.tags).toEqual({ a: '1' });
+  });
+
+  it('deleting tags can be throttled and fail with queued errors like other calls', async () => {
+    const id = await create('lb', { a: '1' });
+    ec2.throttle('DeleteTags', 1);
+    expect(codeOf(await ec2.deleteTags([id], ['a']).catch((e: unknown) => e))).toBe('RequestLimitExceeded');
+    await ec2.deleteTags([id], ['a']);
+    expect(ec2.securityGroups.get(id)!.tags).toEqual({});
+  });
+
+  it('makes dual-stack subnets on request', async () => {
+    ec2.putSubnet(makeSubnet({ index: 10, ipv6: true }));
+    ec2.putSubnet(makeSubnet({ index: 11 }));
+    const [v6, v4] = await ec2.describeSubnets({ vpcId: 'vpc-0a1b2c3d' });
+    expect(v6?.ipv6CidrBlocks).toEqual(['2001:db8:0:a::/64']);
+    expect(v4?.ipv6CidrBlocks).toBeUndefined();
+  });
 });

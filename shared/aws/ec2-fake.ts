@@ -38,7 +38,8 @@ export type Ec2Operation =
   | 'AuthorizeSecurityGroupIngress'
   | 'RevokeSecurityGroupIngress'
   | 'DeleteSecurityGroup'
-  | 'CreateTags';
+  | 'CreateTags'
+  | 'DeleteTags';
 
 /** Operations that change the account: a reconcile that finds everything in place makes none of them. */
 export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
@@ -52,6 +53,7 @@ export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
   'RevokeSecurityGroupIngress',
   'DeleteSecurityGroup',
   'CreateTags',
+  'DeleteTags',
 ];
 
 /**
@@ -549,14 +551,27 @@ export class FakeEc2 implements Ec2Port {
   async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
     if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
     await this.call('CreateTags');
-    for (const id of resourceIds) {
-      const resource =
-        this.securityGroups.get(id) ?? this.subnets.get(id) ?? this.instances.get(id) ?? this.routeTables.get(id);
-      if (!resource) {
-        throw toControllerError(`tagging ${id}`, new AwsServiceError('InvalidID', `The ID '${id}' is not valid`));
-      }
-      Object.assign(resource.tags, tags);
-    }
+    for (const id of resourceIds) Object.assign(this.tagsOf(id, `tagging ${id}`), tags);
+  }
+
+  /**
+   * DeleteTags with keys only (no values): each key goes whatever its value; keys a resource lacks are not an
+   * error. https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
+   */
+  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
+    if (resourceIds.length === 0 || keys.length === 0) return;
+    await this.call('DeleteTags');
+    // EC2 checks every ID before removing anything.
+    const targets = resourceIds.map((id) => this.tagsOf(id, `removing tags from ${id}`));
+    for (const tags of targets) for (const key of keys) delete tags[key];
+  }
+
+  /** The live tags of a taggable resource the fake holds, or InvalidID. */
+  private tagsOf(id: string, doing: string): Record<string, string> {
+    const resource =
+      this.securityGroups.get(id) ?? this.subnets.get(id) ?? this.instances.get(id) ?? this.routeTables.get(id);
+    if (!resource) throw toControllerError(doing, new AwsServiceError('InvalidID', `The ID '${id}' is not valid`));
+    return resource.tags;
   }
 
   private groupOrThrow(groupId: string, doing: string): SecurityGroup {
@@ -805,10 +820,13 @@ export function makeInstance(overrides: Partial<Instance> & { clusterName?: stri
 
 /**
  * A subnet of the fake VPC (10.0.<index>.0/24) in the given zone, tagged as told. Whether it is public is
- * decided by the route table it is associated with (see `makeRouteTable` and its `associations`).
+ * decided by the route table it is associated with (see `makeRouteTable` and its `associations`). `ipv6: true`
+ * associates 2001:db8:0:<index>::/64 (or pass `ipv6CidrBlocks`), as a dualstack load balancer needs.
  */
-export function makeSubnet(overrides: Partial<Subnet> & { index: number; zone?: string } = { index: 1 }): Subnet {
-  const { index, zone, ...rest } = overrides;
+export function makeSubnet(
+  overrides: Partial<Subnet> & { index: number; zone?: string; ipv6?: boolean } = { index: 1 },
+): Subnet {
+  const { index, zone, ipv6, ...rest } = overrides;
   const availabilityZone = zone ?? rest.availabilityZone ?? 'eu-west-1a';
   return {
     subnetId: `subnet-${index.toString(16).padStart(17, '0')}`,
@@ -816,6 +834,7 @@ export function makeSubnet(overrides: Partial<Subnet> & { index: number; zone?: 
     availabilityZone,
     availabilityZoneId: `euw1-az${availabilityZone.endsWith('a') ? 3 : availabilityZone.endsWith('b') ? 1 : 2}`,
     cidrBlock: `10.0.${index}.0/24`,
+    ...(ipv6 ? { ipv6CidrBlocks: [`2001:db8:0:${index.toString(16)}::/64`] } : {}),
     tags: {},
     ...rest,
   };

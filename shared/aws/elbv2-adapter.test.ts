@@ -1,18 +1,26 @@
 import {
+  AddListenerCertificatesCommand,
   AddTagsCommand,
   CreateListenerCommand,
   CreateLoadBalancerCommand,
   CreateTargetGroupCommand,
   DeleteLoadBalancerCommand,
   DeleteTargetGroupCommand,
+  DescribeListenerAttributesCommand,
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancersCommand,
   DescribeTagsCommand,
   DescribeTargetGroupsCommand,
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
+  ModifyListenerAttributesCommand,
+  ModifyListenerCommand,
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
+  RemoveListenerCertificatesCommand,
+  RemoveTagsCommand,
+  SetIpAddressTypeCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -73,6 +81,7 @@ describe('Elbv2Adapter load balancers', () => {
       dnsName: 'web-0123456789abcdef.elb.eu-west-1.amazonaws.com',
       scheme: 'internet-facing',
       type: 'network',
+      ipAddressType: 'ipv4',
       state: 'provisioning',
       vpcId: 'vpc-1',
       subnets: [{ subnetId: 'subnet-a', zoneName: 'eu-west-1a', allocationId: 'eipalloc-1' }],
@@ -120,6 +129,47 @@ describe('Elbv2Adapter load balancers', () => {
       SecurityGroups: ['sg-1'],
       Tags: [{ Key: 'kubernetes.io/cluster/prod', Value: 'owned' }],
     });
+  });
+
+  it('creates a dualstack load balancer when asked, and sets the IP address type', async () => {
+    elb.on(CreateLoadBalancerCommand).resolves({ LoadBalancers: [sdkLoadBalancer()] });
+    elb.on(SetIpAddressTypeCommand).resolves({ IpAddressType: 'ipv4' });
+    await adapter.createLoadBalancer({
+      name: 'web',
+      scheme: 'internal',
+      subnetMappings: [{ subnetId: 'subnet-a', privateIPv4Address: '10.0.1.10' }],
+      securityGroups: ['sg-1'],
+      ipAddressType: 'dualstack',
+      tags: {},
+    });
+    expect(elb.commandCalls(CreateLoadBalancerCommand)[0]!.args[0].input).toMatchObject({
+      Scheme: 'internal',
+      IpAddressType: 'dualstack',
+      SubnetMappings: [{ SubnetId: 'subnet-a', PrivateIPv4Address: '10.0.1.10' }],
+    });
+    await adapter.setIpAddressType(LB_ARN, 'ipv4');
+    expect(elb.commandCalls(SetIpAddressTypeCommand).map((c) => c.args[0].input)).toEqual([
+      { LoadBalancerArn: LB_ARN, IpAddressType: 'ipv4' },
+    ]);
+  });
+
+  it.each([
+    [undefined, 'ipv4'],
+    ['ipv4', 'ipv4'],
+    ['dualstack', 'dualstack'],
+    ['dualstack-without-public-ipv4', 'dualstack'],
+  ] as const)('reads IpAddressType %s as %s', async (sdkType, expected) => {
+    elb.on(DescribeLoadBalancersCommand).resolves({
+      LoadBalancers: [{ ...sdkLoadBalancer(), ...(sdkType ? { IpAddressType: sdkType } : {}) }],
+    });
+    expect((await adapter.findLoadBalancer('web'))?.ipAddressType).toBe(expected);
+  });
+
+  it('setting the IP address type keeps the AWS error code (subnets without IPv6)', async () => {
+    elb.on(SetIpAddressTypeCommand).rejects(sdkError('InvalidConfigurationRequest'));
+    const err = await adapter.setIpAddressType(LB_ARN, 'dualstack').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TerminalError);
+    expect(elbv2ErrorCode((err as Error).cause)).toBe('InvalidConfigurationRequest');
   });
 
   it('deleting a load balancer that is gone is success', async () => {
@@ -192,6 +242,130 @@ describe('Elbv2Adapter listeners', () => {
     ]);
   });
 
+  it('sends the ALPN policy as a list of one on TLS listeners only, and reads it back', async () => {
+    elb.on(CreateListenerCommand).resolves({
+      Listeners: [
+        {
+          ListenerArn: LISTENER_ARN,
+          LoadBalancerArn: LB_ARN,
+          Port: 443,
+          Protocol: 'TLS',
+          AlpnPolicy: ['HTTP2Preferred'],
+          Certificates: [{ CertificateArn: 'c' }],
+        },
+      ],
+    });
+    elb.on(ModifyListenerCommand).resolves({});
+    const created = await adapter.createListener(
+      LB_ARN,
+      { port: 443, protocol: 'TLS', certificateArn: 'c', alpnPolicy: 'HTTP2Preferred', targetGroupArn: TG_ARN },
+      {},
+    );
+    expect(created.alpnPolicy).toBe('HTTP2Preferred');
+    await adapter.modifyListener(LISTENER_ARN, {
+      port: 443,
+      protocol: 'TLS',
+      certificateArn: 'c',
+      alpnPolicy: 'None',
+      targetGroupArn: TG_ARN,
+    });
+    await adapter.modifyListener(LISTENER_ARN, {
+      port: 80,
+      protocol: 'TCP',
+      alpnPolicy: 'HTTP1Only',
+      targetGroupArn: TG_ARN,
+    });
+    expect(elb.commandCalls(CreateListenerCommand)[0]!.args[0].input).toMatchObject({
+      AlpnPolicy: ['HTTP2Preferred'],
+    });
+    expect(elb.commandCalls(ModifyListenerCommand).map((c) => c.args[0].input)).toEqual([
+      {
+        ListenerArn: LISTENER_ARN,
+        Port: 443,
+        Protocol: 'TLS',
+        DefaultActions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
+        Certificates: [{ CertificateArn: 'c' }],
+        AlpnPolicy: ['None'],
+      },
+      {
+        ListenerArn: LISTENER_ARN,
+        Port: 80,
+        Protocol: 'TCP',
+        DefaultActions: [{ Type: 'forward', TargetGroupArn: TG_ARN }],
+      },
+    ]);
+  });
+
+  it('an ALPN policy this code does not know is read as none', async () => {
+    elb.on(DescribeListenersCommand).resolves({
+      Listeners: [{ ListenerArn: 'l', LoadBalancerArn: LB_ARN, Port: 443, Protocol: 'TLS', AlpnPolicy: ['HTTP3'] }],
+    });
+    expect((await adapter.describeListeners(LB_ARN))[0]?.alpnPolicy).toBeUndefined();
+  });
+
+  it('describes listener certificates over every page, the default one marked', async () => {
+    elb
+      .on(DescribeListenerCertificatesCommand)
+      .resolvesOnce({
+        Certificates: [{ CertificateArn: 'default', IsDefault: true }, { CertificateArn: 'sni-1' }],
+        NextMarker: 'm1',
+      })
+      .resolvesOnce({ Certificates: [{ CertificateArn: 'sni-2', IsDefault: false }, {}] });
+    expect(await adapter.describeListenerCertificates(LISTENER_ARN)).toEqual([
+      { certificateArn: 'default', isDefault: true },
+      { certificateArn: 'sni-1', isDefault: false },
+      { certificateArn: 'sni-2', isDefault: false },
+    ]);
+    expect(elb.commandCalls(DescribeListenerCertificatesCommand).map((c) => c.args[0].input)).toEqual([
+      { ListenerArn: LISTENER_ARN, PageSize: 400, Marker: undefined },
+      { ListenerArn: LISTENER_ARN, PageSize: 400, Marker: 'm1' },
+    ]);
+  });
+
+  it('adds and removes certificates one per call (AWS takes one), none: no call', async () => {
+    elb.on(AddListenerCertificatesCommand).resolves({});
+    elb.on(RemoveListenerCertificatesCommand).resolves({});
+    await adapter.addListenerCertificates(LISTENER_ARN, ['a', 'b', 'a']);
+    await adapter.addListenerCertificates(LISTENER_ARN, []);
+    await adapter.removeListenerCertificates(LISTENER_ARN, ['c']);
+    await adapter.removeListenerCertificates(LISTENER_ARN, []);
+    expect(elb.commandCalls(AddListenerCertificatesCommand).map((c) => c.args[0].input)).toEqual([
+      { ListenerArn: LISTENER_ARN, Certificates: [{ CertificateArn: 'a' }] },
+      { ListenerArn: LISTENER_ARN, Certificates: [{ CertificateArn: 'b' }] },
+    ]);
+    expect(elb.commandCalls(RemoveListenerCertificatesCommand).map((c) => c.args[0].input)).toEqual([
+      { ListenerArn: LISTENER_ARN, Certificates: [{ CertificateArn: 'c' }] },
+    ]);
+  });
+
+  it('stops at the first certificate AWS refuses, with its code', async () => {
+    elb.on(AddListenerCertificatesCommand).resolvesOnce({}).rejectsOnce(sdkError('TooManyCertificates')).resolves({});
+    elb.on(RemoveListenerCertificatesCommand).rejects(sdkError('OperationNotPermitted'));
+    const err = await adapter.addListenerCertificates(LISTENER_ARN, ['a', 'b', 'c']).catch((e: unknown) => e);
+    expect(elbv2ErrorCode((err as Error).cause)).toBe('TooManyCertificates');
+    expect((err as Error).message).toMatch(/adding certificate b to/);
+    expect(elb.commandCalls(AddListenerCertificatesCommand)).toHaveLength(2);
+    const removing = await adapter.removeListenerCertificates(LISTENER_ARN, ['default']).catch((e: unknown) => e);
+    expect(removing).toBeInstanceOf(TerminalError);
+    expect(elbv2ErrorCode((removing as Error).cause)).toBe('OperationNotPermitted');
+  });
+
+  it('reads and modifies listener attributes as key/value lists; nothing to modify sends nothing', async () => {
+    elb
+      .on(DescribeListenerAttributesCommand)
+      .resolves({ Attributes: [{ Key: 'tcp.idle_timeout.seconds', Value: '350' }] });
+    elb.on(ModifyListenerAttributesCommand).resolves({});
+    expect(await adapter.describeListenerAttributes(LISTENER_ARN)).toEqual({ 'tcp.idle_timeout.seconds': '350' });
+    await adapter.modifyListenerAttributes(LISTENER_ARN, { 'tcp.idle_timeout.seconds': '600' });
+    await adapter.modifyListenerAttributes(LISTENER_ARN, {});
+    expect(elb.commandCalls(DescribeListenerAttributesCommand)[0]!.args[0].input).toEqual({
+      ListenerArn: LISTENER_ARN,
+    });
+    expect(elb.commandCalls(ModifyListenerAttributesCommand).map((c) => c.args[0].input)).toEqual([
+      { ListenerArn: LISTENER_ARN, Attributes: [{ Key: 'tcp.idle_timeout.seconds', Value: '600' }] },
+    ]);
+  });
+
   it('a target group still tied to another load balancer is an error with its code', async () => {
     elb.on(CreateListenerCommand).rejects(sdkError('TargetGroupAssociationLimit'));
     const err = await adapter
@@ -234,6 +408,7 @@ describe('Elbv2Adapter target groups and targets', () => {
         protocol: 'TCP',
         port: 30080,
         targetType: 'instance',
+        ipAddressType: 'ipv4',
         vpcId: undefined,
         healthCheck: {
           protocol: 'HTTP',
@@ -299,6 +474,34 @@ describe('Elbv2Adapter target groups and targets', () => {
     expect(elb.commandCalls(ModifyTargetGroupCommand)[0]!.args[0].input).toMatchObject({
       HealthCheckProtocol: 'HTTP',
       HealthCheckPath: '/healthz',
+    });
+  });
+
+  it('creates an IPv6 target group when asked and reads the IP address type back', async () => {
+    elb
+      .on(CreateTargetGroupCommand)
+      .resolves({ TargetGroups: [{ ...sdkGroup('v6'), TargetType: 'ip', IpAddressType: 'ipv6' }] });
+    const created = await adapter.createTargetGroup({
+      name: 'v6',
+      protocol: 'TCP',
+      port: 8080,
+      targetType: 'ip',
+      ipAddressType: 'ipv6',
+      vpcId: 'vpc-1',
+      healthCheck: {
+        protocol: 'TCP',
+        port: 'traffic-port',
+        intervalSeconds: 30,
+        timeoutSeconds: 10,
+        healthyThreshold: 3,
+        unhealthyThreshold: 3,
+      },
+      tags: {},
+    });
+    expect(created).toMatchObject({ targetType: 'ip', ipAddressType: 'ipv6' });
+    expect(elb.commandCalls(CreateTargetGroupCommand)[0]!.args[0].input).toMatchObject({
+      TargetType: 'ip',
+      IpAddressType: 'ipv6',
     });
   });
 
@@ -382,6 +585,17 @@ describe('Elbv2Adapter tags and errors', () => {
       { ResourceArns: [LB_ARN], Tags: [{ Key: 'team', Value: 'web' }] },
       { ResourceArns: [LISTENER_ARN], Tags: [{ Key: 'kubernetes.io/cluster/c1', Value: 'owned' }] },
     ]);
+  });
+
+  it('removes tag keys from one resource; no keys: no call; an unknown resource keeps its code', async () => {
+    elb.on(RemoveTagsCommand).resolvesOnce({}).rejects(sdkError('ListenerNotFound'));
+    await adapter.removeTags(LB_ARN, ['team', 'old', 'team']);
+    await adapter.removeTags(LB_ARN, []);
+    expect(elb.commandCalls(RemoveTagsCommand).map((c) => c.args[0].input)).toEqual([
+      { ResourceArns: [LB_ARN], TagKeys: ['team', 'old'] },
+    ]);
+    const err = await adapter.removeTags(LISTENER_ARN, ['team']).catch((e: unknown) => e);
+    expect(elbv2ErrorCode((err as Error).cause)).toBe('ListenerNotFound');
   });
 
   it.each([

@@ -1,5 +1,6 @@
 import {
   type Action,
+  AddListenerCertificatesCommand,
   AddTagsCommand,
   CreateListenerCommand,
   CreateLoadBalancerCommand,
@@ -8,6 +9,8 @@ import {
   DeleteLoadBalancerCommand,
   DeleteTargetGroupCommand,
   DeregisterTargetsCommand,
+  DescribeListenerAttributesCommand,
+  DescribeListenerCertificatesCommand,
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
@@ -17,27 +20,35 @@ import {
   type DescribeTargetGroupsCommandInput,
   DescribeTargetHealthCommand,
   type ElasticLoadBalancingV2Client,
+  ModifyListenerAttributesCommand,
   ModifyListenerCommand,
   ModifyLoadBalancerAttributesCommand,
   ModifyTargetGroupAttributesCommand,
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
+  RemoveListenerCertificatesCommand,
+  RemoveTagsCommand,
   type Listener as SdkListener,
   type LoadBalancer as SdkLoadBalancer,
   type TargetGroup as SdkTargetGroup,
+  SetIpAddressTypeCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import {
+  ALPN_POLICIES,
+  type AlpnPolicy,
   type CreateLoadBalancerInput,
   type CreateTargetGroupInput,
   ELBV2_PAGE_SIZE,
   type Elbv2Port,
   type HealthCheck,
   type Listener,
+  type ListenerCertificate,
   type ListenerProtocol,
   type ListenerSpec,
   type LoadBalancer,
+  type LoadBalancerIpAddressType,
   type LoadBalancerStateCode,
   type SubnetMapping,
   TAGS_ARNS_PER_CALL,
@@ -122,7 +133,7 @@ export class Elbv2Adapter implements Elbv2Port {
           Name: input.name,
           Type: 'network',
           Scheme: input.scheme,
-          IpAddressType: 'ipv4',
+          IpAddressType: input.ipAddressType ?? 'ipv4',
           SubnetMappings: input.subnetMappings.map((m) => ({
             SubnetId: m.subnetId,
             ...(m.allocationId ? { AllocationId: m.allocationId } : {}),
@@ -174,6 +185,14 @@ export class Elbv2Adapter implements Elbv2Port {
       );
     } catch (err) {
       throw elbv2Error(`setting subnets of ${arn}`, err);
+    }
+  }
+
+  async setIpAddressType(arn: string, ipAddressType: LoadBalancerIpAddressType): Promise<void> {
+    try {
+      await this.client.send(new SetIpAddressTypeCommand({ LoadBalancerArn: arn, IpAddressType: ipAddressType }));
+    } catch (err) {
+      throw elbv2Error(`setting IP address type of ${arn} to ${ipAddressType}`, err);
     }
   }
 
@@ -248,6 +267,84 @@ export class Elbv2Adapter implements Elbv2Port {
     }
   }
 
+  async describeListenerCertificates(listenerArn: string): Promise<ListenerCertificate[]> {
+    try {
+      const pages = await allPages(
+        (Marker) =>
+          this.client.send(
+            new DescribeListenerCertificatesCommand({ ListenerArn: listenerArn, PageSize: ELBV2_PAGE_SIZE, Marker }),
+          ),
+        (page) => page.NextMarker,
+      );
+      return pages.flatMap((page) =>
+        (page.Certificates ?? []).flatMap((c): ListenerCertificate[] =>
+          c.CertificateArn ? [{ certificateArn: c.CertificateArn, isDefault: c.IsDefault === true }] : [],
+        ),
+      );
+    } catch (err) {
+      throw elbv2Error(`describing certificates of ${listenerArn}`, err);
+    }
+  }
+
+  /**
+   * One call per certificate: AWS takes one per AddListenerCertificates call. One already in the list is not
+   * added again (success). https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_AddListenerCertificates.html
+   */
+  async addListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void> {
+    for (const certificateArn of unique(certificateArns)) {
+      try {
+        await this.client.send(
+          new AddListenerCertificatesCommand({
+            ListenerArn: listenerArn,
+            Certificates: [{ CertificateArn: certificateArn }],
+          }),
+        );
+      } catch (err) {
+        throw elbv2Error(`adding certificate ${certificateArn} to ${listenerArn}`, err);
+      }
+    }
+  }
+
+  /**
+   * One call per certificate, as for adding. The default certificate cannot be removed (OperationNotPermitted).
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_RemoveListenerCertificates.html
+   */
+  async removeListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void> {
+    for (const certificateArn of unique(certificateArns)) {
+      try {
+        await this.client.send(
+          new RemoveListenerCertificatesCommand({
+            ListenerArn: listenerArn,
+            Certificates: [{ CertificateArn: certificateArn }],
+          }),
+        );
+      } catch (err) {
+        throw elbv2Error(`removing certificate ${certificateArn} from ${listenerArn}`, err);
+      }
+    }
+  }
+
+  async describeListenerAttributes(listenerArn: string): Promise<Record<string, string>> {
+    try {
+      const output = await this.client.send(new DescribeListenerAttributesCommand({ ListenerArn: listenerArn }));
+      return fromAttributes(output.Attributes);
+    } catch (err) {
+      throw elbv2Error(`describing attributes of ${listenerArn}`, err);
+    }
+  }
+
+  /** Nothing to change sends nothing (AWS requires at least one attribute). */
+  async modifyListenerAttributes(listenerArn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
+    if (Object.keys(attributes).length === 0) return;
+    try {
+      await this.client.send(
+        new ModifyListenerAttributesCommand({ ListenerArn: listenerArn, Attributes: toAttributes(attributes) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`modifying attributes of ${listenerArn}`, err);
+    }
+  }
+
   async findTargetGroups(names: readonly string[]): Promise<TargetGroup[]> {
     const found: TargetGroup[] = [];
     for (const chunk of chunks(unique(names), TARGET_GROUP_NAMES_PER_CALL)) {
@@ -288,7 +385,7 @@ export class Elbv2Adapter implements Elbv2Port {
           Port: input.port,
           VpcId: input.vpcId,
           TargetType: input.targetType,
-          IpAddressType: 'ipv4',
+          IpAddressType: input.ipAddressType ?? 'ipv4',
           ...healthCheckInput(input.healthCheck),
           Tags: toTags(input.tags),
         }),
@@ -413,6 +510,15 @@ export class Elbv2Adapter implements Elbv2Port {
     }
   }
 
+  async removeTags(arn: string, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    try {
+      await this.client.send(new RemoveTagsCommand({ ResourceArns: [arn], TagKeys: unique(keys) }));
+    } catch (err) {
+      throw elbv2Error(`removing tags ${keys.join(', ')} from ${arn}`, err);
+    }
+  }
+
   private async targetGroups(input: Omit<DescribeTargetGroupsCommandInput, 'Marker'>): Promise<TargetGroup[]> {
     // PageSize may not be combined with Names.
     const pageSize = input.Names ? {} : { PageSize: ELBV2_PAGE_SIZE };
@@ -434,6 +540,7 @@ function listenerInput(spec: ListenerSpec) {
       ? { Certificates: [{ CertificateArn: spec.certificateArn }] }
       : {}),
     ...(spec.protocol === 'TLS' && spec.sslPolicy ? { SslPolicy: spec.sslPolicy } : {}),
+    ...(spec.protocol === 'TLS' && spec.alpnPolicy ? { AlpnPolicy: [spec.alpnPolicy] } : {}),
   };
 }
 
@@ -477,6 +584,8 @@ function toLoadBalancer(sdk: SdkLoadBalancer): LoadBalancer | undefined {
     dnsName: sdk.DNSName ?? '',
     scheme: sdk.Scheme === 'internal' ? 'internal' : 'internet-facing',
     type: sdk.Type ?? '',
+    // `dualstack-without-public-ipv4` (Application Load Balancers only) also serves IPv6 clients: dualstack.
+    ipAddressType: sdk.IpAddressType?.startsWith('dualstack') ? 'dualstack' : 'ipv4',
     state,
     vpcId: sdk.VpcId,
     subnets: (sdk.AvailabilityZones ?? []).flatMap((zone) => {
@@ -515,6 +624,9 @@ function toListener(sdk: SdkListener): Listener | undefined {
     certificateArns: certificates.flatMap((c) => (c.CertificateArn ? [c.CertificateArn] : [])),
   };
   if (sdk.SslPolicy) listener.sslPolicy = sdk.SslPolicy;
+  // AWS states the policy as a list of one name.
+  const alpn = sdk.AlpnPolicy?.[0];
+  if (alpn && (ALPN_POLICIES as readonly string[]).includes(alpn)) listener.alpnPolicy = alpn as AlpnPolicy;
   if (targetGroupArn) listener.targetGroupArn = targetGroupArn;
   return listener;
 }
@@ -536,6 +648,7 @@ function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
     protocol: sdk.Protocol as TargetGroupProtocol,
     port: sdk.Port ?? 0,
     targetType: sdk.TargetType === 'ip' ? 'ip' : 'instance',
+    ipAddressType: sdk.IpAddressType === 'ipv6' ? 'ipv6' : 'ipv4',
     vpcId: sdk.VpcId,
     healthCheck,
     loadBalancerArns: sdk.LoadBalancerArns ?? [],

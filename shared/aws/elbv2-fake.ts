@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock } from '../clock.ts';
 import type { FakeEc2 } from './ec2-fake.ts';
 import {
+  ALPN_POLICIES,
   type CreateLoadBalancerInput,
   type CreateTargetGroupInput,
   ELBV2_PAGE_SIZE,
@@ -9,9 +11,11 @@ import {
   type HealthCheck,
   isValidElbName,
   type Listener,
+  type ListenerCertificate,
   type ListenerProtocol,
   type ListenerSpec,
   type LoadBalancer,
+  type LoadBalancerIpAddressType,
   type SubnetMapping,
   TAGS_ARNS_PER_CALL,
   TARGET_GROUP_NAMES_PER_CALL,
@@ -29,12 +33,18 @@ export type Elbv2Operation =
   | 'DeleteLoadBalancer'
   | 'SetSecurityGroups'
   | 'SetSubnets'
+  | 'SetIpAddressType'
   | 'DescribeLoadBalancerAttributes'
   | 'ModifyLoadBalancerAttributes'
   | 'DescribeListeners'
   | 'CreateListener'
   | 'ModifyListener'
   | 'DeleteListener'
+  | 'DescribeListenerCertificates'
+  | 'AddListenerCertificates'
+  | 'RemoveListenerCertificates'
+  | 'DescribeListenerAttributes'
+  | 'ModifyListenerAttributes'
   | 'DescribeTargetGroups'
   | 'CreateTargetGroup'
   | 'ModifyTargetGroup'
@@ -45,7 +55,8 @@ export type Elbv2Operation =
   | 'RegisterTargets'
   | 'DeregisterTargets'
   | 'DescribeTags'
-  | 'AddTags';
+  | 'AddTags'
+  | 'RemoveTags';
 
 /** Operations that change the account: a reconcile that finds everything in place makes none of them. */
 export const ELBV2_WRITE_OPERATIONS: readonly Elbv2Operation[] = [
@@ -53,10 +64,14 @@ export const ELBV2_WRITE_OPERATIONS: readonly Elbv2Operation[] = [
   'DeleteLoadBalancer',
   'SetSecurityGroups',
   'SetSubnets',
+  'SetIpAddressType',
   'ModifyLoadBalancerAttributes',
   'CreateListener',
   'ModifyListener',
   'DeleteListener',
+  'AddListenerCertificates',
+  'RemoveListenerCertificates',
+  'ModifyListenerAttributes',
   'CreateTargetGroup',
   'ModifyTargetGroup',
   'DeleteTargetGroup',
@@ -64,6 +79,7 @@ export const ELBV2_WRITE_OPERATIONS: readonly Elbv2Operation[] = [
   'RegisterTargets',
   'DeregisterTargets',
   'AddTags',
+  'RemoveTags',
 ];
 
 /**
@@ -98,6 +114,14 @@ export const NLB_TARGET_GROUP_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string
   'target_group_health.unhealthy_state_routing.minimum_healthy_targets.count': '1',
 };
 
+/**
+ * The one listener attribute of a Network Load Balancer, on TCP listeners only; a TLS listener's idle timeout is
+ * fixed at 350 seconds and UDP listeners have none.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html
+ */
+export const TCP_IDLE_TIMEOUT = 'tcp.idle_timeout.seconds';
+export const TCP_LISTENER_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string>> = { [TCP_IDLE_TIMEOUT]: '350' };
+
 interface FakeLoadBalancer {
   lb: LoadBalancer;
   tags: Record<string, string>;
@@ -105,6 +129,8 @@ interface FakeLoadBalancer {
   createdAt: number;
   /** DescribeLoadBalancers answers that still show `provisioning`. */
   provisioningDescribesLeft: number;
+  /** Zones (by name, or subnet ID when the zone is unknown) whose removal is still under way, and until when. */
+  removingZones: Map<string, number>;
 }
 
 interface FakeTarget {
@@ -133,8 +159,10 @@ const ACCOUNT = '111122223333';
  * (TargetGroupAssociationLimit), target groups that cannot be deleted while in use (ResourceInUse),
  * targets that start `initial`, turn `healthy`, and drain for the deregistration delay; idempotent creates
  * (same name and settings: the existing resource; other settings: DuplicateLoadBalancerName /
- * DuplicateTargetGroupName); tags (listeners' too), attributes with AWS's defaults and validation; throttling and queued
- * errors per operation; call counters that count calls as the adapter makes them (pages, chunks,
+ * DuplicateTargetGroupName); tags (listeners' too), attributes with AWS's defaults and validation; dualstack load
+ * balancers and IPv6 target groups; subnet changes with Network Load Balancer rules (a zone keeps its subnet and
+ * addresses; a removed zone takes minutes to go); TLS listeners with ALPN policies and certificate lists; the TCP idle
+ * timeout listener attribute; throttling and queued errors per operation; call counters that count calls as the adapter makes them (pages, chunks,
  * fallbacks). Linked to a FakeEc2, it checks subnets, security groups and instance targets against it and
  * keeps a load balancer's security groups in use until its network interfaces have drained.
  */
@@ -143,6 +171,10 @@ export class FakeElbv2 implements Elbv2Port {
   readonly listeners = new Map<string, Listener>();
   /** Each listener's tags, by listener ARN (`{}` for one created untagged). */
   readonly listenerTags = new Map<string, Record<string, string>>();
+  /** Each TLS listener's certificate list (the extra, SNI certificates; the default one is in the listener). */
+  readonly listenerCertificates = new Map<string, string[]>();
+  /** Each listener's attributes (`tcp.idle_timeout.seconds` on TCP listeners, none on others). */
+  readonly listenerAttributes = new Map<string, Record<string, string>>();
   readonly targetGroups = new Map<string, FakeTargetGroup>();
   readonly calls = new Map<Elbv2Operation, number>();
   region = 'eu-west-1';
@@ -154,6 +186,17 @@ export class FakeElbv2 implements Elbv2Port {
   initialDescribes = 1;
   /** How long a deleted load balancer's network interfaces keep its security groups in use. */
   eniDrainMs = 120_000;
+  /**
+   * How long removing a subnet (a zone) from a Network Load Balancer takes: the zone is gone from
+   * DescribeLoadBalancers at once, but no subnet of that zone can be added until then ("up to 3 minutes").
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/availability-zones.html
+   */
+  subnetRemovalMs = 180_000;
+  /**
+   * Extra (non-default) certificates a load balancer's listeners may hold together: the "Certificates per Network
+   * Load Balancer" quota. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-limits.html
+   */
+  certificateQuota = 25;
   /** Runs as each call starts, after it is counted: lets a test act between a reconciler's read and its write. */
   beforeCall?: (operation: Elbv2Operation) => void;
 
@@ -263,12 +306,14 @@ export class FakeElbv2 implements Elbv2Port {
     const doing = `creating load balancer ${input.name}`;
     if (!isValidElbName(input.name))
       throw fail(doing, 'ValidationError', `Load balancer name '${input.name}' is not valid`);
+    const ipAddressType = input.ipAddressType ?? 'ipv4';
     const existing = this.byName(input.name);
     if (existing) {
       // "If you attempt to create multiple load balancers with the same settings, each call succeeds."
       const same =
         existing.lb.scheme === input.scheme &&
         existing.lb.type === 'network' &&
+        existing.lb.ipAddressType === ipAddressType &&
         sameSet(
           existing.lb.subnets.map((s) => s.subnetId),
           input.subnetMappings.map((s) => s.subnetId),
@@ -277,6 +322,7 @@ export class FakeElbv2 implements Elbv2Port {
       return same ? structuredClone(existing.lb) : 'name-taken';
     }
     this.checkSubnets(doing, input.scheme, input.subnetMappings);
+    if (ipAddressType === 'dualstack') this.checkDualStackSubnets(doing, input.subnetMappings);
     this.checkSecurityGroups(doing, input.securityGroups);
     const created = this.newLoadBalancer(input);
     return structuredClone(created.lb);
@@ -295,9 +341,7 @@ export class FakeElbv2 implements Elbv2Port {
       );
     }
     for (const [listenerArn, listener] of this.listeners) {
-      if (listener.loadBalancerArn !== arn) continue;
-      this.listeners.delete(listenerArn);
-      this.listenerTags.delete(listenerArn);
+      if (listener.loadBalancerArn === arn) this.forgetListener(listenerArn);
     }
     this.loadBalancers.delete(arn);
     this.ec2?.releaseSecurityGroups(arn, this.eniDrainMs);
@@ -319,12 +363,78 @@ export class FakeElbv2 implements Elbv2Port {
     this.ec2?.holdSecurityGroups(arn, securityGroups);
   }
 
+  /**
+   * Network Load Balancer semantics: every zone that stays keeps its subnet and addresses (an address left out
+   * keeps the one it has); a zone can be added, or removed, which takes `subnetRemovalMs` to complete. Changing a
+   * zone's subnet or address is therefore two steps: remove the zone, wait, add it again.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_SetSubnets.html
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/availability-zones.html
+   */
   async setSubnets(arn: string, subnetMappings: readonly SubnetMapping[]): Promise<void> {
     await this.call('SetSubnets');
     const doing = `setting subnets of ${arn}`;
     const found = this.lbOrThrow(arn, doing);
     this.checkSubnets(doing, found.lb.scheme, subnetMappings);
-    found.lb.subnets = subnetMappings.map((m) => ({ ...m, zoneName: this.zoneOf(m.subnetId) }));
+    const now = this.clock.now();
+    for (const [zone, until] of found.removingZones) if (now >= until) found.removingZones.delete(zone);
+    const current = new Map(found.lb.subnets.map((s) => [s.zoneName ?? s.subnetId, s]));
+    const next: LoadBalancer['subnets'] = [];
+    const added: SubnetMapping[] = [];
+    for (const mapping of subnetMappings) {
+      const zoneName = this.zoneOf(mapping.subnetId);
+      const zone = zoneName ?? mapping.subnetId;
+      const existing = current.get(zone);
+      if (existing) {
+        const changed =
+          existing.subnetId !== mapping.subnetId ||
+          (mapping.allocationId !== undefined && mapping.allocationId !== existing.allocationId) ||
+          (mapping.privateIPv4Address !== undefined && mapping.privateIPv4Address !== existing.privateIPv4Address);
+        if (changed) {
+          throw fail(
+            doing,
+            'InvalidConfigurationRequest',
+            `The subnet or address of zone '${zone}' cannot be changed in place: remove the existing subnet first, then add the new one`,
+          );
+        }
+        next.push({ ...existing });
+        continue;
+      }
+      if (found.removingZones.has(zone)) {
+        throw fail(
+          doing,
+          'InvalidConfigurationRequest',
+          `A subnet of zone '${zone}' is still being removed from the load balancer; try again later`,
+        );
+      }
+      added.push(mapping);
+      next.push({ ...mapping, zoneName });
+    }
+    if (found.lb.ipAddressType === 'dualstack') this.checkDualStackSubnets(doing, added);
+    const kept = new Set(next.map((s) => s.zoneName ?? s.subnetId));
+    for (const zone of current.keys()) if (!kept.has(zone)) found.removingZones.set(zone, now + this.subnetRemovalMs);
+    found.lb.subnets = next;
+  }
+
+  async setIpAddressType(arn: string, ipAddressType: LoadBalancerIpAddressType): Promise<void> {
+    await this.call('SetIpAddressType');
+    const doing = `setting IP address type of ${arn} to ${ipAddressType}`;
+    const found = this.lbOrThrow(arn, doing);
+    if (ipAddressType === 'dualstack') {
+      this.checkDualStackSubnets(doing, found.lb.subnets);
+    } else {
+      // "IPv6 target groups can only be associated with dualstack Network Load Balancers."
+      const ipv6Group = this.listenersOf(arn).find(
+        (l) => l.targetGroupArn && this.targetGroups.get(l.targetGroupArn)?.tg.ipAddressType === 'ipv6',
+      );
+      if (ipv6Group) {
+        throw fail(
+          doing,
+          'InvalidConfigurationRequest',
+          `Listener '${ipv6Group.arn}' forwards to an IPv6 target group, which needs a dualstack load balancer`,
+        );
+      }
+    }
+    found.lb.ipAddressType = ipAddressType;
   }
 
   async describeLoadBalancerAttributes(arn: string): Promise<Record<string, string>> {
@@ -373,13 +483,15 @@ export class FakeElbv2 implements Elbv2Port {
       if (sameListener(existing, spec)) return { ...existing };
       throw fail(doing, 'DuplicateListener', 'A listener already exists on this port for this load balancer');
     }
-    this.checkListener(doing, loadBalancerArn, spec);
+    this.checkListener(doing, found, spec);
     const arn = `arn:aws:elasticloadbalancing:${this.region}:${ACCOUNT}:listener/net/${found.lb.name}/${idOf(found.lb.arn)}/${this.nextId()}`;
     if (Object.keys(tags).length > 50)
       throw fail(doing, 'TooManyTags', 'You have reached the limit on the number of tags');
     const listener = toListener(arn, loadBalancerArn, spec);
     this.listeners.set(arn, listener);
     this.listenerTags.set(arn, { ...tags });
+    this.listenerCertificates.set(arn, []);
+    this.listenerAttributes.set(arn, spec.protocol === 'TCP' ? { ...TCP_LISTENER_ATTRIBUTE_DEFAULTS } : {});
     return { ...listener };
   }
 
@@ -392,14 +504,126 @@ export class FakeElbv2 implements Elbv2Port {
       (l) => l.loadBalancerArn === listener.loadBalancerArn && l.port === spec.port && l.arn !== listenerArn,
     );
     if (clash) throw fail(doing, 'DuplicateListener', 'A listener already exists on this port for this load balancer');
-    this.checkListener(doing, listener.loadBalancerArn, spec);
-    this.listeners.set(listenerArn, toListener(listenerArn, listener.loadBalancerArn, spec));
+    // "Any properties that you do not specify retain their current values": a TLS listener staying TLS keeps its
+    // certificate and policies unless new ones are given.
+    const effective: ListenerSpec =
+      listener.protocol === 'TLS' && spec.protocol === 'TLS'
+        ? {
+            ...spec,
+            certificateArn: spec.certificateArn ?? listener.certificateArns[0],
+            sslPolicy: spec.sslPolicy ?? listener.sslPolicy,
+            alpnPolicy: spec.alpnPolicy ?? listener.alpnPolicy,
+          }
+        : spec;
+    this.checkListener(doing, this.lbOrThrow(listener.loadBalancerArn, doing), effective);
+    // A new default certificate simply replaces the old one, which does not join the certificate list.
+    this.listeners.set(listenerArn, toListener(listenerArn, listener.loadBalancerArn, effective));
+    if (spec.protocol !== 'TLS') this.listenerCertificates.set(listenerArn, []);
+    if (spec.protocol !== listener.protocol) {
+      this.listenerAttributes.set(listenerArn, spec.protocol === 'TCP' ? { ...TCP_LISTENER_ATTRIBUTE_DEFAULTS } : {});
+    }
   }
 
   async deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'> {
     await this.call('DeleteListener');
-    this.listenerTags.delete(listenerArn);
-    return this.listeners.delete(listenerArn) ? 'deleted' : 'not-found';
+    return this.forgetListener(listenerArn) ? 'deleted' : 'not-found';
+  }
+
+  /**
+   * The default certificate (IsDefault) and then the certificate list. A certificate that is both default and
+   * listed appears twice, as AWS documents; a listener other than TLS has none.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DescribeListenerCertificates.html
+   */
+  async describeListenerCertificates(listenerArn: string): Promise<ListenerCertificate[]> {
+    await this.call('DescribeListenerCertificates');
+    const listener = this.listenerOrThrow(listenerArn, `describing certificates of ${listenerArn}`);
+    if (listener.protocol !== 'TLS') return [];
+    const out: ListenerCertificate[] = listener.certificateArns
+      .slice(0, 1)
+      .map((certificateArn) => ({ certificateArn, isDefault: true }));
+    for (const certificateArn of this.listenerCertificates.get(listenerArn) ?? []) {
+      out.push({ certificateArn, isDefault: false });
+    }
+    for (let i = ELBV2_PAGE_SIZE; i < out.length; i += ELBV2_PAGE_SIZE) await this.call('DescribeListenerCertificates');
+    return out;
+  }
+
+  /**
+   * One AddListenerCertificates call per certificate, as the adapter makes them (AWS takes one per call). A
+   * certificate already in the list is not added again; the default certificate is not in the list until added.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_AddListenerCertificates.html
+   */
+  async addListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void> {
+    for (const certificateArn of new Set(certificateArns)) {
+      await this.call('AddListenerCertificates');
+      const doing = `adding certificate ${certificateArn} to ${listenerArn}`;
+      const listener = this.listenerOrThrow(listenerArn, doing);
+      if (listener.protocol !== 'TLS') {
+        throw fail(doing, 'InvalidConfigurationRequest', `Certificates can only be added to TLS listeners`);
+      }
+      const list = this.listenerCertificates.get(listenerArn) ?? [];
+      if (list.includes(certificateArn)) continue;
+      const inUse = this.listenersOf(listener.loadBalancerArn).reduce(
+        (n, l) => n + (this.listenerCertificates.get(l.arn)?.length ?? 0),
+        0,
+      );
+      if (inUse >= this.certificateQuota) {
+        throw fail(doing, 'TooManyCertificates', 'You have reached the limit on the number of certificates');
+      }
+      this.listenerCertificates.set(listenerArn, [...list, certificateArn]);
+    }
+  }
+
+  /**
+   * One call per certificate, like adding. The default certificate cannot be removed (ModifyListener replaces it);
+   * a certificate not in the list is not an error.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_RemoveListenerCertificates.html
+   */
+  async removeListenerCertificates(listenerArn: string, certificateArns: readonly string[]): Promise<void> {
+    for (const certificateArn of new Set(certificateArns)) {
+      await this.call('RemoveListenerCertificates');
+      const doing = `removing certificate ${certificateArn} from ${listenerArn}`;
+      const listener = this.listenerOrThrow(listenerArn, doing);
+      if (listener.certificateArns[0] === certificateArn) {
+        throw fail(doing, 'OperationNotPermitted', "The default certificate of a listener can't be removed");
+      }
+      const list = this.listenerCertificates.get(listenerArn) ?? [];
+      this.listenerCertificates.set(
+        listenerArn,
+        list.filter((c) => c !== certificateArn),
+      );
+    }
+  }
+
+  async describeListenerAttributes(listenerArn: string): Promise<Record<string, string>> {
+    await this.call('DescribeListenerAttributes');
+    const listener = this.listenerOrThrow(listenerArn, `describing attributes of ${listenerArn}`);
+    return { ...this.attributesOfListener(listener) };
+  }
+
+  /** Nothing to change makes no call (the adapter sends none). */
+  async modifyListenerAttributes(listenerArn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
+    if (Object.keys(attributes).length === 0) return;
+    await this.call('ModifyListenerAttributes');
+    const doing = `modifying attributes of ${listenerArn}`;
+    const listener = this.listenerOrThrow(listenerArn, doing);
+    for (const [key, value] of Object.entries(attributes)) {
+      if (key !== TCP_IDLE_TIMEOUT) {
+        throw fail(doing, 'ValidationError', `Listener attribute key '${key}' is not recognized`);
+      }
+      if (listener.protocol !== 'TCP') {
+        throw fail(
+          doing,
+          'InvalidConfigurationRequest',
+          `The attribute '${key}' can only be set on TCP listeners, not ${listener.protocol}`,
+        );
+      }
+      const seconds = Number(value);
+      if (!/^\d+$/.test(value) || seconds < 60 || seconds > 6000) {
+        throw fail(doing, 'InvalidConfigurationRequest', `The value of '${key}' must be between 60 and 6000 seconds`);
+      }
+    }
+    this.listenerAttributes.set(listenerArn, { ...this.attributesOfListener(listener), ...attributes });
   }
 
   // ---- target groups -------------------------------------------------------------------------------
@@ -443,15 +667,22 @@ export class FakeElbv2 implements Elbv2Port {
     if (!isValidElbName(input.name))
       throw fail(doing, 'ValidationError', `Target group name '${input.name}' is not valid`);
     checkHealthCheck(doing, input.protocol, input.healthCheck);
+    const ipAddressType = input.ipAddressType ?? 'ipv4';
     const existing = [...this.targetGroups.values()].find((g) => g.tg.name === input.name);
     if (existing) {
       const same =
         existing.tg.protocol === input.protocol &&
         existing.tg.port === input.port &&
         existing.tg.targetType === input.targetType &&
+        existing.tg.ipAddressType === ipAddressType &&
         existing.tg.vpcId === input.vpcId &&
         sameHealthCheck(existing.tg.healthCheck, input.healthCheck);
       return same ? this.describeGroup(existing) : 'name-taken';
+    }
+    // "IPv6 target groups only support IP type targets."
+    // https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-target-groups.html#target-group-ip-address-type
+    if (ipAddressType === 'ipv6' && input.targetType !== 'ip') {
+      throw fail(doing, 'InvalidConfigurationRequest', 'IPv6 target groups only support targets of type ip');
     }
     const arn = `arn:aws:elasticloadbalancing:${this.region}:${ACCOUNT}:targetgroup/${input.name}/${this.nextId()}`;
     const preserve = input.targetType === 'instance' || input.protocol === 'UDP' || input.protocol === 'TCP_UDP';
@@ -462,6 +693,7 @@ export class FakeElbv2 implements Elbv2Port {
         protocol: input.protocol,
         port: input.port,
         targetType: input.targetType,
+        ipAddressType,
         vpcId: input.vpcId,
         healthCheck: { ...input.healthCheck },
       },
@@ -611,22 +843,72 @@ export class FakeElbv2 implements Elbv2Port {
   async addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void> {
     await this.call('AddTags');
     const doing = `tagging ${arn}`;
-    const target = this.tagsRef(arn);
-    if (!target) {
-      const code = arn.includes(':targetgroup/')
-        ? 'TargetGroupNotFound'
-        : arn.includes(':listener/')
-          ? 'ListenerNotFound'
-          : 'LoadBalancerNotFound';
-      throw fail(doing, code, `${arn} not found`);
-    }
+    const target = this.taggedOrThrow(arn, doing);
     const next = { ...target, ...tags };
     if (Object.keys(next).length > 50)
       throw fail(doing, 'TooManyTags', 'You have reached the limit on the number of tags');
     Object.assign(target, tags);
   }
 
+  /** No keys makes no call (the adapter sends none); keys the resource does not have are not an error. */
+  async removeTags(arn: string, keys: readonly string[]): Promise<void> {
+    if (keys.length === 0) return;
+    await this.call('RemoveTags');
+    const target = this.taggedOrThrow(arn, `removing tags from ${arn}`);
+    for (const key of keys) delete target[key];
+  }
+
   // ---- internals -----------------------------------------------------------------------------------
+
+  /** The live tag record of `arn`, or the not-found error of its kind. */
+  private taggedOrThrow(arn: string, doing: string): Record<string, string> {
+    const target = this.tagsRef(arn);
+    if (target) return target;
+    const code = arn.includes(':targetgroup/')
+      ? 'TargetGroupNotFound'
+      : arn.includes(':listener/')
+        ? 'ListenerNotFound'
+        : 'LoadBalancerNotFound';
+    throw fail(doing, code, `${arn} not found`);
+  }
+
+  /** Drops a listener with everything kept beside it; false when there was none. */
+  private forgetListener(listenerArn: string): boolean {
+    this.listenerTags.delete(listenerArn);
+    this.listenerCertificates.delete(listenerArn);
+    this.listenerAttributes.delete(listenerArn);
+    return this.listeners.delete(listenerArn);
+  }
+
+  private listenerOrThrow(listenerArn: string, doing: string): Listener {
+    const listener = this.listeners.get(listenerArn);
+    if (!listener) throw fail(doing, 'ListenerNotFound', 'One or more listeners not found');
+    return listener;
+  }
+
+  private attributesOfListener(listener: Listener): Record<string, string> {
+    return (
+      this.listenerAttributes.get(listener.arn) ?? (listener.protocol === 'TCP' ? TCP_LISTENER_ATTRIBUTE_DEFAULTS : {})
+    );
+  }
+
+  /**
+   * A dualstack load balancer needs an IPv6 CIDR block in every subnet.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-ip-address-type.html
+   */
+  private checkDualStackSubnets(doing: string, mappings: readonly SubnetMapping[]): void {
+    if (!this.ec2) return;
+    for (const mapping of mappings) {
+      const subnet = this.ec2.subnets.get(mapping.subnetId);
+      if (subnet && !subnet.ipv6CidrBlocks?.length) {
+        throw fail(
+          doing,
+          'InvalidConfigurationRequest',
+          `Subnet '${mapping.subnetId}' has no IPv6 CIDR block, which a dualstack load balancer needs`,
+        );
+      }
+    }
+  }
 
   /** The live tag record of a load balancer, target group or listener. */
   private tagsRef(arn: string): Record<string, string> | undefined {
@@ -644,6 +926,7 @@ export class FakeElbv2 implements Elbv2Port {
         dnsName: `${input.name}-${id}.elb.${this.region}.amazonaws.com`,
         scheme: input.scheme,
         type: 'network',
+        ipAddressType: input.ipAddressType ?? 'ipv4',
         state: 'provisioning',
         vpcId: vpcId ?? 'vpc-0a1b2c3d',
         subnets: input.subnetMappings.map((m) => ({ ...m, zoneName: this.zoneOf(m.subnetId) })),
@@ -653,6 +936,7 @@ export class FakeElbv2 implements Elbv2Port {
       attributes: { ...NLB_ATTRIBUTE_DEFAULTS },
       createdAt: this.clock.now(),
       provisioningDescribesLeft: this.provisioningDescribes,
+      removingZones: new Map(),
     };
     this.loadBalancers.set(arn, lb);
     this.ec2?.holdSecurityGroups(arn, input.securityGroups);
@@ -741,11 +1025,30 @@ export class FakeElbv2 implements Elbv2Port {
     }
   }
 
-  private checkListener(doing: string, loadBalancerArn: string, spec: ListenerSpec): void {
+  private checkListener(doing: string, lb: FakeLoadBalancer, spec: ListenerSpec): void {
+    const loadBalancerArn = lb.lb.arn;
     const group = this.groupOrThrow(spec.targetGroupArn, doing);
     if (spec.port < 1 || spec.port > 65535) throw fail(doing, 'ValidationError', `Port ${spec.port} is not valid`);
     if (spec.protocol === 'TLS' && !spec.certificateArn) {
       throw fail(doing, 'ValidationError', 'A certificate must be specified for TLS listeners');
+    }
+    // ALPN policies are for TLS listeners only.
+    // https://docs.aws.amazon.com/elasticloadbalancing/latest/network/tls-listener.html#alpn-policies
+    if (spec.alpnPolicy !== undefined) {
+      if (spec.protocol !== 'TLS' || !(ALPN_POLICIES as readonly string[]).includes(spec.alpnPolicy)) {
+        throw fail(
+          doing,
+          'ALPNPolicyNotSupported',
+          `The ALPN policy '${spec.alpnPolicy}' is not supported for ${spec.protocol} listeners`,
+        );
+      }
+    }
+    if (group.tg.ipAddressType === 'ipv6' && lb.lb.ipAddressType !== 'dualstack') {
+      throw fail(
+        doing,
+        'InvalidConfigurationRequest',
+        `The IPv6 target group '${spec.targetGroupArn}' can only be used with a dualstack load balancer`,
+      );
     }
     if (!compatible(spec.protocol, group.tg.protocol)) {
       throw fail(
@@ -770,8 +1073,14 @@ export class FakeElbv2 implements Elbv2Port {
     if (target.port < 1 || target.port > 65535)
       throw fail(doing, 'ValidationError', `Port ${target.port} is not valid`);
     if (group.tg.targetType === 'ip') {
-      if (!/^\d{1,3}(\.\d{1,3}){3}$/.test(target.id)) {
-        throw fail(doing, 'InvalidTarget', `The IP address '${target.id}' is not a valid IPv4 address`);
+      // "All IP addresses within a target group must have the same IP address type."
+      const ipv6 = group.tg.ipAddressType === 'ipv6';
+      if (ipv6 ? !isIPv6(target.id) : !isIPv4(target.id)) {
+        throw fail(
+          doing,
+          'InvalidTarget',
+          `The IP address '${target.id}' is not a valid ${ipv6 ? 'IPv6' : 'IPv4'} address for this target group`,
+        );
       }
       return;
     }
@@ -831,7 +1140,8 @@ function sameListener(listener: Listener, spec: ListenerSpec): boolean {
     listener.protocol === spec.protocol &&
     listener.targetGroupArn === spec.targetGroupArn &&
     (listener.certificateArns[0] ?? '') === (spec.certificateArn ?? '') &&
-    (spec.sslPolicy === undefined || listener.sslPolicy === spec.sslPolicy)
+    (spec.sslPolicy === undefined || listener.sslPolicy === spec.sslPolicy) &&
+    (spec.alpnPolicy === undefined || listener.alpnPolicy === spec.alpnPolicy)
   );
 }
 
@@ -873,6 +1183,7 @@ function toListener(arn: string, loadBalancerArn: string, spec: ListenerSpec): L
   };
   // AWS applies its default policy to a TLS listener created without one.
   if (spec.protocol === 'TLS') listener.sslPolicy = spec.sslPolicy ?? 'ELBSecurityPolicy-TLS13-1-2-2021-06';
+  if (spec.protocol === 'TLS' && spec.alpnPolicy !== undefined) listener.alpnPolicy = spec.alpnPolicy;
   return listener;
 }
 
