@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import { countingCalls, crashAfter } from '../../test/helpers/crash.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
 import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
@@ -124,6 +125,75 @@ describe.each<Scenario>(['instance', 'ip'])('crash after every AWS call (%s targ
       await w.converge([w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: `after-${n}` })]);
       expect({ crashAfter: n, ...w.inventory() }).toEqual({ crashAfter: n, ...expected });
       expect(serviceState(w)).toBe('gone');
+    }
+  });
+});
+
+/**
+ * An update that touches everything kept in line: one zone moves to another subnet (removed first, added
+ * back later), a tag is dropped, TLS with SNI certificates and ALPN arrives on one port, the TCP idle
+ * timeout and cross-zone change. A crash after any call of the first update pass still ends where an
+ * undisturbed update ends.
+ */
+describe('crash after every AWS call of an update', () => {
+  const CERT = (n: string) => `arn:aws:acm:eu-west-1:111122223333:certificate/${n}`;
+  const before = {
+    'service.beta.kubernetes.io/aws-load-balancer-subnets': 'public-eu-west-1a, public-eu-west-1b',
+    'service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags': 'team=web,env=prod',
+  };
+  const after = {
+    'service.beta.kubernetes.io/aws-load-balancer-subnets': 'public-a-2, public-eu-west-1b',
+    'service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags': 'team=web',
+    'service.beta.kubernetes.io/aws-load-balancer-ssl-cert': `${CERT('a')},${CERT('b')}`,
+    'service.beta.kubernetes.io/aws-load-balancer-ssl-ports': 'https',
+    'service.beta.kubernetes.io/aws-load-balancer-alpn-policy': 'HTTP2Preferred',
+    'service.beta.kubernetes.io/aws-load-balancer-connection-idle-timeout': '900',
+    'service.beta.kubernetes.io/aws-load-balancer-cross-zone-load-balancing-enabled': 'true',
+  };
+
+  async function converged(): Promise<ServiceWorld> {
+    const w = setUp('instance');
+    w.ec2.putSubnet(makeSubnet({ index: 30, zone: 'eu-west-1a', tags: { Name: 'public-a-2' } }));
+    const web = w.kube.services.get('default/web')!;
+    w.kube.putService({ ...web, metadata: { ...web.metadata, annotations: before } });
+    await w.converge([w.serviceKey('web')]);
+    const now = w.kube.services.get('default/web')!;
+    w.kube.putService({ ...now, metadata: { ...now.metadata, annotations: after } });
+    return w;
+  }
+
+  it('then a reconcile: the same load balancer, in line with the new annotations', async () => {
+    const reference = await converged();
+    await reference.converge([reference.serviceKey('web', 'default', { eventType: 'MODIFIED', eventId: 'u' })]);
+    const expected = reference.inventory();
+    expect(expected.loadBalancers).toEqual([
+      expect.objectContaining({
+        subnets: [makeSubnet({ index: 11 }).subnetId, makeSubnet({ index: 30 }).subnetId].sort(),
+        listeners: [
+          expect.objectContaining({ port: 80, protocol: 'TCP', attributes: { 'tcp.idle_timeout.seconds': '900' } }),
+          expect.objectContaining({
+            port: 443,
+            protocol: 'TLS',
+            certificates: [CERT('a')],
+            sniCertificates: [CERT('b')],
+            alpnPolicy: 'HTTP2Preferred',
+          }),
+        ],
+      }),
+    ]);
+    expect(expected.loadBalancers[0]!.tags).not.toHaveProperty('env');
+
+    const points = await firstPassCalls(await converged());
+    expect(points).toBeGreaterThan(15);
+    for (let n = 1; n <= points; n++) {
+      const w = await converged();
+      const { response } = await invokeCrashing(w, n);
+      expect(response.batchItemFailures).toHaveLength(1);
+      await w.converge([w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: `after-${n}` })]);
+      expect({ crashAfter: n, ...w.inventory() }).toEqual({ crashAfter: n, ...expected });
+      w.resetCounters();
+      await w.converge([w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: `again-${n}` })]);
+      expect(w.awsWrites()).toBe(0);
     }
   });
 });

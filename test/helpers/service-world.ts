@@ -183,7 +183,13 @@ export function createServiceWorld() {
       .map(({ lb, tags, attributes }) => ({
         name: lb.name,
         scheme: lb.scheme,
-        subnets: lb.subnets.map((s) => s.subnetId).sort(),
+        ipAddressType: lb.ipAddressType,
+        subnets: lb.subnets
+          .map(
+            (s) =>
+              `${s.subnetId}${s.allocationId ? `:${s.allocationId}` : ''}${s.privateIPv4Address ? `:${s.privateIPv4Address}` : ''}`,
+          )
+          .sort(),
         securityGroups: lb.securityGroups.map(groupName).sort(),
         tags,
         attributes,
@@ -194,6 +200,10 @@ export function createServiceWorld() {
             protocol: l.protocol,
             targetGroup: tgName(l.targetGroupArn),
             certificates: l.certificateArns,
+            sniCertificates: [...(elbv2.listenerCertificates.get(l.arn) ?? [])].sort(),
+            alpnPolicy: l.alpnPolicy ?? 'None',
+            attributes: elbv2.listenerAttributes.get(l.arn) ?? {},
+            tags: elbv2.listenerTags.get(l.arn) ?? {},
           }))
           .sort((a, b) => a.port - b.port),
       }))
