@@ -21,6 +21,7 @@ import { FakeSqs } from '../shared/queue/fake-sqs.ts';
 import type { KeyHint, KeyMessage } from '../shared/queue/message.ts';
 import { routeTableMessage } from '../shared/queue/route-table-key.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
+import { garbageCollectionMessage } from '../shared/queue/service-gc-key.ts';
 
 export interface EngineOptions {
   clusterName: string;
@@ -34,7 +35,13 @@ export interface EngineOptions {
   /** Route controller settings; without cluster CIDRs the route controller does not run. */
   routes?: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
   /** Service load balancers; `kube` must then serve Services and EndpointSlices too. */
-  services?: { vpcId: string; elbv2: Elbv2Port; kube: ServiceControllerKube; provisioningRequeueSeconds?: number };
+  services?: {
+    vpcId: string;
+    elbv2: Elbv2Port;
+    kube: ServiceControllerKube;
+    provisioningRequeueSeconds?: number;
+    cleanupRequeueSeconds?: number;
+  } & Pick<ServiceDeps, 'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags'>;
 }
 
 export const QUEUES = {
@@ -106,7 +113,10 @@ export function createEngine(o: EngineOptions) {
       clusterName: o.clusterName,
       vpcId: services.vpcId,
       provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,
-      cleanupRequeueSeconds: 30,
+      cleanupRequeueSeconds: services.cleanupRequeueSeconds ?? 30,
+      ...(services.loadBalancerClass ? { loadBalancerClass: services.loadBalancerClass } : {}),
+      ...(services.nodePortRange ? { nodePortRange: services.nodePortRange } : {}),
+      ...(services.externalManagedTags ? { externalManagedTags: services.externalManagedTags } : {}),
     };
     handlers.push([QUEUES.service, reconcile(serviceReconciler, serviceDeps)]);
   }
@@ -154,11 +164,20 @@ export function createEngine(o: EngineOptions) {
     });
   }
 
-  /** The level-triggered safety net: every Node key again. */
+  /**
+   * The level-triggered safety net, as functions/resync does it: every Node key again, the route table key,
+   * every LoadBalancer Service and the service garbage-collection key (one hint per round, so SQS
+   * deduplication keeps one copy of each however many Nodes asked for it).
+   */
   async function resync(round: number): Promise<number> {
+    const hint: KeyHint = { eventType: 'RESYNC', eventId: `resync-${round}` };
     const nodes = await o.kube.listNodes();
-    for (const node of nodes)
-      await enqueueNode(node.metadata.name, { eventType: 'RESYNC', eventId: `resync-${round}` });
+    for (const node of nodes) await enqueueNode(node.metadata.name, hint);
+    if (o.routes) await sqs.sendKeys(sqs.urlOf(QUEUES.route), [routeTableMessage(hint)]);
+    if (services) {
+      await enqueueLoadBalancerServices(hint);
+      await sqs.sendKeys(sqs.urlOf(QUEUES.service), [garbageCollectionMessage(hint)]);
+    }
     return nodes.length;
   }
 

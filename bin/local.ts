@@ -3,15 +3,19 @@
  * - Nothing configured: the embedded simulated AWS account and cluster (bin/simulation.ts). It runs
  *   a bounded scenario, prints a summary and exits 0 once everything converged (1 if not).
  * - `--kubeconfig PATH` (or KUBECONFIG set, or `--real`): a real cluster and AWS account, with the
- *   usual AWS credential chain. Requires the cluster name. Resyncs every Node periodically, since the
- *   relay and EventBridge do not reach a local process; `--dry-run` logs writes instead of sending them.
+ *   usual AWS credential chain. Requires the cluster name. Resyncs periodically, since the relay and
+ *   EventBridge do not reach a local process; `--dry-run` logs Kubernetes writes instead of sending them.
+ *   The route controller runs when cluster CIDRs are given, the service controller when a VPC is.
  */
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createEc2Port } from '../shared/aws/clients.ts';
+import { createEc2Port, createElbv2Port } from '../shared/aws/clients.ts';
 import { systemClock } from '../shared/clock.ts';
 import { ConfigError, loadConfig } from '../shared/config/config.ts';
 import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
+import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
+import { serviceControllerKube } from '../shared/k8s/service-port.ts';
+import { validatedCidr } from '../shared/net/cidr.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import { dryRunKubernetes } from './dry-run.ts';
 import { createEngine, DLQS, QUEUES } from './engine.ts';
@@ -30,9 +34,12 @@ Simulation (default): every reconciler on an embedded simulated AWS account and 
 Real cluster and account (--kubeconfig PATH, KUBECONFIG set, or --real):
   --cluster-name NAME    required: the <name> of kubernetes.io/cluster/<name> (or CLUSTER_NAME)
   --region REGION        AWS region (or AWS_REGION)
-  --resync-seconds S     how often every Node is reconciled again (default 30)
+  --cluster-cidrs LIST   the cluster's pod CIDRs (or CLUSTER_CIDRS): also run the route controller
+  --vpc-id VPC           the VPC of the load balancers (or VPC_ID): also run the service controller
+  --resync-seconds S     how often everything is reconciled again (default 30)
   --once                 one resync, drain the queues, print the summary and exit
-  --dry-run              read for real, log writes instead of sending them
+  --dry-run              read for real, log Kubernetes writes instead of sending them (Node
+                         controllers only: routes and load balancers write to AWS, so they stay off)
 
   --verbose              debug log lines
   --plain                plain log lines even on a terminal`;
@@ -48,6 +55,8 @@ const { values } = parseArgs({
     real: { type: 'boolean', default: false },
     'cluster-name': { type: 'string' },
     region: { type: 'string' },
+    'cluster-cidrs': { type: 'string' },
+    'vpc-id': { type: 'string' },
     'resync-seconds': { type: 'string', default: '30' },
     once: { type: 'boolean', default: false },
     'dry-run': { type: 'boolean', default: false },
@@ -122,6 +131,8 @@ async function runReal(): Promise<void> {
       ...process.env,
       CLUSTER_NAME: values['cluster-name'] ?? process.env.CLUSTER_NAME,
       AWS_REGION: values.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION,
+      CLUSTER_CIDRS: values['cluster-cidrs'] ?? process.env.CLUSTER_CIDRS,
+      VPC_ID: values['vpc-id'] ?? process.env.VPC_ID,
       KUBERNETES_AUTH_MODE: 'kubeconfig',
     });
   } catch (err) {
@@ -138,20 +149,57 @@ async function runReal(): Promise<void> {
   else kubeConfig.loadFromDefault();
   const metrics = new RecordingMetrics();
   const realKube = new ClientNodeKubernetes(kubeConfig);
-  const kube = values['dry-run'] ? dryRunKubernetes(realKube, log) : realKube;
+  const dryRun = values['dry-run'];
+  const kube = dryRun ? dryRunKubernetes(realKube, log) : realKube;
+  const ec2 = createEc2Port(config, metrics);
+  // Routes and load balancers are AWS writes, which a dry run cannot fake: those controllers stay off then.
+  const awsWriters = !dryRun;
+  if (dryRun && (config.CLUSTER_CIDRS || config.VPC_ID)) {
+    log.info('dry run: the route and service controllers stay off (they write to AWS)');
+  }
+  const services = config.VPC_ID && awsWriters ? new ClientNodeServices(kubeConfig) : undefined;
   const engine = createEngine({
     clusterName: config.CLUSTER_NAME,
     region: config.AWS_REGION,
     ipFamilies: config.NODE_IP_FAMILIES,
     clock: systemClock,
-    ec2: createEc2Port(config, metrics),
+    ec2,
     kube,
     log,
     metrics,
+    ...(config.CLUSTER_CIDRS && awsWriters
+      ? {
+          routes: {
+            clusterCidrs: config.CLUSTER_CIDRS.map((text) => validatedCidr(text, 'CLUSTER_CIDRS')),
+            routeTableLimit: config.ROUTE_TABLE_LIMIT,
+            ...(config.ROUTE_TABLE_ID ? { routeTableId: config.ROUTE_TABLE_ID } : {}),
+          },
+        }
+      : {}),
+    ...(config.VPC_ID && services
+      ? {
+          services: {
+            vpcId: config.VPC_ID,
+            elbv2: createElbv2Port(config, metrics),
+            kube: serviceControllerKube(services, realKube),
+            provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+            cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+            loadBalancerClass: config.LOAD_BALANCER_CLASS,
+            nodePortRange: config.SERVICE_NODE_PORT_RANGE,
+            externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
+          },
+        }
+      : {}),
   });
+  const running = [
+    'node',
+    'node-lifecycle',
+    ...(config.CLUSTER_CIDRS && awsWriters ? ['route'] : []),
+    ...(services ? ['service'] : []),
+  ];
   const started = performance.now();
   const source: ViewSource = {
-    title: `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}${values['dry-run'] ? ', dry run' : ''}`,
+    title: `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}, controllers ${running.join(', ')}${dryRun ? ', dry run' : ''}`,
     metrics,
     queueDepths: () => Object.values(QUEUES).map((q) => [q, engine.sqs.depth(q)]),
     dlqDepth: engine.dlqDepth,

@@ -18,6 +18,23 @@ describe('npm start (bin/local.ts)', () => {
     expect(result.stdout).toBe('');
   });
 
+  it('refuses a bad VPC or cluster CIDR for the real-mode route and service controllers, naming the setting', () => {
+    const result = cli([
+      '--real',
+      '--region',
+      'eu-west-1',
+      '--cluster-name',
+      'prod',
+      '--vpc-id',
+      'vpc-nope',
+      '--cluster-cidrs',
+      '10.0.0.1/8',
+    ]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('VPC_ID');
+    expect(result.stderr).toContain('CLUSTER_CIDRS');
+  });
+
   it('refuses a bad flag value with the usage', () => {
     const result = cli(['--nodes', 'two']);
     expect(result.status).toBe(2);

@@ -2,7 +2,7 @@ import { createEc2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { loadConfig, requireSetting } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
-import { type Cidr, parseCidr } from '../../shared/net/cidr.ts';
+import { validatedCidr } from '../../shared/net/cidr.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { routeReconciler } from './reconciler.ts';
 
@@ -15,7 +15,9 @@ requireSetting(loadConfig(), 'CLUSTER_CIDRS', CIDRS_PURPOSE);
 export const handler = workqueueHandler(routeReconciler, ({ config, log, metrics }) => ({
   clusterName: config.CLUSTER_NAME,
   routeTableId: config.ROUTE_TABLE_ID,
-  clusterCidrs: requireSetting(config, 'CLUSTER_CIDRS', CIDRS_PURPOSE).map(toCidr),
+  clusterCidrs: requireSetting(config, 'CLUSTER_CIDRS', CIDRS_PURPOSE).map((text) =>
+    validatedCidr(text, 'CLUSTER_CIDRS'),
+  ),
   routeTableLimit: config.ROUTE_TABLE_LIMIT,
   kube: createKubernetesPort(config, awsKubernetesAccessDeps(config)),
   ec2: createEc2Port(config, metrics),
@@ -23,10 +25,3 @@ export const handler = workqueueHandler(routeReconciler, ({ config, log, metrics
   log,
   metrics,
 }));
-
-/** The configuration already refused anything that does not parse. */
-function toCidr(text: string): Cidr {
-  const result = parseCidr(text);
-  if (!result.ok) throw new Error(`CLUSTER_CIDRS: ${result.error}`);
-  return result.cidr;
-}

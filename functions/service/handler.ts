@@ -3,7 +3,7 @@ import { systemClock } from '../../shared/clock.ts';
 import { loadConfig, requireSetting } from '../../shared/config/config.ts';
 import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
-import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
+import { serviceControllerKube } from '../../shared/k8s/service-port.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { serviceReconciler } from './reconciler.ts';
 
@@ -16,15 +16,7 @@ export const handler = workqueueHandler(serviceReconciler, ({ config, log, metri
   const access = awsKubernetesAccessDeps(config);
   const nodes = createKubernetesPort(config, access);
   const services = createServicesPort(config, access);
-  const kube: ServiceControllerKube = {
-    getService: (namespace, name) => services.getService(namespace, name),
-    listServices: () => services.listServices(),
-    patchService: (namespace, name, patch, guard) => services.patchService(namespace, name, patch, guard),
-    patchServiceStatus: (namespace, name, patch, guard) => services.patchServiceStatus(namespace, name, patch, guard),
-    listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
-    listNodes: () => nodes.listNodes(),
-    recordEvent: (event) => nodes.recordEvent(event),
-  };
+  const kube = serviceControllerKube(services, nodes);
   return {
     clusterName: config.CLUSTER_NAME,
     vpcId: requireSetting(config, 'VPC_ID', VPC_PURPOSE),

@@ -1,7 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ClientNodeKubernetes, EVENT_COMPONENT } from './client-node-adapter.ts';
+import { ClientNodeKubernetes, EVENT_COMPONENT, EVENT_WRITE_ATTEMPTS, eventName } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
 import {
   FAKE_API_SERVER_CA_DATA,
@@ -12,7 +12,8 @@ import {
   status,
 } from './fake-api-server.ts';
 import { tokenKubeConfig } from './lambda-access.ts';
-import type { Node } from './types.ts';
+import { applyMergePatch } from './merge-patch.ts';
+import type { EventRecord, Node } from './types.ts';
 
 /**
  * The adapter against a local HTTPS server that answers like the API server for Nodes and Events.
@@ -53,16 +54,27 @@ function node(name: string, resourceVersion = '100'): Node {
   };
 }
 
+interface StoredEvent {
+  metadata: { name: string; namespace: string; resourceVersion: string };
+  count: number;
+  firstTimestamp: string;
+  lastTimestamp: string;
+  message: string;
+  [field: string]: unknown;
+}
+
 /** Routes the Node and Event paths of the core API over an in-memory store. */
 class NodeApi {
   readonly nodes = new Map<string, Node>();
+  /** By `namespace/name`. */
+  readonly events = new Map<string, StoredEvent>();
+  private eventRevision = 500;
 
   respond = (req: RecordedRequest): FakeResponse => {
     const nodePath = req.path.match(/^\/api\/v1\/nodes\/([^/]+)(\/status)?$/);
     if (req.method === 'GET' && req.path === '/api/v1/nodes') return this.list(req.query);
-    if (req.method === 'POST' && /^\/api\/v1\/namespaces\/[^/]+\/events$/.test(req.path)) {
-      return { status: 201, body: JSON.parse(req.body) };
-    }
+    const eventsPath = req.path.match(/^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/);
+    if (eventsPath) return this.event(req, decodeURIComponent(eventsPath[1]!), eventsPath[2]);
     if (!nodePath)
       return { status: 404, body: status(404, 'NotFound', 'the server could not find the requested resource') };
     const name = decodeURIComponent(nodePath[1]!);
@@ -112,6 +124,50 @@ class NodeApi {
     return { status: 405, body: status(405, 'MethodNotAllowed', req.method) };
   };
 
+  /** Stores an Event as another writer would (resourceVersion bumped). */
+  putEvent(event: StoredEvent): StoredEvent {
+    const stored = structuredClone(event);
+    stored.metadata.resourceVersion = String(++this.eventRevision);
+    this.events.set(`${stored.metadata.namespace}/${stored.metadata.name}`, stored);
+    return stored;
+  }
+
+  /** Create (409 AlreadyExists on a taken name), read, and merge patch guarded by resourceVersion. */
+  private event(req: RecordedRequest, namespace: string, encodedName: string | undefined): FakeResponse {
+    if (encodedName === undefined) {
+      if (req.method !== 'POST') return { status: 405, body: status(405, 'MethodNotAllowed', req.method) };
+      const body = JSON.parse(req.body) as StoredEvent;
+      if (this.events.has(`${namespace}/${body.metadata.name}`)) {
+        return {
+          status: 409,
+          body: status(409, 'AlreadyExists', `events "${body.metadata.name}" already exists`),
+        };
+      }
+      return { status: 201, body: this.putEvent({ ...body, metadata: { ...body.metadata, namespace } }) };
+    }
+    const name = decodeURIComponent(encodedName);
+    const stored = this.events.get(`${namespace}/${name}`);
+    if (!stored) return { status: 404, body: status(404, 'NotFound', `events "${name}" not found`) };
+    if (req.method === 'GET') return { status: 200, body: stored };
+    if (req.method !== 'PATCH') return { status: 405, body: status(405, 'MethodNotAllowed', req.method) };
+    if (req.headers['content-type'] !== 'application/merge-patch+json') {
+      return { status: 415, body: status(415, 'UnsupportedMediaType', 'merge patch expected') };
+    }
+    const patch = JSON.parse(req.body) as { metadata?: { resourceVersion?: string } };
+    const guard = patch.metadata?.resourceVersion;
+    if (guard !== undefined && guard !== stored.metadata.resourceVersion) {
+      return {
+        status: 409,
+        body: status(
+          409,
+          'Conflict',
+          `Operation cannot be fulfilled on events "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+        ),
+      };
+    }
+    return { status: 200, body: this.putEvent(applyMergePatch(stored, patch)) };
+  }
+
   /** Pages by position, with the position as the continue token. */
   private list(query: URLSearchParams): FakeResponse {
     const all = [...this.nodes.values()];
@@ -124,6 +180,24 @@ class NodeApi {
       body: { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '999', continue: next }, items },
     };
   }
+}
+
+/** An Event as the API server would store it after a create by another container. */
+function storedShape(event: EventRecord): StoredEvent {
+  const namespace = event.involvedObject.namespace ?? 'default';
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: eventName(event), namespace, resourceVersion: '1' },
+    involvedObject: event.involvedObject,
+    type: event.type,
+    reason: event.reason,
+    message: event.message,
+    source: { component: EVENT_COMPONENT },
+    count: 1,
+    firstTimestamp: '2026-11-02T07:00:00Z',
+    lastTimestamp: '2026-11-02T07:00:00Z',
+  };
 }
 
 describe('ClientNodeKubernetes', () => {
@@ -335,6 +409,16 @@ describe('ClientNodeKubernetes', () => {
   });
 
   describe('recordEvent', () => {
+    const failing: EventRecord = {
+      involvedObject: { apiVersion: 'v1', kind: 'Service', name: 'web', namespace: 'shop', uid: 'uid-web' },
+      type: 'Warning',
+      reason: 'SyncLoadBalancerFailed',
+      message: 'Error syncing load balancer: AccessDenied',
+    };
+    const requestLines = () => server.requests.map((r) => `${r.method} ${r.url}`);
+    const eventPath = (event = failing) => `/api/v1/namespaces/shop/events/${eventName(event)}`;
+    const storedEvents = () => [...api.events.values()];
+
     it('creates a core/v1 Event for a cluster-scoped object in namespace default', async () => {
       await kubernetes.recordEvent({
         involvedObject: { apiVersion: 'v1', kind: 'Node', name: 'n1', uid: 'uid-n1' },
@@ -343,6 +427,7 @@ describe('ClientNodeKubernetes', () => {
         message: 'instance i-123 no longer exists',
       });
 
+      expect(server.requests).toHaveLength(1);
       const req = server.requests[0]!;
       expect(req.method).toBe('POST');
       expect(req.url).toBe('/api/v1/namespaces/default/events');
@@ -377,22 +462,190 @@ describe('ClientNodeKubernetes', () => {
       expect(JSON.parse(server.requests[0]!.body).metadata.namespace).toBe('shop');
     });
 
-    it('names Events uniquely within one millisecond, in time order', async () => {
-      const event = {
-        involvedObject: { kind: 'Node', name: 'n1' },
-        type: 'Normal' as const,
-        reason: 'R',
-        message: 'm',
-      };
-      await kubernetes.recordEvent(event);
-      await kubernetes.recordEvent(event);
-      clock.advance(1);
-      await kubernetes.recordEvent(event);
+    it('names an Event after its object and a hash of what makes Events identical', () => {
+      // Pinned: a new name after an upgrade would start a second Event instead of counting the first.
+      expect(eventName(failing)).toBe('web.e16e2fd8d79f27cd');
+      const variants: EventRecord[] = [
+        { ...failing, message: 'Error syncing load balancer: Throttling' },
+        { ...failing, reason: 'EnsuringLoadBalancer' },
+        { ...failing, type: 'Normal' },
+        { ...failing, involvedObject: { ...failing.involvedObject, uid: 'uid-web-2' } },
+        { ...failing, involvedObject: { ...failing.involvedObject, namespace: 'other' } },
+        { ...failing, involvedObject: { ...failing.involvedObject, kind: 'Pod' } },
+      ];
+      const names = new Set([eventName(failing), ...variants.map(eventName)]);
+      expect(names.size).toBe(variants.length + 1);
+      // The object's resourceVersion changes on every write: it must not split the count.
+      expect(eventName({ ...failing, involvedObject: { ...failing.involvedObject, resourceVersion: '9' } })).toBe(
+        eventName(failing),
+      );
+    });
 
-      const names = server.requests.map((r) => JSON.parse(r.body).metadata.name as string);
-      expect(new Set(names).size).toBe(3);
-      const suffix = (name: string) => BigInt(`0x${name.split('.')[1]}`);
-      expect(suffix(names[2]!) / 1_000_000n).toBe(BigInt(clock.now()));
+    it('cuts a long object name so the Event name stays a valid name of at most 253 characters', () => {
+      const long = `${'a'.repeat(235)}-${'b'.repeat(17)}`; // 253 characters, a '-' where the cut falls
+      const name = eventName({ ...failing, involvedObject: { kind: 'Node', name: long } });
+
+      expect(name.length).toBeLessThanOrEqual(253);
+      expect(name).toMatch(/^a{235}\.[0-9a-f]{16}$/);
+      expect(eventName({ ...failing, involvedObject: { kind: 'Node', name: 'a'.repeat(253) } })).toHaveLength(253);
+    });
+
+    it('counts an identical Event on the existing one: count 2 and a later lastTimestamp', async () => {
+      await kubernetes.recordEvent(failing);
+      clock.advance(30_000);
+      await kubernetes.recordEvent(failing);
+
+      expect(storedEvents()).toHaveLength(1);
+      expect(storedEvents()[0]).toMatchObject({
+        metadata: { name: eventName(failing) },
+        count: 2,
+        firstTimestamp: '2026-11-02T08:00:00.000Z',
+        lastTimestamp: '2026-11-02T08:00:30.000Z',
+        message: failing.message,
+      });
+      // This container wrote the Event last, so the repeat goes straight to a guarded merge patch.
+      expect(requestLines()).toEqual([`POST /api/v1/namespaces/shop/events`, `PATCH ${eventPath()}`]);
+      const patch = server.requests[1]!;
+      expect(patch.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(patch.body)).toEqual({
+        metadata: { resourceVersion: '501' },
+        count: 2,
+        lastTimestamp: '2026-11-02T08:00:30.000Z',
+      });
+    });
+
+    it('counts an Event another container created: create answers 409 AlreadyExists, then read and patch', async () => {
+      await new ClientNodeKubernetes(kubeConfigFor(server), { clock }).recordEvent(failing);
+      clock.advance(60_000);
+      await kubernetes.recordEvent(failing);
+      clock.advance(60_000);
+      await kubernetes.recordEvent(failing);
+
+      expect(storedEvents()).toHaveLength(1);
+      expect(storedEvents()[0]).toMatchObject({ count: 3, lastTimestamp: '2026-11-02T08:02:00.000Z' });
+      expect(requestLines()).toEqual([
+        'POST /api/v1/namespaces/shop/events',
+        'POST /api/v1/namespaces/shop/events',
+        `GET ${eventPath()}`,
+        `PATCH ${eventPath()}`,
+        `PATCH ${eventPath()}`,
+      ]);
+    });
+
+    it('creates a separate Event for a different message', async () => {
+      await kubernetes.recordEvent(failing);
+      await kubernetes.recordEvent({ ...failing, message: 'Error syncing load balancer: Throttling' });
+
+      expect(storedEvents()).toHaveLength(2);
+      expect(storedEvents().map((e) => e.count)).toEqual([1, 1]);
+      expect(requestLines()).toEqual(['POST /api/v1/namespaces/shop/events', 'POST /api/v1/namespaces/shop/events']);
+    });
+
+    it('re-reads and retries when someone else counted the Event meanwhile (409 Conflict)', async () => {
+      await kubernetes.recordEvent(failing);
+      const respond = api.respond;
+      let raced = false;
+      api.respond = (req) => {
+        if (req.method === 'PATCH' && !raced) {
+          raced = true;
+          const [stored] = storedEvents();
+          api.putEvent({ ...stored!, count: stored!.count + 1 });
+        }
+        return respond(req);
+      };
+
+      await kubernetes.recordEvent(failing);
+
+      expect(storedEvents()).toHaveLength(1);
+      expect(storedEvents()[0]!.count).toBe(3);
+      expect(requestLines().slice(1)).toEqual([`PATCH ${eventPath()}`, `GET ${eventPath()}`, `PATCH ${eventPath()}`]);
+      expect(server.requests.slice(1).map((r) => (r.method === 'PATCH' ? JSON.parse(r.body).count : null))).toEqual([
+        2,
+        null,
+        3,
+      ]);
+    });
+
+    it('gives up quietly after a bounded number of lost races', async () => {
+      await kubernetes.recordEvent(failing);
+      const respond = api.respond;
+      api.respond = (req) => {
+        if (req.method === 'PATCH') {
+          const [stored] = storedEvents();
+          api.putEvent({ ...stored!, count: stored!.count + 1 });
+        }
+        return respond(req);
+      };
+
+      await expect(kubernetes.recordEvent(failing)).resolves.toBeUndefined();
+
+      const patches = server.requests.filter((r) => r.method === 'PATCH');
+      expect(patches).toHaveLength(EVENT_WRITE_ATTEMPTS);
+      expect(server.requests.slice(1)).toHaveLength(2 * EVENT_WRITE_ATTEMPTS - 1); // a read between patches
+      expect(storedEvents()[0]!.count).toBe(1 + EVENT_WRITE_ATTEMPTS); // only the others' increments
+    });
+
+    it('creates the Event again when it expired between the 409 AlreadyExists and the read', async () => {
+      api.putEvent({ ...storedShape(failing), count: 4 });
+      const respond = api.respond;
+      api.respond = (req) => {
+        if (req.method === 'GET') api.events.clear(); // --event-ttl passed
+        return respond(req);
+      };
+
+      await kubernetes.recordEvent(failing);
+
+      expect(requestLines()).toEqual([
+        'POST /api/v1/namespaces/shop/events',
+        `GET ${eventPath()}`,
+        'POST /api/v1/namespaces/shop/events',
+      ]);
+      expect(storedEvents()).toHaveLength(1);
+      expect(storedEvents()[0]!.count).toBe(1);
+    });
+
+    it('creates the Event again when the one this container counted has expired', async () => {
+      await kubernetes.recordEvent(failing);
+      api.events.clear();
+      clock.advance(3_600_000);
+
+      await kubernetes.recordEvent(failing);
+
+      expect(requestLines()).toEqual([
+        'POST /api/v1/namespaces/shop/events',
+        `PATCH ${eventPath()}`,
+        'POST /api/v1/namespaces/shop/events',
+      ]);
+      expect(storedEvents()[0]).toMatchObject({ count: 1, firstTimestamp: '2026-11-02T09:00:00.000Z' });
+    });
+
+    it('rejects with the translated API error, as before, when the Event cannot be written', async () => {
+      // Callers (recordNodeEvent, recordServiceEvent) catch this and log a warning: an Event is best effort.
+      const respond = api.respond;
+      api.respond = () => ({
+        status: 403,
+        body: status(403, 'Forbidden', 'events is forbidden: User "x" cannot create resource "events"'),
+      });
+      const err = await kubernetes.recordEvent(failing).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect(err).toMatchObject({ statusCode: 403, reason: 'Forbidden' });
+
+      api.respond = respond;
+      await kubernetes.recordEvent(failing);
+      api.respond = (req) =>
+        req.method === 'PATCH' ? { status: 500, body: status(500, 'InternalError', 'etcd timeout') } : respond(req);
+      await expect(kubernetes.recordEvent(failing)).rejects.toMatchObject({ statusCode: 500, reason: 'InternalError' });
+
+      // The failed patch dropped what this container knew: the next repeat starts from the create.
+      api.respond = respond;
+      server.requests.length = 0;
+      await kubernetes.recordEvent(failing);
+      expect(requestLines()).toEqual([
+        'POST /api/v1/namespaces/shop/events',
+        `GET ${eventPath()}`,
+        `PATCH ${eventPath()}`,
+      ]);
+      expect(storedEvents()[0]!.count).toBe(2);
     });
   });
 

@@ -82,4 +82,26 @@ describe('FakeKubernetes', () => {
     expect(kube.eventsFor('Node', 'n', 'Synced')).toHaveLength(1);
     expect(kube.callCount('getNode')).toBe(2);
   });
+
+  it('keeps every recorded Event and can count identical ones as the adapter aggregates them', async () => {
+    const event = {
+      involvedObject: { kind: 'Service', namespace: 'shop', name: 'web', uid: 'u1' },
+      type: 'Warning' as const,
+      reason: 'SyncLoadBalancerFailed',
+      message: 'AccessDenied',
+    };
+    await kube.recordEvent(event);
+    clock.advance(10_000);
+    await kube.recordEvent(event);
+    await kube.recordEvent({ ...event, message: 'Throttling' });
+    clock.advance(20_000);
+    await kube.recordEvent(event);
+
+    expect(kube.events).toHaveLength(4);
+    const start = kube.events[0]!.timestamp;
+    expect(kube.aggregatedEvents()).toEqual([
+      { ...event, count: 3, firstTimestamp: start, lastTimestamp: start + 30_000 },
+      { ...event, message: 'Throttling', count: 1, firstTimestamp: start + 10_000, lastTimestamp: start + 10_000 },
+    ]);
+  });
 });

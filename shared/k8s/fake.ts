@@ -26,6 +26,13 @@ const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'patchServiceStatus',
 ];
 
+/** Identical Events counted as one, as `kubectl describe` shows them ("x5 over 10m"). Times in ms. */
+export interface AggregatedEvent extends EventRecord {
+  count: number;
+  firstTimestamp: number;
+  lastTimestamp: number;
+}
+
 /**
  * An in-memory API server for the kinds the controllers touch. Like the real one it bumps
  * resourceVersion on every write, answers 409 Conflict to a write guarded by a stale
@@ -92,6 +99,27 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     return this.events.filter(
       (e) => e.involvedObject.kind === kind && e.involvedObject.name === name && (!reason || e.reason === reason),
     );
+  }
+
+  /**
+   * `events` as the real adapter leaves them in the cluster: identical Events (same object, type,
+   * reason and message) counted on one, with the times of the first and the last. `events` itself
+   * keeps one entry per recordEvent call.
+   */
+  aggregatedEvents(): AggregatedEvent[] {
+    const byKey = new Map<string, AggregatedEvent>();
+    for (const { timestamp, ...event } of this.events) {
+      const ref = event.involvedObject;
+      const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, event.type, event.reason, event.message]);
+      const seen = byKey.get(key);
+      if (seen) {
+        seen.count += 1;
+        seen.lastTimestamp = timestamp;
+      } else {
+        byKey.set(key, { ...structuredClone(event), count: 1, firstTimestamp: timestamp, lastTimestamp: timestamp });
+      }
+    }
+    return [...byKey.values()];
   }
 
   resetCalls(): void {

@@ -23,6 +23,22 @@ export interface ServicesPort {
 /** What the service controller reads and writes in Kubernetes: Services, EndpointSlices, Nodes and Events. */
 export type ServiceControllerKube = ServicesPort & Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
 
+/** The service controller's view of Kubernetes: Services and EndpointSlices from one port, Nodes and Events from the other. */
+export function serviceControllerKube(
+  services: ServicesPort,
+  nodes: Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
+): ServiceControllerKube {
+  return {
+    getService: (namespace, name) => services.getService(namespace, name),
+    listServices: () => services.listServices(),
+    patchService: (namespace, name, patch, guard) => services.patchService(namespace, name, patch, guard),
+    patchServiceStatus: (namespace, name, patch, guard) => services.patchServiceStatus(namespace, name, patch, guard),
+    listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
+    listNodes: () => nodes.listNodes(),
+    recordEvent: (event) => nodes.recordEvent(event),
+  };
+}
+
 /**
  * Names the Kubernetes service controller and the AWS controllers already use (REFERENCE.md "Services of
  * type LoadBalancer"); users' tooling looks for them.

@@ -44,6 +44,13 @@ export function parseCidr(text: string): CidrParseResult {
 }
 
 /** Parse or return undefined: for values read from AWS or Kubernetes, where a bad one is skipped, not fatal. */
+/** A CIDR from a setting the configuration already validated: one that does not parse is a bug, thrown naming the setting. */
+export function validatedCidr(text: string, setting: string): Cidr {
+  const result = parseCidr(text);
+  if (!result.ok) throw new Error(`${setting}: ${result.error}`);
+  return result.cidr;
+}
+
 export function tryParseCidr(text: string | undefined): Cidr | undefined {
   if (text === undefined) return undefined;
   const result = parseCidr(text);
