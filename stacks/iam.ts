@@ -19,6 +19,16 @@ export function explicitActions(actions: readonly string[]): string[] {
   return [...actions];
 }
 
+/** Throws `complaint` with the actions (comma separated) that `allowed` refuses, if there are any. */
+function requireActions(
+  actions: readonly string[],
+  allowed: (action: string) => boolean,
+  complaint: (offending: string) => string,
+): void {
+  const offending = actions.filter((a) => !allowed(a));
+  if (offending.length > 0) throw new Error(complaint(offending.join(', ')));
+}
+
 /** Reads: verbs that never change anything. Everything else on EC2 or ELBv2 is a write. */
 const READ_VERBS = /^(Describe|Get|List)/;
 /** The services whose resources carry the cluster ownership tag (REFERENCE.md "Ownership and tags"). */
@@ -75,16 +85,17 @@ export function ownedResourceWrite(props: {
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
-  const reads = actions.filter((a) => !isTaggedWriteAction(a));
-  if (reads.length > 0) {
-    throw new Error(`ownedResourceWrite is for EC2/ELBv2 writes; ${reads.join(', ')} should be granted on their own`);
-  }
-  const removals = actions.filter((a) => TAG_REMOVAL_ACTIONS.has(a));
-  if (removals.length > 0) {
-    throw new Error(
-      `ownedResourceWrite cannot grant ${removals.join(', ')}: removing tags must keep the ownership tags (ownedTagRemoval)`,
-    );
-  }
+  requireActions(
+    actions,
+    isTaggedWriteAction,
+    (reads) => `ownedResourceWrite is for EC2/ELBv2 writes; ${reads} should be granted on their own`,
+  );
+  requireActions(
+    actions,
+    (a) => !TAG_REMOVAL_ACTIONS.has(a),
+    (removals) =>
+      `ownedResourceWrite cannot grant ${removals}: removing tags must keep the ownership tags (ownedTagRemoval)`,
+  );
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
     effect: Effect.ALLOW,
@@ -136,12 +147,12 @@ export function clusterResourceWrite(props: {
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
-  const others = actions.filter((a) => !SHARED_RESOURCE_WRITES.has(a));
-  if (others.length > 0) {
-    throw new Error(
-      `clusterResourceWrite is only for ${[...SHARED_RESOURCE_WRITES].join(', ')}; ${others.join(', ')} must require the owned tag (ownedResourceWrite)`,
-    );
-  }
+  requireActions(
+    actions,
+    (a) => SHARED_RESOURCE_WRITES.has(a),
+    (others) =>
+      `clusterResourceWrite is only for ${[...SHARED_RESOURCE_WRITES].join(', ')}; ${others} must require the owned tag (ownedResourceWrite)`,
+  );
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
     effect: Effect.ALLOW,
@@ -189,12 +200,12 @@ export function ownedResourceCreate(props: {
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
-  const others = actions.filter((a) => !OWNED_CREATE_ACTIONS.has(a));
-  if (others.length > 0) {
-    throw new Error(
-      `ownedResourceCreate is for actions that create a new resource (${[...OWNED_CREATE_ACTIONS].join(', ')}); ${others.join(', ')} must be conditioned on the tags of the resource it acts on`,
-    );
-  }
+  requireActions(
+    actions,
+    (a) => OWNED_CREATE_ACTIONS.has(a),
+    (others) =>
+      `ownedResourceCreate is for actions that create a new resource (${[...OWNED_CREATE_ACTIONS].join(', ')}); ${others} must be conditioned on the tags of the resource it acts on`,
+  );
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
     effect: Effect.ALLOW,
@@ -235,8 +246,11 @@ export function tagOnCreate(props: {
   if (services.size !== 1 || !(service && service in TAG_ON_CREATE)) {
     throw new Error(`tagOnCreate takes the create actions of one of ${Object.keys(TAG_ON_CREATE).join(', ')}`);
   }
-  const others = creates.filter((a) => !TAGGED_CREATE_ACTIONS.has(a));
-  if (others.length > 0) throw new Error(`tagOnCreate: ${others.join(', ')} is not a create that tags owned`);
+  requireActions(
+    creates,
+    (a) => TAGGED_CREATE_ACTIONS.has(a),
+    (others) => `tagOnCreate: ${others} is not a create that tags owned`,
+  );
   const { action, createActionKey } = TAG_ON_CREATE[service as keyof typeof TAG_ON_CREATE];
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
@@ -380,12 +394,12 @@ export function ownedTagRemoval(props: {
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
-  const others = actions.filter((a) => !TAG_REMOVAL_ACTIONS.has(a));
-  if (others.length > 0) {
-    throw new Error(
-      `ownedTagRemoval is only for ${[...TAG_REMOVAL_ACTIONS].join(', ')}; ${others.join(', ')} must be granted otherwise`,
-    );
-  }
+  requireActions(
+    actions,
+    (a) => TAG_REMOVAL_ACTIONS.has(a),
+    (others) =>
+      `ownedTagRemoval is only for ${[...TAG_REMOVAL_ACTIONS].join(', ')}; ${others} must be granted otherwise`,
+  );
   if (props.resources.length === 0 || props.resources.includes('*')) {
     throw new Error('ownedTagRemoval needs the ARNs of the resources, not "*"');
   }
