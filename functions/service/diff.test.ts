@@ -7,7 +7,7 @@ import type { EndpointSlice, Node, Service, ServicePortSpec } from '../../shared
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { ANNOTATION, parseAnnotations } from './annotations.ts';
 import {
-  changedAttributes,
+  changedEntries,
   chooseSubnets,
   clusterNodeGroups,
   DEFAULT_HEALTH_CHECK,
@@ -475,7 +475,7 @@ describe('listeners, attributes, health checks', () => {
   });
 
   it('changes only the attributes that differ, and only those wanted', () => {
-    expect(changedAttributes({ a: '1', b: '2' }, { a: '1', b: '3', c: '4' })).toEqual({ b: '2' });
+    expect(changedEntries({ a: '1', b: '2' }, { a: '1', b: '3', c: '4' })).toEqual({ b: '2' });
   });
 
   it('compares health checks field by field, path only where it applies', () => {

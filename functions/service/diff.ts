@@ -660,8 +660,11 @@ export function planListenerCertificates(
   };
 }
 
-/** The attributes whose current value differs from the wanted one; attributes not wanted are left alone. */
-export function changedAttributes(
+/**
+ * The wanted entries (attributes to set, tags to add or overwrite) whose current value differs; entries not
+ * wanted are left alone.
+ */
+export function changedEntries(
   desired: Readonly<Record<string, string>>,
   current: Readonly<Record<string, string>>,
 ): Record<string, string> {
@@ -678,14 +681,6 @@ export function healthCheckMatches(current: HealthCheck, desired: HealthCheck): 
     current.healthyThreshold === desired.healthyThreshold &&
     current.unhealthyThreshold === desired.unhealthyThreshold
   );
-}
-
-/** Tags to add or overwrite. */
-export function missingTags(
-  desired: Readonly<Record<string, string>>,
-  current: Readonly<Record<string, string>>,
-): Record<string, string> {
-  return Object.fromEntries(Object.entries(desired).filter(([key, value]) => current[key] !== value));
 }
 
 /**

@@ -18,7 +18,7 @@ import { ANNOTATION, describeProblems, ownedByService, parseAnnotations } from '
 import { deleteServiceLoadBalancer } from './cleanup.ts';
 import { AnnotationError, type ServiceDeps } from './deps.ts';
 import {
-  changedAttributes,
+  changedEntries,
   chooseSubnets,
   clusterNodeGroups,
   decide,
@@ -32,7 +32,6 @@ import {
   type LoadBalancerSpec,
   listenerUpdate,
   loadBalancerSpec,
-  missingTags,
   nodeRules,
   planListenerCertificates,
   planListeners,
@@ -295,7 +294,7 @@ async function ensureServiceLoadBalancer(
 
   // 7. Load balancer attributes: the Service's, and AWS's defaults for the switches it leaves unset.
   const currentAttributes = await deps.elbv2.describeLoadBalancerAttributes(lb.arn);
-  const changedLbAttributes = changedAttributes(spec.attributes, currentAttributes);
+  const changedLbAttributes = changedEntries(spec.attributes, currentAttributes);
   if (Object.keys(changedLbAttributes).length > 0) {
     await progress.config();
     await deps.elbv2.modifyLoadBalancerAttributes(lb.arn, changedLbAttributes);
@@ -466,7 +465,7 @@ async function ensureManagedGroup(
     await progress.config();
     await deps.ec2.authorizeSecurityGroupIngress(group.groupId, plan.authorize);
   }
-  const tagsToAdd = missingTags(spec.tags, group.tags);
+  const tagsToAdd = changedEntries(spec.tags, group.tags);
   if (Object.keys(tagsToAdd).length > 0) {
     await progress.config();
     await deps.ec2.createTags([group.groupId], tagsToAdd);
@@ -601,7 +600,7 @@ async function keepTagsInLine(
   deps: ServiceDeps,
   progress: Progress,
 ): Promise<void> {
-  const tagsToAdd = missingTags(spec.tags, current);
+  const tagsToAdd = changedEntries(spec.tags, current);
   if (Object.keys(tagsToAdd).length > 0) {
     await progress.config();
     await deps.elbv2.addTags(arn, tagsToAdd);
@@ -670,7 +669,7 @@ async function ensureTargetGroups(
       await keepTagsInLine(group.arn, tags.get(group.arn) ?? {}, spec, deps, progress);
     }
     const current = await deps.elbv2.describeTargetGroupAttributes(group.arn);
-    const changed = changedAttributes(wanted.attributes, current);
+    const changed = changedEntries(wanted.attributes, current);
     if (Object.keys(changed).length > 0) {
       await progress.config();
       await deps.elbv2.modifyTargetGroupAttributes(group.arn, changed);
@@ -788,7 +787,7 @@ async function ensureListeners(
       const have = fresh
         ? defaultListenerAttributes(wanted.protocol)
         : await deps.elbv2.describeListenerAttributes(listener.arn);
-      const changed = changedAttributes(wanted.attributes, have);
+      const changed = changedEntries(wanted.attributes, have);
       if (Object.keys(changed).length > 0) {
         await progress.config();
         await deps.elbv2.modifyListenerAttributes(listener.arn, changed);

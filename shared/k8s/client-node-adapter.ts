@@ -150,11 +150,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
         known = await this.readEvent(namespace, name);
         if (!known) continue; // it expired (--event-ttl) since the create: create it again
       }
-      const body = {
-        metadata: { resourceVersion: known.resourceVersion },
-        count: known.count + 1,
-        lastTimestamp: now.toISOString(),
-      };
+      const body = guardedPatch({ count: known.count + 1, lastTimestamp: now.toISOString() }, known);
       try {
         const patched = await this.call(() => this.core.patchNamespacedEvent({ namespace, name, body }, MERGE_PATCH));
         this.rememberEvent(key, patched);
@@ -215,7 +211,7 @@ export class ClientNodeKubernetes implements KubernetesPort {
  * JSON-serialized either way.
  * https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/
  */
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 /**
  * Rounds of recordEvent (a create, or a read and a patch) before it gives up on an Event whose count
@@ -296,8 +292,9 @@ function newEvent(event: EventRecord, namespace: string, name: string, now: Date
  * to that version and answers 409 Conflict otherwise (optimistic concurrency).
  * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
  */
-export function guardedPatch(patch: MergePatch<Node>, guard: WriteGuard): MergePatch<Node> {
-  return { ...patch, metadata: { ...(patch.metadata ?? {}), resourceVersion: guard.resourceVersion } };
+export function guardedPatch<T extends object>(patch: T, guard: WriteGuard): T {
+  const metadata = (patch as { metadata?: object | null }).metadata ?? {};
+  return { ...patch, metadata: { ...metadata, resourceVersion: guard.resourceVersion } };
 }
 
 /**

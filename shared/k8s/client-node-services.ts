@@ -1,23 +1,24 @@
-import { CoreV1Api, DiscoveryV1Api, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Config } from '../config/config.ts';
-import { apiConfiguration, guardedPatch, LIST_PAGE_SIZE, toPlainJson, translateError } from './client-node-adapter.ts';
+import {
+  apiConfiguration,
+  guardedPatch,
+  LIST_PAGE_SIZE,
+  MERGE_PATCH,
+  toPlainJson,
+  translateError,
+} from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
 import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
 import { LABEL_SERVICE_NAME, type ServicesPort } from './service-port.ts';
-import type { EndpointSlice, MergePatch, Node, Service } from './types.ts';
+import type { EndpointSlice, MergePatch, Service } from './types.ts';
 
 /**
  * The ServicesPort over @kubernetes/client-node 2.x, beside `client-node-adapter.ts` (Nodes and Events) and
  * built the same way: one connection pool per KubeConfig, a single static middleware, JSON merge patches
  * guarded by resourceVersion, plain API JSON out and `KubernetesApiError` for every API error.
  */
-
-/**
- * The generated PATCH methods default to `application/json-patch+json`; the per-call option makes it a JSON
- * merge patch (RFC 7386). https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/
- */
-const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export class ClientNodeServices implements ServicesPort {
   private readonly core: CoreV1Api;
@@ -63,7 +64,7 @@ export class ClientNodeServices implements ServicesPort {
   }
 
   async patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
-    const body = guardedPatch(patch as MergePatch<Node>, guard);
+    const body = guardedPatch(patch, guard);
     return this.call(
       async () =>
         toPlainJson(await this.core.patchNamespacedService({ name, namespace, body }, MERGE_PATCH)) as Service,
@@ -76,7 +77,7 @@ export class ClientNodeServices implements ServicesPort {
     patch: MergePatch<Service>,
     guard: WriteGuard,
   ): Promise<Service> {
-    const body = guardedPatch(patch as MergePatch<Node>, guard);
+    const body = guardedPatch(patch, guard);
     return this.call(
       async () =>
         toPlainJson(await this.core.patchNamespacedServiceStatus({ name, namespace, body }, MERGE_PATCH)) as Service,
