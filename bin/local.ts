@@ -18,7 +18,7 @@ import { serviceControllerKube } from '../shared/k8s/service-port.ts';
 import { validatedCidr } from '../shared/net/cidr.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import { dryRunKubernetes } from './dry-run.ts';
-import { createEngine, DLQS, QUEUES } from './engine.ts';
+import { createEngine, DLQS, type EngineOptions, QUEUES } from './engine.ts';
 import { createOutput, formatRows, summaryRows, type ViewSource } from './live-view.ts';
 import { createSimulation } from './simulation.ts';
 
@@ -151,52 +151,44 @@ async function runReal(): Promise<void> {
   const realKube = new ClientNodeKubernetes(kubeConfig);
   const dryRun = values['dry-run'];
   const kube = dryRun ? dryRunKubernetes(realKube, log) : realKube;
-  const ec2 = createEc2Port(config, metrics);
   // Routes and load balancers are AWS writes, which a dry run cannot fake: those controllers stay off then.
-  const awsWriters = !dryRun;
   if (dryRun && (config.CLUSTER_CIDRS || config.VPC_ID)) {
     log.info('dry run: the route and service controllers stay off (they write to AWS)');
   }
-  const services = config.VPC_ID && awsWriters ? new ClientNodeServices(kubeConfig) : undefined;
+  const routes: EngineOptions['routes'] =
+    config.CLUSTER_CIDRS && !dryRun
+      ? {
+          clusterCidrs: config.CLUSTER_CIDRS.map((text) => validatedCidr(text, 'CLUSTER_CIDRS')),
+          routeTableLimit: config.ROUTE_TABLE_LIMIT,
+          ...(config.ROUTE_TABLE_ID ? { routeTableId: config.ROUTE_TABLE_ID } : {}),
+        }
+      : undefined;
+  const services: EngineOptions['services'] =
+    config.VPC_ID && !dryRun
+      ? {
+          vpcId: config.VPC_ID,
+          elbv2: createElbv2Port(config, metrics),
+          kube: serviceControllerKube(new ClientNodeServices(kubeConfig), realKube),
+          provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+          cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+          loadBalancerClass: config.LOAD_BALANCER_CLASS,
+          nodePortRange: config.SERVICE_NODE_PORT_RANGE,
+          externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
+        }
+      : undefined;
   const engine = createEngine({
     clusterName: config.CLUSTER_NAME,
     region: config.AWS_REGION,
     ipFamilies: config.NODE_IP_FAMILIES,
     clock: systemClock,
-    ec2,
+    ec2: createEc2Port(config, metrics),
     kube,
     log,
     metrics,
-    ...(config.CLUSTER_CIDRS && awsWriters
-      ? {
-          routes: {
-            clusterCidrs: config.CLUSTER_CIDRS.map((text) => validatedCidr(text, 'CLUSTER_CIDRS')),
-            routeTableLimit: config.ROUTE_TABLE_LIMIT,
-            ...(config.ROUTE_TABLE_ID ? { routeTableId: config.ROUTE_TABLE_ID } : {}),
-          },
-        }
-      : {}),
-    ...(config.VPC_ID && services
-      ? {
-          services: {
-            vpcId: config.VPC_ID,
-            elbv2: createElbv2Port(config, metrics),
-            kube: serviceControllerKube(services, realKube),
-            provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
-            cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
-            loadBalancerClass: config.LOAD_BALANCER_CLASS,
-            nodePortRange: config.SERVICE_NODE_PORT_RANGE,
-            externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
-          },
-        }
-      : {}),
+    ...(routes ? { routes } : {}),
+    ...(services ? { services } : {}),
   });
-  const running = [
-    'node',
-    'node-lifecycle',
-    ...(config.CLUSTER_CIDRS && awsWriters ? ['route'] : []),
-    ...(services ? ['service'] : []),
-  ];
+  const running = ['node', 'node-lifecycle', ...(routes ? ['route'] : []), ...(services ? ['service'] : [])];
   const started = performance.now();
   const source: ViewSource = {
     title: `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}, controllers ${running.join(', ')}${dryRun ? ', dry run' : ''}`,
