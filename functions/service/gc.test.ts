@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
+import type { CreateTargetGroupInput } from '../../shared/aws/elbv2-port.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
@@ -19,6 +21,31 @@ beforeEach(async () => {
 const names = () => w.inventory();
 const lbNames = () => names().loadBalancers.map((l) => l.name);
 const collect = () => w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: `gc-${Math.random()}` })]);
+
+const targetGroupInput = (name: string): CreateTargetGroupInput => ({
+  name,
+  protocol: 'TCP',
+  port: 30080,
+  targetType: 'instance',
+  vpcId: VPC,
+  healthCheck: {
+    protocol: 'TCP',
+    port: 'traffic-port',
+    intervalSeconds: 30,
+    timeoutSeconds: 10,
+    healthyThreshold: 3,
+    unhealthyThreshold: 3,
+  },
+  tags: {},
+});
+const group = (groupId: string, vpcId: string, tags: Record<string, string>): SecurityGroup => ({
+  groupId,
+  groupName: groupId,
+  vpcId,
+  description: '',
+  tags,
+  ingress: [],
+});
 
 /** The Service vanishes without its finalizer running (force-removed, or a controller crash long ago). */
 function forceRemove(name: string) {
@@ -129,6 +156,94 @@ describe('garbage collection', () => {
     expect(lbNames().sort()).toEqual(['other-cluster', 'shared-one', 'untagged']);
     expect(w.ec2.securityGroups.has('sg-000000000000shrd')).toBe(true);
     expect(w.ec2.securityGroups.has(NODE_GROUP)).toBe(true);
+  });
+
+  it('stays in its VPC: the same owned resources of a Service that is gone, in a second VPC, are left untouched', async () => {
+    const other = 'vpc-0000000000000two';
+    const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'kubernetes.io/service-name': 'default/gone' };
+    const subnet = w.ec2.putSubnet(makeSubnet({ index: 40, zone: 'eu-west-1a', vpcId: other }));
+    // Another stage of the same cluster name: its own backend group, Node group with our rule, load balancer group.
+    const backend = w.ec2.putSecurityGroup({
+      ...group('sg-00000000000twoback', other, owned),
+      groupName: `k8s-traffic-${CLUSTER}`,
+    });
+    const nodes = w.ec2.putSecurityGroup({
+      ...group('sg-00000000000twonode', other, { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' }),
+      ingress: [
+        {
+          protocol: 'tcp',
+          fromPort: 30000,
+          toPort: 32767,
+          sourceGroupId: backend.groupId,
+          description: `kubernetes.io/rule/nlb/backend=${CLUSTER}`,
+        },
+      ],
+    });
+    // Its load balancer group has the very name of ours for the Service (names are unique per VPC only).
+    const goneGroupName = names().securityGroups.find(
+      (g) => g.name.startsWith('k8s-elb-') && g.name.includes('-gone-'),
+    )!.name;
+    const lbGroup = w.ec2.putSecurityGroup({
+      ...group('sg-00000000000twolbsg', other, owned),
+      groupName: goneGroupName,
+    });
+    const lb = w.elbv2.putLoadBalancer({
+      name: `${CLUSTER}-default-gone-twotwo`,
+      scheme: 'internet-facing',
+      subnetMappings: [{ subnetId: subnet.subnetId }],
+      securityGroups: [lbGroup.groupId],
+      tags: owned,
+    });
+    const tg = await w.elbv2.createTargetGroup({
+      ...targetGroupInput('test-clu-default-gone-80-twotwo'),
+      vpcId: other,
+      tags: owned,
+    });
+    if (tg === 'name-taken') throw new Error('taken');
+    // The fake states each one's VPC as the adapter maps VpcId.
+    expect([lb.vpcId, tg.vpcId]).toEqual([other, other]);
+    forceRemove('gone');
+
+    await collect();
+
+    // In VPC_ID, everything of the Service that is gone was collected...
+    const mine = names();
+    expect(mine.loadBalancers.filter((l) => l.name.includes('-gone-')).map((l) => l.name)).toEqual([lb.name]);
+    expect(mine.targetGroups.filter((g) => g.name.includes('-gone-')).map((g) => g.name)).toEqual([tg.name]);
+    const sameName = [...w.ec2.securityGroups.values()].filter((g) => g.groupName === goneGroupName);
+    expect(sameName.map((g) => g.groupId)).toEqual([lbGroup.groupId]);
+    expect(w.metrics.total(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' })).toBe(1);
+    expect(w.metrics.total(MetricName.LoadBalancerGarbageCollected, { resource: 'TargetGroup' })).toBe(1);
+    expect(w.metrics.total(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroup' })).toBe(1);
+    // ... and in the other VPC nothing was touched, not even our rule on its Node group.
+    expect(w.elbv2.loadBalancerNamed(lb.name)?.arn).toBe(lb.arn);
+    expect(w.elbv2.targetGroupNamed(tg.name)?.arn).toBe(tg.arn);
+    expect(w.ec2.securityGroups.get(lbGroup.groupId)).toEqual(lbGroup);
+    expect(w.ec2.securityGroups.get(backend.groupId)).toEqual(backend);
+    expect(w.ec2.securityGroups.get(nodes.groupId)).toEqual(nodes);
+  });
+
+  it('leaves alone a load balancer or target group whose VPC is not stated', async () => {
+    const owned = { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'kubernetes.io/service-name': 'default/gone' };
+    const lb = w.elbv2.putLoadBalancer({
+      name: `${CLUSTER}-default-gone-novpc`,
+      scheme: 'internet-facing',
+      subnetMappings: [{ subnetId: makeSubnet({ index: 10 }).subnetId }],
+      securityGroups: [],
+      tags: owned,
+    });
+    const tg = await w.elbv2.createTargetGroup({ ...targetGroupInput('test-clu-default-gone-80-novpc'), tags: owned });
+    if (tg === 'name-taken') throw new Error('taken');
+    // The adapter maps an absent VpcId to undefined.
+    w.elbv2.loadBalancers.get(lb.arn)!.lb.vpcId = undefined;
+    w.elbv2.targetGroups.get(tg.arn)!.tg.vpcId = undefined;
+    forceRemove('gone');
+
+    await collect();
+
+    expect(lbNames().sort()).toEqual([lb.name, expect.stringMatching(/-kept-/)].sort());
+    expect(w.elbv2.targetGroupNamed(tg.name)?.arn).toBe(tg.arn);
+    expect(w.metrics.total(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' })).toBe(1);
   });
 
   it('waits for the network interfaces of a deleted load balancer by requeueing, then finishes', async () => {

@@ -1,3 +1,4 @@
+import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
@@ -47,8 +48,8 @@ export interface GarbageReport {
  * Remove what carries our cluster tag as `owned` and a `kubernetes.io/service-name` tag, but that no Service
  * wants: its Service is gone or no longer ours, or it is left over from an earlier spec (a crash between
  * moving a listener and deleting the old target group, a renamed load balancer). Also removes our rules on
- * the Nodes' groups whose load balancer is gone. Never touches a resource without our cluster tag, and
- * never deletes one tagged `shared`.
+ * the Nodes' groups whose load balancer is gone. Never touches a resource without our cluster tag, outside
+ * `VPC_ID` or of an unknown VPC, and never deletes one tagged `shared`.
  *
  * The order of the reads is what makes it safe against reconciles running meanwhile: security groups, then
  * load balancers, then target groups, then Services. Whatever a read finds was made before the next read,
@@ -69,14 +70,63 @@ export async function collectGarbage(deps: ServiceDeps): Promise<ReconcileResult
   return report.pending > 0 ? { requeueAfterSeconds: deps.cleanupRequeueSeconds } : undefined;
 }
 
+/** What a sweep found to remove, read in the order `collectGarbage` explains. */
+interface Garbage {
+  loadBalancers: LoadBalancer[];
+  targetGroups: TargetGroup[];
+  securityGroups: SecurityGroup[];
+  /** Every cluster-tagged security group of the VPC (the Nodes' groups among them). */
+  vpcGroups: SecurityGroup[];
+  wanted: Map<string, Wanted | undefined>;
+}
+
 export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
+  const garbage = await findGarbage(deps);
+  const report: GarbageReport = { loadBalancers: [], targetGroups: [], securityGroups: [], rules: 0, pending: 0 };
+  for (const lb of garbage.loadBalancers) {
+    await deleteLoadBalancerAndListeners(lb, deps);
+    report.loadBalancers.push(lb.name);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' });
+  }
+  for (const group of garbage.targetGroups) {
+    if ((await deleteTargetGroup(group, deps)) === 'in-use') {
+      report.pending++;
+      continue;
+    }
+    report.targetGroups.push(group.name);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'TargetGroup' });
+  }
+  report.rules = await revokeUnneededNodeRules(garbage, deps);
+  for (const group of garbage.securityGroups) {
+    if ((await deleteSecurityGroup(group.groupId, deps)) === 'in-use') {
+      report.pending++;
+      continue;
+    }
+    report.securityGroups.push(group.groupName);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroup' });
+  }
+  if (report.pending > 0)
+    deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason: 'GarbageCollection' }, report.pending);
+  return report;
+}
+
+/**
+ * Reads and decides. Only resources of `deps.vpcId` are candidates: load balancer and target group lists span the
+ * region, and another stage or cluster of the same name in another VPC of the account tags its resources exactly
+ * as we do. A resource whose VPC is not stated is left alone.
+ */
+async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   const clusterTag = clusterTagKey(deps.clusterName);
-  const groups = await deps.ec2.findSecurityGroups({ vpcId: deps.vpcId, tags: { [clusterTag]: undefined } });
-  const loadBalancers = (await deps.elbv2.listLoadBalancers()).filter((lb) => lb.type === 'network');
+  const inVpc = (resource: { vpcId?: string }) => resource.vpcId === deps.vpcId;
+  const vpcGroups = (
+    await deps.ec2.findSecurityGroups({ vpcId: deps.vpcId, tags: { [clusterTag]: undefined } })
+  ).filter(inVpc);
+  const networkLbs = (await deps.elbv2.listLoadBalancers()).filter((lb) => lb.type === 'network');
+  const loadBalancers = networkLbs.filter(inVpc);
   // Our target group names begin with at least 5 characters of the cluster's readable name (names.ts gives
   // each of cluster, namespace and Service a fair share): only those need their tags read.
   const prefix = readablePrefix([deps.clusterName], 5);
-  const targetGroups = (await deps.elbv2.listTargetGroups()).filter((g) => g.name.startsWith(prefix));
+  const targetGroups = (await deps.elbv2.listTargetGroups()).filter((g) => g.name.startsWith(prefix) && inVpc(g));
   const tags = await deps.elbv2.describeTags([...loadBalancers, ...targetGroups].map((r) => r.arn));
   let services: Service[];
   try {
@@ -94,62 +144,48 @@ export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
     return w !== 'keep-all' && test(w);
   };
 
-  const doomedLbs: LoadBalancer[] = loadBalancers.filter((lb) => {
+  const doomedLbs = loadBalancers.filter((lb) => {
     const owner = ownerOf(tags.get(lb.arn));
     return owner !== undefined && unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()));
   });
   const doomedLbArns = new Set(doomedLbs.map((lb) => lb.arn));
-  const liveLbs = loadBalancers.filter((lb) => !doomedLbArns.has(lb.arn));
-  const doomedGroups: TargetGroup[] = targetGroups.filter((g) => {
+  const doomedTargetGroups = targetGroups.filter((g) => {
     const owner = ownerOf(tags.get(g.arn));
     const attachedToLive = g.loadBalancerArns.some((arn) => !doomedLbArns.has(arn));
     return owner !== undefined && unwanted(owner, (w) => !w.targetGroups.has(g.name) && !attachedToLive);
   });
-  const usedGroups = new Set(liveLbs.flatMap((lb) => lb.securityGroups));
-  const doomedSecurityGroups = groups.filter((g) => {
+  // Every load balancer that stays counts, whatever its VPC: a group one of them uses is never deleted.
+  const usedGroups = new Set(networkLbs.filter((lb) => !doomedLbArns.has(lb.arn)).flatMap((lb) => lb.securityGroups));
+  const doomedSecurityGroups = vpcGroups.filter((g) => {
     const owner = ownerOf(g.tags);
     return owner !== undefined && !usedGroups.has(g.groupId) && unwanted(owner, (w) => w.securityGroup !== g.groupName);
   });
+  return {
+    loadBalancers: doomedLbs,
+    targetGroups: doomedTargetGroups,
+    securityGroups: doomedSecurityGroups,
+    vpcGroups,
+    wanted,
+  };
+}
 
-  const report: GarbageReport = { loadBalancers: [], targetGroups: [], securityGroups: [], rules: 0, pending: 0 };
-  const noEvent = async () => {};
-  for (const lb of doomedLbs) {
-    await deleteLoadBalancerAndListeners(lb, deps, noEvent);
-    report.loadBalancers.push(lb.name);
-    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' });
-  }
-  for (const group of doomedGroups) {
-    if ((await deleteTargetGroup(group, deps, noEvent)) === 'in-use') {
-      report.pending++;
-      continue;
-    }
-    report.targetGroups.push(group.name);
-    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'TargetGroup' });
-  }
-  // Our rules on the Nodes' groups (from the backend group) that no Service of the cluster needs any more.
-  const backend = groups.find((g) => g.groupName === backendSecurityGroupName(deps.clusterName));
-  const needed = backend ? neededNodeRules([...wanted.values()], backend.groupId, deps) : 'all';
-  for (const group of groups) {
-    if (needed === 'all') break;
+/** Our rules on the Nodes' groups of the VPC (from the backend group) that no Service of the cluster needs any more. */
+async function revokeUnneededNodeRules(garbage: Garbage, deps: ServiceDeps): Promise<number> {
+  const backend = garbage.vpcGroups.find((g) => g.groupName === backendSecurityGroupName(deps.clusterName));
+  if (!backend) return 0;
+  const needed = neededNodeRules([...garbage.wanted.values()], backend.groupId, deps);
+  if (needed === 'all') return 0;
+  let revoked = 0;
+  for (const group of garbage.vpcGroups) {
     const unneeded = group.ingress.filter(
       (rule) => isOurNodeRule(rule, deps.clusterName) && !needed.has(ruleKey(rule)),
     );
     if (unneeded.length === 0) continue;
     await deps.ec2.revokeSecurityGroupIngress(group.groupId, unneeded);
-    report.rules += unneeded.length;
+    revoked += unneeded.length;
     deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroupRule' }, unneeded.length);
   }
-  for (const group of doomedSecurityGroups) {
-    if ((await deleteSecurityGroup(group.groupId, deps, noEvent)) === 'in-use') {
-      report.pending++;
-      continue;
-    }
-    report.securityGroups.push(group.groupName);
-    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'SecurityGroup' });
-  }
-  if (report.pending > 0)
-    deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason: 'GarbageCollection' }, report.pending);
-  return report;
+  return revoked;
 }
 
 function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {

@@ -84,9 +84,51 @@ interface SecurityGroupHold {
 }
 
 /**
+ * Resources a fake account has just created and the rest of its API does not know yet. EC2 (and ELBv2) are
+ * eventually consistent: a command naming a resource created a moment ago may answer that it does not exist.
+ * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
+ * A resource is hidden until `ms` of the fake's clock have passed since its creation, or until `calls` lookups
+ * have missed it, whichever comes first; a window of 0 is no limit, and both 0 never hides it.
+ */
+export class NewResourceWindow {
+  private readonly hidden = new Map<string, { until: number; lookupsLeft: number }>();
+
+  constructor(private readonly now: () => number) {}
+
+  start(id: string, ms: number, calls: number): void {
+    if (ms <= 0 && calls <= 0) return;
+    this.hidden.set(id, {
+      until: ms > 0 ? this.now() + ms : Number.POSITIVE_INFINITY,
+      lookupsLeft: calls > 0 ? calls : Number.POSITIVE_INFINITY,
+    });
+  }
+
+  /** Whether a lookup of `id` misses it now; a miss uses up one of its `calls`. */
+  hides(id: string): boolean {
+    const entry = this.hidden.get(id);
+    if (!entry) return false;
+    if (this.now() >= entry.until || entry.lookupsLeft <= 0) {
+      this.hidden.delete(id);
+      return false;
+    }
+    entry.lookupsLeft--;
+    return true;
+  }
+
+  forget(id: string): void {
+    this.hidden.delete(id);
+  }
+
+  clear(): void {
+    this.hidden.clear();
+  }
+}
+
+/**
  * An in-memory EC2 account with the semantics the controllers depend on: instances with state,
  * ENIs, addresses, DNS names, tags and zones; eventual consistency (a new instance stays invisible
- * for N describe calls); throttling and queued errors per operation; call counters.
+ * for N describe calls; a security group this fake creates can stay unknown for a while, see
+ * `newSecurityGroupInvisibleMs`); throttling and queued errors per operation; call counters.
  * It counts calls as the adapter would make them (the adapter's chunk sizes), so tests and benchmarks report realistic API volume.
  */
 export class FakeEc2 implements Ec2Port {
@@ -126,6 +168,18 @@ export class FakeEc2 implements Ec2Port {
   readonly securityGroups = new Map<string, SecurityGroup>();
   /** Inbound rules a security group may hold ("Inbound or outbound rules per security group": 60 by default). */
   securityGroupRuleLimit = 60;
+  /**
+   * Eventual consistency after CreateSecurityGroup (off by default): for this long on `clock` a new group is
+   * missing from DescribeSecurityGroups, and AuthorizeSecurityGroupIngress / RevokeSecurityGroupIngress on it
+   * (or naming it as a rule's source), CreateTags / DeleteTags on it answer InvalidGroup.NotFound, as EC2 documents
+   * for commands using a just-created group's ID; DeleteSecurityGroup says it is not there ('not-found') and leaves
+   * it. A linked FakeElbv2 answers InvalidSecurityGroup for it. CreateSecurityGroup of the same name still answers
+   * InvalidGroup.Duplicate ('name-taken'). Groups added with `putSecurityGroup` are never hidden.
+   * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
+   */
+  newSecurityGroupInvisibleMs = 0;
+  /** ... or for this many lookups of it (each call that would have found it), whichever ends first (0: no limit). */
+  newSecurityGroupInvisibleCalls = 0;
   readonly calls = new Map<Ec2Operation, number>();
   /** Artificial latency per call, for the local simulation (0 in tests). */
   latencyMs = 0;
@@ -139,6 +193,7 @@ export class FakeEc2 implements Ec2Port {
   private readonly queuedErrors = new Map<Ec2Operation, Error[]>();
   private throttleRemaining = new Map<Ec2Operation, number>();
   private readonly holds = new Map<string, SecurityGroupHold>();
+  private readonly hiddenGroups = new NewResourceWindow(() => this.clock.now());
   private idCounter = 0;
 
   /** The clock decides when released holds on security groups end (network interfaces draining). */
@@ -220,6 +275,15 @@ export class FakeEc2 implements Ec2Port {
   }
 
   /**
+   * The group as a call naming it now sees it: undefined while it is unknown or still hidden after its creation
+   * (see `newSecurityGroupInvisibleMs`). Counts as a lookup of it.
+   */
+  visibleSecurityGroup(groupId: string): SecurityGroup | undefined {
+    const group = this.securityGroups.get(groupId);
+    return group && !this.hiddenGroups.hides(groupId) ? group : undefined;
+  }
+
+  /**
    * `holder` (e.g. a load balancer) has network interfaces in these groups: DeleteSecurityGroup answers
    * DependencyViolation until the hold is released and its delay has passed.
    */
@@ -236,6 +300,7 @@ export class FakeEc2 implements Ec2Port {
   reset(): void {
     this.subnets.clear();
     this.securityGroups.clear();
+    this.hiddenGroups.clear();
     this.holds.clear();
     this.routeTables.clear();
     this.instances.clear();
@@ -438,7 +503,8 @@ export class FakeEc2 implements Ec2Port {
             g.ingress.some((r) => r.sourceGroupId && query.referencingGroupIds!.includes(r.sourceGroupId))) &&
           Object.entries(query.tags ?? {}).every(
             ([key, value]) => key in g.tags && (value === undefined || g.tags[key] === value),
-          ),
+          ) &&
+          !this.hiddenGroups.hides(g.groupId),
       )
       .map((g) => structuredClone(g));
   }
@@ -469,6 +535,7 @@ export class FakeEc2 implements Ec2Port {
       tags: { ...input.tags },
       ingress: [],
     });
+    this.hiddenGroups.start(groupId, this.newSecurityGroupInvisibleMs, this.newSecurityGroupInvisibleCalls);
     return { groupId };
   }
 
@@ -478,11 +545,8 @@ export class FakeEc2 implements Ec2Port {
     const doing = `authorizing ingress on ${groupId}`;
     const group = this.groupOrThrow(groupId, doing);
     for (const rule of rules) {
-      if (rule.sourceGroupId && !this.securityGroups.has(rule.sourceGroupId)) {
-        throw toControllerError(
-          doing,
-          new AwsServiceError('InvalidGroup.NotFound', `The security group '${rule.sourceGroupId}' does not exist`),
-        );
+      if (rule.sourceGroupId && !this.visibleSecurityGroup(rule.sourceGroupId)) {
+        throw groupNotFound(rule.sourceGroupId, doing);
       }
     }
     const missing = rules.filter((rule) => !group.ingress.some((r) => sameRule(r, rule)));
@@ -513,7 +577,8 @@ export class FakeEc2 implements Ec2Port {
   async deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'> {
     await this.call('DeleteSecurityGroup');
     const doing = `deleting security group ${groupId}`;
-    if (!this.securityGroups.has(groupId)) return 'not-found';
+    // A group still hidden after its creation answers InvalidGroup.NotFound (the adapter's 'not-found') and stays.
+    if (!this.visibleSecurityGroup(groupId)) return 'not-found';
     const now = this.clock.now();
     const heldByInterfaces =
       [...this.holds.values()].some(
@@ -541,6 +606,7 @@ export class FakeEc2 implements Ec2Port {
       );
     }
     this.securityGroups.delete(groupId);
+    this.hiddenGroups.forget(groupId);
     for (const [holder, hold] of this.holds) {
       hold.groupIds = hold.groupIds.filter((id) => id !== groupId);
       if (hold.groupIds.length === 0) this.holds.delete(holder);
@@ -566,8 +632,12 @@ export class FakeEc2 implements Ec2Port {
     for (const tags of targets) for (const key of keys) delete tags[key];
   }
 
-  /** The live tags of a taggable resource the fake holds, or InvalidID. */
+  /**
+   * The live tags of a taggable resource the fake holds, or InvalidID; a security group still hidden after its
+   * creation is InvalidGroup.NotFound, the error EC2 documents for a command using a just-created group's ID.
+   */
   private tagsOf(id: string, doing: string): Record<string, string> {
+    if (this.securityGroups.has(id) && !this.visibleSecurityGroup(id)) throw groupNotFound(id, doing);
     const resource =
       this.securityGroups.get(id) ?? this.subnets.get(id) ?? this.instances.get(id) ?? this.routeTables.get(id);
     if (!resource) throw toControllerError(doing, new AwsServiceError('InvalidID', `The ID '${id}' is not valid`));
@@ -575,13 +645,8 @@ export class FakeEc2 implements Ec2Port {
   }
 
   private groupOrThrow(groupId: string, doing: string): SecurityGroup {
-    const group = this.securityGroups.get(groupId);
-    if (!group) {
-      throw toControllerError(
-        doing,
-        new AwsServiceError('InvalidGroup.NotFound', `The security group '${groupId}' does not exist`),
-      );
-    }
+    const group = this.visibleSecurityGroup(groupId);
+    if (!group) throw groupNotFound(groupId, doing);
     return group;
   }
 
@@ -741,6 +806,14 @@ function canonicalRule(rule: SecurityGroupRule): SecurityGroupRule {
   if (rule.sourceGroupId) out.sourceGroupId = rule.sourceGroupId;
   if (rule.description) out.description = rule.description;
   return out;
+}
+
+/** What EC2 answers for a security group ID it does not know (or does not know yet). */
+function groupNotFound(groupId: string, doing: string): Error {
+  return toControllerError(
+    doing,
+    new AwsServiceError('InvalidGroup.NotFound', `The security group '${groupId}' does not exist`),
+  );
 }
 
 function attached(instance: Instance): NetworkInterface[] {

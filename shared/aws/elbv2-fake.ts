@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock } from '../clock.ts';
-import type { FakeEc2 } from './ec2-fake.ts';
+import { type FakeEc2, NewResourceWindow } from './ec2-fake.ts';
 import {
   ALPN_POLICIES,
   type CreateLoadBalancerInput,
@@ -162,9 +162,11 @@ const ACCOUNT = '111122223333';
  * DuplicateTargetGroupName); tags (listeners' too), attributes with AWS's defaults and validation; dualstack load
  * balancers and IPv6 target groups; subnet changes with Network Load Balancer rules (a zone keeps its subnet and
  * addresses; a removed zone takes minutes to go); TLS listeners with ALPN policies and certificate lists; the TCP idle
- * timeout listener attribute; throttling and queued errors per operation; call counters that count calls as the adapter makes them (pages, chunks,
- * fallbacks). Linked to a FakeEc2, it checks subnets, security groups and instance targets against it and
- * keeps a load balancer's security groups in use until its network interfaces have drained.
+ * timeout listener attribute; eventual consistency after CreateTargetGroup (opt-in, `newTargetGroupInvisibleMs`);
+ * throttling and queued errors per operation; call counters that count calls as the adapter makes them (pages, chunks,
+ * fallbacks). Linked to a FakeEc2, it checks subnets, security groups (a group EC2 still hides after its creation
+ * is as unknown here: InvalidSecurityGroup) and instance targets against it and keeps a load balancer's security
+ * groups in use until its network interfaces have drained.
  */
 export class FakeElbv2 implements Elbv2Port {
   readonly loadBalancers = new Map<string, FakeLoadBalancer>();
@@ -197,11 +199,25 @@ export class FakeElbv2 implements Elbv2Port {
    * Load Balancer" quota. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-limits.html
    */
   certificateQuota = 25;
+  /**
+   * Eventual consistency after CreateTargetGroup (off by default): for this long on the clock a new target group
+   * is unknown to every call naming it (CreateListener, ModifyListener, RegisterTargets, DeregisterTargets,
+   * DescribeTargetHealth, ModifyTargetGroup, Describe/ModifyTargetGroupAttributes, tags: TargetGroupNotFound;
+   * DeleteTargetGroup: 'not-found', and it stays) and missing from DescribeTargetGroups. ELBv2 documents no such
+   * window, but callers meet TargetGroupNotFound right after a create, as EC2 documents for its own resources
+   * (https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html). CreateTargetGroup with the same
+   * name and settings still returns it, being idempotent:
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_CreateTargetGroup.html
+   */
+  newTargetGroupInvisibleMs = 0;
+  /** ... or for this many lookups of it (each call that would have found it), whichever ends first (0: no limit). */
+  newTargetGroupInvisibleCalls = 0;
   /** Runs as each call starts, after it is counted: lets a test act between a reconciler's read and its write. */
   beforeCall?: (operation: Elbv2Operation) => void;
 
   private readonly queuedErrors = new Map<Elbv2Operation, Error[]>();
   private readonly throttleRemaining = new Map<Elbv2Operation, number>();
+  private readonly hiddenTargetGroups = new NewResourceWindow(() => this.clock.now());
   private idCounter = 0;
 
   constructor(
@@ -636,7 +652,7 @@ export class FakeElbv2 implements Elbv2Port {
       await this.call('DescribeTargetGroups');
       const groups = chunk.flatMap((name) => {
         const group = [...this.targetGroups.values()].find((g) => g.tg.name === name);
-        return group ? [group] : [];
+        return group && !this.hiddenTargetGroups.hides(group.tg.arn) ? [group] : [];
       });
       // TargetGroupNotFound fails the whole call: the adapter then asks for each name on its own.
       if (groups.length < chunk.length && chunk.length > 1) {
@@ -652,11 +668,11 @@ export class FakeElbv2 implements Elbv2Port {
     this.lbOrThrow(loadBalancerArn, `describing target groups of ${loadBalancerArn}`);
     return [...this.targetGroups.values()]
       .map((g) => this.describeGroup(g))
-      .filter((g) => g.loadBalancerArns.includes(loadBalancerArn));
+      .filter((g) => g.loadBalancerArns.includes(loadBalancerArn) && !this.hiddenTargetGroups.hides(g.arn));
   }
 
   async listTargetGroups(): Promise<TargetGroup[]> {
-    const all = [...this.targetGroups.values()];
+    const all = [...this.targetGroups.values()].filter((g) => !this.hiddenTargetGroups.hides(g.tg.arn));
     for (let i = 0; i === 0 || i < all.length; i += ELBV2_PAGE_SIZE) await this.call('DescribeTargetGroups');
     return all.map((g) => this.describeGroup(g));
   }
@@ -702,6 +718,7 @@ export class FakeElbv2 implements Elbv2Port {
       targets: new Map(),
     };
     this.targetGroups.set(arn, group);
+    this.hiddenTargetGroups.start(arn, this.newTargetGroupInvisibleMs, this.newTargetGroupInvisibleCalls);
     return this.describeGroup(group);
   }
 
@@ -716,7 +733,8 @@ export class FakeElbv2 implements Elbv2Port {
   async deleteTargetGroup(arn: string): Promise<'deleted' | 'not-found'> {
     await this.call('DeleteTargetGroup');
     const group = this.targetGroups.get(arn);
-    if (!group) return 'not-found';
+    // One still hidden after its creation answers TargetGroupNotFound (the adapter's 'not-found') and stays.
+    if (!group || this.hiddenTargetGroups.hides(arn)) return 'not-found';
     if ([...this.listeners.values()].some((l) => l.targetGroupArn === arn)) {
       throw fail(
         `deleting target group ${group.tg.name}`,
@@ -725,6 +743,7 @@ export class FakeElbv2 implements Elbv2Port {
       );
     }
     this.targetGroups.delete(arn);
+    this.hiddenTargetGroups.forget(arn);
     return 'deleted';
   }
 
@@ -830,7 +849,7 @@ export class FakeElbv2 implements Elbv2Port {
     for (let i = 0; i < wanted.length; i += TAGS_ARNS_PER_CALL) {
       const chunk = wanted.slice(i, i + TAGS_ARNS_PER_CALL);
       await this.call('DescribeTags');
-      const known = chunk.filter((arn) => this.tagsOf(arn) !== undefined);
+      const known = chunk.filter((arn) => this.visibleTagsRef(arn) !== undefined);
       // An unknown ARN fails the whole call: the adapter then asks for each ARN on its own.
       if (known.length < chunk.length && chunk.length > 1) {
         for (let n = 0; n < chunk.length; n++) await this.call('DescribeTags');
@@ -862,7 +881,7 @@ export class FakeElbv2 implements Elbv2Port {
 
   /** The live tag record of `arn`, or the not-found error of its kind. */
   private taggedOrThrow(arn: string, doing: string): Record<string, string> {
-    const target = this.tagsRef(arn);
+    const target = this.visibleTagsRef(arn);
     if (target) return target;
     const code = arn.includes(':targetgroup/')
       ? 'TargetGroupNotFound'
@@ -913,6 +932,12 @@ export class FakeElbv2 implements Elbv2Port {
   /** The live tag record of a load balancer, target group or listener. */
   private tagsRef(arn: string): Record<string, string> | undefined {
     return this.loadBalancers.get(arn)?.tags ?? this.targetGroups.get(arn)?.tags ?? this.listenerTags.get(arn);
+  }
+
+  /** The tag record as a call naming `arn` sees it: none for a target group still hidden after its creation. */
+  private visibleTagsRef(arn: string): Record<string, string> | undefined {
+    if (this.targetGroups.has(arn) && this.hiddenTargetGroups.hides(arn)) return undefined;
+    return this.tagsRef(arn);
   }
 
   private newLoadBalancer(input: CreateLoadBalancerInput): FakeLoadBalancer {
@@ -974,9 +999,11 @@ export class FakeElbv2 implements Elbv2Port {
     return found;
   }
 
+  /** The target group a call naming `arn` sees: TargetGroupNotFound while unknown or still hidden after its creation. */
   private groupOrThrow(arn: string, doing: string): FakeTargetGroup {
     const found = this.targetGroups.get(arn);
-    if (!found) throw fail(doing, 'TargetGroupNotFound', 'One or more target groups not found');
+    if (!found || this.hiddenTargetGroups.hides(arn))
+      throw fail(doing, 'TargetGroupNotFound', 'One or more target groups not found');
     return found;
   }
 
@@ -1019,7 +1046,7 @@ export class FakeElbv2 implements Elbv2Port {
   private checkSecurityGroups(doing: string, groupIds: readonly string[]): void {
     if (!this.ec2) return;
     for (const id of groupIds) {
-      if (!this.ec2.securityGroups.has(id)) {
+      if (!this.ec2.visibleSecurityGroup(id)) {
         throw fail(doing, 'InvalidSecurityGroup', `One or more security groups are invalid: ${id}`);
       }
     }
