@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKEND_ROLE_TAG } from '../functions/service/reconciler.ts';
+import { BACKEND_ROLE_TAG } from '../functions/service/nlb/security-groups.ts';
 import {
   allow,
   clusterResourceCondition,

@@ -5,7 +5,7 @@ import { TerminalError } from '../../shared/errors.ts';
 import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import type { MetricsPort } from '../../shared/observability/metrics.ts';
-import type { PortRange } from './diff.ts';
+import type { PortRange } from './model/security-rules.ts';
 
 export interface ServiceDeps {
   clusterName: string;

@@ -7,17 +7,13 @@ import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import { parseAnnotations } from './annotations.ts';
+import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
-import {
-  decide,
-  ingressHostname,
-  isOurNodeRule,
-  type LoadBalancerSpec,
-  loadBalancerSpec,
-  nodeRules,
-  ruleKey,
-} from './diff.ts';
-import { backendSecurityGroupName, loadBalancerNameFromHostname, readablePrefix } from './names.ts';
+import { ruleKey } from './model/security-rules.ts';
+import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
+import { backendSecurityGroupName, loadBalancerNameFromHostname, REPLACES_TAG, readablePrefix } from './names.ts';
+import { isOurNodeRule, nodeRules } from './nlb/node-rules.ts';
+import { acceptableNames } from './nlb/replacement.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from './resources.ts';
 
 /**
@@ -34,7 +30,14 @@ export {
 /** What a live Service wants to keep; `keep-all` when its wishes cannot be worked out or its own key is deleting. */
 type Wanted =
   | 'keep-all'
-  | { loadBalancers: Set<string>; targetGroups: Set<string>; securityGroup: string; spec: LoadBalancerSpec };
+  | {
+      loadBalancers: Set<string>;
+      /** The load balancer serving the Service: one tagged as its successor is wanted too (being built). */
+      serving: string;
+      targetGroups: Set<string>;
+      securityGroups: Set<string>;
+      spec: LoadBalancerSpec;
+    };
 
 export interface GarbageReport {
   loadBalancers: string[];
@@ -146,7 +149,11 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
 
   const doomedLbs = loadBalancers.filter((lb) => {
     const owner = ownerOf(tags.get(lb.arn));
-    return owner !== undefined && unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()));
+    const replaces = tags.get(lb.arn)?.[REPLACES_TAG]?.toLowerCase();
+    return (
+      owner !== undefined &&
+      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && replaces !== w.serving)
+    );
   });
   const doomedLbArns = new Set(doomedLbs.map((lb) => lb.arn));
   const doomedTargetGroups = targetGroups.filter((g) => {
@@ -158,7 +165,9 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   const usedGroups = new Set(networkLbs.filter((lb) => !doomedLbArns.has(lb.arn)).flatMap((lb) => lb.securityGroups));
   const doomedSecurityGroups = vpcGroups.filter((g) => {
     const owner = ownerOf(g.tags);
-    return owner !== undefined && !usedGroups.has(g.groupId) && unwanted(owner, (w) => w.securityGroup !== g.groupName);
+    return (
+      owner !== undefined && !usedGroups.has(g.groupId) && unwanted(owner, (w) => !w.securityGroups.has(g.groupName))
+    );
   });
   return {
     loadBalancers: doomedLbs,
@@ -197,16 +206,23 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
   if (problems.length > 0) return 'keep-all';
   const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName });
   if (!built.ok) return 'keep-all';
-  const loadBalancers = new Set([built.spec.loadBalancerName.toLowerCase()]);
-  // The load balancer the status still names is the one serving traffic until its replacement is ready.
-  const current = loadBalancerNameFromHostname(ingressHostname(service));
-  if (current) loadBalancers.add(current.toLowerCase());
-  return {
-    loadBalancers,
-    targetGroups: new Set(built.spec.targetGroups.map((g) => g.name)),
-    securityGroup: built.spec.securityGroupName,
-    spec: built.spec,
+  // The load balancer the status names serves traffic (a replaced one until its successor is ready); with no
+  // status yet, the one the Service asks for. A successor being built carries the serving one's name in a tag.
+  const serving = (loadBalancerNameFromHostname(ingressHostname(service)) ?? built.spec.loadBalancerName).toLowerCase();
+  const identity = {
+    clusterName: deps.clusterName,
+    namespace: built.spec.identity.namespace,
+    name: service.metadata.name,
   };
+  const targetGroups = new Set<string>();
+  const securityGroups = new Set<string>();
+  for (const name of acceptableNames(identity, service.metadata.uid, options.name)) {
+    const named = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
+    if (!named.ok) continue;
+    for (const group of named.spec.targetGroups) targetGroups.add(group.name);
+    securityGroups.add(named.spec.securityGroupName);
+  }
+  return { loadBalancers: new Set([serving]), serving, targetGroups, securityGroups, spec: built.spec };
 }
 
 /**

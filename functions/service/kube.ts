@@ -16,6 +16,8 @@ export const EVENT = {
   replacing: 'ReplacingLoadBalancer',
   /** Ours: the target Nodes have no cluster-tagged security group, so no rule lets the load balancer in. */
   noNodeSecurityGroup: 'NodeSecurityGroupMissing',
+  /** Ours: an adopted load balancer has no security groups (the reference made it so); rules go on the Nodes' groups. */
+  withoutSecurityGroups: 'LoadBalancerWithoutSecurityGroups',
 } as const;
 
 export interface KubeDeps {

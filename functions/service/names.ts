@@ -77,6 +77,31 @@ export function loadBalancerName(id: ServiceIdentity, override?: string): string
 }
 
 /**
+ * The second name a Service's load balancer can have. A load balancer that must be replaced (its scheme
+ * changes, every zone moves, it failed) keeps serving while its successor is built beside it, and two load
+ * balancers cannot share a name: the successor takes the other of the two names, and the next replacement
+ * goes back to the first.
+ */
+export function successorLoadBalancerName(id: ServiceIdentity): string {
+  return withHash(
+    [id.clusterName, id.namespace, id.name],
+    'b',
+    shortHash('lb', id.clusterName, id.namespace, id.name, 'successor'),
+  );
+}
+
+/**
+ * The name the reference cloud controller gives a Service's load balancer: `a` and the Service UID without
+ * dashes, cut to 32 characters. A load balancer of that name the Service's status points at is adopted as it is.
+ */
+export function referenceLoadBalancerName(uid: string | undefined): string | undefined {
+  return uid ? `a${uid.replace(/-/g, '')}`.slice(0, ELB_NAME_MAX) : undefined;
+}
+
+/** Tag on a load balancer built to replace another: the name of the one it replaces, until it serves. */
+export const REPLACES_TAG = 'serverless-ccm/replaces';
+
+/**
  * What makes a target group: everything AWS cannot change on an existing one (protocol, target type) and the
  * load balancer it serves (a Network Load Balancer target group can belong to one load balancer only).
  * Changing any of these gives a new name, hence a new target group the listener moves to: replacement

@@ -10,10 +10,10 @@ import { RetryableError } from '../../shared/errors.ts';
  * forwarding) says so instead of failing, so the caller can finish what it can and requeue.
  */
 
-export interface AwsDeps {
+/** The ports a step writes through: a pass's recorded ones (Events and metrics), or the raw ones (garbage collection). */
+export interface AwsPorts {
   ec2: Ec2Port;
   elbv2: Elbv2Port;
-  vpcId: string;
 }
 
 /** The AWS error code behind a controller error (its `cause`), ELBv2's `...Exception` names normalised. */
@@ -29,24 +29,14 @@ export function codeOf(err: unknown): string | undefined {
  * earlier versions are untagged. AWS answers success for a load balancer that is already gone.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DeleteLoadBalancer.html
  */
-export async function deleteLoadBalancerAndListeners(
-  lb: LoadBalancer,
-  deps: AwsDeps,
-  beforeWrite: () => Promise<void>,
-): Promise<void> {
-  await beforeWrite();
-  await deps.elbv2.deleteLoadBalancer(lb.arn);
+export async function deleteLoadBalancerAndListeners(lb: LoadBalancer, ports: AwsPorts): Promise<void> {
+  await ports.elbv2.deleteLoadBalancer(lb.arn);
 }
 
 /** `in-use`: a listener still forwards to it (or AWS has not caught up with one just deleted). */
-export async function deleteTargetGroup(
-  group: TargetGroup,
-  deps: AwsDeps,
-  beforeWrite: () => Promise<void>,
-): Promise<'deleted' | 'in-use'> {
-  await beforeWrite();
+export async function deleteTargetGroup(group: TargetGroup, ports: AwsPorts): Promise<'deleted' | 'in-use'> {
   try {
-    await deps.elbv2.deleteTargetGroup(group.arn);
+    await ports.elbv2.deleteTargetGroup(group.arn);
     return 'deleted';
   } catch (err) {
     if (codeOf(err) === 'ResourceInUse') return 'in-use';
@@ -58,14 +48,9 @@ export async function deleteTargetGroup(
  * `in-use`: DependencyViolation, i.e. the network interfaces of a deleted load balancer still use it (for
  * minutes), or another group's rule references it.
  */
-export async function deleteSecurityGroup(
-  groupId: string,
-  deps: AwsDeps,
-  beforeWrite: () => Promise<void>,
-): Promise<'deleted' | 'in-use'> {
-  await beforeWrite();
+export async function deleteSecurityGroup(groupId: string, ports: AwsPorts): Promise<'deleted' | 'in-use'> {
   try {
-    await deps.ec2.deleteSecurityGroup(groupId);
+    await ports.ec2.deleteSecurityGroup(groupId);
     return 'deleted';
   } catch (err) {
     if (codeOf(err) === 'DependencyViolation') return 'in-use';

@@ -41,6 +41,8 @@ export const MetricName = {
   LoadBalancerCleanupPending: 'LoadBalancerCleanupPending',
   /** Resources the garbage collector removed (dimension `resource`: `LoadBalancer`, `TargetGroup`, `SecurityGroup`, `SecurityGroupRule`). */
   LoadBalancerGarbageCollected: 'LoadBalancerGarbageCollected',
+  /** A pass tried again shortly because a security group or target group just made is not visible yet (dimension `reason`: the AWS code). */
+  FreshResourceNotVisible: 'FreshResourceNotVisible',
   /** A Service left to someone else (dimension `reason`: `classic`, `other-controller`, `other-class`). */
   ServicesSkipped: 'ServicesSkipped',
   Ec2Events: 'Ec2Events',

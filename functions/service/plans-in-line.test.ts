@@ -3,17 +3,12 @@ import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Listener, ListenerSpec } from '../../shared/aws/elbv2-port.ts';
 import type { EndpointSlice, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { ANNOTATION, parseAnnotations } from './annotations.ts';
-import {
-  chooseSubnets,
-  ipTargets,
-  type LoadBalancerSpec,
-  listenerUpdate,
-  loadBalancerSpec,
-  planListenerCertificates,
-  planSubnets,
-  staleTagKeys,
-} from './diff.ts';
+import { listenerUpdate, planListenerCertificates } from './elbv2/listeners.ts';
+import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
+import { staleTagKeys } from './model/tags.ts';
+import { ipTargets } from './model/targets.ts';
 import { targetGroupName } from './names.ts';
+import { chooseSubnets, planSubnets } from './nlb/subnets.ts';
 
 const CERT = (n: string) => `arn:aws:acm:eu-west-1:111122223333:certificate/${n}`;
 

@@ -6,28 +6,16 @@ import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.t
 import type { EndpointSlice, Node, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { ANNOTATION, parseAnnotations } from './annotations.ts';
-import {
-  changedEntries,
-  chooseSubnets,
-  clusterNodeGroups,
-  DEFAULT_HEALTH_CHECK,
-  decide,
-  eligibleNodes,
-  healthCheckMatches,
-  instanceTargets,
-  ipTargets,
-  isClassicHostname,
-  isOurNodeRule,
-  isPublicSubnet,
-  type LoadBalancerSpec,
-  loadBalancerSpec,
-  managedIngressRules,
-  nodeRules,
-  planListeners,
-  planRules,
-  planTargets,
-  subnetMappings,
-} from './diff.ts';
+import { decide, isClassicHostname } from './decide.ts';
+import { planListeners } from './elbv2/listeners.ts';
+import { planTargets } from './elbv2/targets.ts';
+import { DEFAULT_HEALTH_CHECK, healthCheckMatches } from './model/health-check.ts';
+import { managedIngressRules, planRules } from './model/security-rules.ts';
+import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
+import { changedEntries } from './model/tags.ts';
+import { eligibleNodes, instanceTargets, ipTargets } from './model/targets.ts';
+import { clusterNodeGroups, isOurNodeRule, nodeRules } from './nlb/node-rules.ts';
+import { chooseSubnets, isPublicSubnet, subnetMappings } from './nlb/subnets.ts';
 
 function svc(
   options: {

@@ -1,0 +1,45 @@
+import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
+import type { Service } from '../../shared/k8s/types.ts';
+import { ANNOTATION } from './annotations.ts';
+
+// Which Services are the service controller's, and what to do with them.
+
+export type ServiceDecision =
+  | { action: 'ensure' }
+  | { action: 'delete'; why: 'deleting' | 'not-ours-any-more' }
+  | { action: 'ignore'; why: 'not-a-load-balancer' | 'other-class' | 'other-controller' | 'classic' | 'deleting' };
+
+/**
+ * What to do with a Service. Ours: `type: LoadBalancer`, no `loadBalancerClass` or the configured one, and
+ * not handed to the AWS Load Balancer Controller (`aws-load-balancer-type: external` / `nlb-ip`). A Service
+ * that carries the cleanup finalizer but is no longer ours (type changed, handed over, being deleted) has its
+ * load balancer removed. A Service whose status names a Classic ELB (made by the in-tree provider) is left
+ * alone: Classic ELBs are a later issue, and touching one would break it.
+ */
+export function decide(service: Service, loadBalancerClass: string | undefined): ServiceDecision {
+  const hasFinalizer = (service.metadata.finalizers ?? []).includes(FINALIZER_LOAD_BALANCER_CLEANUP);
+  if (service.metadata.deletionTimestamp) {
+    return hasFinalizer ? { action: 'delete', why: 'deleting' } : { action: 'ignore', why: 'deleting' };
+  }
+  const type = service.metadata.annotations?.[ANNOTATION.type];
+  const isLoadBalancer = service.spec?.type === 'LoadBalancer';
+  const serviceClass = service.spec?.loadBalancerClass;
+  const ourClass = serviceClass === undefined || serviceClass === loadBalancerClass;
+  const otherController = type === 'external' || type === 'nlb-ip';
+  if (isLoadBalancer && ourClass && type === undefined && isClassicHostname(ingressHostname(service))) {
+    return { action: 'ignore', why: 'classic' };
+  }
+  if (isLoadBalancer && ourClass && !otherController) return { action: 'ensure' };
+  if (hasFinalizer) return { action: 'delete', why: 'not-ours-any-more' };
+  if (!isLoadBalancer) return { action: 'ignore', why: 'not-a-load-balancer' };
+  return { action: 'ignore', why: ourClass ? 'other-controller' : 'other-class' };
+}
+
+export function ingressHostname(service: Service): string | undefined {
+  return service.status?.loadBalancer?.ingress?.[0]?.hostname;
+}
+
+/** Classic ELB DNS names are `<name>-<n>.<region>.elb.amazonaws.com`; NLBs are `<name>-<id>.elb.<region>.amazonaws.com`. */
+export function isClassicHostname(hostname: string | undefined): boolean {
+  return hostname !== undefined && /\.[a-z]{2}(-[a-z]+)+-\d\.elb\.amazonaws\.com(\.cn)?$/.test(hostname);
+}

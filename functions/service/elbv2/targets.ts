@@ -1,0 +1,64 @@
+import type { Target, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
+import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
+import type { EndpointSlice } from '../../../shared/k8s/types.ts';
+import type { LoadBalancerSpec } from '../model/spec.ts';
+import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../model/targets.ts';
+import type { Pass } from '../writes.ts';
+import type { EnsuredGroups } from './target-groups.ts';
+
+/** Targets: eligible Nodes' instances or ready endpoints, registered and deregistered by difference only. */
+
+const DRAINING: ReadonlySet<string> = new Set(['draining', 'unhealthy.draining']);
+
+/**
+ * Register what is missing, deregister what is no longer wanted; draining targets are on their way out and
+ * count as absent (one that is wanted again is registered again).
+ */
+export function planTargets(
+  desired: readonly Target[],
+  current: readonly TargetHealth[],
+): { register: Target[]; deregister: Target[] } {
+  const key = (t: Target) => `${t.id}:${t.port}`;
+  const registered = new Map(current.filter((h) => !DRAINING.has(h.state)).map((h) => [key(h.target), h.target]));
+  const wanted = new Map(desired.map((t) => [key(t), t]));
+  return {
+    register: [...wanted].filter(([k]) => !registered.has(k)).map(([, t]) => t),
+    deregister: [...registered].filter(([k]) => !wanted.has(k)).map(([, t]) => t),
+  };
+}
+
+/** The targets of every target group, by desired name: eligible Nodes' running instances, or ready endpoints. */
+export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promise<Map<string, Target[]>> {
+  const out = new Map<string, Target[]>();
+  if (spec.targetType === 'ip') {
+    let slices: EndpointSlice[];
+    try {
+      slices = await pass.deps.kube.listEndpointSlices(spec.identity.namespace, spec.identity.name);
+    } catch (err) {
+      throw classifyKubernetesError(`listing endpoint slices of ${spec.serviceKey}`, err);
+    }
+    for (const group of spec.targetGroups) out.set(group.name, ipTargets(group, slices));
+    return out;
+  }
+  const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
+  const instances = await pass.batch.instances();
+  // RegisterTargets refuses an instance that is not running, failing the whole call: leave those out.
+  const ids = instanceIdsOf(nodes).filter((id) => instances.get(id)?.state === 'running');
+  for (const group of spec.targetGroups) out.set(group.name, instanceTargets(group, ids));
+  return out;
+}
+
+export async function ensureTargets(
+  spec: LoadBalancerSpec,
+  groups: EnsuredGroups,
+  targets: ReadonlyMap<string, Target[]>,
+  pass: Pass,
+): Promise<void> {
+  for (const wanted of spec.targetGroups) {
+    const { group, created } = groups.get(wanted.name)!;
+    const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
+    const plan = planTargets(targets.get(wanted.name) ?? [], current);
+    if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);
+    if (plan.register.length > 0) await pass.elbv2.registerTargets(group.arn, plan.register);
+  }
+}

@@ -1,0 +1,247 @@
+import type { SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
+import type {
+  AlpnPolicy,
+  HealthCheck,
+  ListenerProtocol,
+  TargetGroupIpAddressType,
+  TargetGroupProtocol,
+  TargetType,
+} from '../../../shared/aws/elbv2-port.ts';
+import { clusterTagKey } from '../../../shared/aws/ownership.ts';
+import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
+import { parseCidr } from '../../../shared/net/cidr.ts';
+import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
+import { loadBalancerName, type ServiceIdentity, securityGroupName } from '../names.ts';
+import { LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from './aws-defaults.ts';
+import { checkSslPorts, type PortContext, portListenerAndGroup } from './ports.ts';
+import { managedIngressRules } from './security-rules.ts';
+
+/**
+ * The pure model step: a Service and its parsed annotations -> the load balancer it asks for, before
+ * anything is observed in AWS. Every backend module plans from this, never from the Service itself.
+ */
+
+export interface DesiredTargetGroup {
+  name: string;
+  listenerPort: number;
+  protocol: TargetGroupProtocol;
+  /** The target group's own port: the node port (instance targets) or the target port (IP targets). */
+  port: number;
+  targetType: TargetType;
+  /** `ipv6`: IP targets of an IPv6 Service (IPv6 EndpointSlices); instance targets are always `ipv4`. */
+  ipAddressType: TargetGroupIpAddressType;
+  healthCheck: HealthCheck;
+  /** Every attribute kept in line: the Service's, and AWS's defaults for the ones it does not set. */
+  attributes: Record<string, string>;
+  /** The Service port(s) behind it: two for TCP_UDP (one TCP, one UDP entry on the same port number). */
+  servicePorts: ServicePortSpec[];
+}
+
+export interface DesiredListener {
+  port: number;
+  protocol: ListenerProtocol;
+  /** TLS: the default certificate. */
+  certificateArn?: string;
+  /** TLS: the other certificates, served by SNI. */
+  extraCertificateArns: string[];
+  sslPolicy?: string;
+  alpnPolicy?: AlpnPolicy;
+  /** Listener attributes kept in line (TCP: the idle timeout, AWS's 350 s unless the Service sets one). */
+  attributes: Record<string, string>;
+  targetGroupName: string;
+}
+
+export interface LoadBalancerSpec {
+  identity: ServiceIdentity;
+  /** `namespace/name`: the value of the `kubernetes.io/service-name` tag. */
+  serviceKey: string;
+  loadBalancerName: string;
+  securityGroupName: string;
+  scheme: 'internet-facing' | 'internal';
+  ipAddressType: 'ipv4' | 'dualstack';
+  targetType: TargetType;
+  listeners: DesiredListener[];
+  targetGroups: DesiredTargetGroup[];
+  /**
+   * Load balancer attributes kept in line: the Service's, and AWS's defaults for the switches it does not set
+   * (so removing an annotation turns its setting off again). Attributes outside both are left as they are.
+   */
+  attributes: Record<string, string>;
+  /** Every resource's tags: ownership, the Service, the user's additional tags. */
+  tags: Record<string, string>;
+  /** Tag keys another tool manages (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
+  externalManagedTags: string[];
+  /** `security-groups`: used instead of a managed group, and never modified. IDs or names. */
+  userSecurityGroups?: string[];
+  extraSecurityGroups: string[];
+  /** Inbound rules of the managed group: listener ports from the source ranges, and ICMP for path MTU discovery. */
+  managedIngress: SecurityGroupRule[];
+  /** Where clients may connect from (spec, annotation, or everywhere). */
+  sourceRanges: string[];
+  requestedSubnets?: string[];
+  eipAllocations?: string[];
+  privateIpv4Addresses?: string[];
+  targetNodeLabels?: Record<string, string | undefined>;
+}
+
+export interface SpecContext {
+  clusterName: string;
+  /** SERVICE_EXTERNAL_MANAGED_TAGS: tag keys a Service may not set and the controller never removes. */
+  externalManagedTags?: readonly string[];
+  /** The account's "inbound rules per security group" quota. */
+  securityGroupRuleLimit?: number;
+  /**
+   * The name of the load balancer being built, when it is not the one the Service asks for: the successor of
+   * a load balancer being replaced, or one adopted from the reference controller. Target group and security
+   * group names follow it, since they belong to one load balancer.
+   */
+  loadBalancerName?: string;
+}
+
+export type SpecResult = { ok: true; spec: LoadBalancerSpec } | { ok: false; problems: AnnotationProblem[] };
+
+/**
+ * The load balancer a Service asks for, from its spec and parsed annotations. Listeners: one per Service port
+ * number (TCP and UDP entries on one number become TCP_UDP; ports named by `ssl-ports` become TLS). Target
+ * groups: one per listener.
+ */
+export function loadBalancerSpec(service: Service, options: LoadBalancerOptions, context: SpecContext): SpecResult {
+  const problems: AnnotationProblem[] = [];
+  const identity: ServiceIdentity = {
+    clusterName: context.clusterName,
+    namespace: service.metadata.namespace ?? 'default',
+    name: service.metadata.name,
+  };
+  const serviceKey = `${identity.namespace}/${identity.name}`;
+  const lbName = context.loadBalancerName ?? loadBalancerName(identity, options.name);
+  const externalManagedTags = [...(context.externalManagedTags ?? [])];
+  checkServiceWide(service, options, externalManagedTags, problems);
+
+  const portContext: PortContext = {
+    service,
+    options,
+    identity,
+    loadBalancerName: lbName,
+    // IP targets follow the Service's primary address family; IPv6 target groups need a dual-stack load balancer.
+    groupFamily: options.targetType === 'ip' && service.spec?.ipFamilies?.[0] === 'IPv6' ? 'ipv6' : 'ipv4',
+    problems,
+  };
+  const listeners: DesiredListener[] = [];
+  const targetGroups: DesiredTargetGroup[] = [];
+  for (const [number, entries] of portsByNumber(service, problems)) {
+    const built = portListenerAndGroup(number, entries, portContext);
+    if (!built) continue;
+    listeners.push(built.listener);
+    targetGroups.push(built.group);
+  }
+
+  const sourceRanges = sourceRangesOf(service, options, problems);
+  if (options.alpnPolicy && !listeners.some((l) => l.protocol === 'TLS')) {
+    problems.push({ annotation: ANNOTATION.alpnPolicy, message: 'the Service has no TLS port' });
+  }
+  const managedIngress = options.securityGroups ? [] : managedIngressRules(listeners, sourceRanges);
+  const limit = context.securityGroupRuleLimit ?? 60;
+  if (managedIngress.length > limit) {
+    problems.push({
+      annotation: service.spec?.loadBalancerSourceRanges?.length
+        ? 'spec.loadBalancerSourceRanges'
+        : ANNOTATION.sourceRanges,
+      message: `${sourceRanges.length} source ranges for ${listeners.length} listeners need ${managedIngress.length} security group rules; a group holds ${limit}`,
+    });
+  }
+
+  if (problems.length > 0) return { ok: false, problems };
+  const spec: LoadBalancerSpec = {
+    identity,
+    serviceKey,
+    loadBalancerName: lbName,
+    securityGroupName: securityGroupName(lbName),
+    scheme: options.scheme,
+    ipAddressType: options.ipAddressType,
+    targetType: options.targetType,
+    listeners,
+    targetGroups,
+    attributes: { ...LOAD_BALANCER_ATTRIBUTE_DEFAULTS, ...options.attributes },
+    tags: {
+      ...options.additionalTags,
+      [clusterTagKey(context.clusterName)]: 'owned',
+      [LABEL_SERVICE_NAME]: serviceKey,
+    },
+    externalManagedTags,
+    extraSecurityGroups: options.extraSecurityGroups ?? [],
+    managedIngress,
+    sourceRanges,
+  };
+  if (options.securityGroups) spec.userSecurityGroups = options.securityGroups;
+  if (options.subnets) spec.requestedSubnets = options.subnets;
+  if (options.eipAllocations) spec.eipAllocations = options.eipAllocations;
+  if (options.privateIpv4Addresses) spec.privateIpv4Addresses = options.privateIpv4Addresses;
+  if (options.targetNodeLabels) spec.targetNodeLabels = options.targetNodeLabels;
+  return { ok: true, spec };
+}
+
+/** Problems of the Service as a whole, before its ports are looked at. */
+function checkServiceWide(
+  service: Service,
+  options: LoadBalancerOptions,
+  externalManagedTags: readonly string[],
+  problems: AnnotationProblem[],
+): void {
+  for (const key of Object.keys(options.additionalTags)) {
+    if (externalManagedTags.includes(key)) {
+      problems.push({
+        annotation: ANNOTATION.additionalResourceTags,
+        message: `tag "${key}" is managed by another tool (SERVICE_EXTERNAL_MANAGED_TAGS)`,
+      });
+    }
+  }
+  const ipv6Targets = options.targetType === 'ip' && service.spec?.ipFamilies?.[0] === 'IPv6';
+  if (ipv6Targets && options.ipAddressType !== 'dualstack') {
+    problems.push({
+      annotation: ANNOTATION.ipAddressType,
+      message: 'must be "dualstack" for IP targets of an IPv6 Service (spec.ipFamilies[0]: IPv6)',
+    });
+  }
+  const ports = service.spec?.ports ?? [];
+  if (options.idleTimeoutSeconds !== undefined && !ports.some((p) => (p.protocol ?? 'TCP') === 'TCP')) {
+    problems.push({
+      annotation: ANNOTATION.connectionIdleTimeout,
+      message: 'applies to TCP listeners only, and the Service has no TCP port',
+    });
+  }
+  if (ports.length === 0)
+    problems.push({ annotation: 'spec.ports', message: 'a load balancer needs at least one port' });
+  checkSslPorts(service, options, problems);
+}
+
+/** The Service ports grouped by number, in port order: TCP + UDP on one number is one TCP_UDP listener. */
+function portsByNumber(service: Service, problems: AnnotationProblem[]): [number, ServicePortSpec[]][] {
+  const byNumber = new Map<number, ServicePortSpec[]>();
+  (service.spec?.ports ?? []).forEach((port, index) => {
+    if ((port.protocol ?? 'TCP') === 'SCTP') {
+      problems.push({ annotation: `spec.ports[${index}]`, message: 'SCTP is not supported by Network Load Balancers' });
+      return;
+    }
+    byNumber.set(port.port, [...(byNumber.get(port.port) ?? []), port]);
+  });
+  return [...byNumber].sort(([a], [b]) => a - b);
+}
+
+export function sourceRangesOf(
+  service: Service,
+  options: LoadBalancerOptions,
+  problems: AnnotationProblem[],
+): string[] {
+  const fromSpec = service.spec?.loadBalancerSourceRanges;
+  if (fromSpec && fromSpec.length > 0) {
+    const ranges: string[] = [];
+    for (const range of fromSpec) {
+      const parsed = parseCidr(range.trim());
+      if (parsed.ok) ranges.push(range.trim());
+      else problems.push({ annotation: 'spec.loadBalancerSourceRanges', message: parsed.error });
+    }
+    return ranges;
+  }
+  return options.sourceRanges ?? (options.ipAddressType === 'dualstack' ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']);
+}

@@ -1,0 +1,152 @@
+import { TerminalError } from '../../../shared/errors.ts';
+import { MetricName } from '../../../shared/observability/metrics.ts';
+import type { ReconcileResult } from '../../../shared/queue/runner.ts';
+import { describeProblems, type LoadBalancerOptions } from '../annotations.ts';
+import type { LoadBalancerBackend } from '../backend.ts';
+import { AnnotationError } from '../deps.ts';
+import { ensureListeners } from '../elbv2/listeners.ts';
+import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
+import { deleteStaleTargetGroups, ensureTargetGroups } from '../elbv2/target-groups.ts';
+import { desiredTargets, ensureTargets } from '../elbv2/targets.ts';
+import { EVENT } from '../kube.ts';
+import { type LoadBalancerSpec, loadBalancerSpec, type SpecResult } from '../model/spec.ts';
+import { REPLACES_TAG } from '../names.ts';
+import { codeOf } from '../resources.ts';
+import type { Pass } from '../writes.ts';
+import { deleteNetworkLoadBalancer } from './cleanup.ts';
+import { finishPass, retireServing } from './finish.ts';
+import { createLoadBalancer, narrowLoadBalancer, widenLoadBalancer } from './load-balancer.ts';
+import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
+import { chooseLoadBalancer, type LoadBalancerChoice } from './replacement.ts';
+import { ensureLoadBalancerGroups, type LoadBalancerGroups } from './security-groups.ts';
+
+/**
+ * Network Load Balancers. The order of a pass comes from what each resource needs to exist first:
+ *
+ *  1. choose      which load balancer serves now, which one this pass builds (replacement.ts)
+ *  2. groups      security groups, which the load balancer is created with (security-groups.ts)
+ *  3. widen       the load balancer created, or given its groups, zones, dual-stack and tags (load-balancer.ts)
+ *  4. targets     target groups (listeners forward to them), listeners, targets, then the Node rules that
+ *                 let the load balancer reach the targets (elbv2/*, node-rules.ts)
+ *  5. narrow      back to IPv4 only once no listener needs IPv6; attributes (load-balancer.ts)
+ *  6. unused      target groups no listener uses any more (elbv2/target-groups.ts)
+ *  7. status      names the load balancer built, once it is `active` when another one serves meanwhile
+ *  8. retire      the replaced load balancer, only after the status names its successor (finish.ts)
+ */
+export const networkLoadBalancers: LoadBalancerBackend = {
+  kind: 'nlb',
+  ensure: ensureWithFreshResources,
+  remove: deleteNetworkLoadBalancer,
+};
+
+/** AWS codes that, right after we created the group or target group they name, mean "not visible yet". */
+const NOT_VISIBLE_YET = new Set(['InvalidGroup.NotFound', 'InvalidSecurityGroup', 'TargetGroupNotFound']);
+/** Receives of a key's message during which a resource just made may still be invisible (EC2 and ELBv2 are eventually consistent). */
+export const FRESH_RESOURCE_ATTEMPTS = 5;
+export const FRESH_RESOURCE_REQUEUE_SECONDS = 5;
+
+/**
+ * A group or target group made a moment ago may be unknown to the next call that names it: AWS documents
+ * this eventual consistency. The pass is tried again shortly (everything is found again by name), for a
+ * bounded number of attempts, then reported as terminal.
+ * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
+ */
+async function ensureWithFreshResources(
+  pass: Pass,
+  options: LoadBalancerOptions,
+): Promise<ReconcileResult | undefined> {
+  try {
+    return await ensureNetworkLoadBalancer(pass, options);
+  } catch (err) {
+    const code = codeOf(err);
+    if (!code || !NOT_VISIBLE_YET.has(code)) throw err;
+    if (pass.receiveCount >= FRESH_RESOURCE_ATTEMPTS) {
+      throw new TerminalError(
+        `a security group or target group is still unknown to AWS after ${pass.receiveCount} attempts (${code}): ${(err as Error).message}`,
+        { cause: err },
+      );
+    }
+    pass.deps.metrics.count(MetricName.FreshResourceNotVisible, { reason: code });
+    pass.deps.log.info('a resource just made is not visible yet: trying again shortly', {
+      service: pass.service.metadata.name,
+      code,
+    });
+    return { requeueAfterSeconds: FRESH_RESOURCE_REQUEUE_SECONDS };
+  }
+}
+
+async function ensureNetworkLoadBalancer(
+  pass: Pass,
+  options: LoadBalancerOptions,
+): Promise<ReconcileResult | undefined> {
+  const { deps } = pass;
+  const build = (name: string): SpecResult =>
+    loadBalancerSpec(pass.service, options, {
+      clusterName: deps.clusterName,
+      externalManagedTags: deps.externalManagedTags ?? [],
+      loadBalancerName: name,
+    });
+  const choice = await chooseLoadBalancer(pass, options, build);
+  const built = build(choice.name);
+  if (!built.ok) throw new AnnotationError(`cannot build the load balancer: ${describeProblems(built.problems)}`);
+  const spec = built.spec;
+  if (choice.replacing && !choice.existing && choice.serving) {
+    await pass.event(
+      'Normal',
+      EVENT.replacing,
+      `Replacing load balancer ${choice.serving.lb.name} with ${spec.loadBalancerName}: ${choice.replacing}`,
+    );
+  }
+  if (choice.deleteFirst && choice.serving) await retireServing(choice.serving, spec, pass, true);
+
+  const { observed, groups, created } = await ensureLoadBalancer(choice, spec, pass);
+  const targetGroups = await ensureTargetGroups(spec, observed, pass);
+  await ensureListeners(spec, observed, targetGroups, pass);
+  const targets = await desiredTargets(spec, pass);
+  await ensureTargets(spec, targetGroups, targets, pass);
+  const warning = groups
+    ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
+    : await ensureReferenceNodeRules(spec, observed.lb, targets, pass);
+  await narrowLoadBalancer(observed, spec, pass);
+  const pendingGroups = await deleteStaleTargetGroups(spec, observed, targetGroups, pass);
+  const serving =
+    choice.serving && !choice.deleteFirst && choice.serving.lb.arn !== observed.lb.arn ? choice.serving : undefined;
+  return finishPass(
+    {
+      spec,
+      observed,
+      created,
+      serving,
+      warning,
+      pending: pendingGroups > 0 || choice.subnets.action === 'remove-first',
+    },
+    pass,
+  );
+}
+
+/** Tag of a load balancer without security groups (made by the reference controller): its rules are on the Nodes' groups. */
+export const NODE_RULES_TAG = 'serverless-ccm/node-rules';
+
+async function ensureLoadBalancer(
+  choice: LoadBalancerChoice,
+  spec: LoadBalancerSpec,
+  pass: Pass,
+): Promise<{ observed: ObservedLoadBalancer; groups: LoadBalancerGroups | undefined; created: boolean }> {
+  const existing = choice.deleteFirst ? undefined : choice.existing;
+  // A Network Load Balancer made without security groups can never have any: keep it the reference's way.
+  const withoutGroups = existing !== undefined && existing.lb.securityGroups.length === 0;
+  const tags: Record<string, string> = { ...spec.tags };
+  if (choice.replacing && choice.serving && !choice.deleteFirst) tags[REPLACES_TAG] = choice.serving.lb.name;
+  if (withoutGroups) tags[NODE_RULES_TAG] = 'reference';
+  const groups = withoutGroups ? undefined : await ensureLoadBalancerGroups(spec, pass);
+  if (!existing) return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true };
+  if (withoutGroups && !(NODE_RULES_TAG in (existing.tags.get(existing.lb.arn) ?? {}))) {
+    await pass.event(
+      'Warning',
+      EVENT.withoutSecurityGroups,
+      `Load balancer ${existing.lb.name} was made without security groups, and AWS cannot add any to it: its traffic is allowed by rules on the Nodes' security groups (descriptions kubernetes.io/rule/nlb/*=${existing.lb.name}), as the reference controller did; security-groups annotations do not apply to it`,
+    );
+  }
+  await widenLoadBalancer(existing, groups, choice.subnets, spec, tags, pass);
+  return { observed: existing, groups, created: false };
+}

@@ -1,0 +1,146 @@
+import type { TargetGroup } from '../../../shared/aws/elbv2-port.ts';
+import { clusterTagKey } from '../../../shared/aws/ownership.ts';
+import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import { MetricName } from '../../../shared/observability/metrics.ts';
+import type { ReconcileResult } from '../../../shared/queue/runner.ts';
+import { ownedByService, parseAnnotations } from '../annotations.ts';
+import { ingressHostname } from '../decide.ts';
+import { EVENT, removeFinalizer, setIngressHostname } from '../kube.ts';
+import { loadBalancerSpec } from '../model/spec.ts';
+import { loadBalancerName, loadBalancerNameFromHostname, successorLoadBalancerName } from '../names.ts';
+import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
+import type { Pass } from '../writes.ts';
+import { revokeReferenceNodeRules } from './node-rules.ts';
+
+/**
+ * Remove everything a Service's load balancers consist of, in the order AWS allows: the load balancers
+ * (their listeners go with them), their target groups, their rules on the Nodes' groups, the managed
+ * security groups (which DependencyViolation keeps for minutes while the load balancers' network interfaces
+ * drain: the key is requeued, never given up), and only then the finalizer. Every step is found again from
+ * AWS on each pass (by deterministic name, by the status hostname, by tag), so a crash after any call resumes
+ * where it stopped. Both names a Service's load balancer can have are looked at, since a deletion can come in
+ * the middle of a replacement.
+ */
+export async function deleteNetworkLoadBalancer(
+  pass: Pass,
+  why: 'deleting' | 'not-ours-any-more',
+): Promise<ReconcileResult | undefined> {
+  const { deps, service } = pass;
+  const namespace = service.metadata.namespace ?? 'default';
+  const serviceKey = `${namespace}/${service.metadata.name}`;
+  const identity = { clusterName: deps.clusterName, namespace, name: service.metadata.name };
+  // Broken annotations must not stop a deletion: names come from what still parses.
+  const { options } = parseAnnotations(service.metadata.annotations);
+  const lbName = loadBalancerName(identity, options.name);
+  const candidates = new Map<string, string>();
+  for (const name of [
+    loadBalancerNameFromHostname(ingressHostname(service)),
+    lbName,
+    successorLoadBalancerName(identity),
+  ]) {
+    if (name) candidates.set(name.toLowerCase(), name);
+  }
+
+  const groups = new Map<string, TargetGroup>();
+  const specNames: string[] = [];
+  let deletedNow = false;
+  for (const name of candidates.values()) {
+    const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
+    if (built.ok) specNames.push(...built.spec.targetGroups.map((g) => g.name));
+    const lb = await pass.elbv2.findLoadBalancer(name);
+    if (!lb) continue;
+    const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
+    const tags = await pass.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn)]);
+    if (!ownedByService(tags.get(lb.arn), deps.clusterName, serviceKey)) {
+      deps.log.warn("load balancer of that name is not this Service's: left alone", {
+        service: serviceKey,
+        loadBalancer: name,
+      });
+      continue;
+    }
+    for (const group of attached) {
+      if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
+    }
+    await deleteLoadBalancerAndListeners(lb, pass);
+    deletedNow = true;
+    if (lb.securityGroups.length === 0) await revokeReferenceNodeRules(lb.name, pass);
+  }
+
+  // Target groups that never got a listener (a crash during creation) or lost it already (a crash during deletion).
+  const missing = specNames.filter((n) => ![...groups.values()].some((g) => g.name === n));
+  if (missing.length > 0) {
+    const found = await pass.elbv2.findTargetGroups(missing);
+    const tags = found.length > 0 ? await pass.elbv2.describeTags(found.map((g) => g.arn)) : new Map();
+    for (const group of found) {
+      if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
+    }
+  }
+  const reasons = new Set<string>();
+  for (const group of groups.values()) {
+    if ((await deleteTargetGroup(group, pass)) === 'in-use') reasons.add('ResourceInUse');
+  }
+  const waitsForGroups = await deleteManagedGroups(pass, serviceKey, deletedNow, reasons);
+  if (reasons.size > 0 || waitsForGroups) {
+    for (const reason of reasons) deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason });
+    deps.log.info('load balancer cleanup waits for AWS', { service: serviceKey, reasons: [...reasons] });
+    return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+  }
+
+  await pass.event('Normal', EVENT.deleted, `Deleted load balancer ${lbName}`);
+  let current = pass.service;
+  // A Service that stays (no longer a load balancer) keeps no stale address.
+  if (why === 'not-ours-any-more') current = (await setIngressHostname(deps, current, undefined)) ?? current;
+  await removeFinalizer(deps, current);
+  deps.log.info('load balancer deleted', { service: serviceKey, loadBalancer: lbName, why });
+  return undefined;
+}
+
+/**
+ * The managed groups of this Service (all of them: a replaced load balancer leaves its old one behind).
+ * Right after its load balancer went, a group is held by the load balancer's network interfaces for
+ * minutes: not asked in that pass. Answers whether one is still there; says who must act when a rule not made
+ * here references it long after.
+ */
+async function deleteManagedGroups(
+  pass: Pass,
+  serviceKey: string,
+  loadBalancerJustDeleted: boolean,
+  reasons: Set<string>,
+): Promise<boolean> {
+  const { deps } = pass;
+  const managed = await pass.ec2.findSecurityGroups({
+    vpcId: deps.vpcId,
+    tags: { [clusterTagKey(deps.clusterName)]: 'owned', [LABEL_SERVICE_NAME]: serviceKey },
+  });
+  if (managed.length === 0) return false;
+  if (loadBalancerJustDeleted) return true;
+  let inUse = 0;
+  for (const group of managed) if ((await deleteSecurityGroup(group.groupId, pass)) === 'in-use') inUse++;
+  if (inUse === 0) return false;
+  reasons.add('DependencyViolation');
+  // Network interfaces drain within minutes; a group held longer is held by someone's rule: say whose.
+  if (pass.receiveCount >= REFERENCE_CHECK_AFTER_ATTEMPTS)
+    await sayWhoHoldsGroups(
+      pass,
+      managed.map((g) => g.groupId),
+    );
+  return true;
+}
+
+/** Attempts after which a security group still in use is worth explaining. */
+const REFERENCE_CHECK_AFTER_ATTEMPTS = 3;
+
+async function sayWhoHoldsGroups(pass: Pass, managedIds: string[]): Promise<void> {
+  const referencing = await pass.ec2.findSecurityGroups({ referencingGroupIds: managedIds });
+  const blockers = referencing.flatMap((g) =>
+    g.ingress
+      .filter((r) => r.sourceGroupId && managedIds.includes(r.sourceGroupId))
+      .map((r) => `${g.groupId} references ${r.sourceGroupId}`),
+  );
+  if (blockers.length === 0) return;
+  await pass.event(
+    'Warning',
+    EVENT.failed,
+    `Cannot delete the load balancer's security group: rules not made by this controller still reference it (${blockers.join(', ')}); remove them`,
+  );
+}

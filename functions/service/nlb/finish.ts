@@ -1,0 +1,92 @@
+import { MetricName } from '../../../shared/observability/metrics.ts';
+import type { ReconcileResult } from '../../../shared/queue/runner.ts';
+import { ownedByService } from '../annotations.ts';
+import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
+import { EVENT, setIngressHostname } from '../kube.ts';
+import type { LoadBalancerSpec } from '../model/spec.ts';
+import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
+import type { Pass } from '../writes.ts';
+import { revokeReferenceNodeRules } from './node-rules.ts';
+
+export interface PassOutcome {
+  spec: LoadBalancerSpec;
+  observed: ObservedLoadBalancer;
+  created: boolean;
+  /** Another load balancer serves the Service meanwhile (the one being replaced). */
+  serving: ObservedLoadBalancer | undefined;
+  warning: string | undefined;
+  /** Something waits for AWS (a target group still in use, zones on their way out). */
+  pending: boolean;
+}
+
+/**
+ * Status, the replaced load balancer, Events, and when to look again. While another load balancer serves,
+ * the status keeps naming it until the new one is `active`; only then does the status move and the old one go.
+ */
+export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<ReconcileResult | undefined> {
+  const { spec, observed, serving } = outcome;
+  const { lb } = observed;
+  const { deps, changes } = pass;
+  const waitsForSuccessor = serving !== undefined && lb.state !== 'active';
+  if (!waitsForSuccessor) {
+    const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
+    if (!updated) return undefined;
+    pass.service = updated;
+    if (serving) await retireServing(serving, spec, pass, false);
+  }
+  // Said when something changed (a new load balancer, new targets), not on every quiet pass.
+  if (outcome.warning && (changes.config || changes.targets)) {
+    await pass.event('Warning', EVENT.noNodeSecurityGroup, outcome.warning);
+  }
+  if (changes.config) {
+    if (!outcome.created) deps.metrics.count(MetricName.LoadBalancersUpdated);
+    await pass.event('Normal', EVENT.ensured, `Ensured load balancer ${lb.name} (${lb.dnsName})`);
+  } else if (changes.targets) {
+    await pass.event('Normal', EVENT.updated, `Updated load balancer ${lb.name} with new targets`);
+  }
+  if (changes.config || changes.targets) {
+    deps.log.info('load balancer ensured', {
+      service: spec.serviceKey,
+      loadBalancer: lb.name,
+      state: lb.state,
+      created: outcome.created,
+    });
+  }
+  if (lb.state === 'provisioning' || waitsForSuccessor) return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
+  if (outcome.pending) return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+  return undefined;
+}
+
+/**
+ * The load balancer a successor replaces: it, its target groups, its managed security group (unless its network
+ * interfaces still hold it: then the garbage collector finishes the job) and, for one made without groups,
+ * its rules on the Nodes' groups. `first`: it must go before its successor can have its name.
+ */
+export async function retireServing(
+  old: ObservedLoadBalancer,
+  spec: LoadBalancerSpec,
+  pass: Pass,
+  first: boolean,
+): Promise<void> {
+  const { deps } = pass;
+  const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, spec.serviceKey);
+  await pass.event(
+    first ? 'Warning' : 'Normal',
+    EVENT.replacing,
+    first
+      ? `Deleting load balancer ${old.lb.name} before making it again: the name annotation pins the name, so traffic stops until the new one is active`
+      : `Deleting load balancer ${old.lb.name}: the Service now uses ${spec.loadBalancerName}`,
+  );
+  await deleteLoadBalancerAndListeners(old.lb, pass);
+  for (const group of old.attached) if (owned(group.arn)) await deleteTargetGroup(group, pass);
+  if (old.lb.securityGroups.length === 0) {
+    await revokeReferenceNodeRules(old.lb.name, pass);
+    return;
+  }
+  // Its successor of the same name uses the same managed group.
+  if (first) return;
+  const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter((g) =>
+    ownedByService(g.tags, deps.clusterName, spec.serviceKey),
+  );
+  for (const group of managed) await deleteSecurityGroup(group.groupId, pass);
+}

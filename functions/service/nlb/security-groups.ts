@@ -1,0 +1,146 @@
+import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
+import { clusterTagKey } from '../../../shared/aws/ownership.ts';
+import { RetryableError, TerminalError } from '../../../shared/errors.ts';
+import { ANNOTATION, ownedByService } from '../annotations.ts';
+import { AnnotationError } from '../deps.ts';
+import { planRules } from '../model/security-rules.ts';
+import type { LoadBalancerSpec } from '../model/spec.ts';
+import { changedEntries, staleTagKeys } from '../model/tags.ts';
+import { backendSecurityGroupName } from '../names.ts';
+import type { Pass } from '../writes.ts';
+
+/**
+ * The load balancer's security groups: its own managed group (listener ports from the source ranges), the
+ * cluster's backend group (the one source the Nodes' groups allow), and the groups the Service names.
+ */
+
+/** A Network Load Balancer takes at most five security groups. */
+const MAX_LOAD_BALANCER_GROUPS = 5;
+
+/** Marks the backend group; a group of that name without it (and our cluster tag) is someone else's. */
+export const BACKEND_ROLE_TAG = 'serverless-ccm/security-group-role';
+
+export interface LoadBalancerGroups {
+  /** In order: the managed one or the user's, the backend group, the extra ones. */
+  lbGroups: string[];
+  backendGroupId: string;
+}
+
+export async function ensureLoadBalancerGroups(spec: LoadBalancerSpec, pass: Pass): Promise<LoadBalancerGroups> {
+  const { deps } = pass;
+  const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
+  const backendName = backendSecurityGroupName(deps.clusterName);
+  // One DescribeSecurityGroups finds both groups of ours.
+  const names = spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
+  const found = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: names });
+  const backendGroupId = await ensureBackendGroup(
+    found.find((g) => g.groupName === backendName),
+    pass,
+  );
+  const frontend = spec.userSecurityGroups
+    ? await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, pass)
+    : [
+        await ensureManagedGroup(
+          spec,
+          found.find((g) => g.groupName === spec.securityGroupName),
+          pass,
+        ),
+      ];
+  const lbGroups = [...new Set([...frontend, backendGroupId, ...extra])];
+  if (lbGroups.length > MAX_LOAD_BALANCER_GROUPS) {
+    throw new AnnotationError(
+      `${lbGroups.length} security groups for one load balancer (${spec.userSecurityGroups ? ANNOTATION.securityGroups : 'the managed one'}, the cluster's backend group and ${ANNOTATION.extraSecurityGroups}); a Network Load Balancer takes ${MAX_LOAD_BALANCER_GROUPS}`,
+    );
+  }
+  return { lbGroups, backendGroupId };
+}
+
+/** Tags of the cluster's backend group: owned by the cluster, and no Service (so no Service's cleanup takes it). */
+function backendTags(clusterName: string): Record<string, string> {
+  return { [clusterTagKey(clusterName)]: 'owned', [BACKEND_ROLE_TAG]: 'backend' };
+}
+
+async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pass): Promise<string> {
+  const { deps } = pass;
+  const name = backendSecurityGroupName(deps.clusterName);
+  if (existing) {
+    if (existing.tags[clusterTagKey(deps.clusterName)] !== 'owned' || existing.tags[BACKEND_ROLE_TAG] !== 'backend') {
+      throw new TerminalError(
+        `security group ${name} (${existing.groupId}) exists but is not this cluster's backend group (tags ${clusterTagKey(deps.clusterName)}=owned, ${BACKEND_ROLE_TAG}=backend)`,
+      );
+    }
+    return existing.groupId;
+  }
+  const created = await pass.ec2.createSecurityGroup({
+    groupName: name,
+    description: `Load balancers of cluster ${deps.clusterName}: the source the Nodes' security groups allow`,
+    vpcId: deps.vpcId,
+    tags: backendTags(deps.clusterName),
+  });
+  if (created === 'name-taken') {
+    throw new RetryableError(`creating security group ${name}: EC2 says it exists but does not show it yet`);
+  }
+  return created.groupId;
+}
+
+/** The load balancer's own group: inbound listener ports from the source ranges, nothing else. */
+async function ensureManagedGroup(
+  spec: LoadBalancerSpec,
+  existing: SecurityGroup | undefined,
+  pass: Pass,
+): Promise<string> {
+  const { deps } = pass;
+  let group = existing;
+  if (group && !ownedByService(group.tags, deps.clusterName, spec.serviceKey)) {
+    throw new AnnotationError(
+      `security group name ${spec.securityGroupName} is taken by ${group.tags['kubernetes.io/service-name'] ?? `${group.groupId}, which this cluster does not own`}`,
+    );
+  }
+  if (!group) {
+    const created = await pass.ec2.createSecurityGroup({
+      groupName: spec.securityGroupName,
+      description: `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${deps.clusterName})`,
+      vpcId: deps.vpcId,
+      tags: spec.tags,
+    });
+    if (created === 'name-taken') {
+      throw new RetryableError(
+        `creating security group ${spec.securityGroupName}: EC2 says it exists but does not show it yet`,
+      );
+    }
+    group = {
+      groupId: created.groupId,
+      groupName: spec.securityGroupName,
+      vpcId: deps.vpcId,
+      description: '',
+      tags: spec.tags,
+      ingress: [],
+    };
+  }
+  // Every rule of the managed group is ours. Revoke first: it frees room under the rules-per-group quota.
+  const plan = planRules(spec.managedIngress, group.ingress, () => true);
+  if (plan.revoke.length > 0) await pass.ec2.revokeSecurityGroupIngress(group.groupId, plan.revoke);
+  if (plan.authorize.length > 0) await pass.ec2.authorizeSecurityGroupIngress(group.groupId, plan.authorize);
+  const tagsToAdd = changedEntries(spec.tags, group.tags);
+  if (Object.keys(tagsToAdd).length > 0) await pass.ec2.createTags([group.groupId], tagsToAdd);
+  const stale = staleTagKeys(spec.tags, group.tags, spec.externalManagedTags);
+  if (stale.length > 0) await pass.ec2.deleteTags([group.groupId], stale);
+  return group.groupId;
+}
+
+/** Security groups named in an annotation (IDs or names) as IDs; one that does not exist is the user's to fix. */
+async function resolveGroups(refs: readonly string[], annotation: string, pass: Pass): Promise<string[]> {
+  if (refs.length === 0) return [];
+  const { vpcId } = pass.deps;
+  const ids = refs.filter((r) => /^sg-[0-9a-f]+$/.test(r));
+  const names = refs.filter((r) => !ids.includes(r));
+  const found = [
+    ...(ids.length > 0 ? await pass.ec2.findSecurityGroups({ groupIds: ids }) : []),
+    ...(names.length > 0 ? await pass.ec2.findSecurityGroups({ vpcId, groupNames: names }) : []),
+  ];
+  return refs.map((ref) => {
+    const group = found.find((g) => g.groupId === ref || (g.groupName === ref && g.vpcId === vpcId));
+    if (!group) throw new AnnotationError(`${annotation}: no security group "${ref}" in ${vpcId}`);
+    return group.groupId;
+  });
+}

@@ -1,0 +1,147 @@
+import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
+import type { Service } from '../../shared/k8s/types.ts';
+import { MetricName } from '../../shared/observability/metrics.ts';
+import type { ServiceBatch } from './batch.ts';
+import type { ServiceDeps } from './deps.ts';
+import { recordServiceEvent } from './kube.ts';
+
+/**
+ * Events and metrics of a pass come from one place: the AWS ports a pass writes through are wrapped, and
+ * every write is seen here before it is made. The first configuration write of a pass says "Ensuring"
+ * (or whatever the pass announces) on the Service; target writes are counted; creates and deletes of load
+ * balancers are counted once they succeed. Modules only call the ports, and never place Events or metrics
+ * for their writes by hand.
+ */
+
+/** The Elastic Load Balancing writes a pass can make; target writes are told apart from configuration. */
+const ELBV2_WRITES: ReadonlySet<keyof Elbv2Port> = new Set<keyof Elbv2Port>([
+  'createLoadBalancer',
+  'deleteLoadBalancer',
+  'setSecurityGroups',
+  'setSubnets',
+  'setIpAddressType',
+  'modifyLoadBalancerAttributes',
+  'createListener',
+  'modifyListener',
+  'deleteListener',
+  'addListenerCertificates',
+  'removeListenerCertificates',
+  'modifyListenerAttributes',
+  'createTargetGroup',
+  'modifyTargetGroupHealthCheck',
+  'deleteTargetGroup',
+  'modifyTargetGroupAttributes',
+  'registerTargets',
+  'deregisterTargets',
+  'addTags',
+  'removeTags',
+]);
+const TARGET_WRITES: ReadonlySet<string> = new Set(['registerTargets', 'deregisterTargets']);
+
+const EC2_WRITES: ReadonlySet<keyof Ec2Port> = new Set<keyof Ec2Port>([
+  'createSecurityGroup',
+  'deleteSecurityGroup',
+  'authorizeSecurityGroupIngress',
+  'revokeSecurityGroupIngress',
+  'createTags',
+  'deleteTags',
+]);
+
+/** What a pass changed. */
+export interface PassChanges {
+  /** Load balancer, listeners, target groups, security groups, rules, tags or attributes. */
+  config: boolean;
+  /** Targets registered or deregistered. */
+  targets: boolean;
+}
+
+/** The Event said before the first configuration write of a pass. */
+export interface Announcement {
+  reason: string;
+  message: string;
+  /** Writes that never announce (a cleanup retry that only deletes a security group says nothing new). */
+  quiet?: ReadonlySet<string>;
+}
+
+/** One pass over one Service: the ports it writes through, what it changed, and how it speaks. */
+export interface Pass {
+  deps: ServiceDeps;
+  service: Service;
+  batch: ServiceBatch;
+  /** Attempt of the key's message (1 first): bounds retries that wait for AWS to show a fresh resource. */
+  receiveCount: number;
+  ec2: Ec2Port;
+  elbv2: Elbv2Port;
+  changes: PassChanges;
+  /** Best-effort Event on the Service. */
+  event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
+}
+
+export function startPass(
+  deps: ServiceDeps,
+  service: Service,
+  batch: ServiceBatch,
+  announcement: Announcement,
+  receiveCount = 1,
+): Pass {
+  const changes: PassChanges = { config: false, targets: false };
+  let announced = false;
+  const pass: Pass = {
+    deps,
+    service,
+    batch,
+    receiveCount,
+    changes,
+    ec2: deps.ec2,
+    elbv2: deps.elbv2,
+    event: (type, reason, message) => recordServiceEvent(deps, pass.service, type, reason, message),
+  };
+  const before = async (operation: string): Promise<void> => {
+    if (TARGET_WRITES.has(operation)) {
+      changes.targets = true;
+      return;
+    }
+    changes.config = true;
+    if (announced || announcement.quiet?.has(operation)) return;
+    announced = true;
+    await pass.event('Normal', announcement.reason, announcement.message);
+  };
+  const after = (operation: string, args: unknown[], result: unknown): void => {
+    if (operation === 'createLoadBalancer' && result !== 'name-taken') {
+      deps.metrics.count(MetricName.LoadBalancersCreated, { reason: 'new' });
+    } else if (operation === 'deleteLoadBalancer') {
+      deps.metrics.count(MetricName.LoadBalancersDeleted);
+    } else if (operation === 'registerTargets') {
+      deps.metrics.count(MetricName.TargetsRegistered, {}, (args[1] as unknown[]).length);
+    } else if (operation === 'deregisterTargets') {
+      deps.metrics.count(MetricName.TargetsDeregistered, {}, (args[1] as unknown[]).length);
+    }
+  };
+  pass.ec2 = recorded(deps.ec2, EC2_WRITES as ReadonlySet<string>, before, after);
+  pass.elbv2 = recorded(deps.elbv2, ELBV2_WRITES as ReadonlySet<string>, before, after);
+  return pass;
+}
+
+/** The port, with `before` awaited ahead of each write and `after` called on its success. */
+function recorded<T extends object>(
+  port: T,
+  writes: ReadonlySet<string>,
+  before: (operation: string) => Promise<void>,
+  after: (operation: string, args: unknown[], result: unknown) => void,
+): T {
+  return new Proxy(port, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      if (typeof property !== 'string' || !writes.has(property)) return method.bind(target);
+      return async function recordedWrite(...args: unknown[]): Promise<unknown> {
+        await before(property);
+        const result = await method.apply(target, args);
+        after(property, args, result);
+        return result;
+      };
+    },
+  });
+}
