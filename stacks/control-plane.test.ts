@@ -315,7 +315,6 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         'node',
         [
           'ec2:DescribeAvailabilityZones',
-          'ec2:DescribeInstanceTypes',
           'ec2:DescribeInstances',
           'eks:DescribeCluster',
           'logs:CreateLogStream',

@@ -58,7 +58,9 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
   // The reconcilers. A new one is one entry here and its name in config.ts FUNCTION_DEFAULTS.
   const node = reconciler(stack, ctx, 'node', {
     description: 'initializes Nodes from EC2 and keeps their addresses current',
-    permissions: [ec2Describe('DescribeInstances', 'DescribeAvailabilityZones', 'DescribeInstanceTypes')],
+    // Instances to initialize from, and zone IDs for topology.k8s.aws/zone-id (stacks/iam-usage.test.ts checks
+    // this is exactly what its code calls).
+    permissions: [ec2Describe('DescribeInstances', 'DescribeAvailabilityZones')],
   });
   const lifecycle = reconciler(stack, ctx, 'node-lifecycle', {
     description: 'taints shut-down Nodes and deletes Nodes whose instance is gone',

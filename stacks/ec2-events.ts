@@ -10,7 +10,7 @@ import { consumeQueue, sendToQueues, standardEventQueue } from './queues.ts';
 import { BATCH_SIZE } from './reconciler.ts';
 
 /**
- * The EC2 events the control plane listens to, on the default bus (REFERENCE.md "EC2 events").
+ * The EC2 events the control plane listens to, on the default bus (docs/architecture.md "How events flow").
  * Each pattern names its source and detail-type exactly; state changes are not filtered by state
  * because the router decides what each state means.
  * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html

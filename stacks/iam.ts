@@ -31,7 +31,7 @@ function requireActions(
 
 /** Reads: verbs that never change anything. Everything else on EC2 or ELBv2 is a write. */
 const READ_VERBS = /^(Describe|Get|List)/;
-/** The services whose resources carry the cluster ownership tag (REFERENCE.md "Ownership and tags"). */
+/** The services whose resources carry the cluster ownership tag (docs/reference.md "AWS tags"). */
 const TAGGED_SERVICES = new Set(['ec2', 'elasticloadbalancing']);
 
 /** An EC2 or ELBv2 action that changes a resource, and so must be conditioned on our ownership tag. */

@@ -6,8 +6,8 @@ import { APP_NAME, type FunctionName, type StageConfig } from './config.ts';
 import { allow, explicitActions } from './iam.ts';
 
 /**
- * How the functions reach the Kubernetes API (ARCHITECTURE.md "Reaching the Kubernetes API from
- * Lambda"): the environment `shared/k8s/lambda-access.ts` reads, and the IAM each mode needs.
+ * How the functions reach the Kubernetes API (docs/architecture.md "Reaching the Kubernetes API
+ * from Lambda"): the environment `shared/k8s/lambda-access.ts` reads, and the IAM each mode needs.
  */
 
 export function kubernetesEnvironment(config: StageConfig): Record<string, string> {

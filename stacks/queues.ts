@@ -33,7 +33,7 @@ function visibilityTimeout(settings: FunctionSettings): Duration {
 }
 
 /**
- * A reconciler's workqueue (ARCHITECTURE.md "The queue is the workqueue"): FIFO, grouped by key,
+ * A reconciler's workqueue (docs/architecture.md "The queue is the workqueue"): FIFO, grouped by key,
  * deduplicated by the sender's ID (never by content: two revisions of one key can have equal
  * bodies), and a FIFO DLQ after `maxReceiveCount` receives.
  */

@@ -2,7 +2,7 @@ import type { InstanceState } from '../../shared/aws/ec2-port.ts';
 
 /**
  * What the lifecycle controller does with a Node, from its readiness and its instance's state
- * (REFERENCE.md "Nodes" / Lifecycle). Pure: table-tested.
+ * (docs/reference.md "Nodes"). Pure: table-tested.
  *  - not found or terminated = the instance does not exist; stopped = shut down;
  *    pending, running, stopping, shutting-down = exists.
  *  - Ready -> remove the shutdown taint if present.

@@ -26,7 +26,7 @@ export interface NodeDeps {
   metrics: MetricsPort;
 }
 
-/** How the instance behind a Node is looked up (REFERENCE.md "Nodes"). */
+/** How the instance behind a Node is looked up (docs/reference.md "Nodes"). */
 type Lookup = { by: 'id'; instanceId: string } | { by: 'dns'; name: string } | { by: 'none'; why: string };
 
 export interface NodeBatch {

@@ -29,7 +29,7 @@ export interface ResyncDeps {
 export class ResyncError extends Error {}
 
 /**
- * The level-triggered safety net (ARCHITECTURE.md): every key again, whatever events were lost.
+ * The level-triggered safety net (docs/architecture.md, docs/keys.md): every key again, whatever events were lost.
  * Every key of a round carries the same hint (`RESYNC` + the round's ID), so a round retried by
  * EventBridge is deduplicated by SQS while the next round is not. Reconcilers re-read state, so a
  * key for an object that needs nothing costs reads and no writes.

@@ -1,5 +1,5 @@
 /**
- * Cluster ownership tags (REFERENCE.md "Ownership and tags"). `owned` resources die with the
+ * Cluster ownership tags (docs/reference.md "AWS tags"). `owned` resources die with the
  * cluster; `shared` ones are used but never deleted. The legacy `KubernetesCluster` tag is still read.
  */
 export const LEGACY_CLUSTER_TAG = 'KubernetesCluster';

@@ -2,7 +2,7 @@ import { INSTANCE_ID_PATTERN } from './ec2-port.ts';
 
 /**
  * AWS provider IDs: `aws:///<availability-zone>/<instance-id>` as we write them; `aws:////<id>`
- * (empty zone) and a bare `i-...` are accepted too (REFERENCE.md "Nodes").
+ * (empty zone) and a bare `i-...` are accepted too (docs/reference.md "Nodes").
  * Returns undefined for anything that is not an AWS instance provider ID.
  */
 export function instanceIdFromProviderId(providerId: string | undefined): string | undefined {

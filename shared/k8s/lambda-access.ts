@@ -13,7 +13,7 @@ import { KubernetesApiError } from './errors.ts';
 import type { KubernetesPort } from './port.ts';
 
 /**
- * How a Lambda reaches the Kubernetes API (docs/ARCHITECTURE.md, "Reaching the Kubernetes API from
+ * How a Lambda reaches the Kubernetes API (docs/architecture.md, "Reaching the Kubernetes API from
  * Lambda"): an EKS IAM token, a service-account token from Secrets Manager, or a kubeconfig when run
  * locally. The handler calls `createKubernetesPort` once per container; credentials are fetched on
  * first use, kept for the container's life, and fetched again when the API server answers 401.

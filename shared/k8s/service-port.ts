@@ -40,8 +40,8 @@ export function serviceControllerKube(
 }
 
 /**
- * Names the Kubernetes service controller and the AWS controllers already use (REFERENCE.md "Services of
- * type LoadBalancer"); users' tooling looks for them.
+ * Names the Kubernetes service controller and the AWS controllers already use (docs/reference.md
+ * "Services"); users' tooling looks for them.
  */
 export const FINALIZER_LOAD_BALANCER_CLEANUP = 'service.kubernetes.io/load-balancer-cleanup';
 /** The label that ties an EndpointSlice to its Service, and the tag that ties an AWS resource to it. */

@@ -7,7 +7,7 @@ import { type KeyHint, keyString, type ObjectKey, parseKeyMessage } from './mess
 import { MAX_VISIBILITY_SECONDS, type SqsPort } from './sqs-port.ts';
 
 /**
- * The SQS FIFO queue is the workqueue (ARCHITECTURE.md "The queue is the workqueue"). This runner
+ * The SQS FIFO queue is the workqueue (docs/architecture.md "The queue is the workqueue"). This runner
  * gives a reconciler the workqueue's guarantees on top of a Lambda batch: each record parsed on its
  * own, several records of one key reconciled once, a failed key failing only its own records,
  * "try again later" as a visibility change rather than a sleep.
