@@ -313,7 +313,7 @@ describe('targets', () => {
       ...extra,
     });
 
-  it('eligible Nodes: Ready, not deleting, not excluded, not being scaled away, with an instance, matching the labels', () => {
+  it('eligible Nodes (KEP-3458: readiness does not count): not deleting, not excluded, not being scaled away, with an instance, matching the labels', () => {
     const nodes = [
       ready('n1', { labels: { pool: 'web' } }),
       ready('n2', { labels: { pool: 'web' }, ready: false }),
@@ -330,9 +330,9 @@ describe('targets', () => {
       ready('n7', { labels: { pool: 'batch' } }),
       ready('n8', { labels: { pool: 'web', gpu: 'a100' } }),
     ];
-    expect(eligibleNodes(nodes, { pool: 'web' }).map((n) => n.metadata.name)).toEqual(['n1', 'n8']);
+    expect(eligibleNodes(nodes, { pool: 'web' }).map((n) => n.metadata.name)).toEqual(['n1', 'n2', 'n8']);
     expect(eligibleNodes(nodes, { gpu: undefined }).map((n) => n.metadata.name)).toEqual(['n8']);
-    expect(eligibleNodes(nodes).map((n) => n.metadata.name)).toEqual(['n1', 'n7', 'n8']);
+    expect(eligibleNodes(nodes).map((n) => n.metadata.name)).toEqual(['n1', 'n2', 'n7', 'n8']);
   });
 
   it('instance targets use the node port', () => {

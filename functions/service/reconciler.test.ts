@@ -402,19 +402,50 @@ describe('keeping it in line', () => {
     ).toEqual(['icmp:198.51.100.0/24', 'tcp:198.51.100.0/24']);
   });
 
-  it('scheme internet-facing -> internal replaces the NLB, with an Event, keeping the name', async () => {
+  it('scheme internet-facing -> internal: the new NLB is built beside the old one, which keeps serving and stays in the status until the new one is active', async () => {
     const old = onlyLb();
-    await edit((s) => {
+    const oldGroup = groupsOf(old.arn)[0]!;
+    w.elbv2.provisioningDescribes = 100;
+    w.kube.mutateService('default', 'web', (s) => {
       s.metadata.annotations = { [ANNOTATION.scheme]: 'internal' };
     });
-    const lb = onlyLb();
-    expect(lb.arn).not.toBe(old.arn);
-    expect(lb).toMatchObject({ name: old.name, scheme: 'internal' });
+
+    // First pass: the successor exists and provisions; the old one is untouched and still named.
+    await w.reconcile(w.serviceKey('web', 'default', { eventType: 'MODIFIED', resourceVersion: '10' }));
+    const both = [...w.elbv2.loadBalancers.values()].map((l) => l.lb);
+    expect(both).toHaveLength(2);
+    const next = both.find((lb) => lb.arn !== old.arn)!;
+    expect(next).toMatchObject({ scheme: 'internal', state: 'provisioning' });
+    expect(next.name).not.toBe(old.name);
+    expect(w.elbv2.loadBalancers.get(old.arn)!.lb.state).toBe('active');
+    expect(hostname()).toBe(old.dnsName);
+    expect(targetsOf(oldGroup.arn)).toHaveLength(2);
+    expect(groupsOf(old.arn).map((g) => g.arn)).toEqual([oldGroup.arn]);
     expect(eventsOf('ReplacingLoadBalancer')[0]).toMatch(
       /scheme internet-facing -> internal cannot be changed in place/,
     );
+
+    // Still provisioning: nothing moves.
+    await w.reconcile(w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: 'r1' }));
+    expect(w.elbv2.loadBalancers.size).toBe(2);
+    expect(hostname()).toBe(old.dnsName);
+
+    // Active: the status names the new one, and only then the old one goes.
+    w.elbv2.activate(next.name);
+    await w.converge([w.serviceKey('web')]);
+    const lb = onlyLb();
+    expect(lb.arn).toBe(next.arn);
     expect(hostname()).toBe(lb.dnsName);
     expect(targetsOf(groupsOf(lb.arn)[0]!.arn)).toHaveLength(2);
+    expect(w.elbv2.targetGroups.has(oldGroup.arn)).toBe(false);
+    expect(w.elbv2.tagsOf(lb.arn)?.['serverless-ccm/replaces']).toBeUndefined();
+
+    // And back: the successor of the successor takes the first name again.
+    await edit((s) => {
+      s.metadata.annotations = {};
+    });
+    expect(onlyLb()).toMatchObject({ name: old.name, scheme: 'internet-facing' });
+    expect(hostname()).toBe(onlyLb().dnsName);
   });
 
   it('a load balancer that failed to provision is replaced, with an Event', async () => {
@@ -515,7 +546,7 @@ describe('keeping it in line', () => {
 });
 
 describe('targets follow the cluster', () => {
-  it('instance targets: Nodes joining, leaving, not Ready, excluded, tainted by the autoscaler, or off the target-node-labels', async () => {
+  it('instance targets: Nodes joining, leaving, not Ready (kept), excluded, tainted by the autoscaler, or off the target-node-labels', async () => {
     const a = w.addNode(1, { labels: { pool: 'web' } });
     const b = w.addNode(2, { labels: { pool: 'web' } });
     w.addNode(3, { labels: { pool: 'batch' } });
@@ -523,15 +554,27 @@ describe('targets follow the cluster', () => {
     const group = () => groupsOf(onlyLb().arn)[0]!;
     expect(targetsOf(group().arn)).toEqual([`${a.instance.instanceId}:30080`, `${b.instance.instanceId}:30080`]);
 
+    // KEP-3458: a Node going NotReady stays a target (the health check decides); a new Node joins.
     const c = w.addNode(4, { labels: { pool: 'web' } });
     w.kube.mutateNode(b.node.metadata.name, (n) => {
       n.status!.conditions = [{ type: 'Ready', status: 'False' }];
     });
     w.resetCounters();
     await w.converge([w.serviceKey('web')]);
-    expect(targetsOf(group().arn)).toEqual([`${a.instance.instanceId}:30080`, `${c.instance.instanceId}:30080`]);
+    expect(targetsOf(group().arn)).toEqual([
+      `${a.instance.instanceId}:30080`,
+      `${b.instance.instanceId}:30080`,
+      `${c.instance.instanceId}:30080`,
+    ]);
     expect(reasons()).toEqual(['UpdatedLoadBalancer']);
-    expect(w.metrics.total(MetricName.TargetsDeregistered)).toBe(1);
+    expect(w.metrics.total(MetricName.TargetsDeregistered)).toBe(0);
+
+    // Deleted: out.
+    w.kube.mutateNode(b.node.metadata.name, (n) => {
+      n.metadata.deletionTimestamp = '2026-12-01T00:00:00Z';
+    });
+    await w.converge([w.serviceKey('web')]);
+    expect(targetsOf(group().arn)).toEqual([`${a.instance.instanceId}:30080`, `${c.instance.instanceId}:30080`]);
 
     w.kube.mutateNode(a.node.metadata.name, (n) => {
       n.metadata.labels = { ...n.metadata.labels, 'node.kubernetes.io/exclude-from-external-load-balancers': '' };

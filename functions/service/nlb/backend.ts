@@ -12,7 +12,7 @@ import { EVENT } from '../kube.ts';
 import { type LoadBalancerSpec, loadBalancerSpec, type SpecResult } from '../model/spec.ts';
 import { REPLACES_TAG } from '../names.ts';
 import { codeOf } from '../resources.ts';
-import type { Pass } from '../writes.ts';
+import { NotVisibleYetError, type Pass } from '../writes.ts';
 import { deleteNetworkLoadBalancer } from './cleanup.ts';
 import { finishPass, retireServing } from './finish.ts';
 import { createLoadBalancer, narrowLoadBalancer, widenLoadBalancer } from './load-balancer.ts';
@@ -58,8 +58,8 @@ async function ensureWithFreshResources(
   try {
     return await ensureNetworkLoadBalancer(pass, options);
   } catch (err) {
-    const code = codeOf(err);
-    if (!code || !NOT_VISIBLE_YET.has(code)) throw err;
+    const code = err instanceof NotVisibleYetError ? 'NameTakenNotVisible' : codeOf(err);
+    if (!code || !(NOT_VISIBLE_YET.has(code) || err instanceof NotVisibleYetError)) throw err;
     if (pass.receiveCount >= FRESH_RESOURCE_ATTEMPTS) {
       throw new TerminalError(
         `a security group or target group is still unknown to AWS after ${pass.receiveCount} attempts (${code}): ${(err as Error).message}`,

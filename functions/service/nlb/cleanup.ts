@@ -113,7 +113,10 @@ async function deleteManagedGroups(
     tags: { [clusterTagKey(deps.clusterName)]: 'owned', [LABEL_SERVICE_NAME]: serviceKey },
   });
   if (managed.length === 0) return false;
-  if (loadBalancerJustDeleted) return true;
+  if (loadBalancerJustDeleted) {
+    reasons.add('DependencyViolation');
+    return true;
+  }
   let inUse = 0;
   for (const group of managed) if ((await deleteSecurityGroup(group.groupId, pass)) === 'in-use') inUse++;
   if (inUse === 0) return false;

@@ -4,6 +4,7 @@ import { ownedByService } from '../annotations.ts';
 import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
+import { REPLACES_TAG } from '../names.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
 import { revokeReferenceNodeRules } from './node-rules.ts';
@@ -32,7 +33,11 @@ export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<Reco
     const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
     if (!updated) return undefined;
     pass.service = updated;
-    if (serving) await retireServing(serving, spec, pass, false);
+    if (serving) {
+      await retireServing(serving, spec, pass, false);
+      // It serves now: no longer anyone's successor (the garbage collector reads this tag).
+      await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
+    }
   }
   // Said when something changed (a new load balancer, new targets), not on every quiet pass.
   if (outcome.warning && (changes.config || changes.targets)) {

@@ -1,13 +1,13 @@
 import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
-import { RetryableError, TerminalError } from '../../../shared/errors.ts';
+import { TerminalError } from '../../../shared/errors.ts';
 import { ANNOTATION, ownedByService } from '../annotations.ts';
 import { AnnotationError } from '../deps.ts';
 import { planRules } from '../model/security-rules.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import { changedEntries, staleTagKeys } from '../model/tags.ts';
 import { backendSecurityGroupName } from '../names.ts';
-import type { Pass } from '../writes.ts';
+import { NotVisibleYetError, type Pass } from '../writes.ts';
 
 /**
  * The load balancer's security groups: its own managed group (listener ports from the source ranges), the
@@ -78,7 +78,7 @@ async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pas
     tags: backendTags(deps.clusterName),
   });
   if (created === 'name-taken') {
-    throw new RetryableError(`creating security group ${name}: EC2 says it exists but does not show it yet`);
+    throw new NotVisibleYetError(`creating security group ${name}: EC2 says it exists but does not show it yet`);
   }
   return created.groupId;
 }
@@ -104,7 +104,7 @@ async function ensureManagedGroup(
       tags: spec.tags,
     });
     if (created === 'name-taken') {
-      throw new RetryableError(
+      throw new NotVisibleYetError(
         `creating security group ${spec.securityGroupName}: EC2 says it exists but does not show it yet`,
       );
     }
