@@ -3,7 +3,7 @@ import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { routeEc2Events } from '../functions/ec2-events/router.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
-import { nodeFingerprint, type Reconciler as RelayReconciler } from '../functions/relay/routes.ts';
+import { nodeFingerprint, type Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
 import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
@@ -135,7 +135,7 @@ export function createEngine(o: EngineOptions) {
     }
   }
 
-  /** Node keys for every reconciler that reads Nodes (the relay's routing table, for Nodes). */
+  /** Node keys for every reconciler that reads Nodes (the relay's forwarding rules, for Nodes). */
   async function enqueueNode(name: string, hint: KeyHint): Promise<void> {
     const key: KeyMessage = { kind: 'Node', name, hint };
     await sqs.sendKeys(sqs.urlOf(QUEUES.node), [key]);
@@ -146,7 +146,7 @@ export function createEngine(o: EngineOptions) {
   }
 
   // Relay stand-in: forward a Node only when a field one of these reconcilers reads changed (the
-  // relay's routing table decides which: functions/relay/routes.ts).
+  // relay's forwarding rules decide which: functions/relay/forwarding.ts).
   const nodeReaders: RelayReconciler[] = [
     'node',
     'node-lifecycle',

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { ChangeRouter, type RoutedKey } from './change-router.ts';
+import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
-import { RECONCILERS, type Reconciler } from './routes.ts';
 import { heartbeat, makeNode, makePod, makeService, makeSlice, setReady } from './testing.ts';
 
 /** The router in isolation: fingerprints in, keys out. */
@@ -47,7 +48,7 @@ describe('ChangeRouter', () => {
     expect(keys).toEqual([]);
   });
 
-  it('routes a deletion only to reconcilers with something to clean up', () => {
+  it('forwards a deletion only to reconcilers with something to clean up', () => {
     const { r, keys } = router();
     r.observe('Node', asObject(at(makeNode('n1'))));
     r.observe('Pod', at(makePod('default', 'p', 'n1')));
@@ -125,14 +126,39 @@ describe('ChangeRouter', () => {
     ]);
 
     // Later Node changes signal the relay, which asks for every such Service's key with the newest revision.
-    const notReady = structuredClone(node);
-    setReady(notReady, false);
-    expect(r.observe('Node', asObject(at(notReady)))).toBe('forwarded');
+    const excluded = structuredClone(node);
+    excluded.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '';
+    expect(r.observe('Node', asObject(at(excluded)))).toBe('forwarded');
     expect(nodeSetSignals()).toBe(1);
     const older = at(makeNode('n0'));
     older.metadata.resourceVersion = '1';
     r.observe('Node', asObject(older));
     expect(r.loadBalancerKeys().map((k) => k.message.hint?.resourceVersion)).toEqual([String(revision - 1)]);
+  });
+
+  it('a Ready <-> NotReady flip sends no Service key (KEP-3458); an exclusion label change does', () => {
+    const { r, keys, nodeSetSignals } = router();
+    r.observe('Service', at(makeService('default', 'web')));
+    const node = at(makeNode('n1'));
+    r.observe('Node', asObject(node));
+    const signalsBefore = nodeSetSignals();
+    keys.length = 0;
+
+    const notReady = structuredClone(node);
+    setReady(notReady, false);
+    expect(r.observe('Node', asObject(at(notReady)))).toBe('forwarded');
+    const readyAgain = structuredClone(notReady);
+    setReady(readyAgain, true);
+    r.observe('Node', asObject(at(readyAgain)));
+    // Only the lifecycle reconciler hears readiness; the load balancers' target set did not change.
+    expect(short(keys)).toEqual(['node-lifecycle:Node//n1', 'node-lifecycle:Node//n1']);
+    expect(nodeSetSignals()).toBe(signalsBefore);
+
+    const excluded = structuredClone(readyAgain);
+    excluded.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '';
+    expect(r.observe('Node', asObject(at(excluded)))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(signalsBefore + 1);
+    expect(short(r.loadBalancerKeys())).toEqual(['service:Service/default/web']);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {
@@ -170,7 +196,7 @@ describe('ChangeRouter', () => {
     );
   });
 
-  it('ignores routes of reconcilers without a queue', () => {
+  it('ignores the rules of reconcilers without a queue', () => {
     const { r, keys } = router({ reconcilers: ['ipam'] });
     expect(r.kinds()).toEqual(['Pod']);
     expect(r.observe('Node', asObject(at(makeNode('n1'))))).toBe('not-relevant');

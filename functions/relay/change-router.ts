@@ -1,12 +1,13 @@
+import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { fingerprint, NOT_RELEVANT } from './fingerprint.ts';
+import { FORWARDING_RULES, type ForwardingRule, loadBalancerTargets, type Reconciler } from './forwarding.ts';
 import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
-import { LABEL_SERVICE_NAME, loadBalancerTargets, type Reconciler, ROUTES, type Route } from './routes.ts';
 
 /**
  * Turns listed and watched objects into keys, keeping per object only one fingerprint per
- * reconciler (see routes.ts) and, for EndpointSlices, the name of their Service. No object is kept.
+ * reconciler (see forwarding.ts) and, for EndpointSlices, the name of their Service. No object is kept.
  *
  * The hint of a key is deterministic: `MODIFIED` (or `DELETED`) and the object's resourceVersion,
  * never ADDED. The deduplication ID is built from the hint, and a list cannot tell an addition from
@@ -28,7 +29,7 @@ export interface RoutedKey {
 export type ChangeOutcome = 'forwarded' | 'unchanged' | 'not-relevant' | 'held';
 
 export interface ChangeRouterOptions {
-  /** Reconcilers with a queue; routes to any other are ignored. */
+  /** Reconcilers with a queue; rules for any other are ignored. */
   reconcilers: ReadonlySet<Reconciler>;
   /** False while another component holds the reconciler's migration lock. */
   allows(reconciler: Reconciler): boolean;
@@ -41,9 +42,9 @@ class Entry {
   constructor(
     /** The list (see `listStarted`) that last saw the object. */
     public epoch: number,
-    /** One per active route of the kind, in order; NOT_RELEVANT where the reconciler does not care. */
+    /** One per active rule of the kind, in order; NOT_RELEVANT where the reconciler does not care. */
     public fingerprints: number[],
-    /** EndpointSlice: the Service it belongs to, to route its deletion found by a relist. */
+    /** EndpointSlice: the Service it belongs to, to forward its deletion found by a relist. */
     public service?: string,
   ) {}
 }
@@ -51,7 +52,7 @@ class Entry {
 const SOURCE = 'relay';
 
 export class ChangeRouter {
-  private readonly routes: Record<WatchedKind, readonly Route[]>;
+  private readonly rules: Record<WatchedKind, readonly ForwardingRule[]>;
   private readonly tables = new Map<WatchedKind, Map<string, Entry>>();
   private readonly epochs = new Map<WatchedKind, number>();
   /** LoadBalancer Services and how they pick targets: which ones a Node or an EndpointSlice concerns. */
@@ -70,8 +71,8 @@ export class ChangeRouter {
   private readonly sliceRevisions = new Map<string, string>();
 
   constructor(private readonly options: ChangeRouterOptions) {
-    const active = (kind: WatchedKind) => ROUTES[kind].filter((r) => options.reconcilers.has(r.reconciler));
-    this.routes = {
+    const active = (kind: WatchedKind) => FORWARDING_RULES[kind].filter((r) => options.reconcilers.has(r.reconciler));
+    this.rules = {
       Node: active('Node'),
       Service: active('Service'),
       EndpointSlice: active('EndpointSlice'),
@@ -81,7 +82,7 @@ export class ChangeRouter {
 
   /** The kinds some configured reconciler reads. */
   kinds(): WatchedKind[] {
-    return (Object.keys(this.routes) as WatchedKind[]).filter((kind) => this.routes[kind].length > 0);
+    return (Object.keys(this.rules) as WatchedKind[]).filter((kind) => this.rules[kind].length > 0);
   }
 
   size(kind: WatchedKind): number {
@@ -117,9 +118,9 @@ export class ChangeRouter {
   observe(kind: WatchedKind, object: KubeObject): ChangeOutcome {
     const key = tableKey(kind, object);
     if (key === undefined) return 'not-relevant';
-    const routes = this.routes[kind];
+    const rules = this.rules[kind];
     const table = this.table(kind);
-    const fingerprints = routes.map((route) => fingerprint(route.reads(object)));
+    const fingerprints = rules.map((rule) => fingerprint(rule.reads(object)));
     const epoch = this.epochs.get(kind) ?? 0;
     // Updated in place: most events (heartbeats) change nothing, and need not leave garbage behind.
     let entry = table.get(key);
@@ -136,9 +137,9 @@ export class ChangeRouter {
     if (kind === 'Service') outcome = this.serviceIndexed(outcome, key, object);
 
     const hint = this.hint(object, 'MODIFIED');
-    for (let i = 0; i < routes.length; i++) {
+    for (let i = 0; i < rules.length; i++) {
       if (fingerprints[i] === (previous?.[i] ?? NOT_RELEVANT)) continue;
-      outcome = this.route(outcome, routes[i]!, kind, key, entry, hint);
+      outcome = this.forward(outcome, rules[i]!, kind, key, entry, hint);
     }
     return outcome;
   }
@@ -161,14 +162,14 @@ export class ChangeRouter {
   resendAll(reconciler: Reconciler, hint: KeyHint): number {
     let sent = 0;
     for (const kind of this.kinds()) {
-      const routes = this.routes[kind];
-      for (let i = 0; i < routes.length; i++) {
-        const route = routes[i]!;
+      const rules = this.rules[kind];
+      for (let i = 0; i < rules.length; i++) {
+        const rule = rules[i]!;
         // Node -> load balancers is covered: every Service's own key is sent again.
-        if (route.reconciler !== reconciler || route.target === 'load-balancers') continue;
+        if (rule.reconciler !== reconciler || rule.target === 'load-balancers') continue;
         for (const [key, entry] of this.table(kind)) {
           if (entry.fingerprints[i] === NOT_RELEVANT) continue;
-          if (this.route('unchanged', route, kind, key, entry, hint) === 'forwarded') sent++;
+          if (this.forward('unchanged', rule, kind, key, entry, hint) === 'forwarded') sent++;
         }
       }
     }
@@ -206,31 +207,31 @@ export class ChangeRouter {
     if (kind === 'Service') this.loadBalancers.delete(key);
     const hint: KeyHint = { eventType: 'DELETED', resourceVersion, source: SOURCE };
     if (object?.metadata?.uid) hint.uid = object.metadata.uid;
-    const routes = this.routes[kind];
+    const rules = this.rules[kind];
     let outcome: ChangeOutcome = 'not-relevant';
-    for (let i = 0; i < routes.length; i++) {
-      if (!routes[i]!.onDelete || entry.fingerprints[i] === NOT_RELEVANT) continue;
-      outcome = this.route(outcome, routes[i]!, kind, key, entry, hint);
+    for (let i = 0; i < rules.length; i++) {
+      if (!rules[i]!.onDelete || entry.fingerprints[i] === NOT_RELEVANT) continue;
+      outcome = this.forward(outcome, rules[i]!, kind, key, entry, hint);
     }
     return outcome;
   }
 
-  /** Send the key(s) of one route, unless held by the migration lock; returns the combined outcome. */
-  private route(
+  /** Send the key(s) of one rule, unless held by the migration lock; returns the combined outcome. */
+  private forward(
     outcome: ChangeOutcome,
-    route: Route,
+    rule: ForwardingRule,
     kind: WatchedKind,
     key: string,
     entry: Entry,
     hint: KeyHint,
   ): ChangeOutcome {
-    const keys = this.keysFor(route, kind, key, entry, hint);
-    if (keys !== 'node-set') return this.send(outcome, route.reconciler, keys);
+    const keys = this.keysFor(rule, kind, key, entry, hint);
+    if (keys !== 'node-set') return this.send(outcome, rule.reconciler, keys);
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
     if (this.instanceTargetServices() === 0) return outcome;
-    if (!this.options.allows(route.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
+    if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();
     return 'forwarded';
   }
@@ -248,13 +249,13 @@ export class ChangeRouter {
   }
 
   private keysFor(
-    route: Route,
+    rule: ForwardingRule,
     kind: WatchedKind,
     key: string,
     entry: Entry,
     hint: KeyHint,
   ): KeyMessage[] | 'node-set' {
-    switch (route.target) {
+    switch (rule.target) {
       case 'self':
         return [{ kind, ...splitTableKey(kind, key), hint }];
       case 'route-table':

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseEnvironment } from '../../shared/config/config.ts';
+import type { Reconciler } from './forwarding.ts';
 import { WATCHED_KINDS } from './kinds.ts';
-import type { Reconciler } from './routes.ts';
 
 /**
  * The relay's settings, from the environment the Deployment sets (deploy/relay/deployment.yaml). A

@@ -2,9 +2,9 @@ import { errorMessage } from '../../shared/errors.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { type KeyMessage, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
+import type { Reconciler } from './forwarding.ts';
 import { compareResourceVersions } from './kinds.ts';
 import type { RelayMetrics } from './metrics.ts';
-import type { Reconciler } from './routes.ts';
 
 /**
  * Sends keys to the reconcilers' queues, at least once.

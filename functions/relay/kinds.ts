@@ -24,7 +24,7 @@ export const KIND_INFO: Record<WatchedKind, KindInfo> = {
   Pod: { path: '/api/v1/pods', namespaced: true, fieldSelector: 'spec.nodeName!=' },
 };
 
-/** The metadata every watched object has; the rest is read by the routing table only. */
+/** The metadata every watched object has; the rest is read by the forwarding rules only. */
 export interface KubeObject {
   apiVersion?: string;
   kind?: string;

@@ -3,6 +3,7 @@ import { FakeClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { FakeLeaseStore } from './fake-leases.ts';
+import type { Reconciler } from './forwarding.ts';
 import {
   type LeaderMigrationConfiguration,
   MigrationGate,
@@ -11,7 +12,6 @@ import {
 } from './leader-migration.ts';
 import { microTime } from './lease.ts';
 import { RelayMetrics } from './metrics.ts';
-import type { Reconciler } from './routes.ts';
 
 const FILE = `
 kind: LeaderMigrationConfiguration

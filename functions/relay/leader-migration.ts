@@ -4,9 +4,9 @@ import type { Clock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
 import type { Log } from '../../shared/observability/log.ts';
+import { MIGRATION_CONTROLLER_NAMES, type Reconciler } from './forwarding.ts';
 import type { LeasePort } from './lease.ts';
 import type { RelayMetrics } from './metrics.ts';
-import { MIGRATION_CONTROLLER_NAMES, type Reconciler } from './routes.ts';
 
 /**
  * Leader migration (moving controllers from kube-controller-manager to a cloud controller without

@@ -15,11 +15,11 @@ import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import { ClientNodeLeases } from './client-node-leases.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
 import { loadRelayConfig, queuesOf, type RelayConfig, regionFor } from './config.ts';
+import { kindsFor } from './forwarding.ts';
 import { startOperationsServer } from './http-server.ts';
 import { parseLeaderMigrationConfiguration } from './leader-migration.ts';
 import { DEFAULT_LIST_WATCH_OPTIONS } from './list-watch.ts';
 import { Relay } from './relay.ts';
-import { kindsFor } from './routes.ts';
 
 /**
  * The relay process: configuration, clients, the operations server and signals. Everything else is

@@ -1,25 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
-import { FakeCluster, type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
+import { type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Relay } from './relay.ts';
-import {
-  heartbeat,
-  keysOn,
-  makeNode,
-  makePod,
-  makeService,
-  makeSlice,
-  QUEUE_NAMES,
-  RecordingSqs,
-  reconcilerQueues,
-  setReady,
-  uninitialized,
-  until,
-} from './testing.ts';
-import { relayFor } from './testing-relay.ts';
+import { heartbeat, keysOn, makePod, QUEUE_NAMES, reconcilerQueues, setReady, until } from './testing.ts';
+import { cluster, N1, N2, relayFor, settled } from './testing-relay.ts';
 
 /**
  * The relay end to end: the real client-node adapters against a local HTTPS server speaking the
@@ -41,46 +29,8 @@ function start(relay: Relay): Relay {
   return relay;
 }
 
-/** The relay has seen every change made to the cluster so far, and SQS accepted every key. */
-async function settled(
-  relay: Relay,
-  c: FakeCluster,
-  what = 'the relay to catch up and send everything',
-): Promise<void> {
-  const seen = () => relay.kinds.every((kind) => Number(relay.resourceVersions()[kind] ?? 0) >= c.lastRevision(kind));
-  await until(() => relay.status().synced && seen() && relay.status().pending === 0, what);
-}
-
 const names = (keys: KeyMessage[]) => keys.map((k) => [k.kind, k.namespace ?? '', k.name].join('/')).sort();
 const countSends = (sqs: FakeSqs) => sqs.callCount('SendMessageBatch');
-
-function cluster(): FakeCluster {
-  const c = new FakeCluster();
-  c.apply('Node', makeNode('ip-10-0-1-10.eu-west-1.compute.internal', { podCIDR: '10.244.1.0/24' }));
-  c.apply('Node', uninitialized(makeNode('ip-10-0-1-11.eu-west-1.compute.internal')));
-  c.apply('Service', makeService('default', 'web'));
-  c.apply(
-    'Service',
-    makeService('default', 'web-ip', 'LoadBalancer', {
-      'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
-    }),
-  );
-  c.apply('Service', makeService('default', 'internal', 'ClusterIP'));
-  c.apply('EndpointSlice', makeSlice('default', 'web-ip', 'abcde', ['10.244.1.5']));
-  c.apply('EndpointSlice', makeSlice('default', 'internal', 'fghij', ['10.244.1.6']));
-  c.apply('Pod', makePod('default', 'app-1', 'ip-10-0-1-10.eu-west-1.compute.internal'));
-  c.apply('Pod', makePod('default', 'pending-1', undefined));
-  c.apply(
-    'Pod',
-    makePod('kube-system', 'kube-proxy-x', 'ip-10-0-1-10.eu-west-1.compute.internal', {
-      spec: { nodeName: 'ip-10-0-1-10.eu-west-1.compute.internal', hostNetwork: true, containers: [] },
-    }),
-  );
-  return c;
-}
-
-const N1 = 'ip-10-0-1-10.eu-west-1.compute.internal';
-const N2 = 'ip-10-0-1-11.eu-west-1.compute.internal';
 
 describe('relay: changes to keys', () => {
   it('sends the keys each reconciler reads, with the foundation group and deduplication IDs', async () => {
@@ -117,7 +67,7 @@ describe('relay: changes to keys', () => {
     }
   });
 
-  it('routes watched changes: new bound Pods, IP-target endpoints, readiness to lifecycle and the load balancers', async () => {
+  it('forwards watched changes: bound Pods, IP-target endpoints, readiness to lifecycle only, exclusion to the load balancers', async () => {
     const c = cluster();
     api = await startFakeKubeApi(c);
     const { sqs, urls } = reconcilerQueues();
@@ -145,21 +95,23 @@ describe('relay: changes to keys', () => {
 
     expect(names(keysOn(sqs, 'ipam').slice(before.ipam))).toEqual(['Pod/default/app-2', 'Pod/default/pending-1']);
     expect(names(keysOn(sqs, 'node-lifecycle').slice(before.lifecycle))).toEqual([`Node//${N1}`]);
-    // Readiness is no business of the node (initialization) reconciler.
+    // Readiness is no business of the node (initialization) reconciler, nor of the load balancers' target
+    // set (KEP-3458): web-ip's endpoints changed, nothing for web, nothing for the ClusterIP Service.
     expect(keysOn(sqs, 'node').length).toBe(before.node);
-    // web-ip: its endpoints changed; web: a Node left its target set. Nothing for the ClusterIP Service.
-    expect(names(keysOn(sqs, 'service').slice(before.service))).toEqual([
-      'Service/default/web',
-      'Service/default/web-ip',
-    ]);
-    const nodeSetKey = keysOn(sqs, 'service')
-      .slice(before.service)
-      .find((k) => k.name === 'web')!;
-    expect(nodeSetKey.hint).toEqual({
-      eventType: 'MODIFIED',
-      resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion,
-      source: 'relay/Node',
+    expect(names(keysOn(sqs, 'service').slice(before.service))).toEqual(['Service/default/web-ip']);
+
+    // Excluding the Node takes it out of web's target set.
+    c.mutate<Node>('Node', N1, (n) => {
+      n.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '';
     });
+    await settled(relay, c);
+    const nodeSetKeys = keysOn(sqs, 'service').slice(before.service + 1);
+    expect(nodeSetKeys.map((k) => [k.name, k.hint])).toEqual([
+      [
+        'web',
+        { eventType: 'MODIFIED', resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion, source: 'relay/Node' },
+      ],
+    ]);
   });
 
   it('filters heartbeat-only Node updates: no key, no SQS call', async () => {
@@ -301,7 +253,8 @@ describe('relay: at least once', () => {
     // fields changed while none ran); N2, the Pod and the Services did not change: their keys are
     // byte-identical to the earlier ones and SQS dropped them.
     expect({ node, lifecycle, route, ipam }).toEqual({ node: 1, lifecycle: 1, route: 1, ipam: 0 });
-    // The load balancer with instance targets gets a key with N1's revision (its target set changed).
+    // The load balancer with instance targets gets a key with N1's revision: a new relay cannot tell that
+    // only readiness changed, so every Node it lists is news to the target set.
     // Whether a Service's own key and a key derived from a Node or an EndpointSlice coalesced before
     // going out depends on timing, so a restart may add a harmless extra Service message.
     expect(service).toBeGreaterThanOrEqual(1);
@@ -339,114 +292,5 @@ describe('relay: at least once', () => {
 
     expect(result).toEqual({ flushed: true, pending: 0 });
     expect(keysOn(sqs, 'ipam').filter((k) => k.name.startsWith('burst-'))).toHaveLength(40);
-  });
-});
-
-describe('relay: high availability', () => {
-  const election = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
-
-  it('two relays on one Lease never forward at once; the standby takes over within the lease duration', async () => {
-    const c = cluster();
-    api = await startFakeKubeApi(c);
-    const shared = reconcilerQueues();
-    const sqsA = new RecordingSqs(shared.sqs, 'a');
-    const sqsB = new RecordingSqs(shared.sqs, 'b');
-    const queues = { 'node-lifecycle': shared.urls['node-lifecycle'] };
-    const a = start(relayFor(api, sqsA, queues, { identity: 'a', token: 'token-a', election }));
-    await until(() => a.status().leader && a.status().synced, 'a to lead');
-    const b = start(relayFor(api, sqsB, queues, { identity: 'b', token: 'token-b', election }));
-    await until(() => b.status().ready, 'b to be ready as a standby');
-
-    // Changes keep coming; a keeps forwarding, b watches nothing.
-    let flips = 0;
-    const churn = setInterval(() => c.mutate<Node>('Node', N1, (n) => setReady(n, flips++ % 2 === 0)), 20);
-    try {
-      await until(() => sqsA.sends.length >= 5, 'a to forward');
-      expect(sqsB.sends).toHaveLength(0);
-      expect(api.requests.filter((r) => r.token === 'token-b' && r.kind)).toHaveLength(0);
-
-      // a is cut off from the Lease (not from the rest): it must stop before b starts.
-      api.cut('token-a', '/apis/coordination.k8s.io');
-      const cutAt = Date.now();
-      await until(() => b.status().leader, 'b to take over', 3_000);
-      const tookOver = Date.now() - cutAt;
-      await until(() => sqsB.sends.length >= 3, 'b to forward');
-      expect(a.status().leader).toBe(false);
-      // Within the lease duration of a's last renew, plus b's retry period and jitter.
-      expect(tookOver).toBeLessThan(election.leaseDurationMs + 2 * election.retryPeriodMs + 200);
-
-      // a heals and stays a standby: b keeps renewing.
-      api.heal('token-a');
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      expect(a.status().leader).toBe(false);
-
-      // b stops gracefully and releases the Lease: a takes over at its next attempt, well before it would expire.
-      const stoppedAt = Date.now();
-      await b.stop(1_000);
-      await until(() => a.status().leader, 'a to take over again', 3_000);
-      expect(Date.now() - stoppedAt).toBeLessThan(election.leaseDurationMs);
-      await until(() => sqsA.sends.some((s) => s.at > stoppedAt), 'a to forward again');
-    } finally {
-      clearInterval(churn);
-    }
-
-    // Never both: every send of one relay is before or after every send of the other, per term.
-    const timeline = [...sqsA.sends, ...sqsB.sends].sort((x, y) => x.at - y.at).map((s) => s.who);
-    const terms = timeline.filter((who, i) => i === 0 || timeline[i - 1] !== who);
-    expect(terms).toEqual(['a', 'b', 'a']);
-    const lease = c.leases.peek('kube-system', 'serverless-ccm-relay')!;
-    expect(lease.spec).toMatchObject({ holderIdentity: 'a', leaseTransitions: 2 });
-  });
-});
-
-describe('relay: leader migration', () => {
-  it('holds the keys of controllers whose migration lock another component holds, and sends them all once it is free', async () => {
-    const c = cluster();
-    api = await startFakeKubeApi(c);
-    const { sqs, urls } = reconcilerQueues();
-    const now = Date.now();
-    c.leases.put({
-      metadata: { name: 'cloud-provider-extraction-migration', namespace: 'kube-system' },
-      spec: {
-        holderIdentity: 'master-1_4b0f',
-        leaseDurationSeconds: 1,
-        renewTime: new Date(now).toISOString().replace('Z', '000Z'),
-      },
-    });
-    const relay = start(
-      relayFor(api, sqs, urls, {
-        migration: {
-          component: 'cloud-controller-manager',
-          pollMs: 50,
-          config: {
-            apiVersion: 'controllermanager.config.k8s.io/v1',
-            kind: 'LeaderMigrationConfiguration',
-            leaderName: 'cloud-provider-extraction-migration',
-            controllerLeaders: [
-              { name: 'route', component: 'cloud-controller-manager' },
-              { name: 'service', component: '*' },
-              { name: 'cloud-node-lifecycle', component: 'kube-controller-manager' },
-            ],
-          },
-        },
-      }),
-    );
-    await settled(relay, c);
-
-    // cloud-node is not migrating; route and service wait for the lock; lifecycle belongs to kube-controller-manager.
-    expect(keysOn(sqs, 'node')).toHaveLength(2);
-    expect(keysOn(sqs, 'ipam')).toHaveLength(1);
-    expect(keysOn(sqs, 'route')).toHaveLength(0);
-    expect(keysOn(sqs, 'service')).toHaveLength(0);
-    expect(keysOn(sqs, 'node-lifecycle')).toHaveLength(0);
-    expect(relay.metrics.changesFiltered.get({ kind: 'Service', reason: 'held' })).toBe(2);
-
-    // kube-controller-manager stops renewing (it was upgraded away): after the lease duration the lock is free.
-    await until(() => keysOn(sqs, 'service').length === 2, 'the held Service keys', 4_000);
-    await until(() => keysOn(sqs, 'route').length >= 1, 'the held route key');
-    expect(keysOn(sqs, 'service').map((k) => k.hint?.eventType)).toEqual(['RESYNC', 'RESYNC']);
-    expect(keysOn(sqs, 'node-lifecycle')).toHaveLength(0);
-    expect(relay.metrics.migrationHeld.get({ reconciler: 'node-lifecycle' })).toBe(1);
-    expect(relay.metrics.migrationHeld.get({ reconciler: 'service' })).toBe(0);
   });
 });

@@ -4,6 +4,7 @@ import type { Log } from '../../shared/observability/log.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import { type ChangeOutcome, ChangeRouter } from './change-router.ts';
 import { DEFAULT_FORWARDER_OPTIONS, Forwarder, type ForwarderOptions } from './forwarder.ts';
+import { kindsFor, RECONCILERS, type Reconciler } from './forwarding.ts';
 import { type KubeObject, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import type { ListWatchSource } from './kube-source.ts';
 import { type LeaderMigrationConfiguration, MigrationGate } from './leader-migration.ts';
@@ -17,7 +18,6 @@ import {
   type WatchHealthEvent,
 } from './list-watch.ts';
 import { RelayMetrics } from './metrics.ts';
-import { kindsFor, RECONCILERS, type Reconciler } from './routes.ts';
 
 /**
  * The relay: while this replica holds the Lease, list and watch the kinds the configured reconcilers

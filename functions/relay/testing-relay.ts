@@ -3,9 +3,10 @@ import { silentLog } from '../../shared/observability/log.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import { ClientNodeLeases } from './client-node-leases.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
-import { type FakeKubeApi, kubeConfigFor } from './fake-kube-api.ts';
+import { FakeCluster, type FakeKubeApi, kubeConfigFor } from './fake-kube-api.ts';
+import type { Reconciler } from './forwarding.ts';
 import { Relay, type RelayOptions } from './relay.ts';
-import type { Reconciler } from './routes.ts';
+import { makeNode, makePod, makeService, makeSlice, uninitialized, until } from './testing.ts';
 
 /** Relay settings for tests: every wait in tens of milliseconds. */
 export const FAST: Pick<RelayOptions, 'listWatch' | 'forwarder' | 'nodeSetDebounceMs' | 'sendBudgetMs'> = {
@@ -48,4 +49,44 @@ export function relayFor(
       log: silentLog,
     },
   );
+}
+
+/** The relay has seen every change made to the cluster so far, and SQS accepted every key. */
+export async function settled(
+  relay: Relay,
+  c: FakeCluster,
+  what = 'the relay to catch up and send everything',
+): Promise<void> {
+  const seen = () => relay.kinds.every((kind) => Number(relay.resourceVersions()[kind] ?? 0) >= c.lastRevision(kind));
+  await until(() => relay.status().synced && seen() && relay.status().pending === 0, what);
+}
+
+export const N1 = 'ip-10-0-1-10.eu-west-1.compute.internal';
+export const N2 = 'ip-10-0-1-11.eu-west-1.compute.internal';
+
+/**
+ * Two Nodes (N2 uninitialized), LoadBalancer Services with instance and IP targets and a ClusterIP
+ * one with their EndpointSlices, a bound Pod, a pending one and a host-network one.
+ */
+export function cluster(): FakeCluster {
+  const c = new FakeCluster();
+  c.apply('Node', makeNode(N1, { podCIDR: '10.244.1.0/24' }));
+  c.apply('Node', uninitialized(makeNode(N2)));
+  c.apply('Service', makeService('default', 'web'));
+  c.apply(
+    'Service',
+    makeService('default', 'web-ip', 'LoadBalancer', {
+      'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
+    }),
+  );
+  c.apply('Service', makeService('default', 'internal', 'ClusterIP'));
+  c.apply('EndpointSlice', makeSlice('default', 'web-ip', 'abcde', ['10.244.1.5']));
+  c.apply('EndpointSlice', makeSlice('default', 'internal', 'fghij', ['10.244.1.6']));
+  c.apply('Pod', makePod('default', 'app-1', N1));
+  c.apply('Pod', makePod('default', 'pending-1', undefined));
+  c.apply(
+    'Pod',
+    makePod('kube-system', 'kube-proxy-x', N1, { spec: { nodeName: N1, hostNetwork: true, containers: [] } }),
+  );
+  return c;
 }

@@ -1,11 +1,12 @@
 import { systemClock } from '../../shared/clock.ts';
 import { TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
+import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort, VisibilityChange } from '../../shared/queue/sqs-port.ts';
+import type { Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
-import { LABEL_SERVICE_NAME, type Reconciler } from './routes.ts';
 
 /**
  * Test helpers that do not load client-node, so the pure tests start fast (the relay harness is in
@@ -31,7 +32,9 @@ export function makeNode(name: string, options: { ready?: boolean; providerID?: 
       },
     },
     spec: {
-      providerID: options.providerID ?? `aws:///eu-west-1a/i-${name.replace(/[^a-z0-9]/g, '').slice(-12)}`,
+      // A well-formed instance ID (hex of the name), so the Node is a load balancer target candidate.
+      providerID:
+        options.providerID ?? `aws:///eu-west-1a/i-${Buffer.from(name).toString('hex').padStart(17, '0').slice(-17)}`,
       ...(options.podCIDR ? { podCIDR: options.podCIDR, podCIDRs: [options.podCIDR] } : {}),
     },
     status: {

@@ -1,5 +1,6 @@
 import type { Instance, Route, RouteTable, RouteTarget, RouteTargetSpec } from '../../shared/aws/ec2-port.ts';
 import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
+import { CONDITION_NETWORK_UNAVAILABLE, podCidrsOf } from '../../shared/k8s/node-helpers.ts';
 import type { NodeCondition } from '../../shared/k8s/types.ts';
 import { type Cidr, cidrContains, formatCidr, tryParseCidr } from '../../shared/net/cidr.ts';
 
@@ -11,7 +12,9 @@ import { type Cidr, cidrContains, formatCidr, tryParseCidr } from '../../shared/
  * connections or transit gateways are never ours, whatever their destination.
  */
 
-export const CONDITION_NETWORK_UNAVAILABLE = 'NetworkUnavailable';
+// Shared with the relay, which forwards a Node change only when something read here changed.
+export { CONDITION_NETWORK_UNAVAILABLE, podCidrsOf };
+
 export const REASON_ROUTE_CREATED = 'RouteCreated';
 export const REASON_NO_ROUTE_CREATED = 'NoRouteCreated';
 /** The messages the Kubernetes route controller writes, so dashboards and runbooks keep matching. */
@@ -350,10 +353,4 @@ export function chooseRouteTable(
     ok: false,
     message: `${found.length} route tables are tagged ${tag} (${ids.join(', ')}); the route controller manages exactly one: set ROUTE_TABLE_ID to choose`,
   };
-}
-
-/** Pod CIDRs as the Node states them: the dual-stack list when present, else the single field. */
-export function podCidrsOf(spec: { podCIDR?: string; podCIDRs?: string[] } | undefined): string[] {
-  if (spec?.podCIDRs && spec.podCIDRs.length > 0) return [...spec.podCIDRs];
-  return spec?.podCIDR ? [spec.podCIDR] : [];
 }

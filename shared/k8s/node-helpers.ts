@@ -1,8 +1,10 @@
-import type { Node, Taint } from './types.ts';
+import type { Node, NodeCondition, Taint } from './types.ts';
 
 export const TAINT_UNINITIALIZED = 'node.cloudprovider.kubernetes.io/uninitialized';
 export const TAINT_SHUTDOWN = 'node.cloudprovider.kubernetes.io/shutdown';
 export const ANNOTATION_PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip';
+/** The condition the route controller owns: False (reason RouteCreated) once the Node's pod routes exist. */
+export const CONDITION_NETWORK_UNAVAILABLE = 'NetworkUnavailable';
 
 export function hasTaint(node: Node, key: string): boolean {
   return (node.spec?.taints ?? []).some((t) => t.key === key);
@@ -15,6 +17,17 @@ export function withoutTaint(node: Node, key: string): Taint[] {
 /** Ready means the Ready condition is True; False and Unknown (kubelet silent) are not ready. */
 export function isNodeReady(node: Node): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** The Node's condition of that type, if it reports one. */
+export function nodeCondition(node: Node, type: string): NodeCondition | undefined {
+  return node.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Pod CIDRs as the Node states them: the dual-stack list when present, else the single field. */
+export function podCidrsOf(spec: { podCIDR?: string; podCIDRs?: string[] } | undefined): string[] {
+  if (spec?.podCIDRs && spec.podCIDRs.length > 0) return [...spec.podCIDRs];
+  return spec?.podCIDR ? [spec.podCIDR] : [];
 }
 
 export function isTerminating(node: Node): boolean {

@@ -2,37 +2,42 @@ import { describe, expect, it } from 'vitest';
 import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { fingerprint, hashString, NOT_RELEVANT } from './fingerprint.ts';
+import { kindsFor, loadBalancerTargets, nodeFingerprint, type Reconciler, ruleFor } from './forwarding.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import { compareResourceVersions } from './kinds.ts';
-import { kindsFor, loadBalancerTargets, nodeFingerprint, type Reconciler, ROUTES } from './routes.ts';
 import { heartbeat, makeNode, makePod, makeService, makeSlice, setReady, uninitialized } from './testing.ts';
 
-/** The routing table: which changes each reconciler hears about. */
+/** The forwarding rules: which changes each reconciler hears about. */
 
 function changed(kind: WatchedKind, reconciler: Reconciler, before: unknown, after: unknown): boolean {
-  const route = ROUTES[kind].find((r) => r.reconciler === reconciler)!;
-  return fingerprint(route.reads(before as KubeObject)) !== fingerprint(route.reads(after as KubeObject));
+  const rule = ruleFor(kind, reconciler)!;
+  return fingerprint(rule.reads(before as KubeObject)) !== fingerprint(rule.reads(after as KubeObject));
 }
 
 function relevant(kind: WatchedKind, reconciler: Reconciler, object: unknown): boolean {
-  const route = ROUTES[kind].find((r) => r.reconciler === reconciler)!;
-  return fingerprint(route.reads(object as KubeObject)) !== NOT_RELEVANT;
+  const rule = ruleFor(kind, reconciler)!;
+  return fingerprint(rule.reads(object as KubeObject)) !== NOT_RELEVANT;
 }
 
-const node = () => makeNode('ip-10-0-1-10.eu-west-1.compute.internal', { podCIDR: '10.244.1.0/24' });
+const node = () =>
+  makeNode('ip-10-0-1-10.eu-west-1.compute.internal', {
+    podCIDR: '10.244.1.0/24',
+    providerID: 'aws:///eu-west-1a/i-0123456789abcdef0',
+  });
 const edit = <T>(object: T, change: (copy: T) => void): T => {
   const copy = structuredClone(object);
   change(copy);
   return copy;
 };
 
-describe('Node routes', () => {
+describe('Node forwarding rules', () => {
   const reconcilers: Reconciler[] = ['node', 'node-lifecycle', 'route', 'service'];
   it.each<[string, (n: Node) => void, Reconciler[]]>([
     ['heartbeat and images', (n) => heartbeat(n, '2026-11-02T08:05:00Z'), []],
     ['capacity and allocatable', (n) => Object.assign(n.status!, { allocatable: { cpu: '1' } }), []],
     ['a non-Ready condition flips', (n) => (n.status!.conditions![0]!.status = 'True'), []],
-    ['NotReady', (n) => setReady(n, false), ['node-lifecycle', 'service']],
+    // Readiness no longer decides load balancer targets (KEP-3458): only the lifecycle reconciler hears it.
+    ['NotReady', (n) => setReady(n, false), ['node-lifecycle']],
     ['provider ID set', (n) => (n.spec!.providerID = 'aws:///eu-west-1b/i-0abc'), reconcilers],
     [
       'shutdown taint added',
@@ -45,6 +50,11 @@ describe('Node routes', () => {
       ['service'],
     ],
     ['a label changes', (n) => (n.metadata.labels!.team = 'a'), ['service']],
+    [
+      'excluded from load balancers',
+      (n) => (n.metadata.labels!['node.kubernetes.io/exclude-from-external-load-balancers'] = ''),
+      ['service'],
+    ],
     ['addresses change', (n) => (n.status!.addresses = [{ type: 'InternalIP', address: '10.0.1.11' }]), ['node']],
     [
       'provided-node-ip annotation',
@@ -87,7 +97,7 @@ describe('Node routes', () => {
   });
 });
 
-describe('Service, EndpointSlice and Pod routes', () => {
+describe('Service, EndpointSlice and Pod forwarding rules', () => {
   it.each<[string, KubeObject, boolean]>([
     ['LoadBalancer', makeService('default', 'web'), true],
     ['ClusterIP', makeService('default', 'api', 'ClusterIP'), false],
@@ -176,11 +186,13 @@ describe('Service, EndpointSlice and Pod routes', () => {
   });
 });
 
-describe('routing helpers', () => {
+describe('forwarding helpers', () => {
   it('watches only the kinds configured reconcilers read', () => {
     expect(kindsFor(['ipam'])).toEqual(['Pod']);
     expect(kindsFor(['node', 'route'])).toEqual(['Node']);
     expect(kindsFor(['service'])).toEqual(['Node', 'Service', 'EndpointSlice']);
+    // Pods only for the IP-allocation reconciler: without its queue they are never listed or watched.
+    expect(kindsFor(['node', 'node-lifecycle', 'route', 'service'])).not.toContain('Pod');
   });
 
   it('fingerprints are never 0 and differ for different fields', () => {

@@ -1,13 +1,27 @@
-import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
+import { isLoadBalancerNodeCandidate } from '../../shared/k8s/load-balancer-nodes.ts';
+import {
+  ANNOTATION_PROVIDED_NODE_IP,
+  CONDITION_NETWORK_UNAVAILABLE,
+  hasTaint,
+  isNodeReady,
+  isTerminating,
+  nodeCondition,
+  podCidrsOf,
+  TAINT_SHUTDOWN,
+  TAINT_UNINITIALIZED,
+} from '../../shared/k8s/node-helpers.ts';
+import { ANNOTATION, ANNOTATION_PREFIX } from '../../shared/k8s/service-annotations.ts';
+import { FINALIZER_LOAD_BALANCER_CLEANUP, LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { fingerprint, NOT_RELEVANT, sortedEntries } from './fingerprint.ts';
+import { fingerprint, sortedEntries } from './fingerprint.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 
 /**
- * The routing table: which reconciler queues a change of each kind goes to, and which fields of the
- * object each reconciler reads. It is the one place to look when a reconciler starts reading a new
- * field: a change to a field not listed here never reaches that reconciler (the periodic resync
- * still would).
+ * The forwarding rules: which reconciler queues a change of each kind goes to, and which fields of
+ * the object each reconciler reads. It is the one place to look when a reconciler starts reading a
+ * new field: a change to a field not listed here never reaches that reconciler (the periodic resync
+ * still would). The names and predicates come from shared/, where the reconcilers take them too, and
+ * reads-coverage.test.ts runs the reconcilers to check that every field they read is here.
  */
 
 export const RECONCILERS = ['node', 'node-lifecycle', 'route', 'service', 'ipam'] as const;
@@ -24,7 +38,7 @@ export type KeyTarget =
   /** Node -> every LoadBalancer Service with instance targets: the Node is part of their target set. */
   | 'load-balancers';
 
-export interface Route {
+export interface ForwardingRule {
   reconciler: Reconciler;
   target: KeyTarget;
   /** Whether deleting the object leaves something for the reconciler to clean up. */
@@ -33,15 +47,11 @@ export interface Route {
   reads(object: KubeObject): unknown[] | undefined;
 }
 
-// Names the reference controllers and users' manifests already use (REFERENCE.md).
-export const ANNOTATION_PROVIDED_NODE_IP = 'alpha.kubernetes.io/provided-node-ip';
-export const LABEL_EXCLUDE_FROM_LB = 'node.kubernetes.io/exclude-from-external-load-balancers';
-export const TAINT_TO_BE_DELETED = 'ToBeDeletedByClusterAutoscaler';
-export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
-export const FINALIZER_LB_CLEANUP = 'service.kubernetes.io/load-balancer-cleanup';
-export const ANNOTATION_LB_PREFIX = 'service.beta.kubernetes.io/aws-load-balancer-';
-export const ANNOTATION_SOURCE_RANGES = 'service.beta.kubernetes.io/load-balancer-source-ranges';
-export const ANNOTATION_POD_IP = 'vpc.amazonaws.com/PrivateIPv4Address';
+/**
+ * The address the VPC CNI gives a Pod. Only the relay names it so far: no IP-allocation reconciler
+ * exists yet, and Pods are watched only when its queue is configured (kindsFor).
+ */
+const ANNOTATION_POD_IP = 'vpc.amazonaws.com/PrivateIPv4Address';
 
 interface ServiceObject extends KubeObject {
   spec?: {
@@ -76,10 +86,6 @@ interface PodObject extends KubeObject {
 
 const asNode = (object: KubeObject) => object as unknown as Node;
 const deleting = (object: KubeObject) => Boolean(object.metadata?.deletionTimestamp);
-const hasTaint = (node: Node, key: string) => (node.spec?.taints ?? []).some((t) => t.key === key);
-/** Ready is True; False and Unknown (kubelet silent) are both not ready, and flapping between them is not news. */
-const ready = (node: Node) => node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
-const conditionStatus = (node: Node, type: string) => node.status?.conditions?.find((c) => c.type === type)?.status;
 
 /**
  * functions/node: initializes tainted Nodes (provider ID, labels, addresses) and keeps addresses
@@ -96,10 +102,13 @@ function nodeInitReads(object: KubeObject): unknown[] {
   ];
 }
 
-/** functions/node-lifecycle: readiness, the shutdown taint and the instance behind the Node. */
+/**
+ * functions/node-lifecycle: readiness, the shutdown taint and the instance behind the Node. Ready
+ * False and Unknown (kubelet silent) are both not ready: flapping between them is not news.
+ */
 function nodeLifecycleReads(object: KubeObject): unknown[] {
   const node = asNode(object);
-  return [node.metadata.uid, node.spec?.providerID, ready(node), hasTaint(node, TAINT_SHUTDOWN)];
+  return [node.metadata.uid, node.spec?.providerID, isNodeReady(node), hasTaint(node, TAINT_SHUTDOWN)];
 }
 
 /** functions/route: one route per pod CIDR to the Node's instance; it also owns NetworkUnavailable. */
@@ -108,25 +117,24 @@ function nodeRouteReads(object: KubeObject): unknown[] {
   return [
     node.metadata.uid,
     node.spec?.providerID,
-    node.spec?.podCIDRs ?? (node.spec?.podCIDR ? [node.spec.podCIDR] : []),
-    deleting(object),
-    conditionStatus(node, 'NetworkUnavailable'),
+    podCidrsOf(node.spec),
+    isTerminating(node),
+    nodeCondition(node, CONDITION_NETWORK_UNAVAILABLE)?.status,
   ];
 }
 
 /**
- * functions/service, instance targets: a Node is a target while Ready, not being deleted, not
- * excluded by label or by the cluster autoscaler's taint, and matching `target-node-labels` (so
- * every label counts).
+ * functions/service, instance targets: whether the Node may take load balancer traffic (the
+ * service controller's own predicate), its instance, and every label (`target-node-labels` may name
+ * any). Readiness is not part of it (KEP-3458, shared/k8s/load-balancer-nodes.ts), so a Node
+ * flapping between Ready and NotReady no longer sends a key to every LoadBalancer Service.
  */
 function nodeTargetReads(object: KubeObject): unknown[] {
   const node = asNode(object);
   return [
     node.metadata.uid,
     node.spec?.providerID,
-    ready(node),
-    deleting(object),
-    hasTaint(node, TAINT_TO_BE_DELETED),
+    isLoadBalancerNodeCandidate(node),
     sortedEntries(node.metadata.labels),
   ];
 }
@@ -140,7 +148,7 @@ function nodeTargetReads(object: KubeObject): unknown[] {
 function serviceReads(object: KubeObject): unknown[] | undefined {
   const service = object as ServiceObject;
   const loadBalancer = service.spec?.type === 'LoadBalancer';
-  const cleanup = (service.metadata?.finalizers ?? []).includes(FINALIZER_LB_CLEANUP);
+  const cleanup = (service.metadata?.finalizers ?? []).includes(FINALIZER_LOAD_BALANCER_CLEANUP);
   if (!loadBalancer && !cleanup) return undefined;
   const spec = service.spec ?? {};
   return [
@@ -151,7 +159,7 @@ function serviceReads(object: KubeObject): unknown[] | undefined {
     spec.loadBalancerClass,
     sortedEntries(
       service.metadata?.annotations,
-      (key) => key.startsWith(ANNOTATION_LB_PREFIX) || key === ANNOTATION_SOURCE_RANGES,
+      (key) => key.startsWith(ANNOTATION_PREFIX) || key === ANNOTATION.sourceRanges,
     ),
     (spec.ports ?? []).map((p) => [p.name, p.protocol, p.port, p.targetPort, p.nodePort]),
     spec.externalTrafficPolicy,
@@ -184,9 +192,9 @@ function endpointSliceReads(object: KubeObject): unknown[] | undefined {
 }
 
 /**
- * functions/ipam: a bound Pod needs a VPC address; a finished or deleted one gives it back.
- * Host-network Pods use the Node's address. Container statuses, conditions and restarts (most Pod
- * updates) are left out.
+ * ipam (an IP-allocation reconciler to come): a bound Pod needs a VPC address; a finished or
+ * deleted one gives it back. Host-network Pods use the Node's address. Container statuses,
+ * conditions and restarts (most Pod updates) are left out.
  */
 function podReads(object: KubeObject): unknown[] | undefined {
   const pod = object as PodObject;
@@ -201,7 +209,7 @@ function podReads(object: KubeObject): unknown[] | undefined {
   ];
 }
 
-export const ROUTES: Readonly<Record<WatchedKind, readonly Route[]>> = {
+export const FORWARDING_RULES: Readonly<Record<WatchedKind, readonly ForwardingRule[]>> = {
   Node: [
     { reconciler: 'node', target: 'self', onDelete: false, reads: nodeInitReads },
     { reconciler: 'node-lifecycle', target: 'self', onDelete: false, reads: nodeLifecycleReads },
@@ -213,14 +221,17 @@ export const ROUTES: Readonly<Record<WatchedKind, readonly Route[]>> = {
   Pod: [{ reconciler: 'ipam', target: 'self', onDelete: true, reads: podReads }],
 };
 
+/** The rule for one reconciler and kind, if that reconciler reads that kind. */
+export function ruleFor(kind: WatchedKind, reconciler: Reconciler): ForwardingRule | undefined {
+  return FORWARDING_RULES[kind].find((r) => r.reconciler === reconciler);
+}
+
 /** How a LoadBalancer Service picks its targets, or undefined when it is not a LoadBalancer. */
 export function loadBalancerTargets(object: KubeObject): 'instance' | 'ip' | undefined {
   const service = object as ServiceObject;
   if (service.spec?.type !== 'LoadBalancer') return undefined;
   const annotations = service.metadata?.annotations ?? {};
-  const ip =
-    annotations[`${ANNOTATION_LB_PREFIX}nlb-target-type`] === 'ip' ||
-    annotations[`${ANNOTATION_LB_PREFIX}type`] === 'nlb-ip';
+  const ip = annotations[ANNOTATION.nlbTargetType] === 'ip' || annotations[ANNOTATION.type] === 'nlb-ip';
   return ip ? 'ip' : 'instance';
 }
 
@@ -237,10 +248,15 @@ export const MIGRATION_CONTROLLER_NAMES: Readonly<Record<Reconciler, readonly st
   ipam: [],
 };
 
-/** The kinds whose changes some of these reconcilers read. */
+/**
+ * The kinds whose changes some of these reconcilers read: the only kinds the relay lists and
+ * watches (and its RBAC must allow), so a kind no configured queue consumes is never watched.
+ */
 export function kindsFor(reconcilers: Iterable<Reconciler>): WatchedKind[] {
   const wanted = new Set(reconcilers);
-  return (Object.keys(ROUTES) as WatchedKind[]).filter((kind) => ROUTES[kind].some((r) => wanted.has(r.reconciler)));
+  return (Object.keys(FORWARDING_RULES) as WatchedKind[]).filter((kind) =>
+    FORWARDING_RULES[kind].some((r) => wanted.has(r.reconciler)),
+  );
 }
 
 /**
@@ -253,9 +269,7 @@ export function nodeFingerprint(
   reconcilers: readonly Reconciler[] = ['node', 'node-lifecycle', 'route'],
 ): string {
   const object = node as unknown as KubeObject;
-  return ROUTES.Node.filter((r) => reconcilers.includes(r.reconciler))
+  return FORWARDING_RULES.Node.filter((r) => reconcilers.includes(r.reconciler))
     .map((r) => fingerprint(r.reads(object)))
     .join(':');
 }
-
-export { NOT_RELEVANT };

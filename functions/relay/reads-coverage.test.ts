@@ -1,0 +1,222 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  LABEL_BETA_INSTANCE_TYPE,
+  LABEL_BETA_REGION,
+  LABEL_BETA_ZONE,
+  LABEL_INSTANCE_TYPE,
+  LABEL_REGION,
+  LABEL_ZONE,
+  LABEL_ZONE_ID,
+} from '../node/diff.ts';
+import { type Reconciler, ruleFor } from './forwarding.ts';
+import type { KubeObject, WatchedKind } from './kinds.ts';
+import {
+  fingerprintNotices,
+  pathText,
+  type Read,
+  ReadRecorder,
+  type RecordedObject,
+  valuesAt,
+} from './testing-reads.ts';
+import { recordReconcilerReads } from './testing-reconciler-reads.ts';
+
+/**
+ * Every field a reconciler reads of a Node, Service or EndpointSlice must be in the fingerprint the
+ * relay keeps for that reconciler and kind (forwarding.ts): otherwise a change of that field never
+ * reaches the reconciler until the periodic resync. The reconcilers run on recorded objects
+ * (testing-reconciler-reads.ts); for each field read, changing only that field on a copy of an object
+ * it was read from must change the fingerprint. Reads that cannot matter are listed below, each with
+ * the reason.
+ */
+
+type Reads = (object: KubeObject) => unknown[] | undefined;
+
+interface Allowed {
+  reconcilers: readonly Reconciler[];
+  kinds: readonly WatchedKind[];
+  /** This field and everything under it. */
+  path: string;
+  why: string;
+}
+
+const READERS = ['node', 'node-lifecycle', 'route', 'service'] as const satisfies readonly Reconciler[];
+const ALL_KINDS: readonly WatchedKind[] = ['Node', 'Service', 'EndpointSlice'];
+const INITIALIZATION_LABELS = [
+  LABEL_INSTANCE_TYPE,
+  LABEL_BETA_INSTANCE_TYPE,
+  LABEL_ZONE,
+  LABEL_BETA_ZONE,
+  LABEL_REGION,
+  LABEL_BETA_REGION,
+  LABEL_ZONE_ID,
+];
+
+const ALLOWED: readonly Allowed[] = [
+  { reconcilers: READERS, kinds: ALL_KINDS, path: 'metadata.name', why: 'the key: another name is another object' },
+  {
+    reconcilers: READERS,
+    kinds: ALL_KINDS,
+    path: 'metadata.namespace',
+    why: 'the key: another namespace is another object',
+  },
+  {
+    reconcilers: READERS,
+    kinds: ALL_KINDS,
+    path: 'metadata.resourceVersion',
+    why: 'the precondition of writes; it changes on every write, heartbeats included',
+  },
+  {
+    reconcilers: ['node', 'node-lifecycle'],
+    kinds: ['Node'],
+    path: 'metadata.deletionTimestamp',
+    why: 'a Node being deleted is left alone (shared/k8s/node-ops.ts): hearing of it could only make the reconciler do nothing',
+  },
+  ...INITIALIZATION_LABELS.map(
+    (label): Allowed => ({
+      reconcilers: ['node'],
+      kinds: ['Node'],
+      path: `metadata.labels.${label}`,
+      why: 'read while initializing, only so as not to overwrite a label; initialization retries until done, reading them again',
+    }),
+  ),
+  {
+    reconcilers: ['route'],
+    kinds: ['Node'],
+    path: 'metadata.creationTimestamp',
+    why: 'fixed for the life of a Node; a Node created again has a new uid, which is fingerprinted',
+  },
+  {
+    reconcilers: ['service'],
+    kinds: ['Service'],
+    path: 'status',
+    why: 'the reconciler writes it (the load balancer hostname); a Classic ELB hostname there predates the migration',
+  },
+];
+
+const fieldText = (read: Read) => pathText({ ...read, how: 'value' });
+
+function allowance(reconciler: string, kind: WatchedKind, read: Read): Allowed | undefined {
+  const text = fieldText(read);
+  return ALLOWED.find(
+    (a) =>
+      (a.reconcilers as readonly string[]).includes(reconciler) &&
+      a.kinds.includes(kind) &&
+      (text === a.path || text.startsWith(`${a.path}.`) || text.startsWith(`${a.path}[`)),
+  );
+}
+
+/** The distinct values a field has in the recorded objects of a kind. */
+function donorValues(objects: readonly RecordedObject[], kind: WatchedKind, path: readonly string[]): unknown[] {
+  const values = new Map<string, unknown>();
+  for (const object of objects) {
+    if (object.kind !== kind) continue;
+    for (const value of valuesAt(object.snapshot, path)) {
+      if (value !== undefined) values.set(JSON.stringify(value), value);
+    }
+  }
+  return [...values.values()];
+}
+
+/**
+ * `reconciler kind field` for every field read that no object it was read from notices when only that
+ * field changes, and that is not allowed; `rules` gives the fingerprint per kind and reconciler.
+ */
+function unnoticedReads(
+  objects: readonly RecordedObject[],
+  rules: (kind: WatchedKind, reconciler: Reconciler) => Reads | undefined = (kind, reconciler) =>
+    ruleFor(kind, reconciler)?.reads,
+): string[] {
+  const groups = new Map<string, { read: Read; objects: RecordedObject[] }>();
+  for (const object of objects) {
+    for (const [text, read] of object.reads) {
+      const id = `${object.reconciler} ${object.kind} ${text}`;
+      const group = groups.get(id) ?? { read, objects: [] };
+      group.objects.push(object);
+      groups.set(id, group);
+    }
+  }
+  const unnoticed: string[] = [];
+  for (const [id, { read, objects: readFrom }] of groups) {
+    const { reconciler, kind } = readFrom[0]!;
+    if (allowance(reconciler, kind, read)) continue;
+    const reads = rules(kind, reconciler as Reconciler);
+    const donors = read.path.includes('[]') ? [] : donorValues(objects, kind, read.path);
+    if (!reads || !readFrom.some((o) => fingerprintNotices(reads, o.snapshot, read, donors))) unnoticed.push(id);
+  }
+  return unnoticed.sort();
+}
+
+const recorder = new ReadRecorder();
+const readsOf = (reconciler: string, kind: WatchedKind) =>
+  recorder.objects.filter((o) => o.reconciler === reconciler && o.kind === kind).flatMap((o) => [...o.reads.keys()]);
+
+beforeAll(async () => {
+  await recordReconcilerReads(recorder);
+});
+
+describe('the relay fingerprints every field a reconciler reads', () => {
+  it.each(READERS)('%s', (reconciler) => {
+    const objects = recorder.objects.filter((o) => o.reconciler === reconciler);
+    expect(objects.length).toBeGreaterThan(0);
+    expect(unnoticedReads(objects)).toEqual([]);
+  });
+
+  it('the recording sees the reads that decide things', () => {
+    expect(readsOf('node', 'Node')).toEqual(expect.arrayContaining(['spec.providerID', 'status.addresses[].address']));
+    expect(readsOf('node-lifecycle', 'Node')).toEqual(
+      expect.arrayContaining(['status.conditions[].type', 'status.conditions[].status', 'spec.taints[].key']),
+    );
+    expect(readsOf('route', 'Node')).toEqual(expect.arrayContaining(['spec.podCIDRs[]', 'spec.podCIDR']));
+    expect(readsOf('service', 'Node')).toEqual(
+      expect.arrayContaining([
+        'metadata.labels.node.kubernetes.io/exclude-from-external-load-balancers (in)',
+        'metadata.labels.team (in)',
+        'spec.taints[].key',
+      ]),
+    );
+    // Readiness no longer decides load balancer targets (KEP-3458).
+    expect(readsOf('service', 'Node')).not.toContain('status.conditions[].status');
+    expect(readsOf('service', 'Service')).toEqual(
+      expect.arrayContaining(['spec.type', 'spec.ports[].nodePort', 'metadata.finalizers[]']),
+    );
+    expect(readsOf('service', 'EndpointSlice')).toEqual(
+      expect.arrayContaining(['endpoints[].addresses[]', 'endpoints[].conditions.ready', 'ports[].port']),
+    );
+  });
+
+  it('reports a field left out of a fingerprint', () => {
+    const blind =
+      (field: 'addresses' | 'conditions'): Reads =>
+      (object) => {
+        const copy = structuredClone(object) as { status?: Record<string, unknown> };
+        delete copy.status?.[field];
+        return ruleFor('Node', field === 'addresses' ? 'node' : 'node-lifecycle')!.reads(copy as KubeObject);
+      };
+    const rules = (kind: WatchedKind, reconciler: Reconciler) =>
+      kind === 'Node' && reconciler === 'node'
+        ? blind('addresses')
+        : kind === 'Node' && reconciler === 'node-lifecycle'
+          ? blind('conditions')
+          : ruleFor(kind, reconciler)?.reads;
+    const unnoticed = unnoticedReads(recorder.objects, rules);
+    expect(unnoticed).toEqual(
+      expect.arrayContaining([
+        'node Node status.addresses[].address',
+        'node Node status.addresses[].type',
+        'node-lifecycle Node status.conditions[].status',
+        'node-lifecycle Node status.conditions[].type',
+      ]),
+    );
+  });
+
+  it('every allowed read is still read (the list holds no stale entry)', () => {
+    const used = new Set<Allowed>();
+    for (const object of recorder.objects) {
+      for (const read of object.reads.values()) {
+        const allowed = allowance(object.reconciler, object.kind, read);
+        if (allowed) used.add(allowed);
+      }
+    }
+    expect(ALLOWED.filter((a) => !used.has(a)).map((a) => `${a.reconcilers.join(',')} ${a.path}`)).toEqual([]);
+  });
+});
