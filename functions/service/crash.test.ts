@@ -113,7 +113,8 @@ describe.each<Scenario>(['instance', 'ip'])('crash after every AWS call (%s targ
     await counter.converge([counter.serviceKey('web')]);
     counter.kube.deleteService('default', 'web');
     const points = await firstPassCalls(counter);
-    expect(points).toBeGreaterThan(8);
+    // Lookups, the load balancer, its target groups, the Service's security groups: every one a crash point.
+    expect(points).toBeGreaterThanOrEqual(7);
     for (let n = 1; n <= points; n++) {
       const w = setUp(scenario);
       await w.converge([w.serviceKey('web')]);

@@ -33,37 +33,22 @@ export async function deleteNetworkLoadBalancer(
   const { options } = parseAnnotations(service.metadata.annotations);
   const lbName = loadBalancerName(identity, options.name);
   const candidates = new Map<string, string>();
-  for (const name of [
-    loadBalancerNameFromHostname(ingressHostname(service)),
-    lbName,
-    successorLoadBalancerName(identity),
-  ]) {
+  for (const name of [loadBalancerNameFromHostname(ingressHostname(service)), lbName]) {
     if (name) candidates.set(name.toLowerCase(), name);
   }
+  const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: lbName });
+  const specNames = built.ok ? built.spec.targetGroups.map((g) => g.name) : [];
 
   const groups = new Map<string, TargetGroup>();
-  const specNames: string[] = [];
   let deletedNow = false;
+  const successor = successorLoadBalancerName(identity);
   for (const name of candidates.values()) {
-    const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
-    if (built.ok) specNames.push(...built.spec.targetGroups.map((g) => g.name));
-    const lb = await pass.elbv2.findLoadBalancer(name);
-    if (!lb) continue;
-    const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
-    const tags = await pass.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn)]);
-    if (!ownedByService(tags.get(lb.arn), deps.clusterName, serviceKey)) {
-      deps.log.warn("load balancer of that name is not this Service's: left alone", {
-        service: serviceKey,
-        loadBalancer: name,
-      });
-      continue;
+    deletedNow = (await deleteIfOurs(name, pass, serviceKey, groups)) || deletedNow;
+    // A Service deleted in the middle of a replacement also has a successor: looked for while a load
+    // balancer is found (a successor left alone by a crash is the garbage collector's, its Service being gone).
+    if (deletedNow && !candidates.has(successor.toLowerCase())) {
+      candidates.set(successor.toLowerCase(), successor);
     }
-    for (const group of attached) {
-      if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
-    }
-    await deleteLoadBalancerAndListeners(lb, pass);
-    deletedNow = true;
-    if (lb.securityGroups.length === 0) await revokeReferenceNodeRules(lb.name, pass);
   }
 
   // Target groups that never got a listener (a crash during creation) or lost it already (a crash during deletion).
@@ -93,6 +78,33 @@ export async function deleteNetworkLoadBalancer(
   await removeFinalizer(deps, current);
   deps.log.info('load balancer deleted', { service: serviceKey, loadBalancer: lbName, why });
   return undefined;
+}
+
+/** Deletes the load balancer of that name when it is this Service's, collecting its target groups. */
+async function deleteIfOurs(
+  name: string,
+  pass: Pass,
+  serviceKey: string,
+  groups: Map<string, TargetGroup>,
+): Promise<boolean> {
+  const { deps } = pass;
+  const lb = await pass.elbv2.findLoadBalancer(name);
+  if (!lb) return false;
+  const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
+  const tags = await pass.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn)]);
+  if (!ownedByService(tags.get(lb.arn), deps.clusterName, serviceKey)) {
+    deps.log.warn("load balancer of that name is not this Service's: left alone", {
+      service: serviceKey,
+      loadBalancer: name,
+    });
+    return false;
+  }
+  for (const group of attached) {
+    if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
+  }
+  await deleteLoadBalancerAndListeners(lb, pass);
+  if (lb.securityGroups.length === 0) await revokeReferenceNodeRules(lb.name, pass);
+  return true;
 }
 
 /**
