@@ -89,11 +89,12 @@ export class ChangeRouter {
     return this.tables.get(kind)?.size ?? 0;
   }
 
-  /** LoadBalancer Services with instance targets: the keys a node-set change becomes. */
-  instanceTargetServices(): number {
-    let count = 0;
-    for (const targets of this.loadBalancers.values()) if (targets === 'instance') count++;
-    return count;
+  /**
+   * LoadBalancer Services: the keys a node-set change becomes. Instance targets are the Nodes themselves; IP
+   * targets read the Node set too, for the Nodes' security groups their load balancer must be let into.
+   */
+  loadBalancerServices(): number {
+    return this.loadBalancers.size;
   }
 
   /** A full list of `kind` begins: objects it does not include are deleted at `listFinished`. */
@@ -176,13 +177,12 @@ export class ChangeRouter {
     return sent;
   }
 
-  /** The keys of every LoadBalancer Service with instance targets: their target set changed. */
+  /** The keys of every LoadBalancer Service: the set of Nodes that may take their traffic changed. */
   loadBalancerKeys(): RoutedKey[] {
     const keys: RoutedKey[] = [];
     if (this.nodeSetRevision === undefined) return keys;
     const hint = this.nodeSetHint();
-    for (const [key, targets] of this.loadBalancers) {
-      if (targets !== 'instance') continue;
+    for (const key of this.loadBalancers.keys()) {
       const { namespace, name } = splitTableKey('Service', key);
       keys.push({ reconciler: 'service', message: { kind: 'Service', namespace, name, hint } });
     }
@@ -230,7 +230,7 @@ export class ChangeRouter {
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
-    if (this.instanceTargetServices() === 0) return outcome;
+    if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();
     return 'forwarded';

@@ -35,7 +35,7 @@ export type KeyTarget =
   | 'route-table'
   /** EndpointSlice -> its Service (label `kubernetes.io/service-name`), for LoadBalancer Services with IP targets. */
   | 'owning-service'
-  /** Node -> every LoadBalancer Service with instance targets: the Node is part of their target set. */
+  /** Node -> every LoadBalancer Service: the Node may take their traffic (instance targets) or need their rules (IP targets). */
   | 'load-balancers';
 
 export interface ForwardingRule {

@@ -100,17 +100,20 @@ describe('relay: changes to keys', () => {
     expect(keysOn(sqs, 'node').length).toBe(before.node);
     expect(names(keysOn(sqs, 'service').slice(before.service))).toEqual(['Service/default/web-ip']);
 
-    // Excluding the Node takes it out of web's target set.
+    // Excluding the Node takes it out of web's target set, and web-ip no longer opens its security group.
     c.mutate<Node>('Node', N1, (n) => {
       n.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '';
     });
     await settled(relay, c);
     const nodeSetKeys = keysOn(sqs, 'service').slice(before.service + 1);
-    expect(nodeSetKeys.map((k) => [k.name, k.hint])).toEqual([
-      [
-        'web',
-        { eventType: 'MODIFIED', resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion, source: 'relay/Node' },
-      ],
+    const hint = {
+      eventType: 'MODIFIED',
+      resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion,
+      source: 'relay/Node',
+    };
+    expect(nodeSetKeys.map((k) => [k.name, k.hint]).sort()).toEqual([
+      ['web', hint],
+      ['web-ip', hint],
     ]);
   });
 
