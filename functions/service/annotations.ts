@@ -1,57 +1,15 @@
-import { z } from 'zod';
-import { ALPN_POLICIES, type AlpnPolicy, isValidElbName } from '../../shared/aws/elbv2-port.ts';
+import type { AlpnPolicy } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
-import { parseCidr } from '../../shared/net/cidr.ts';
+import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
+import { type ParsedAnnotationValues, SCHEMAS } from './annotation-schemas.ts';
 
 /**
  * The Service annotations users already write for the AWS cloud provider and the AWS Load Balancer
- * Controller (REFERENCE.md "Services of type LoadBalancer"), parsed and checked with zod into one options
+ * Controller (docs/reference.md), parsed and checked with zod (annotation-schemas.ts) into one options
  * object. Every problem names its annotation and says what it expects, so the Event a user reads points at
- * the line to fix. https://kubernetes.io/docs/reference/labels-annotations-taints/#service-beta-kubernetes-io-aws-load-balancer-type
+ * the line to fix. The names are shared with the relay (shared/k8s/service-annotations.ts).
  */
-export const ANNOTATION_PREFIX = 'service.beta.kubernetes.io/aws-load-balancer-';
-
-const a = (suffix: string) => `${ANNOTATION_PREFIX}${suffix}`;
-
-export const ANNOTATION = {
-  type: a('type'),
-  internal: a('internal'),
-  scheme: a('scheme'),
-  name: a('name'),
-  subnets: a('subnets'),
-  eipAllocations: a('eip-allocations'),
-  privateIpv4Addresses: a('private-ipv4-addresses'),
-  nlbTargetType: a('nlb-target-type'),
-  sslCert: a('ssl-cert'),
-  sslPorts: a('ssl-ports'),
-  sslNegotiationPolicy: a('ssl-negotiation-policy'),
-  alpnPolicy: a('alpn-policy'),
-  ipAddressType: a('ip-address-type'),
-  backendProtocol: a('backend-protocol'),
-  proxyProtocol: a('proxy-protocol'),
-  healthcheckProtocol: a('healthcheck-protocol'),
-  healthcheckPort: a('healthcheck-port'),
-  healthcheckPath: a('healthcheck-path'),
-  healthcheckInterval: a('healthcheck-interval'),
-  healthcheckTimeout: a('healthcheck-timeout'),
-  healthcheckHealthyThreshold: a('healthcheck-healthy-threshold'),
-  healthcheckUnhealthyThreshold: a('healthcheck-unhealthy-threshold'),
-  targetGroupAttributes: a('target-group-attributes'),
-  attributes: a('attributes'),
-  crossZone: a('cross-zone-load-balancing-enabled'),
-  accessLogEnabled: a('access-log-enabled'),
-  accessLogBucket: a('access-log-s3-bucket-name'),
-  accessLogPrefix: a('access-log-s3-bucket-prefix'),
-  accessLogEmitInterval: a('access-log-emit-interval'),
-  additionalResourceTags: a('additional-resource-tags'),
-  securityGroups: a('security-groups'),
-  extraSecurityGroups: a('extra-security-groups'),
-  targetNodeLabels: a('target-node-labels'),
-  connectionIdleTimeout: a('connection-idle-timeout'),
-  connectionDrainingEnabled: a('connection-draining-enabled'),
-  connectionDrainingTimeout: a('connection-draining-timeout'),
-  sourceRanges: 'service.beta.kubernetes.io/load-balancer-source-ranges',
-} as const;
+export { ANNOTATION, ANNOTATION_PREFIX } from '../../shared/k8s/service-annotations.ts';
 
 export interface HealthCheckOptions {
   protocol?: 'TCP' | 'HTTP' | 'HTTPS';
@@ -109,150 +67,6 @@ export interface ParsedAnnotations {
   problems: AnnotationProblem[];
 }
 
-const split = (text: string) =>
-  text
-    .split(',')
-    .map((part) => part.trim())
-    .filter(Boolean);
-
-const boolean = z
-  .string()
-  .transform((v) => v.trim().toLowerCase())
-  .pipe(z.enum(['true', 'false'], { error: 'must be "true" or "false"' }))
-  .transform((v) => v === 'true');
-
-const wholeNumber = (min: number, max: number, unit: string) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, `must be a whole number of ${unit} from ${min} to ${max}`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .min(min, `must be a whole number of ${unit} from ${min} to ${max}`)
-        .max(max, `must be a whole number of ${unit} from ${min} to ${max}`),
-    );
-
-const list = <T extends z.ZodType<unknown, string>>(item: T) =>
-  z.string().transform(split).pipe(z.array(item).min(1, 'must list at least one value'));
-
-/** `key=value,key2=value2` with non-empty keys (the form every AWS controller uses for these annotations). */
-const keyValues = (options: { valueOptional?: boolean } = {}) =>
-  z.string().transform((text, ctx) => {
-    const out: Record<string, string | undefined> = {};
-    for (const entry of split(text)) {
-      const at = entry.indexOf('=');
-      const key = (at < 0 ? entry : entry.slice(0, at)).trim();
-      const value = at < 0 ? undefined : entry.slice(at + 1).trim();
-      if (!key || (value === undefined && !options.valueOptional)) {
-        ctx.addIssue({ code: 'custom', message: `"${entry}" is not key=value` });
-        return z.NEVER;
-      }
-      if (key in out) {
-        ctx.addIssue({ code: 'custom', message: `key "${key}" is given twice` });
-        return z.NEVER;
-      }
-      out[key] = value;
-    }
-    return out;
-  });
-
-const cidr = z.string().superRefine((value, ctx) => {
-  const result = parseCidr(value);
-  if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
-});
-
-const ipv4 = z.ipv4({ error: 'each address must be an IPv4 address' });
-const subnetRef = z.string().min(1).max(255);
-const groupRef = z.string().min(1).max(255);
-const certificateArn = z.string().regex(/^arn:aws[a-z-]*:(acm|iam):/, 'each certificate must be an ACM or IAM ARN');
-
-/** One schema per annotation: the value (a string) to what the options hold. */
-const SCHEMAS = {
-  type: z.enum(['nlb', 'external', 'nlb-ip'], {
-    error: 'must be "nlb" (or "external" / "nlb-ip" for another controller)',
-  }),
-  internal: z.string().transform((v, ctx) => {
-    const value = v.trim().toLowerCase();
-    if (value === 'true') return true;
-    if (value === 'false') return false;
-    // Older cloud provider docs wrote a CIDR here ("0.0.0.0/0"), which meant internal.
-    if (parseCidr(value).ok) return true;
-    ctx.addIssue({ code: 'custom', message: 'must be "true" or "false"' });
-    return z.NEVER;
-  }),
-  scheme: z.enum(['internal', 'internet-facing'], { error: 'must be "internal" or "internet-facing"' }),
-  name: z
-    .string()
-    .refine(
-      isValidElbName,
-      'must be 1-32 letters, digits or hyphens, not beginning or ending with a hyphen or beginning with "internal-"',
-    ),
-  subnets: list(subnetRef),
-  eipAllocations: list(
-    z.string().regex(/^eipalloc-[0-9a-f]+$/, 'each allocation must be an ID like eipalloc-0123abcd'),
-  ),
-  privateIpv4Addresses: list(ipv4),
-  nlbTargetType: z.enum(['instance', 'ip'], { error: 'must be "instance" or "ip"' }),
-  sslCert: list(certificateArn),
-  sslPorts: z.string().transform((v) => (v.trim() === '*' ? ('*' as const) : split(v))),
-  sslNegotiationPolicy: z
-    .string()
-    .trim()
-    .min(1, 'must name a security policy such as ELBSecurityPolicy-TLS13-1-2-2021-06'),
-  alpnPolicy: z.enum(ALPN_POLICIES, { error: `must be one of ${ALPN_POLICIES.join(', ')}` }),
-  ipAddressType: z.enum(['ipv4', 'dualstack'], { error: 'must be "ipv4" or "dualstack"' }),
-  backendProtocol: z
-    .string()
-    .transform((v) => v.trim().toLowerCase())
-    .pipe(z.enum(['tcp', 'ssl'], { error: 'must be "tcp" or "ssl" for a Network Load Balancer' })),
-  proxyProtocol: z.literal('*', { error: 'must be "*" (proxy protocol v2 on every target group)' }),
-  healthcheckProtocol: z
-    .string()
-    .transform((v) => v.trim().toUpperCase())
-    .pipe(z.enum(['TCP', 'HTTP', 'HTTPS'], { error: 'must be TCP, HTTP or HTTPS' })),
-  healthcheckPort: z.string().transform((v, ctx) => {
-    const value = v.trim();
-    if (value === 'traffic-port') return 'traffic-port' as const;
-    const port = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-    if (port >= 1 && port <= 65535) return port;
-    ctx.addIssue({ code: 'custom', message: 'must be "traffic-port" or a port number from 1 to 65535' });
-    return z.NEVER;
-  }),
-  healthcheckPath: z
-    .string()
-    .trim()
-    .regex(/^\/\S*$/, 'must be a path beginning with "/"')
-    .max(1024),
-  healthcheckInterval: wholeNumber(5, 300, 'seconds'),
-  healthcheckTimeout: wholeNumber(2, 120, 'seconds'),
-  healthcheckHealthyThreshold: wholeNumber(2, 10, 'checks'),
-  healthcheckUnhealthyThreshold: wholeNumber(2, 10, 'checks'),
-  targetGroupAttributes: keyValues(),
-  attributes: keyValues(),
-  crossZone: boolean,
-  accessLogEnabled: boolean,
-  accessLogBucket: z
-    .string()
-    .trim()
-    .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'),
-  accessLogPrefix: z.string().trim(),
-  accessLogEmitInterval: z.string(),
-  additionalResourceTags: keyValues(),
-  securityGroups: list(groupRef),
-  extraSecurityGroups: list(groupRef),
-  targetNodeLabels: keyValues({ valueOptional: true }),
-  // A Network Load Balancer's TCP idle timeout (listener attribute tcp.idle_timeout.seconds), not the
-  // Classic ELB's 1-4000. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html
-  connectionIdleTimeout: wholeNumber(60, 6000, 'seconds'),
-  connectionDrainingEnabled: boolean,
-  connectionDrainingTimeout: wholeNumber(0, 3600, 'seconds'),
-  sourceRanges: list(cidr),
-} satisfies Record<keyof typeof ANNOTATION, z.ZodType<unknown, string>>;
-
-type Parsed = { [K in keyof typeof SCHEMAS]?: z.output<(typeof SCHEMAS)[K]> };
-
 /** Tags that would let a user hand a resource to another Service or cluster; `aws:` is AWS's own prefix. */
 function reservedTag(key: string): boolean {
   return (
@@ -272,7 +86,7 @@ function reservedTag(key: string): boolean {
  */
 export function parseAnnotations(annotations: Readonly<Record<string, string>> = {}): ParsedAnnotations {
   const problems: AnnotationProblem[] = [];
-  const parsed: Parsed = {};
+  const parsed: ParsedAnnotationValues = {};
   for (const [field, annotation] of Object.entries(ANNOTATION) as [keyof typeof ANNOTATION, string][]) {
     const raw = annotations[annotation];
     if (raw === undefined) continue;

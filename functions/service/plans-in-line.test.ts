@@ -2,39 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Listener, ListenerSpec } from '../../shared/aws/elbv2-port.ts';
 import type { EndpointSlice, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
-import { ANNOTATION, parseAnnotations } from './annotations.ts';
+import { ANNOTATION } from './annotations.ts';
 import { listenerUpdate, planListenerCertificates } from './elbv2/listeners.ts';
-import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
 import { staleTagKeys } from './model/tags.ts';
 import { ipTargets } from './model/targets.ts';
+import { problems, spec } from './model/testing.ts';
 import { targetGroupName } from './names.ts';
-import { chooseSubnets, planSubnets } from './nlb/subnets.ts';
+import { chooseSubnets } from './nlb/subnets.ts';
 
 const CERT = (n: string) => `arn:aws:acm:eu-west-1:111122223333:certificate/${n}`;
 
+/** The Service `web` in `shop`, given positionally: annotations, extra spec fields, ports. */
 function svc(
   annotations: Record<string, string> = {},
   extra: Partial<NonNullable<Service['spec']>> = {},
   ports: ServicePortSpec[] = [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 }],
 ): Service {
   return { metadata: { name: 'web', namespace: 'shop', annotations }, spec: { type: 'LoadBalancer', ports, ...extra } };
-}
-
-function build(service: Service, externalManagedTags: string[] = []) {
-  const { options, problems } = parseAnnotations(service.metadata.annotations);
-  expect(problems).toEqual([]);
-  return loadBalancerSpec(service, options, { clusterName: 'prod', externalManagedTags });
-}
-
-function spec(service: Service, externalManagedTags: string[] = []): LoadBalancerSpec {
-  const built = build(service, externalManagedTags);
-  if (!built.ok) throw new Error(JSON.stringify(built.problems));
-  return built.spec;
-}
-
-function problems(service: Service, externalManagedTags: string[] = []): string[] {
-  const built = build(service, externalManagedTags);
-  return built.ok ? [] : built.problems.map((p) => `${p.annotation}: ${p.message}`);
 }
 
 describe('attributes are kept in line, defaults included', () => {
@@ -255,55 +239,5 @@ describe('dual-stack', () => {
     const named = chooseSubnets({ ...base, dualstack: true, requested: [subnets[0]!.subnetId] });
     expect(named.ok).toBe(false);
     expect(!named.ok && named.problem.message).toMatch(/no IPv6 CIDR block/);
-  });
-});
-
-describe('planSubnets', () => {
-  const zones: Record<string, string> = {
-    'subnet-a1': 'eu-west-1a',
-    'subnet-a2': 'eu-west-1a',
-    'subnet-b1': 'eu-west-1b',
-    'subnet-c1': 'eu-west-1c',
-  };
-  const zoneOf = (id: string) => zones[id];
-  const at = (subnetId: string, extra: { allocationId?: string; privateIPv4Address?: string } = {}) => ({
-    subnetId,
-    zoneName: zones[subnetId],
-    ...extra,
-  });
-
-  it('nothing to do when every zone has its subnet and named addresses; AWS-assigned addresses are kept', () => {
-    const current = [at('subnet-a1', { privateIPv4Address: '10.0.1.9' }), at('subnet-b1')];
-    expect(planSubnets(current, [{ subnetId: 'subnet-a1' }, { subnetId: 'subnet-b1' }], zoneOf)).toEqual({
-      action: 'none',
-    });
-  });
-
-  it('zones added or removed: one SetSubnets with the staying zones exactly as they are', () => {
-    const current = [at('subnet-a1', { allocationId: 'eipalloc-1' }), at('subnet-b1')];
-    expect(planSubnets(current, [{ subnetId: 'subnet-a1' }, { subnetId: 'subnet-c1' }], zoneOf)).toEqual({
-      action: 'set',
-      mappings: [{ subnetId: 'subnet-a1', allocationId: 'eipalloc-1' }, { subnetId: 'subnet-c1' }],
-    });
-  });
-
-  it('a zone changing subnet or address is removed first, the others stay', () => {
-    const current = [at('subnet-a1'), at('subnet-b1', { allocationId: 'eipalloc-1' })];
-    const wanted = [{ subnetId: 'subnet-a2' }, { subnetId: 'subnet-b1', allocationId: 'eipalloc-1' }];
-    expect(planSubnets(current, wanted, zoneOf)).toEqual({
-      action: 'remove-first',
-      mappings: [{ subnetId: 'subnet-b1', allocationId: 'eipalloc-1' }],
-      zones: ['eu-west-1a'],
-    });
-    const newEip = [{ subnetId: 'subnet-a1' }, { subnetId: 'subnet-b1', allocationId: 'eipalloc-2' }];
-    expect(planSubnets(current, newEip, zoneOf)).toMatchObject({ action: 'remove-first', zones: ['eu-west-1b'] });
-  });
-
-  it('every zone changing means a new load balancer', () => {
-    const current = [at('subnet-a1', { allocationId: 'eipalloc-1' })];
-    expect(planSubnets(current, [{ subnetId: 'subnet-a1', allocationId: 'eipalloc-9' }], zoneOf)).toEqual({
-      action: 'replace',
-      zones: ['eu-west-1a'],
-    });
   });
 });
