@@ -94,116 +94,8 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
     if (result.success) (parsed as Record<string, unknown>)[field] = result.data;
     else problems.push({ annotation, message: `"${raw}" ${result.error.issues[0]?.message ?? 'is not valid'}` });
   }
-
-  // internal / scheme: two ways to say one thing; they must agree.
-  let scheme: LoadBalancerOptions['scheme'] = parsed.internal ? 'internal' : 'internet-facing';
-  if (parsed.scheme) {
-    if (parsed.internal !== undefined && (parsed.internal ? 'internal' : 'internet-facing') !== parsed.scheme) {
-      problems.push({
-        annotation: ANNOTATION.scheme,
-        message: `"${parsed.scheme}" contradicts ${ANNOTATION.internal}: "${annotations[ANNOTATION.internal]}"`,
-      });
-    }
-    scheme = parsed.scheme;
-  }
-  if (parsed.eipAllocations && scheme !== 'internet-facing') {
-    problems.push({
-      annotation: ANNOTATION.eipAllocations,
-      message: 'Elastic IPs need an internet-facing load balancer',
-    });
-  }
-  if (parsed.privateIpv4Addresses && scheme !== 'internal') {
-    problems.push({
-      annotation: ANNOTATION.privateIpv4Addresses,
-      message: 'private IPv4 addresses need an internal load balancer',
-    });
-  }
-  if (parsed.sslPorts && !parsed.sslCert) {
-    problems.push({ annotation: ANNOTATION.sslPorts, message: `needs ${ANNOTATION.sslCert}` });
-  }
-  if (parsed.sslNegotiationPolicy && !parsed.sslCert) {
-    problems.push({ annotation: ANNOTATION.sslNegotiationPolicy, message: `needs ${ANNOTATION.sslCert}` });
-  }
-  if (parsed.alpnPolicy && !parsed.sslCert) {
-    problems.push({
-      annotation: ANNOTATION.alpnPolicy,
-      message: `needs ${ANNOTATION.sslCert} (ALPN is negotiated by TLS listeners)`,
-    });
-  }
-  if (parsed.sslCert && new Set(parsed.sslCert).size !== parsed.sslCert.length) {
-    problems.push({ annotation: ANNOTATION.sslCert, message: 'lists a certificate twice' });
-  }
-  if (parsed.securityGroups && parsed.extraSecurityGroups) {
-    problems.push({
-      annotation: ANNOTATION.extraSecurityGroups,
-      message: `cannot be combined with ${ANNOTATION.securityGroups}, which replaces every group`,
-    });
-  }
-  const healthProtocol = parsed.healthcheckProtocol;
-  if (parsed.healthcheckPath && healthProtocol === 'TCP') {
-    problems.push({ annotation: ANNOTATION.healthcheckPath, message: 'cannot be used with a TCP health check' });
-  }
-  for (const key of Object.keys(parsed.additionalResourceTags ?? {})) {
-    if (reservedTag(key)) {
-      problems.push({
-        annotation: ANNOTATION.additionalResourceTags,
-        message: `tag "${key}" is reserved (ownership tags are set by the controller)`,
-      });
-    }
-  }
-
-  // The dedicated annotations and the generic attribute lists both set attributes; a clash is an error
-  // rather than a silent precedence rule.
-  const attributes: Record<string, string> = { ...(parsed.attributes as Record<string, string> | undefined) };
-  const setAttribute = (key: string, value: string, annotation: string) => {
-    if (key in attributes && attributes[key] !== value) {
-      problems.push({
-        annotation,
-        message: `sets ${key}=${value}, but ${ANNOTATION.attributes} sets ${attributes[key]}`,
-      });
-    }
-    attributes[key] = value;
-  };
-  if (parsed.crossZone !== undefined) {
-    setAttribute('load_balancing.cross_zone.enabled', String(parsed.crossZone), ANNOTATION.crossZone);
-  }
-  if (parsed.accessLogEnabled !== undefined) {
-    setAttribute('access_logs.s3.enabled', String(parsed.accessLogEnabled), ANNOTATION.accessLogEnabled);
-  }
-  if (parsed.accessLogBucket !== undefined)
-    setAttribute('access_logs.s3.bucket', parsed.accessLogBucket, ANNOTATION.accessLogBucket);
-  if (parsed.accessLogPrefix !== undefined)
-    setAttribute('access_logs.s3.prefix', parsed.accessLogPrefix, ANNOTATION.accessLogPrefix);
-  if (attributes['access_logs.s3.enabled'] === 'true' && !attributes['access_logs.s3.bucket']) {
-    problems.push({ annotation: ANNOTATION.accessLogEnabled, message: `needs ${ANNOTATION.accessLogBucket}` });
-  }
-
-  const targetGroupAttributes: Record<string, string> = {
-    ...(parsed.targetGroupAttributes as Record<string, string> | undefined),
-  };
-  const setGroupAttribute = (key: string, value: string, annotation: string) => {
-    if (key in targetGroupAttributes && targetGroupAttributes[key] !== value) {
-      problems.push({
-        annotation,
-        message: `sets ${key}=${value}, but ${ANNOTATION.targetGroupAttributes} sets ${targetGroupAttributes[key]}`,
-      });
-    }
-    targetGroupAttributes[key] = value;
-  };
-  // Proxy protocol is a switch: without the annotation it is turned off again.
-  if (!('proxy_protocol_v2.enabled' in targetGroupAttributes) || parsed.proxyProtocol) {
-    setGroupAttribute('proxy_protocol_v2.enabled', String(parsed.proxyProtocol === '*'), ANNOTATION.proxyProtocol);
-  }
-  if (parsed.connectionDrainingEnabled === false) {
-    setGroupAttribute('deregistration_delay.timeout_seconds', '0', ANNOTATION.connectionDrainingEnabled);
-  } else if (parsed.connectionDrainingTimeout !== undefined) {
-    setGroupAttribute(
-      'deregistration_delay.timeout_seconds',
-      String(parsed.connectionDrainingTimeout),
-      ANNOTATION.connectionDrainingTimeout,
-    );
-  }
-
+  const scheme = schemeOf(parsed, annotations, problems);
+  checkCombinations(parsed, scheme, problems);
   const options: LoadBalancerOptions = {
     scheme,
     targetType: parsed.nlbTargetType ?? 'instance',
@@ -211,7 +103,7 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
     backendProtocol: parsed.backendProtocol ?? 'tcp',
     proxyProtocol: parsed.proxyProtocol === '*',
     healthCheck: {
-      protocol: healthProtocol,
+      protocol: parsed.healthcheckProtocol,
       port: parsed.healthcheckPort,
       path: parsed.healthcheckPath,
       intervalSeconds: parsed.healthcheckInterval,
@@ -219,8 +111,8 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
       healthyThreshold: parsed.healthcheckHealthyThreshold,
       unhealthyThreshold: parsed.healthcheckUnhealthyThreshold,
     },
-    targetGroupAttributes,
-    attributes,
+    targetGroupAttributes: targetGroupAttributesOf(parsed, problems),
+    attributes: loadBalancerAttributesOf(parsed, problems),
     additionalTags: (parsed.additionalResourceTags as Record<string, string> | undefined) ?? {},
   };
   if (parsed.type) options.type = parsed.type;
@@ -240,6 +132,125 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
   if (parsed.targetNodeLabels) options.targetNodeLabels = parsed.targetNodeLabels;
   if (parsed.sourceRanges) options.sourceRanges = parsed.sourceRanges;
   return { options, problems };
+}
+
+/** `internal` and `scheme`: two ways to say one thing; they must agree. */
+function schemeOf(
+  parsed: ParsedAnnotationValues,
+  annotations: Readonly<Record<string, string>>,
+  problems: AnnotationProblem[],
+): LoadBalancerOptions['scheme'] {
+  const fromInternal: LoadBalancerOptions['scheme'] = parsed.internal ? 'internal' : 'internet-facing';
+  if (!parsed.scheme) return fromInternal;
+  if (parsed.internal !== undefined && fromInternal !== parsed.scheme) {
+    problems.push({
+      annotation: ANNOTATION.scheme,
+      message: `"${parsed.scheme}" contradicts ${ANNOTATION.internal}: "${annotations[ANNOTATION.internal]}"`,
+    });
+  }
+  return parsed.scheme;
+}
+
+/** Annotations that only mean something together, or never together. */
+function checkCombinations(
+  parsed: ParsedAnnotationValues,
+  scheme: LoadBalancerOptions['scheme'],
+  problems: AnnotationProblem[],
+): void {
+  const problem = (annotation: string, message: string) => problems.push({ annotation, message });
+  if (parsed.eipAllocations && scheme !== 'internet-facing') {
+    problem(ANNOTATION.eipAllocations, 'Elastic IPs need an internet-facing load balancer');
+  }
+  if (parsed.privateIpv4Addresses && scheme !== 'internal') {
+    problem(ANNOTATION.privateIpv4Addresses, 'private IPv4 addresses need an internal load balancer');
+  }
+  if (parsed.sslPorts && !parsed.sslCert) problem(ANNOTATION.sslPorts, `needs ${ANNOTATION.sslCert}`);
+  if (parsed.sslNegotiationPolicy && !parsed.sslCert) {
+    problem(ANNOTATION.sslNegotiationPolicy, `needs ${ANNOTATION.sslCert}`);
+  }
+  if (parsed.alpnPolicy && !parsed.sslCert) {
+    problem(ANNOTATION.alpnPolicy, `needs ${ANNOTATION.sslCert} (ALPN is negotiated by TLS listeners)`);
+  }
+  if (parsed.sslCert && new Set(parsed.sslCert).size !== parsed.sslCert.length) {
+    problem(ANNOTATION.sslCert, 'lists a certificate twice');
+  }
+  if (parsed.securityGroups && parsed.extraSecurityGroups) {
+    problem(
+      ANNOTATION.extraSecurityGroups,
+      `cannot be combined with ${ANNOTATION.securityGroups}, which replaces every group`,
+    );
+  }
+  if (parsed.healthcheckPath && parsed.healthcheckProtocol === 'TCP') {
+    problem(ANNOTATION.healthcheckPath, 'cannot be used with a TCP health check');
+  }
+  for (const key of Object.keys(parsed.additionalResourceTags ?? {})) {
+    if (reservedTag(key)) {
+      problem(ANNOTATION.additionalResourceTags, `tag "${key}" is reserved (ownership tags are set by the controller)`);
+    }
+  }
+}
+
+/**
+ * Attributes from a generic list annotation plus the dedicated annotations: a clash between the two is an
+ * error rather than a silent precedence rule.
+ */
+function attributeSetter(
+  attributes: Record<string, string>,
+  listAnnotation: string,
+  problems: AnnotationProblem[],
+): (key: string, value: string, annotation: string) => void {
+  return (key, value, annotation) => {
+    if (key in attributes && attributes[key] !== value) {
+      problems.push({ annotation, message: `sets ${key}=${value}, but ${listAnnotation} sets ${attributes[key]}` });
+    }
+    attributes[key] = value;
+  };
+}
+
+function loadBalancerAttributesOf(
+  parsed: ParsedAnnotationValues,
+  problems: AnnotationProblem[],
+): Record<string, string> {
+  const attributes: Record<string, string> = { ...(parsed.attributes as Record<string, string> | undefined) };
+  const set = attributeSetter(attributes, ANNOTATION.attributes, problems);
+  if (parsed.crossZone !== undefined) {
+    set('load_balancing.cross_zone.enabled', String(parsed.crossZone), ANNOTATION.crossZone);
+  }
+  if (parsed.accessLogEnabled !== undefined) {
+    set('access_logs.s3.enabled', String(parsed.accessLogEnabled), ANNOTATION.accessLogEnabled);
+  }
+  if (parsed.accessLogBucket !== undefined)
+    set('access_logs.s3.bucket', parsed.accessLogBucket, ANNOTATION.accessLogBucket);
+  if (parsed.accessLogPrefix !== undefined)
+    set('access_logs.s3.prefix', parsed.accessLogPrefix, ANNOTATION.accessLogPrefix);
+  if (attributes['access_logs.s3.enabled'] === 'true' && !attributes['access_logs.s3.bucket']) {
+    problems.push({ annotation: ANNOTATION.accessLogEnabled, message: `needs ${ANNOTATION.accessLogBucket}` });
+  }
+  return attributes;
+}
+
+function targetGroupAttributesOf(
+  parsed: ParsedAnnotationValues,
+  problems: AnnotationProblem[],
+): Record<string, string> {
+  const attributes: Record<string, string> = {
+    ...(parsed.targetGroupAttributes as Record<string, string> | undefined),
+  };
+  const set = attributeSetter(attributes, ANNOTATION.targetGroupAttributes, problems);
+  // Proxy protocol is a switch: without the annotation it is turned off again.
+  if (!('proxy_protocol_v2.enabled' in attributes) || parsed.proxyProtocol) {
+    set('proxy_protocol_v2.enabled', String(parsed.proxyProtocol === '*'), ANNOTATION.proxyProtocol);
+  }
+  if (parsed.connectionDrainingEnabled === false) {
+    set('deregistration_delay.timeout_seconds', '0', ANNOTATION.connectionDrainingEnabled);
+  } else if (parsed.connectionDrainingTimeout !== undefined) {
+    set(
+      'deregistration_delay.timeout_seconds',
+      String(parsed.connectionDrainingTimeout),
+      ANNOTATION.connectionDrainingTimeout,
+    );
+  }
+  return attributes;
 }
 
 /** Whether a tag set marks a resource as belonging to this cluster and Service, and owned (deletable). */
