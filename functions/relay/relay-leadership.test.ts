@@ -1,36 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Node } from '../../shared/k8s/types.ts';
-import { type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Relay } from './relay.ts';
 import { keysOn, RecordingSqs, reconcilerQueues, setReady, until } from './testing.ts';
-import { cluster, N1, relayFor, settled } from './testing-relay.ts';
+import { cluster, N1, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
 
 /**
  * The relay's leadership end to end: two replicas on one Lease, and a LeaderMigrationConfiguration
  * holding keys while another controller manager holds the migration lock.
  */
 
-let api: FakeKubeApi | undefined;
-const relays: Relay[] = [];
-
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.stop(1_000)));
-  await api?.close();
-  api = undefined;
-});
-
-function start(relay: Relay): Relay {
-  relays.push(relay);
-  relay.start();
-  return relay;
-}
+afterEach(stopStarted);
 
 describe('relay: high availability', () => {
   const election = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 
   it('two relays on one Lease never forward at once; the standby takes over within the lease duration', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const shared = reconcilerQueues();
     const sqsA = new RecordingSqs(shared.sqs, 'a');
     const sqsB = new RecordingSqs(shared.sqs, 'b');
@@ -85,7 +71,7 @@ describe('relay: high availability', () => {
 describe('relay: leader migration', () => {
   it('holds the keys of controllers whose migration lock another component holds, and sends them all once it is free', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     const now = Date.now();
     c.leases.put({

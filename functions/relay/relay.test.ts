@@ -4,30 +4,16 @@ import type { Node } from '../../shared/k8s/types.ts';
 import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
-import { type FakeKubeApi, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Relay } from './relay.ts';
 import { heartbeat, keysOn, makePod, QUEUE_NAMES, reconcilerQueues, setReady, until } from './testing.ts';
-import { cluster, N1, N2, relayFor, settled } from './testing-relay.ts';
+import { cluster, N1, N2, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
 
 /**
  * The relay end to end: the real client-node adapters against a local HTTPS server speaking the
  * Kubernetes list/watch protocol, keys into the FIFO-faithful fake SQS.
  */
 
-let api: FakeKubeApi | undefined;
-const relays: Relay[] = [];
-
-afterEach(async () => {
-  await Promise.all(relays.splice(0).map((r) => r.stop(1_000)));
-  await api?.close();
-  api = undefined;
-});
-
-function start(relay: Relay): Relay {
-  relays.push(relay);
-  relay.start();
-  return relay;
-}
+afterEach(stopStarted);
 
 const names = (keys: KeyMessage[]) => keys.map((k) => [k.kind, k.namespace ?? '', k.name].join('/')).sort();
 const countSends = (sqs: FakeSqs) => sqs.callCount('SendMessageBatch');
@@ -35,7 +21,7 @@ const countSends = (sqs: FakeSqs) => sqs.callCount('SendMessageBatch');
 describe('relay: changes to keys', () => {
   it('sends the keys each reconciler reads, with the foundation group and deduplication IDs', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     const relay = start(relayFor(api, sqs, urls));
     await settled(relay, c);
@@ -69,7 +55,7 @@ describe('relay: changes to keys', () => {
 
   it('forwards watched changes: bound Pods, IP-target endpoints, readiness to lifecycle only, exclusion to the load balancers', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     const relay = start(relayFor(api, sqs, urls));
     await settled(relay, c);
@@ -119,7 +105,7 @@ describe('relay: changes to keys', () => {
 
   it('filters heartbeat-only Node updates: no key, no SQS call', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     const relay = start(relayFor(api, sqs, urls));
     await settled(relay, c);
@@ -149,7 +135,7 @@ describe('relay: changes to keys', () => {
     '410 Gone (as %s) relists without losing a change or deletion made meanwhile',
     async (expiredAs) => {
       const c = cluster();
-      api = await startFakeKubeApi(c, { expiredAs });
+      const api = await serve(c, { expiredAs });
       const { sqs, urls } = reconcilerQueues();
       const relay = start(relayFor(api, sqs, urls));
       await settled(relay, c);
@@ -189,7 +175,7 @@ describe('relay: changes to keys', () => {
 describe('relay: at least once', () => {
   it('sends a refused batch entry again until SQS takes it', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     // The first request refuses its second entry, the next one its first.
     sqs.refuseNextSends.push(['', 'InternalError'], ['ServiceUnavailable']);
@@ -203,7 +189,7 @@ describe('relay: at least once', () => {
 
   it('sends again when a whole request fails', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     let failing = 2;
     const flaky: SqsPort = {
@@ -223,7 +209,7 @@ describe('relay: at least once', () => {
 
   it('a restarted relay sends every key again; SQS drops the unchanged ones and keeps what changed', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     // The first relay never gets a key accepted (SQS down), then dies.
     const down: SqsPort = {
@@ -271,7 +257,7 @@ describe('relay: at least once', () => {
 
   it('flushes waiting keys on a graceful stop', async () => {
     const c = cluster();
-    api = await startFakeKubeApi(c);
+    const api = await serve(c);
     const { sqs, urls } = reconcilerQueues();
     const slow: SqsPort = {
       sendKeys: async (url, messages) => {

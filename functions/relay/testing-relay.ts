@@ -3,7 +3,7 @@ import { silentLog } from '../../shared/observability/log.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import { ClientNodeLeases } from './client-node-leases.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor } from './fake-kube-api.ts';
+import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Reconciler } from './forwarding.ts';
 import { Relay, type RelayOptions } from './relay.ts';
 import { makeNode, makePod, makeService, makeSlice, uninitialized, until } from './testing.ts';
@@ -89,4 +89,30 @@ export function cluster(): FakeCluster {
     makePod('kube-system', 'kube-proxy-x', N1, { spec: { nodeName: N1, hostNetwork: true, containers: [] } }),
   );
   return c;
+}
+
+/** API servers and relays a test started, stopped by `stopStarted` (each test file's afterEach). */
+const startedApis: FakeKubeApi[] = [];
+const startedRelays: Relay[] = [];
+
+/** The fake API server for a cluster, closed after the test. */
+export async function serve(
+  cluster: FakeCluster,
+  options?: Parameters<typeof startFakeKubeApi>[1],
+): Promise<FakeKubeApi> {
+  const api = await startFakeKubeApi(cluster, options);
+  startedApis.push(api);
+  return api;
+}
+
+/** Starts a relay, stopped after the test. */
+export function start(relay: Relay): Relay {
+  startedRelays.push(relay);
+  relay.start();
+  return relay;
+}
+
+export async function stopStarted(): Promise<void> {
+  await Promise.all(startedRelays.splice(0).map((r) => r.stop(1_000)));
+  await Promise.all(startedApis.splice(0).map((a) => a.close()));
 }

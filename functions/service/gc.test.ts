@@ -7,6 +7,7 @@ import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../te
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { collectGarbage, GARBAGE_COLLECTION_KEY, garbageCollectionMessage, isGarbageCollectionKey } from './gc.ts';
+import { DEFAULT_HEALTH_CHECK } from './model/health-check.ts';
 
 let w: ServiceWorld;
 beforeEach(async () => {
@@ -28,14 +29,7 @@ const targetGroupInput = (name: string): CreateTargetGroupInput => ({
   port: 30080,
   targetType: 'instance',
   vpcId: VPC,
-  healthCheck: {
-    protocol: 'TCP',
-    port: 'traffic-port',
-    intervalSeconds: 30,
-    timeoutSeconds: 10,
-    healthyThreshold: 3,
-    unhealthyThreshold: 3,
-  },
+  healthCheck: { ...DEFAULT_HEALTH_CHECK },
   tags: {},
 });
 const group = (groupId: string, vpcId: string, tags: Record<string, string>): SecurityGroup => ({
@@ -101,14 +95,7 @@ describe('garbage collection', () => {
       port: 30081,
       targetType: 'instance',
       vpcId: VPC,
-      healthCheck: {
-        protocol: 'TCP',
-        port: 'traffic-port',
-        intervalSeconds: 30,
-        timeoutSeconds: 10,
-        healthyThreshold: 3,
-        unhealthyThreshold: 3,
-      },
+      healthCheck: { ...DEFAULT_HEALTH_CHECK },
       tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'kubernetes.io/service-name': 'default/kept' },
     });
     expect(stale).not.toBe('name-taken');

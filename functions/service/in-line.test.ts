@@ -4,6 +4,7 @@ import type { Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
+import { withIpv6PublicSubnets } from './testing.ts';
 
 /**
  * A load balancer that exists is kept in line with its Service: whatever an annotation set is undone when
@@ -226,15 +227,7 @@ describe('subnets and addresses after creation', () => {
 
 describe('dual-stack', () => {
   beforeEach(() => {
-    for (const [index, zone] of [
-      [10, 'eu-west-1a'],
-      [11, 'eu-west-1b'],
-      [12, 'eu-west-1c'],
-    ] as const) {
-      w.ec2.putSubnet(
-        makeSubnet({ index, zone, ipv6: true, tags: { Name: `public-${zone}`, 'kubernetes.io/role/elb': '1' } }),
-      );
-    }
+    withIpv6PublicSubnets(w);
   });
 
   it('ipv4 -> dualstack changes the load balancer in place and opens the ports to IPv6 clients', async () => {

@@ -6,6 +6,8 @@ import { createServiceWorld, NODE_GROUP, type ServiceWorld } from '../../test/he
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { garbageCollectionMessage } from './gc.ts';
+import { DEFAULT_HEALTH_CHECK } from './model/health-check.ts';
+import { withIpv6PublicSubnets } from './testing.ts';
 
 /**
  * What users depend on while their load balancer changes under them: the one the status names keeps serving
@@ -108,14 +110,7 @@ describe('a load balancer made by the reference cloud controller', () => {
       port: 30080,
       targetType: 'instance',
       vpcId: 'vpc-0a1b2c3d',
-      healthCheck: {
-        protocol: 'TCP',
-        port: 'traffic-port',
-        intervalSeconds: 30,
-        timeoutSeconds: 10,
-        healthyThreshold: 3,
-        unhealthyThreshold: 3,
-      },
+      healthCheck: { ...DEFAULT_HEALTH_CHECK },
       tags,
     });
     if (group === 'name-taken') throw new Error('unexpected');
@@ -175,15 +170,7 @@ describe('a load balancer made by the reference cloud controller', () => {
 
 describe('address families in every direction', () => {
   beforeEach(() => {
-    for (const [index, zone] of [
-      [10, 'eu-west-1a'],
-      [11, 'eu-west-1b'],
-      [12, 'eu-west-1c'],
-    ] as const) {
-      w.ec2.putSubnet(
-        makeSubnet({ index, zone, ipv6: true, tags: { Name: `public-${zone}`, 'kubernetes.io/role/elb': '1' } }),
-      );
-    }
+    withIpv6PublicSubnets(w);
     w.kube.putEndpointSlice({
       metadata: { name: 'web-v6', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
       addressType: 'IPv6',

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { NODE_GROUP, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
@@ -61,4 +62,17 @@ export function serviceTesting(world: () => ServiceWorld) {
       );
     },
   };
+}
+
+/** The world's public subnets again, each with an IPv6 block: what a dual-stack load balancer needs. */
+export function withIpv6PublicSubnets(w: ServiceWorld): void {
+  for (const [index, zone] of [
+    [10, 'eu-west-1a'],
+    [11, 'eu-west-1b'],
+    [12, 'eu-west-1c'],
+  ] as const) {
+    w.ec2.putSubnet(
+      makeSubnet({ index, zone, ipv6: true, tags: { Name: `public-${zone}`, 'kubernetes.io/role/elb': '1' } }),
+    );
+  }
 }
