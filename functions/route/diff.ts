@@ -5,7 +5,7 @@ import type { NodeCondition } from '../../shared/k8s/types.ts';
 import { type Cidr, cidrContains, formatCidr, tryParseCidr } from '../../shared/net/cidr.ts';
 
 /**
- * The route controller's decisions, as pure functions of what was observed (REFERENCE.md "Routes").
+ * The route controller's decisions, as pure functions of what was observed (docs/reference.md, "Routes").
  * A route is ours when it was added by somebody (origin CreateRoute, so never the VPC's local route
  * nor a propagated one), its destination lies inside a cluster CIDR, and it points at a machine (an
  * instance or a network interface) or nowhere any more (blackhole). Routes to gateways, peering
