@@ -41,6 +41,12 @@ export interface ClassicLoadBalancer {
   backendPolicies: { instancePort: number; policyNames: string[] }[];
 }
 
+/** https://docs.aws.amazon.com/elasticloadbalancing/2012-06-01/APIReference/API_InstanceState.html */
+export interface ClassicInstanceHealth {
+  instanceId: string;
+  state: 'InService' | 'OutOfService' | 'Unknown';
+}
+
 export interface ClassicAttributes {
   crossZone: boolean;
   idleTimeoutSeconds: number;
@@ -86,6 +92,8 @@ export interface ElbPort {
   modifyAttributes(name: string, attributes: ClassicAttributes): Promise<void>;
   registerInstances(name: string, instanceIds: readonly string[]): Promise<void>;
   deregisterInstances(name: string, instanceIds: readonly string[]): Promise<void>;
+  /** Health of every registered instance (DescribeInstanceHealth): a successor serves once one is InService. */
+  describeInstanceHealth(name: string): Promise<ClassicInstanceHealth[]>;
   /** Tags by load balancer name; names AWS does not know are absent (DescribeTags takes 20 names a call). */
   describeTags(names: readonly string[]): Promise<Map<string, Record<string, string>>>;
   addTags(name: string, tags: Readonly<Record<string, string>>): Promise<void>;
