@@ -6,10 +6,13 @@ import { MAX_VISIBILITY_SECONDS, type SendFailure, type SqsPort, type Visibility
 
 /**
  * An in-memory SQS with the semantics the workqueue relies on: FIFO groups (a group with a message
- * in flight delivers nothing more until it is deleted or visible again), 5-minute content
- * deduplication, visibility timeouts on a clock, receive counts, and a redrive to a DLQ after
- * `maxReceiveCount` receives. Standard queues deliver in any free order with no grouping.
- * Also the local runner's queue: `pump` plays the Lambda event source mapping.
+ * in flight delivers nothing more until it is deleted or visible again), 5-minute deduplication by
+ * ID (or by content where the queue enables it), visibility timeouts on a clock, receive counts, and
+ * a redrive to a DLQ after `maxReceiveCount` receives. Standard queues deliver in any free order
+ * with no grouping. Also the local runner's queue: `pump` plays the Lambda event source mapping.
+ * test/contract/sqs.contract.test.ts runs the same behaviour tests against it and against the
+ * SqsAdapter over an AWS API emulator; docs/emulator-differences.md lists where the emulator and AWS
+ * differ (this fake follows AWS).
  */
 export interface FakeQueueOptions {
   fifo?: boolean;
@@ -17,6 +20,13 @@ export interface FakeQueueOptions {
   maxReceiveCount?: number;
   /** Name of the dead-letter queue (created if missing). */
   deadLetterQueue?: string;
+  /** FIFO: a message sent without a deduplication ID is deduplicated by its body. Off by default, as in SQS. */
+  contentBasedDeduplication?: boolean;
+  /**
+   * FIFO: whether a deduplication ID is remembered for the whole queue (SQS's default) or per message
+   * group (high-throughput mode, what the stack's queues use).
+   */
+  deduplicationScope?: 'queue' | 'messageGroup';
 }
 
 interface StoredMessage {
@@ -38,6 +48,7 @@ interface FakeQueue {
   url: string;
   options: Required<Omit<FakeQueueOptions, 'deadLetterQueue'>> & { deadLetterQueue?: string };
   messages: StoredMessage[];
+  /** Deduplication key (the ID, prefixed by the group with scope `messageGroup`) -> when it was first sent. */
   dedup: Map<string, number>;
 }
 
@@ -60,6 +71,7 @@ export class FakeSqs implements SqsPort {
   createQueue(name: string, options: FakeQueueOptions = {}): { url: string; arn: string } {
     const fifo = options.fifo ?? name.endsWith('.fifo');
     if (options.deadLetterQueue && !this.queues.has(options.deadLetterQueue)) {
+      // SQS wants a FIFO queue's DLQ to be FIFO too; it inherits nothing else.
       this.createQueue(options.deadLetterQueue, { fifo });
     }
     const queue: FakeQueue = {
@@ -71,6 +83,8 @@ export class FakeSqs implements SqsPort {
         visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 30,
         maxReceiveCount: options.maxReceiveCount ?? 5,
         deadLetterQueue: options.deadLetterQueue,
+        contentBasedDeduplication: options.contentBasedDeduplication ?? false,
+        deduplicationScope: options.deduplicationScope ?? 'queue',
       },
       messages: [],
       dedup: new Map(),
@@ -97,17 +111,31 @@ export class FakeSqs implements SqsPort {
     return failures;
   }
 
-  /** Send one raw body (what an EventBridge rule delivers to a standard queue). */
+  /**
+   * Send one raw body (what an EventBridge rule delivers to a standard queue). On a FIFO queue the
+   * group ID is required, and so is a deduplication ID unless the queue deduplicates by content: SQS
+   * refuses the message otherwise. A repeat within 5 minutes of the first send is accepted and dropped,
+   * even when the first was received and deleted meanwhile (SQS keeps tracking the ID).
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/FIFO-key-terms.html
+   */
   send(queueName: string, body: string, ids: { groupId?: string; deduplicationId?: string } = {}): string | undefined {
     const queue = this.byName(queueName);
     const now = this.clock.now();
     let deduplicationId = ids.deduplicationId;
     if (queue.options.fifo) {
-      if (!ids.groupId) throw new Error(`FakeSqs: MessageGroupId is required for FIFO queue ${queueName}`);
+      if (!ids.groupId) throw sqsError('MissingParameter', 'The request must contain the parameter MessageGroupId.');
+      if (deduplicationId === undefined && !queue.options.contentBasedDeduplication) {
+        throw sqsError(
+          'InvalidParameterValue',
+          'The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly',
+        );
+      }
       deduplicationId ??= createHash('sha256').update(body).digest('hex');
-      const seen = queue.dedup.get(deduplicationId);
+      const key =
+        queue.options.deduplicationScope === 'messageGroup' ? `${ids.groupId}\n${deduplicationId}` : deduplicationId;
+      const seen = queue.dedup.get(key);
       if (seen !== undefined && now - seen < DEDUP_WINDOW_MS) return undefined; // accepted, not delivered twice
-      queue.dedup.set(deduplicationId, now);
+      queue.dedup.set(key, now);
     }
     const messageId = `msg-${++this.sequence}`;
     queue.messages.push({
@@ -159,7 +187,9 @@ export class FakeSqs implements SqsPort {
     const now = this.clock.now();
     for (const entry of entries) {
       const message = queue.messages.find((m) => m.receiptHandle === entry.receiptHandle);
-      if (!message) continue; // ReceiptHandleIsInvalid: already deleted
+      // ReceiptHandleIsInvalid (deleted, or received again since) and MessageNotInflight (its visibility
+      // timeout already ran out): SQS changes nothing, and the adapter treats both as settled.
+      if (!message || message.visibleAt <= now) continue;
       const seconds = Math.max(0, Math.min(MAX_VISIBILITY_SECONDS, entry.visibilityTimeoutSeconds));
       message.visibleAt = now + seconds * 1000;
     }
@@ -269,6 +299,11 @@ export class FakeSqs implements SqsPort {
   private count(operation: string): void {
     this.calls.set(operation, (this.calls.get(operation) ?? 0) + 1);
   }
+}
+
+/** An error shaped like the SDK's service exceptions (name = the AWS error code). */
+function sqsError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { name: code });
 }
 
 function isTaken(out: SQSRecord[], message: StoredMessage): boolean {
