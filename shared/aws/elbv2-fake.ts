@@ -1199,6 +1199,8 @@ function checkHealthCheck(doing: string, protocol: TargetGroupProtocol, hc: Heal
   void protocol;
 }
 
+const TLS_API_DEFAULT_SSL_POLICY = 'ELBSecurityPolicy-2016-08';
+
 function toListener(arn: string, loadBalancerArn: string, spec: ListenerSpec): Listener {
   const listener: Listener = {
     arn,
@@ -1208,8 +1210,9 @@ function toListener(arn: string, loadBalancerArn: string, spec: ListenerSpec): L
     certificateArns: spec.certificateArn ? [spec.certificateArn] : [],
     targetGroupArn: spec.targetGroupArn,
   };
-  // AWS applies its default policy to a TLS listener created without one.
-  if (spec.protocol === 'TLS') listener.sslPolicy = spec.sslPolicy ?? 'ELBSecurityPolicy-TLS13-1-2-2021-06';
+  // A TLS listener created through the API without a policy gets ELBSecurityPolicy-2016-08 (the console's default
+  // differs). https://docs.aws.amazon.com/elasticloadbalancing/latest/network/describe-ssl-policies.html
+  if (spec.protocol === 'TLS') listener.sslPolicy = spec.sslPolicy ?? TLS_API_DEFAULT_SSL_POLICY;
   if (spec.protocol === 'TLS' && spec.alpnPolicy !== undefined) listener.alpnPolicy = spec.alpnPolicy;
   return listener;
 }
