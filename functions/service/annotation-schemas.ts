@@ -70,9 +70,12 @@ const certificateArn = z.string().regex(/^arn:aws[a-z-]*:(acm|iam):/, 'each cert
 
 /** One schema per annotation: the value (a string) to what the options hold. */
 export const SCHEMAS = {
-  type: z.enum(['nlb', 'external', 'nlb-ip'], {
-    error: 'must be "nlb" (or "external" / "nlb-ip" for another controller)',
-  }),
+  // The reference meaning: `nlb` is a Network Load Balancer, `external` / `nlb-ip` are the AWS Load Balancer
+  // Controller's, and anything else is a Classic ELB.
+  type: z
+    .string()
+    .transform((v) => v.trim().toLowerCase())
+    .transform((v) => (v === 'nlb' || v === 'external' || v === 'nlb-ip' ? v : ('classic' as const))),
   internal: z.string().transform((v, ctx) => {
     const value = v.trim().toLowerCase();
     if (value === 'true') return true;
@@ -106,7 +109,7 @@ export const SCHEMAS = {
   backendProtocol: z
     .string()
     .transform((v) => v.trim().toLowerCase())
-    .pipe(z.enum(['tcp', 'ssl'], { error: 'must be "tcp" or "ssl" for a Network Load Balancer' })),
+    .pipe(z.enum(['tcp', 'ssl', 'http', 'https'], { error: 'must be tcp, ssl, http or https' })),
   proxyProtocol: z.literal('*', { error: 'must be "*" (proxy protocol v2 on every target group)' }),
   healthcheckProtocol: z
     .string()
@@ -138,14 +141,15 @@ export const SCHEMAS = {
     .trim()
     .regex(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name'),
   accessLogPrefix: z.string().trim(),
-  accessLogEmitInterval: z.string(),
+  accessLogEmitInterval: z.enum(['5', '60'], { error: 'must be 5 or 60 (minutes)' }).transform(Number),
   additionalResourceTags: keyValues(),
   securityGroups: list(groupRef),
   extraSecurityGroups: list(groupRef),
   targetNodeLabels: keyValues({ valueOptional: true }),
-  // A Network Load Balancer's TCP idle timeout (listener attribute tcp.idle_timeout.seconds), not the
-  // Classic ELB's 1-4000. https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html
-  connectionIdleTimeout: wholeNumber(60, 6000, 'seconds'),
+  // Each kind checks its own range: a Network Load Balancer's TCP listeners take 60-6000, a Classic ELB 1-4000.
+  // https://docs.aws.amazon.com/elasticloadbalancing/latest/network/update-idle-timeout.html
+  // https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html
+  connectionIdleTimeout: wholeNumber(1, 6000, 'seconds'),
   connectionDrainingEnabled: boolean,
   connectionDrainingTimeout: wholeNumber(0, 3600, 'seconds'),
   sourceRanges: list(cidr),

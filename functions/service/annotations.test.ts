@@ -11,6 +11,7 @@ describe('parseAnnotations', () => {
         backendProtocol: 'tcp',
         proxyProtocol: false,
         healthCheck: {},
+        classicAttributes: {},
         targetGroupAttributes: { 'proxy_protocol_v2.enabled': 'false' },
         attributes: {},
         additionalTags: {},
@@ -84,6 +85,14 @@ describe('parseAnnotations', () => {
         healthyThreshold: 2,
         unhealthyThreshold: 4,
       },
+      classicAttributes: {
+        crossZone: true,
+        accessLogEnabled: true,
+        accessLogBucket: 'logs-bucket',
+        accessLogPrefix: 'web',
+        connectionDrainingEnabled: true,
+        connectionDrainingTimeoutSeconds: 30,
+      },
       targetGroupAttributes: {
         'preserve_client_ip.enabled': 'true',
         'stickiness.enabled': 'true',
@@ -127,7 +136,19 @@ describe('parseAnnotations', () => {
   });
 
   it.each([
-    [ANNOTATION.type, 'alb', 'must be "nlb"'],
+    ['nlb', 'nlb'],
+    [' NLB ', 'nlb'],
+    ['external', 'external'],
+    ['nlb-ip', 'nlb-ip'],
+    ['alb', 'classic'],
+    ['clb', 'classic'],
+  ])('type %j means %s, as in the reference (anything else is a Classic ELB)', (value, type) => {
+    const { options, problems } = parseAnnotations({ [ANNOTATION.type]: value });
+    expect(problems).toEqual([]);
+    expect(options.type).toBe(type);
+  });
+
+  it.each([
     [ANNOTATION.internal, 'yes', 'must be "true" or "false"'],
     [ANNOTATION.scheme, 'public', 'must be "internal" or "internet-facing"'],
     [ANNOTATION.name, 'internal-web', 'must be 1-32 letters'],
@@ -137,7 +158,7 @@ describe('parseAnnotations', () => {
     [ANNOTATION.privateIpv4Addresses, '10.0.0.300', 'IPv4 address'],
     [ANNOTATION.nlbTargetType, 'pod', 'must be "instance" or "ip"'],
     [ANNOTATION.sslCert, 'my-cert', 'ACM or IAM ARN'],
-    [ANNOTATION.backendProtocol, 'http', 'must be "tcp" or "ssl"'],
+    [ANNOTATION.backendProtocol, 'udp', 'must be tcp, ssl, http or https'],
     [ANNOTATION.proxyProtocol, 'v2', 'must be "*"'],
     [ANNOTATION.healthcheckProtocol, 'udp', 'TCP, HTTP or HTTPS'],
     [ANNOTATION.healthcheckPort, '70000', '"traffic-port" or a port number'],
@@ -152,8 +173,8 @@ describe('parseAnnotations', () => {
     [ANNOTATION.accessLogBucket, 'Bad_Bucket', 'S3 bucket name'],
     [ANNOTATION.additionalResourceTags, '=x', 'is not key=value'],
     [ANNOTATION.connectionDrainingTimeout, '4000', 'from 0 to 3600'],
-    [ANNOTATION.connectionIdleTimeout, '30', 'from 60 to 6000'],
-    [ANNOTATION.connectionIdleTimeout, '7000', 'from 60 to 6000'],
+    [ANNOTATION.connectionIdleTimeout, '0', 'from 1 to 6000'],
+    [ANNOTATION.connectionIdleTimeout, '7000', 'from 1 to 6000'],
     [ANNOTATION.ipAddressType, 'ipv6', 'must be "ipv4" or "dualstack"'],
     [ANNOTATION.sourceRanges, '10.0.0.1/8', 'host bits set'],
   ])('%s: %j is refused, naming the annotation', (annotation, value, message) => {

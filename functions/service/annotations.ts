@@ -21,9 +21,22 @@ export interface HealthCheckOptions {
   unhealthyThreshold?: number;
 }
 
+export interface ClassicAttributeOptions {
+  crossZone?: boolean;
+  accessLogEnabled?: boolean;
+  accessLogBucket?: string;
+  accessLogPrefix?: string;
+  accessLogEmitIntervalMinutes?: number;
+  connectionDrainingEnabled?: boolean;
+  connectionDrainingTimeoutSeconds?: number;
+}
+
 export interface LoadBalancerOptions {
-  /** `nlb` (ours), `external` / `nlb-ip` (the AWS Load Balancer Controller's); unset: ours for new Services. */
-  type?: 'nlb' | 'external' | 'nlb-ip';
+  /**
+   * `nlb` and `classic` (any other value, as in the reference) are ours; `external` / `nlb-ip` the AWS Load
+   * Balancer Controller's; unset: SERVICE_DEFAULT_LOAD_BALANCER_TYPE for new Services.
+   */
+  type?: 'nlb' | 'classic' | 'external' | 'nlb-ip';
   scheme: 'internet-facing' | 'internal';
   name?: string;
   /** Subnet IDs (`subnet-...`) or `Name` tags, in the order given. */
@@ -42,7 +55,10 @@ export interface LoadBalancerOptions {
   ipAddressType: 'ipv4' | 'dualstack';
   /** TCP listeners' idle timeout in seconds; unset: AWS's 350. */
   idleTimeoutSeconds?: number;
-  backendProtocol: 'tcp' | 'ssl';
+  /** NLBs take `tcp` and `ssl`; Classic ELBs also `http` and `https`. */
+  backendProtocol: 'tcp' | 'ssl' | 'http' | 'https';
+  /** Classic ELB attributes as the annotations set them (Network Load Balancers read `attributes`). */
+  classicAttributes: ClassicAttributeOptions;
   proxyProtocol: boolean;
   healthCheck: HealthCheckOptions;
   targetGroupAttributes: Record<string, string>;
@@ -111,6 +127,7 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
       healthyThreshold: parsed.healthcheckHealthyThreshold,
       unhealthyThreshold: parsed.healthcheckUnhealthyThreshold,
     },
+    classicAttributes: classicAttributesOf(parsed),
     targetGroupAttributes: targetGroupAttributesOf(parsed, problems),
     attributes: loadBalancerAttributesOf(parsed, problems),
     additionalTags: (parsed.additionalResourceTags as Record<string, string> | undefined) ?? {},
@@ -132,6 +149,20 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
   if (parsed.targetNodeLabels) options.targetNodeLabels = parsed.targetNodeLabels;
   if (parsed.sourceRanges) options.sourceRanges = parsed.sourceRanges;
   return { options, problems };
+}
+
+function classicAttributesOf(parsed: ParsedAnnotationValues): ClassicAttributeOptions {
+  const out: ClassicAttributeOptions = {};
+  if (parsed.crossZone !== undefined) out.crossZone = parsed.crossZone;
+  if (parsed.accessLogEnabled !== undefined) out.accessLogEnabled = parsed.accessLogEnabled;
+  if (parsed.accessLogBucket !== undefined) out.accessLogBucket = parsed.accessLogBucket;
+  if (parsed.accessLogPrefix !== undefined) out.accessLogPrefix = parsed.accessLogPrefix;
+  if (parsed.accessLogEmitInterval !== undefined) out.accessLogEmitIntervalMinutes = parsed.accessLogEmitInterval;
+  if (parsed.connectionDrainingEnabled !== undefined) out.connectionDrainingEnabled = parsed.connectionDrainingEnabled;
+  if (parsed.connectionDrainingTimeout !== undefined) {
+    out.connectionDrainingTimeoutSeconds = parsed.connectionDrainingTimeout;
+  }
+  return out;
 }
 
 /** `internal` and `scheme`: two ways to say one thing; they must agree. */

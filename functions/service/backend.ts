@@ -5,11 +5,14 @@ import type { Pass } from './writes.ts';
 /**
  * A kind of load balancer a Service can have. The reconciler decides that a Service is ours, adds the
  * finalizer and reports failures; a backend does the rest for its kind: build or keep in line (`ensure`),
- * and remove everything it made (`remove`) before the finalizer goes. A new kind (Classic ELB, ALB) is a new
+ * and remove everything it made (`remove`); the reconciler removes the finalizer once every backend is done. A new kind (Classic ELB, ALB) is a new
  * backend beside the others, without touching them.
  */
 export interface LoadBalancerBackend {
   readonly kind: string;
   ensure(pass: Pass, options: LoadBalancerOptions): Promise<ReconcileResult | undefined>;
-  remove(pass: Pass, why: 'deleting' | 'not-ours-any-more'): Promise<ReconcileResult | undefined>;
+  /** Everything of this kind the Service has, removed; `done` once nothing is left (the finalizer may go). */
+  remove(pass: Pass): Promise<RemoveResult>;
 }
+
+export type RemoveResult = { done: true; name: string } | { done: false; requeueAfterSeconds: number };

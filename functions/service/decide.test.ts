@@ -49,10 +49,10 @@ describe('decide', () => {
       { action: 'ignore', why: 'deleting' },
     ],
     [
-      'a Classic ELB',
+      "a Classic ELB (which kind is the reconciler's choice)",
       svc({ hostname: 'a123-456.eu-west-1.elb.amazonaws.com', meta: withFinalizer }),
       undefined,
-      { action: 'ignore', why: 'classic' },
+      { action: 'ensure' },
     ],
     [
       'an NLB hostname',

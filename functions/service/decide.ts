@@ -13,22 +13,18 @@ export type ServiceDecision =
  * What to do with a Service. Ours: `type: LoadBalancer`, no `loadBalancerClass` or the configured one, and
  * not handed to the AWS Load Balancer Controller (`aws-load-balancer-type: external` / `nlb-ip`). A Service
  * that carries the cleanup finalizer but is no longer ours (type changed, handed over, being deleted) has its
- * load balancer removed. A Service whose status names a Classic ELB (made by the in-tree provider) is left
- * alone: Classic ELBs are a later issue, and touching one would break it.
+ * load balancer removed. Which kind of load balancer (Network, Classic) is the reconciler's choice.
  */
 export function decide(service: Service, loadBalancerClass: string | undefined): ServiceDecision {
   const hasFinalizer = (service.metadata.finalizers ?? []).includes(FINALIZER_LOAD_BALANCER_CLEANUP);
   if (service.metadata.deletionTimestamp) {
     return hasFinalizer ? { action: 'delete', why: 'deleting' } : { action: 'ignore', why: 'deleting' };
   }
-  const type = service.metadata.annotations?.[ANNOTATION.type];
+  const type = service.metadata.annotations?.[ANNOTATION.type]?.trim().toLowerCase();
   const isLoadBalancer = service.spec?.type === 'LoadBalancer';
   const serviceClass = service.spec?.loadBalancerClass;
   const ourClass = serviceClass === undefined || serviceClass === loadBalancerClass;
   const otherController = type === 'external' || type === 'nlb-ip';
-  if (isLoadBalancer && ourClass && type === undefined && isClassicHostname(ingressHostname(service))) {
-    return { action: 'ignore', why: 'classic' };
-  }
   if (isLoadBalancer && ourClass && !otherController) return { action: 'ensure' };
   if (hasFinalizer) return { action: 'delete', why: 'not-ours-any-more' };
   if (!isLoadBalancer) return { action: 'ignore', why: 'not-a-load-balancer' };

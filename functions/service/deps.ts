@@ -1,4 +1,5 @@
 import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { TerminalError } from '../../shared/errors.ts';
@@ -24,6 +25,10 @@ export interface ServiceDeps {
   kube: ServiceControllerKube;
   ec2: Ec2Port;
   elbv2: Elbv2Port;
+  /** Classic ELB: Services on Classic ELBs (migrated from the reference controller, or asked for). */
+  elb?: ElbPort;
+  /** The kind a new Service gets without the type annotation (SERVICE_DEFAULT_LOAD_BALANCER_TYPE); default `nlb`. */
+  defaultLoadBalancerType?: 'nlb' | 'classic';
   clock: Clock;
   log: Log;
   metrics: MetricsPort;

@@ -11,7 +11,13 @@ import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
 import { ruleKey } from './model/security-rules.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
-import { backendSecurityGroupName, loadBalancerNameFromHostname, REPLACES_TAG, readablePrefix } from './names.ts';
+import {
+  backendSecurityGroupName,
+  loadBalancerNameFromHostname,
+  REPLACES_TAG,
+  readablePrefix,
+  securityGroupName,
+} from './names.ts';
 import { isOurNodeRule, nodeRules } from './nlb/node-rules.ts';
 import { acceptableNames } from './nlb/replacement.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from './resources.ts';
@@ -215,13 +221,13 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
     name: service.metadata.name,
   };
   const targetGroups = new Set<string>();
-  const securityGroups = new Set<string>();
   for (const name of acceptableNames(identity, service.metadata.uid, options.name)) {
     const named = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
-    if (!named.ok) continue;
-    for (const group of named.spec.targetGroups) targetGroups.add(group.name);
-    securityGroups.add(named.spec.securityGroupName);
+    if (named.ok) for (const group of named.spec.targetGroups) targetGroups.add(group.name);
   }
+  // The managed group of the load balancer that serves (and of the one asked for); a replaced one's group is
+  // garbage once its load balancer has let go of it, and a successor's is held by the successor.
+  const securityGroups = new Set([securityGroupName(serving), built.spec.securityGroupName]);
   return { loadBalancers: new Set([serving]), serving, targetGroups, securityGroups, spec: built.spec };
 }
 

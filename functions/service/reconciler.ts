@@ -1,18 +1,28 @@
 import { errorMessage, TerminalError, ThrottledError } from '../../shared/errors.ts';
+import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
-import { describeProblems, parseAnnotations } from './annotations.ts';
+import { describeProblems, type LoadBalancerOptions, parseAnnotations } from './annotations.ts';
 import type { LoadBalancerBackend } from './backend.ts';
 import { ServiceBatch } from './batch.ts';
-import { decide } from './decide.ts';
+import { classicLoadBalancers, hasReferenceClassic } from './clb/backend.ts';
+import { decide, ingressHostname, isClassicHostname } from './decide.ts';
 import { AnnotationError, type ServiceDeps } from './deps.ts';
 import { collectGarbage, isGarbageCollectionKey } from './gc.ts';
-import { addFinalizer, EVENT, readService, recordServiceEvent } from './kube.ts';
-import { loadBalancerName } from './names.ts';
+import {
+  addFinalizer,
+  EVENT,
+  hasFinalizer,
+  readService,
+  recordServiceEvent,
+  removeFinalizer,
+  setIngressHostname,
+} from './kube.ts';
+import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { codeOf } from './resources.ts';
-import { type Announcement, startPass } from './writes.ts';
+import { type Announcement, type Pass, startPass } from './writes.ts';
 
 export type { ServiceDeps };
 export { ServiceBatch };
@@ -41,9 +51,28 @@ export const serviceReconciler: Reconciler<ServiceDeps, ServiceBatch> = {
   },
 };
 
-/** The backend for a Service: Network Load Balancers today; Classic ELB and ALB plug in here. */
-function backendFor(): LoadBalancerBackend {
-  return networkLoadBalancers;
+/**
+ * The kinds of load balancer a Service may have: a Classic ELB when its status names one (made by the
+ * reference controller), when its type annotation asks for one (any value but `nlb`, `external` and
+ * `nlb-ip`, as in the reference), when a Service that already carries the cleanup finalizer but no status has
+ * one under the reference's name, or when new Services get Classic ELBs by default
+ * (SERVICE_DEFAULT_LOAD_BALANCER_TYPE); a Network Load Balancer otherwise. Several on a deletion whose kind
+ * cannot be told.
+ */
+async function backendsFor(
+  service: Service,
+  options: LoadBalancerOptions,
+  deps: ServiceDeps,
+  deleting: boolean,
+): Promise<LoadBalancerBackend[]> {
+  const hostname = ingressHostname(service);
+  if (isClassicHostname(hostname)) return [classicLoadBalancers];
+  if (options.type === 'classic') return [classicLoadBalancers];
+  if (options.type === 'nlb' || loadBalancerNameFromHostname(hostname)) return [networkLoadBalancers];
+  if (deleting) return deps.elb ? [networkLoadBalancers, classicLoadBalancers] : [networkLoadBalancers];
+  if (deps.defaultLoadBalancerType === 'classic') return [classicLoadBalancers];
+  if (deps.elb && hasFinalizer(service) && (await hasReferenceClassic(deps, service))) return [classicLoadBalancers];
+  return [networkLoadBalancers];
 }
 
 async function reconcileService(
@@ -56,40 +85,64 @@ async function reconcileService(
   // Gone without our finalizer (never ours, or cleaned up): whatever is left is the garbage collector's.
   if (!service) return undefined;
   const decision = decide(service, deps.loadBalancerClass);
-  if (decision.action === 'ignore') {
-    if (decision.why === 'classic' || decision.why === 'other-controller' || decision.why === 'other-class') {
-      deps.metrics.count(MetricName.ServicesSkipped, { reason: decision.why });
-    }
-    deps.log.debug('service is not ours', { service: keyString(key), why: decision.why });
-    return undefined;
-  }
-  const backend = backendFor();
+  if (decision.action === 'ignore') return skip(decision.why, key, deps);
   const { options, problems } = parseAnnotations(service.metadata.annotations);
   const name = loadBalancerName(
     { clusterName: deps.clusterName, namespace: key.namespace!, name: key.name },
     options.name,
   );
   try {
+    const backends = await backendsFor(service, options, deps, decision.action === 'delete');
+    // Classic ELBs need the Classic ELB API; without it such a Service is left as it is, as before.
+    if (backends.includes(classicLoadBalancers) && !deps.elb) return skip('classic', key, deps);
     if (decision.action === 'delete') {
       const pass = startPass(deps, service, batch, deletingAnnouncement(name), receiveCount);
-      return await backend.remove(pass, decision.why);
+      return await removeAll(backends, pass, decision.why);
     }
     if (problems.length > 0) throw new AnnotationError(`invalid annotations: ${describeProblems(problems)}`);
     // The finalizer before anything exists in AWS: a deletion then always waits for the cleanup.
     const withFinalizer = await addFinalizer(deps, service);
     if (!withFinalizer) return undefined;
-    const pass = startPass(
-      deps,
-      withFinalizer,
-      batch,
-      { reason: EVENT.ensuring, message: `Ensuring load balancer ${name}` },
-      receiveCount,
-    );
-    return await backend.ensure(pass, options);
+    const announcement = { reason: EVENT.ensuring, message: `Ensuring load balancer ${name}` };
+    const pass = startPass(deps, withFinalizer, batch, announcement, receiveCount);
+    return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);
     throw err;
   }
+}
+
+function skip(why: string, key: ObjectKey, deps: ServiceDeps): undefined {
+  if (why === 'classic' || why === 'other-controller' || why === 'other-class') {
+    deps.metrics.count(MetricName.ServicesSkipped, { reason: why });
+  }
+  deps.log.debug('service is not ours', { service: keyString(key), why });
+  return undefined;
+}
+
+/** Every backend removes what it made; the finalizer goes once all are done, and last. */
+async function removeAll(
+  backends: readonly LoadBalancerBackend[],
+  pass: Pass,
+  why: 'deleting' | 'not-ours-any-more',
+): Promise<ReconcileResult | undefined> {
+  const { deps } = pass;
+  const results = [];
+  for (const backend of backends) results.push(await backend.remove(pass));
+  const waiting = results.filter((r) => !r.done);
+  if (waiting.length > 0) return { requeueAfterSeconds: Math.min(...waiting.map((r) => r.requeueAfterSeconds)) };
+  const name = results.find((r) => r.done)?.name ?? '';
+  await pass.event('Normal', EVENT.deleted, `Deleted load balancer ${name}`);
+  let current = pass.service;
+  // A Service that stays (no longer a load balancer) keeps no stale address.
+  if (why === 'not-ours-any-more') current = (await setIngressHostname(deps, current, undefined)) ?? current;
+  await removeFinalizer(deps, current);
+  deps.log.info('load balancer deleted', {
+    service: `${current.metadata.namespace}/${current.metadata.name}`,
+    loadBalancer: name,
+    why,
+  });
+  return undefined;
 }
 
 function deletingAnnouncement(name: string): Announcement {

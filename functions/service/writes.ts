@@ -1,4 +1,5 @@
 import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import { RetryableError } from '../../shared/errors.ts';
 import type { Service } from '../../shared/k8s/types.ts';
@@ -38,7 +39,32 @@ const ELBV2_WRITES: ReadonlySet<keyof Elbv2Port> = new Set<keyof Elbv2Port>([
   'addTags',
   'removeTags',
 ]);
-const TARGET_WRITES: ReadonlySet<string> = new Set(['registerTargets', 'deregisterTargets']);
+/** The Classic ELB writes; registering and deregistering instances are its target writes. */
+const ELB_WRITES: ReadonlySet<keyof ElbPort> = new Set<keyof ElbPort>([
+  'createLoadBalancer',
+  'deleteLoadBalancer',
+  'createListeners',
+  'deleteListeners',
+  'attachSubnets',
+  'detachSubnets',
+  'applySecurityGroups',
+  'configureHealthCheck',
+  'modifyAttributes',
+  'registerInstances',
+  'deregisterInstances',
+  'addTags',
+  'removeTags',
+  'createPolicy',
+  'setBackendPolicies',
+  'setListenerPolicies',
+  'deletePolicy',
+]);
+const TARGET_WRITES: ReadonlySet<string> = new Set([
+  'registerTargets',
+  'deregisterTargets',
+  'registerInstances',
+  'deregisterInstances',
+]);
 
 const EC2_WRITES: ReadonlySet<keyof Ec2Port> = new Set<keyof Ec2Port>([
   'createSecurityGroup',
@@ -74,6 +100,8 @@ export interface Pass {
   receiveCount: number;
   ec2: Ec2Port;
   elbv2: Elbv2Port;
+  /** Classic ELB, when the deployment has it. */
+  elb: ElbPort | undefined;
   changes: PassChanges;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
@@ -96,6 +124,7 @@ export function startPass(
     changes,
     ec2: deps.ec2,
     elbv2: deps.elbv2,
+    elb: deps.elb,
     event: (type, reason, message) => recordServiceEvent(deps, pass.service, type, reason, message),
   };
   const before = async (operation: string): Promise<void> => {
@@ -113,14 +142,15 @@ export function startPass(
       deps.metrics.count(MetricName.LoadBalancersCreated, { reason: 'new' });
     } else if (operation === 'deleteLoadBalancer') {
       deps.metrics.count(MetricName.LoadBalancersDeleted);
-    } else if (operation === 'registerTargets') {
+    } else if (operation === 'registerTargets' || operation === 'registerInstances') {
       deps.metrics.count(MetricName.TargetsRegistered, {}, (args[1] as unknown[]).length);
-    } else if (operation === 'deregisterTargets') {
+    } else if (operation === 'deregisterTargets' || operation === 'deregisterInstances') {
       deps.metrics.count(MetricName.TargetsDeregistered, {}, (args[1] as unknown[]).length);
     }
   };
   pass.ec2 = recorded(deps.ec2, EC2_WRITES as ReadonlySet<string>, before, after);
   pass.elbv2 = recorded(deps.elbv2, ELBV2_WRITES as ReadonlySet<string>, before, after);
+  if (deps.elb) pass.elb = recorded(deps.elb, ELB_WRITES as ReadonlySet<string>, before, after);
   return pass;
 }
 

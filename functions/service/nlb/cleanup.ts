@@ -2,10 +2,10 @@ import type { TargetGroup } from '../../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
 import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
-import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
+import type { RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
-import { EVENT, removeFinalizer, setIngressHostname } from '../kube.ts';
+import { EVENT } from '../kube.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
 import { loadBalancerName, loadBalancerNameFromHostname, successorLoadBalancerName } from '../names.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
@@ -21,10 +21,7 @@ import { revokeReferenceNodeRules } from './node-rules.ts';
  * where it stopped. Both names a Service's load balancer can have are looked at, since a deletion can come in
  * the middle of a replacement.
  */
-export async function deleteNetworkLoadBalancer(
-  pass: Pass,
-  why: 'deleting' | 'not-ours-any-more',
-): Promise<ReconcileResult | undefined> {
+export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResult> {
   const { deps, service } = pass;
   const namespace = service.metadata.namespace ?? 'default';
   const serviceKey = `${namespace}/${service.metadata.name}`;
@@ -68,16 +65,10 @@ export async function deleteNetworkLoadBalancer(
   if (reasons.size > 0 || waitsForGroups) {
     for (const reason of reasons) deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason });
     deps.log.info('load balancer cleanup waits for AWS', { service: serviceKey, reasons: [...reasons] });
-    return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+    return { done: false, requeueAfterSeconds: deps.cleanupRequeueSeconds };
   }
 
-  await pass.event('Normal', EVENT.deleted, `Deleted load balancer ${lbName}`);
-  let current = pass.service;
-  // A Service that stays (no longer a load balancer) keeps no stale address.
-  if (why === 'not-ours-any-more') current = (await setIngressHostname(deps, current, undefined)) ?? current;
-  await removeFinalizer(deps, current);
-  deps.log.info('load balancer deleted', { service: serviceKey, loadBalancer: lbName, why });
-  return undefined;
+  return { done: true, name: lbName };
 }
 
 /** Deletes the load balancer of that name when it is this Service's, collecting its target groups. */

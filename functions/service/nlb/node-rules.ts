@@ -73,14 +73,25 @@ async function targetNodeGroups(
   spec: LoadBalancerSpec,
   pass: Pass,
 ): Promise<{ groups: SecurityGroup[]; nodes: number }> {
-  const instances = await pass.batch.instances();
   const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
+  return { groups: await batchNodeGroups(spec.targetNodeLabels, pass), nodes: nodes.length };
+}
+
+/**
+ * The cluster-tagged security groups on the primary interfaces of the Nodes that may take a load
+ * balancer's traffic (read once per batch): the groups any kind of load balancer must be let into.
+ */
+export async function batchNodeGroups(
+  targetNodeLabels: Readonly<Record<string, string | undefined>> | undefined,
+  pass: Pass,
+): Promise<SecurityGroup[]> {
+  const instances = await pass.batch.instances();
+  const nodes = eligibleNodes(await pass.batch.nodes(), targetNodeLabels);
   const primaries = instanceIdsOf(nodes).flatMap((id) => {
     const instance = instances.get(id);
     return instance ? primaryGroups(instance) : [];
   });
-  const groups = clusterNodeGroups(primaries, await pass.batch.nodeSecurityGroups(), pass.deps.clusterName);
-  return { groups, nodes: nodes.length };
+  return clusterNodeGroups(primaries, await pass.batch.nodeSecurityGroups(), pass.deps.clusterName);
 }
 
 /** The Warning said when no Node group can be opened; undefined when there are groups or no Nodes. */

@@ -83,15 +83,36 @@ async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pas
   return created.groupId;
 }
 
+/** What a load balancer's managed group is made from, whatever the kind of load balancer. */
+export type ManagedGroupSpec = Pick<
+  LoadBalancerSpec,
+  'securityGroupName' | 'loadBalancerName' | 'serviceKey' | 'tags' | 'externalManagedTags' | 'managedIngress'
+>;
+
+export interface ManagedGroupOptions {
+  /** The description it is created with. */
+  description?: string;
+  /**
+   * A group of that name the cluster owns but that names no Service may be taken over: the reference
+   * controller tagged its Classic ELB groups with the cluster alone.
+   */
+  adoptClusterOwned?: boolean;
+}
+
 /** The load balancer's own group: inbound listener ports from the source ranges, nothing else. */
-async function ensureManagedGroup(
-  spec: LoadBalancerSpec,
+export async function ensureManagedGroup(
+  spec: ManagedGroupSpec,
   existing: SecurityGroup | undefined,
   pass: Pass,
+  options: ManagedGroupOptions = {},
 ): Promise<string> {
   const { deps } = pass;
   let group = existing;
-  if (group && !ownedByService(group.tags, deps.clusterName, spec.serviceKey)) {
+  const adoptable =
+    options.adoptClusterOwned &&
+    group?.tags[clusterTagKey(deps.clusterName)] === 'owned' &&
+    group.tags['kubernetes.io/service-name'] === undefined;
+  if (group && !adoptable && !ownedByService(group.tags, deps.clusterName, spec.serviceKey)) {
     throw new AnnotationError(
       `security group name ${spec.securityGroupName} is taken by ${group.tags['kubernetes.io/service-name'] ?? `${group.groupId}, which this cluster does not own`}`,
     );
@@ -99,7 +120,9 @@ async function ensureManagedGroup(
   if (!group) {
     const created = await pass.ec2.createSecurityGroup({
       groupName: spec.securityGroupName,
-      description: `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${deps.clusterName})`,
+      description:
+        options.description ??
+        `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${deps.clusterName})`,
       vpcId: deps.vpcId,
       tags: spec.tags,
     });
@@ -129,7 +152,7 @@ async function ensureManagedGroup(
 }
 
 /** Security groups named in an annotation (IDs or names) as IDs; one that does not exist is the user's to fix. */
-async function resolveGroups(refs: readonly string[], annotation: string, pass: Pass): Promise<string[]> {
+export async function resolveGroups(refs: readonly string[], annotation: string, pass: Pass): Promise<string[]> {
   if (refs.length === 0) return [];
   const { vpcId } = pass.deps;
   const ids = refs.filter((r) => /^sg-[0-9a-f]+$/.test(r));

@@ -217,7 +217,10 @@ export function planSubnets(
 
 /** Subnets from the annotation or discovery (or `requested`), with their Elastic IPs or private addresses. */
 export async function wantedSubnets(
-  spec: LoadBalancerSpec,
+  spec: Pick<
+    LoadBalancerSpec,
+    'scheme' | 'requestedSubnets' | 'ipAddressType' | 'eipAllocations' | 'privateIpv4Addresses'
+  >,
   pass: Pass,
   requested: readonly string[] | undefined = spec.requestedSubnets,
   known?: readonly Subnet[],

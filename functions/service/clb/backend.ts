@@ -1,0 +1,168 @@
+import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
+import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import type { Service } from '../../../shared/k8s/types.ts';
+import { MetricName } from '../../../shared/observability/metrics.ts';
+import type { ReconcileResult } from '../../../shared/queue/runner.ts';
+import { ANNOTATION, describeProblems, type LoadBalancerOptions, ownedByService } from '../annotations.ts';
+import type { LoadBalancerBackend } from '../backend.ts';
+import { ingressHostname } from '../decide.ts';
+import { AnnotationError, type ServiceDeps } from '../deps.ts';
+import { EVENT, setIngressHostname } from '../kube.ts';
+import { REPLACES_TAG, referenceLoadBalancerName } from '../names.ts';
+import { acceptableNames } from '../nlb/replacement.ts';
+import type { Pass } from '../writes.ts';
+import { deleteClassicLoadBalancer, retireClassic } from './cleanup.ts';
+import { elbOf, ensureClassicLoadBalancer } from './load-balancer.ts';
+import { type ClassicSpec, classicSpec } from './model.ts';
+import { classicNameFromHostname } from './plans.ts';
+
+/**
+ * Classic ELBs: Services moved over from the reference cloud controller keep theirs (same name, same DNS
+ * name), and new ones get one when asked. The order of a pass: choose (which one serves, which one is built),
+ * then the load balancer with its groups, listeners, settings, instances and Node rule (load-balancer.ts),
+ * then the status (once a successor has an instance in service), then the one it replaces (cleanup.ts).
+ */
+export const classicLoadBalancers: LoadBalancerBackend = {
+  kind: 'classic',
+  ensure: ensureClassic,
+  remove: deleteClassicLoadBalancer,
+};
+
+export interface ObservedClassic {
+  lb: ClassicLoadBalancer;
+  tags: Record<string, string>;
+}
+
+interface ClassicChoice {
+  serving?: ObservedClassic;
+  name: string;
+  existing?: ObservedClassic;
+  replacing?: string;
+  deleteFirst?: boolean;
+}
+
+async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<ReconcileResult | undefined> {
+  const { deps } = pass;
+  const build = (name: string) =>
+    classicSpec(pass.service, options, {
+      clusterName: deps.clusterName,
+      loadBalancerName: name,
+      externalManagedTags: deps.externalManagedTags ?? [],
+    });
+  const choice = await chooseClassic(pass, options, build);
+  const built = build(choice.name);
+  if (!built.ok) throw new AnnotationError(`cannot build the Classic ELB: ${describeProblems(built.problems)}`);
+  const spec = built.spec;
+  if (choice.replacing && choice.serving && !choice.existing) {
+    await pass.event(
+      'Normal',
+      EVENT.replacing,
+      `Replacing load balancer ${choice.serving.lb.name} with ${spec.loadBalancerName}: ${choice.replacing}`,
+    );
+  }
+  if (choice.deleteFirst && choice.serving) await retireClassic(choice.serving.lb, spec, pass, true);
+  const existing = choice.deleteFirst ? undefined : choice.existing;
+  const successorOf = choice.replacing && !choice.deleteFirst ? choice.serving : undefined;
+  const tags = successorOf ? { ...spec.tags, [REPLACES_TAG]: successorOf.lb.name } : spec.tags;
+  const ensured = await ensureClassicLoadBalancer(spec, existing?.lb, tags, existing?.tags ?? {}, pass);
+  return finishClassic(spec, ensured.lb, ensured.created, successorOf, pass);
+}
+
+/** Status, the replaced one, Events. A successor takes the status once one of its instances is in service. */
+async function finishClassic(
+  spec: ClassicSpec,
+  lb: ClassicLoadBalancer,
+  created: boolean,
+  replaced: ObservedClassic | undefined,
+  pass: Pass,
+): Promise<ReconcileResult | undefined> {
+  const { deps, changes } = pass;
+  if (replaced && !(await servesTraffic(lb, pass))) {
+    return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
+  }
+  const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
+  if (!updated) return undefined;
+  pass.service = updated;
+  if (replaced) {
+    await retireClassic(replaced.lb, spec, pass, false);
+    await elbOf(pass).removeTags(lb.name, [REPLACES_TAG]);
+  }
+  if (changes.config) {
+    if (!created) deps.metrics.count(MetricName.LoadBalancersUpdated);
+    await pass.event('Normal', EVENT.ensured, `Ensured load balancer ${lb.name} (${lb.dnsName})`);
+  } else if (changes.targets) {
+    await pass.event('Normal', EVENT.updated, `Updated load balancer ${lb.name} with new targets`);
+  }
+  return undefined;
+}
+
+/** A load balancer serves once an instance is in service, or at once when there is no instance to serve. */
+async function servesTraffic(lb: ClassicLoadBalancer, pass: Pass): Promise<boolean> {
+  if (lb.instanceIds.length === 0) return true;
+  const health = await elbOf(pass).describeInstanceHealth(lb.name);
+  return health.some((h) => h.state === 'InService');
+}
+
+/**
+ * The one serving (the status names it, or it has the reference's `a<uid>` name with this Service's tags),
+ * and the one to build: the same when it can stay; else a successor beside it (its scheme changed, or the
+ * Service asks for another name).
+ */
+async function chooseClassic(
+  pass: Pass,
+  options: LoadBalancerOptions,
+  build: (name: string) => ReturnType<typeof classicSpec>,
+): Promise<ClassicChoice> {
+  const { service, deps } = pass;
+  const identity = {
+    clusterName: deps.clusterName,
+    namespace: service.metadata.namespace ?? 'default',
+    name: service.metadata.name,
+  };
+  const acceptable = acceptableNames(identity, service.metadata.uid, options.name);
+  const preferred = options.name ?? acceptable[0]!;
+  const reference = referenceLoadBalancerName(service.metadata.uid);
+  const statusName = classicNameFromHostname(ingressHostname(service));
+  let serving: ObservedClassic | undefined;
+  for (const name of new Set([statusName, reference, preferred].filter((n): n is string => n !== undefined))) {
+    serving = await findClassic(name, pass, name === preferred);
+    if (serving) break;
+  }
+  if (!serving) return { name: preferred };
+  const built = build(serving.lb.name);
+  const why =
+    built.ok && serving.lb.scheme !== built.spec.scheme
+      ? `scheme ${serving.lb.scheme} -> ${built.spec.scheme} cannot be changed in place`
+      : undefined;
+  const keeps = acceptable.some((n) => n.toLowerCase() === serving.lb.name.toLowerCase());
+  if (keeps && !why) return { serving, name: serving.lb.name, existing: serving };
+  const name = why ? acceptable.find((n) => n !== serving.lb.name && n !== reference) : preferred;
+  const replacing = why ?? `the Service now asks for the name ${preferred}`;
+  if (!name) return { serving, name: serving.lb.name, replacing, deleteFirst: true };
+  const existing = await findClassic(name, pass, true);
+  return { serving, name, ...(existing ? { existing } : {}), replacing };
+}
+
+/** The Classic ELB of that name when its tags say it is this Service's; one that is not, under a name we would build, is refused. */
+async function findClassic(name: string, pass: Pass, toBuild: boolean): Promise<ObservedClassic | undefined> {
+  const elb = elbOf(pass);
+  const lb = await elb.findLoadBalancer(name);
+  if (!lb) return undefined;
+  const tags = (await elb.describeTags([lb.name])).get(lb.name) ?? {};
+  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
+  if (ownedByService(tags, pass.deps.clusterName, serviceKey)) return { lb, tags };
+  if (!toBuild) return undefined;
+  throw new AnnotationError(
+    `load balancer name ${name} is taken by ${tags[LABEL_SERVICE_NAME] ?? 'a Classic ELB this cluster does not own'}; set ${ANNOTATION.name} to another name`,
+  );
+}
+
+/** Whether a Classic ELB under the reference name carries this Service's tags: a migrated Service whose status was lost. */
+export async function hasReferenceClassic(deps: ServiceDeps, service: Service): Promise<boolean> {
+  const name = referenceLoadBalancerName(service.metadata.uid);
+  if (!name || !deps.elb) return false;
+  const lb = await deps.elb.findLoadBalancer(name);
+  if (!lb) return false;
+  const tags = (await deps.elb.describeTags([lb.name])).get(lb.name);
+  return ownedByService(tags, deps.clusterName, `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`);
+}

@@ -1,0 +1,181 @@
+import type { ClassicLoadBalancer, ElbPort } from '../../../shared/aws/elb-port.ts';
+import { TerminalError } from '../../../shared/errors.ts';
+import { ANNOTATION } from '../annotations.ts';
+import { AnnotationError } from '../deps.ts';
+import { changedEntries, staleTagKeys } from '../model/tags.ts';
+import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
+import { batchNodeGroups } from '../nlb/node-rules.ts';
+import { ensureManagedGroup, resolveGroups } from '../nlb/security-groups.ts';
+import { wantedSubnets } from '../nlb/subnets.ts';
+import { NotVisibleYetError, type Pass } from '../writes.ts';
+import type { ClassicSpec } from './model.ts';
+import { sslNegotiationPolicyName } from './model.ts';
+import {
+  classicNodeRule,
+  groupsMissingRule,
+  planBackendPolicies,
+  planClassicListeners,
+  planClassicSubnets,
+  planListenerPolicies,
+  sameAttributes,
+  sameHealthCheck,
+} from './plans.ts';
+
+/**
+ * One Classic ELB made or kept in line: security groups first (it is created with them), then the load
+ * balancer, its listeners, subnets, health check, attributes, policies, tags, instances, and the rule that
+ * lets its group reach the Nodes.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/elb-security-groups.html
+ */
+
+/** A Classic load balancer takes at most five security groups. */
+const MAX_CLASSIC_GROUPS = 5;
+
+export function elbOf(pass: Pass): ElbPort {
+  if (!pass.elb)
+    throw new TerminalError('this Service has a Classic ELB, and this deployment has no Classic ELB access');
+  return pass.elb;
+}
+
+/** Its groups: the managed one (or the user's), then the extra ones. The first is the one the Nodes allow. */
+async function ensureClassicGroups(spec: ClassicSpec, pass: Pass): Promise<string[]> {
+  const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
+  let front: string[];
+  if (spec.userSecurityGroups) {
+    front = await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, pass);
+  } else {
+    const [existing] = await pass.ec2.findSecurityGroups({
+      vpcId: pass.deps.vpcId,
+      groupNames: [spec.securityGroupName],
+    });
+    const groupId = await ensureManagedGroup(spec, existing, pass, {
+      description: `Security group for Kubernetes ELB ${spec.loadBalancerName} (${spec.serviceKey})`,
+      adoptClusterOwned: true,
+    });
+    front = [groupId];
+  }
+  const groups = [...new Set([...front, ...extra])];
+  if (groups.length > MAX_CLASSIC_GROUPS) {
+    throw new AnnotationError(`${groups.length} security groups for one Classic ELB; it takes ${MAX_CLASSIC_GROUPS}`);
+  }
+  return groups;
+}
+
+export interface EnsuredClassic {
+  lb: ClassicLoadBalancer;
+  created: boolean;
+  /** The group the Nodes' groups allow. */
+  sourceGroupId: string;
+}
+
+export async function ensureClassicLoadBalancer(
+  spec: ClassicSpec,
+  existing: ClassicLoadBalancer | undefined,
+  tags: Record<string, string>,
+  currentTags: Record<string, string>,
+  pass: Pass,
+): Promise<EnsuredClassic> {
+  const elb = elbOf(pass);
+  const groups = await ensureClassicGroups(spec, pass);
+  let lb = existing;
+  if (!lb) {
+    const subnets = (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, pass)).map((m) => m.subnetId);
+    const result = await elb.createLoadBalancer({
+      name: spec.loadBalancerName,
+      scheme: spec.scheme,
+      subnets,
+      securityGroups: groups,
+      listeners: spec.listeners,
+      tags,
+    });
+    if (result === 'name-taken') {
+      throw new NotVisibleYetError(
+        `creating Classic ELB ${spec.loadBalancerName}: the name is in use with other settings`,
+      );
+    }
+    lb = await elb.findLoadBalancer(spec.loadBalancerName);
+    if (!lb) throw new NotVisibleYetError(`Classic ELB ${spec.loadBalancerName} was created but is not visible yet`);
+  } else {
+    await keepInLine(spec, lb, groups, tags, currentTags, pass);
+  }
+  await keepSettingsInLine(spec, lb, pass);
+  await ensureInstances(spec, lb, pass);
+  await ensureNodeRule(spec, groups[0]!, pass);
+  return { lb, created: !existing, sourceGroupId: groups[0]! };
+}
+
+/** What CreateLoadBalancer set, on one made before: listeners, subnets, groups, tags. */
+async function keepInLine(
+  spec: ClassicSpec,
+  lb: ClassicLoadBalancer,
+  groups: readonly string[],
+  tags: Record<string, string>,
+  currentTags: Record<string, string>,
+  pass: Pass,
+): Promise<void> {
+  const elb = elbOf(pass);
+  const listeners = planClassicListeners(spec.listeners, lb.listeners);
+  if (listeners.remove.length > 0) await elb.deleteListeners(lb.name, listeners.remove);
+  if (listeners.create.length > 0) await elb.createListeners(lb.name, listeners.create);
+  const requested = spec.requestedSubnets
+    ? (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, pass)).map((m) => m.subnetId)
+    : undefined;
+  const subnets = planClassicSubnets(requested, lb.subnets);
+  // Attach first: a load balancer is never left without a subnet.
+  if (subnets.attach.length > 0) await elb.attachSubnets(lb.name, subnets.attach);
+  if (subnets.detach.length > 0) await elb.detachSubnets(lb.name, subnets.detach);
+  const sameGroups = lb.securityGroups.length === groups.length && lb.securityGroups.every((g) => groups.includes(g));
+  if (!sameGroups) await elb.applySecurityGroups(lb.name, groups);
+  const add = changedEntries(tags, currentTags);
+  if (Object.keys(add).length > 0) await elb.addTags(lb.name, add);
+  const stale = staleTagKeys(tags, currentTags, spec.externalManagedTags);
+  if (stale.length > 0) await elb.removeTags(lb.name, stale);
+  if (listeners.remove.length > 0 || listeners.create.length > 0) {
+    const fresh = await elb.findLoadBalancer(lb.name);
+    if (fresh) Object.assign(lb, fresh);
+  }
+}
+
+/** Health check, attributes and policies: read back each pass, written only when they differ. */
+async function keepSettingsInLine(spec: ClassicSpec, lb: ClassicLoadBalancer, pass: Pass): Promise<void> {
+  const elb = elbOf(pass);
+  if (!sameHealthCheck(lb.healthCheck, spec.healthCheck)) await elb.configureHealthCheck(lb.name, spec.healthCheck);
+  const attributes = await elb.describeAttributes(lb.name);
+  if (!sameAttributes(attributes, spec.attributes)) await elb.modifyAttributes(lb.name, spec.attributes);
+  const { proxyProtocol, sslNegotiation } = spec.policies;
+  const wanted = [proxyProtocol, sslNegotiation].filter((p) => p !== undefined);
+  if (wanted.length > 0) {
+    const existing = new Set((await elb.describePolicies(lb.name)).map((p) => p.policyName));
+    for (const policy of wanted) if (!existing.has(policy.policyName)) await elb.createPolicy(lb.name, policy);
+  }
+  const instancePorts = [...new Set(spec.listeners.map((l) => l.instancePort))];
+  for (const change of planBackendPolicies(lb, instancePorts, proxyProtocol !== undefined)) {
+    await elb.setBackendPolicies(lb.name, change.instancePort, change.policyNames);
+  }
+  const ours = (name: string) => name.startsWith(sslNegotiationPolicyName(''));
+  for (const change of planListenerPolicies(lb, sslNegotiation?.policyName, ours)) {
+    await elb.setListenerPolicies(lb.name, change.loadBalancerPort, change.policyNames);
+  }
+}
+
+/** Eligible Nodes' running instances, registered and deregistered by difference only. */
+async function ensureInstances(spec: ClassicSpec, lb: ClassicLoadBalancer, pass: Pass): Promise<void> {
+  const elb = elbOf(pass);
+  const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
+  const instances = await pass.batch.instances();
+  const wanted = instanceIdsOf(nodes).filter((id) => instances.get(id)?.state === 'running');
+  const register = wanted.filter((id) => !lb.instanceIds.includes(id));
+  const deregister = lb.instanceIds.filter((id) => !wanted.includes(id));
+  if (deregister.length > 0) await elb.deregisterInstances(lb.name, deregister);
+  if (register.length > 0) await elb.registerInstances(lb.name, register);
+  lb.instanceIds = wanted;
+}
+
+/** Every protocol from the load balancer's first group, on the target Nodes' cluster-tagged groups. */
+async function ensureNodeRule(spec: ClassicSpec, sourceGroupId: string, pass: Pass): Promise<void> {
+  const rule = classicNodeRule(sourceGroupId);
+  for (const group of groupsMissingRule(await batchNodeGroups(spec.targetNodeLabels, pass), rule)) {
+    await pass.ec2.authorizeSecurityGroupIngress(group.groupId, [rule]);
+    group.ingress.push(rule);
+  }
+}

@@ -1,0 +1,130 @@
+import type { SecurityGroup, SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
+import type {
+  ClassicAttributes,
+  ClassicHealthCheck,
+  ClassicListener,
+  ClassicLoadBalancer,
+} from '../../../shared/aws/elb-port.ts';
+import { ruleKey } from '../model/security-rules.ts';
+import { PROXY_PROTOCOL_POLICY } from './model.ts';
+
+/** Pure plans for a Classic ELB: what to change, from what it has and what its spec wants. */
+
+/** The reference's DNS names: `<name>-<n>.<region>.elb.amazonaws.com`, `internal-` first for an internal one. */
+export function classicNameFromHostname(hostname: string | undefined): string | undefined {
+  const match = hostname
+    ? /^(?:internal-)?([a-z0-9-]+)-\d+\.[a-z0-9-]+\.elb\.amazonaws\.com(?:\.cn)?$/i.exec(hostname)
+    : null;
+  return match?.[1];
+}
+
+const sameListener = (a: ClassicListener, b: ClassicListener) =>
+  a.protocol === b.protocol &&
+  a.instancePort === b.instancePort &&
+  a.instanceProtocol === b.instanceProtocol &&
+  (a.sslCertificateId ?? '') === (b.sslCertificateId ?? '');
+
+/** A listener that differs is replaced by port, as the reference does: deleted, then created again. */
+export function planClassicListeners(
+  wanted: readonly ClassicListener[],
+  current: readonly ClassicListener[],
+): { remove: number[]; create: ClassicListener[] } {
+  const byPort = new Map(current.map((l) => [l.loadBalancerPort, l]));
+  const wantedPorts = new Set(wanted.map((l) => l.loadBalancerPort));
+  const remove = current.filter((l) => !wantedPorts.has(l.loadBalancerPort)).map((l) => l.loadBalancerPort);
+  const create: ClassicListener[] = [];
+  for (const listener of wanted) {
+    const have = byPort.get(listener.loadBalancerPort);
+    if (have && sameListener(have, listener)) continue;
+    if (have) remove.push(listener.loadBalancerPort);
+    create.push(listener);
+  }
+  return { remove: remove.sort((a, b) => a - b), create };
+}
+
+export function sameHealthCheck(a: ClassicHealthCheck, b: ClassicHealthCheck): boolean {
+  return (
+    a.target === b.target &&
+    a.intervalSeconds === b.intervalSeconds &&
+    a.timeoutSeconds === b.timeoutSeconds &&
+    a.healthyThreshold === b.healthyThreshold &&
+    a.unhealthyThreshold === b.unhealthyThreshold
+  );
+}
+
+export function sameAttributes(a: ClassicAttributes, b: ClassicAttributes): boolean {
+  return (
+    a.crossZone === b.crossZone &&
+    a.idleTimeoutSeconds === b.idleTimeoutSeconds &&
+    a.connectionDraining.enabled === b.connectionDraining.enabled &&
+    (!a.connectionDraining.enabled || a.connectionDraining.timeoutSeconds === b.connectionDraining.timeoutSeconds) &&
+    a.accessLog.enabled === b.accessLog.enabled &&
+    (!a.accessLog.enabled ||
+      ((a.accessLog.s3BucketName ?? '') === (b.accessLog.s3BucketName ?? '') &&
+        (a.accessLog.s3BucketPrefix ?? '') === (b.accessLog.s3BucketPrefix ?? '') &&
+        (a.accessLog.emitIntervalMinutes ?? 60) === (b.accessLog.emitIntervalMinutes ?? 60)))
+  );
+}
+
+/** Subnets named by the annotation: attach the missing ones, detach the others. Without it nothing moves. */
+export function planClassicSubnets(
+  wanted: readonly string[] | undefined,
+  current: readonly string[],
+): { attach: string[]; detach: string[] } {
+  if (!wanted) return { attach: [], detach: [] };
+  return {
+    attach: wanted.filter((s) => !current.includes(s)),
+    detach: current.filter((s) => !wanted.includes(s)),
+  };
+}
+
+/**
+ * Back ends (instance ports) whose policy list must change: every one gets the proxy protocol policy when
+ * it is wanted, and loses it (and only it) when not.
+ */
+export function planBackendPolicies(
+  lb: Pick<ClassicLoadBalancer, 'backendPolicies'>,
+  instancePorts: readonly number[],
+  proxyProtocol: boolean,
+): { instancePort: number; policyNames: string[] }[] {
+  const changes: { instancePort: number; policyNames: string[] }[] = [];
+  const current = new Map(lb.backendPolicies.map((b) => [b.instancePort, b.policyNames]));
+  const ports = new Set([...instancePorts, ...current.keys()]);
+  for (const port of [...ports].sort((a, b) => a - b)) {
+    const have = current.get(port) ?? [];
+    const others = have.filter((p) => p !== PROXY_PROTOCOL_POLICY);
+    const want = proxyProtocol && instancePorts.includes(port) ? [...others, PROXY_PROTOCOL_POLICY] : others;
+    if (want.length !== have.length || want.some((p) => !have.includes(p)))
+      changes.push({ instancePort: port, policyNames: want });
+  }
+  return changes;
+}
+
+/** Listeners (SSL/HTTPS) whose negotiation policy must change to `wanted` (or to none of ours). */
+export function planListenerPolicies(
+  lb: Pick<ClassicLoadBalancer, 'listeners'>,
+  wanted: string | undefined,
+  isOurs: (policyName: string) => boolean,
+): { loadBalancerPort: number; policyNames: string[] }[] {
+  const changes: { loadBalancerPort: number; policyNames: string[] }[] = [];
+  for (const listener of lb.listeners) {
+    if (listener.protocol !== 'SSL' && listener.protocol !== 'HTTPS') continue;
+    const others = listener.policyNames.filter((p) => !isOurs(p));
+    const want = wanted ? [...others, wanted] : others;
+    const have = listener.policyNames;
+    if (want.length !== have.length || want.some((p) => !have.includes(p))) {
+      changes.push({ loadBalancerPort: listener.loadBalancerPort, policyNames: want });
+    }
+  }
+  return changes;
+}
+
+/** The rule that lets the load balancer's group reach the Nodes: every protocol, from that group. */
+export function classicNodeRule(sourceGroupId: string): SecurityGroupRule {
+  return { protocol: '-1', fromPort: -1, toPort: -1, sourceGroupId };
+}
+
+/** The Nodes' groups that lack the rule. */
+export function groupsMissingRule(groups: readonly SecurityGroup[], rule: SecurityGroupRule): SecurityGroup[] {
+  return groups.filter((g) => !g.ingress.some((r) => ruleKey(r) === ruleKey(rule)));
+}
