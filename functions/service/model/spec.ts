@@ -212,6 +212,18 @@ function checkServiceWide(
   }
   if (ports.length === 0)
     problems.push({ annotation: 'spec.ports', message: 'a load balancer needs at least one port' });
+  if (options.backendProtocol === 'http' || options.backendProtocol === 'https') {
+    problems.push({
+      annotation: ANNOTATION.backendProtocol,
+      message: `"${options.backendProtocol}" is for Classic ELBs; a Network Load Balancer takes "tcp" or "ssl"`,
+    });
+  }
+  if (options.idleTimeoutSeconds !== undefined && options.idleTimeoutSeconds < 60) {
+    problems.push({
+      annotation: ANNOTATION.connectionIdleTimeout,
+      message: `${options.idleTimeoutSeconds} s is below the 60 s a Network Load Balancer's TCP listeners take`,
+    });
+  }
   checkSslPorts(service, options, problems);
 }
 
