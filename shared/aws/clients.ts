@@ -1,4 +1,5 @@
 import { EC2Client } from '@aws-sdk/client-ec2';
+import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balancing';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config/config.ts';
@@ -6,6 +7,7 @@ import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { Ec2Adapter } from './ec2-adapter.ts';
+import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
 
 /**
@@ -23,6 +25,17 @@ export function createEc2Port(config: Config, metrics: MetricsPort): Ec2Adapter 
 export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adapter {
   const client = new ElasticLoadBalancingV2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
   return new Elbv2Adapter(instrumentAwsClient(client, metrics));
+}
+
+/**
+ * Classic Load Balancers (API 2012-06-01), endpoint from the SDK's settings (AWS_ENDPOINT_URL,
+ * AWS_ENDPOINT_URL_ELASTIC_LOAD_BALANCING). API version 1 has its own throttling buckets, apart from ELBv2's,
+ * with the same token-bucket rules: the same adaptive retries.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html
+ */
+export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter {
+  const client = new ElasticLoadBalancingClient({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  return new ElbAdapter(instrumentAwsClient(client, metrics));
 }
 
 /**

@@ -19,6 +19,9 @@ const THROTTLING_CODES = new Set([
   'EC2ThrottledException',
   'PriorRequestNotComplete',
   'BandwidthLimitExceeded',
+  // Classic ELB: "a request made by Elastic Load Balancing to another service exceeds the maximum request rate".
+  // (the SDK models it as DependencyThrottleException). https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html
+  'DependencyThrottle',
 ]);
 
 const RETRYABLE_CODES = new Set([
