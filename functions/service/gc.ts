@@ -1,4 +1,5 @@
 import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
+import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
 import type { LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
@@ -7,6 +8,8 @@ import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import { parseAnnotations } from './annotations.ts';
+import { classicInventory, deleteClassicGarbage } from './clb/gc.ts';
+import { classicNameFromHostname } from './clb/plans.ts';
 import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
 import { ruleKey } from './model/security-rules.ts';
@@ -16,6 +19,7 @@ import {
   loadBalancerNameFromHostname,
   REPLACES_TAG,
   readablePrefix,
+  referenceLoadBalancerName,
   securityGroupName,
 } from './names.ts';
 import { isOurNodeRule, nodeRules } from './nlb/node-rules.ts';
@@ -82,6 +86,8 @@ export async function collectGarbage(deps: ServiceDeps): Promise<ReconcileResult
 /** What a sweep found to remove, read in the order `collectGarbage` explains. */
 interface Garbage {
   loadBalancers: LoadBalancer[];
+  /** Classic ELBs, each with the Service its tags name. */
+  classic: { lb: ClassicLoadBalancer; owner: string }[];
   targetGroups: TargetGroup[];
   securityGroups: SecurityGroup[];
   /** Every cluster-tagged security group of the VPC (the Nodes' groups among them). */
@@ -96,6 +102,11 @@ export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
     await deleteLoadBalancerAndListeners(lb, deps);
     report.loadBalancers.push(lb.name);
     deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' });
+  }
+  for (const { lb, owner } of garbage.classic) {
+    await deleteClassicGarbage(lb, owner, garbage.vpcGroups, deps);
+    report.loadBalancers.push(lb.name);
+    deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'ClassicLoadBalancer' });
   }
   for (const group of garbage.targetGroups) {
     if ((await deleteTargetGroup(group, deps)) === 'in-use') {
@@ -132,6 +143,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   ).filter(inVpc);
   const networkLbs = (await deps.elbv2.listLoadBalancers()).filter((lb) => lb.type === 'network');
   const loadBalancers = networkLbs.filter(inVpc);
+  const classic = await classicInventory(deps);
   // Our target group names begin with at least 5 characters of the cluster's readable name (names.ts gives
   // each of cluster, namespace and Service a fair share): only those need their tags read.
   const prefix = readablePrefix([deps.clusterName], 5);
@@ -162,13 +174,26 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
     );
   });
   const doomedLbArns = new Set(doomedLbs.map((lb) => lb.arn));
+  const doomedClassic = classic.inVpc.flatMap((lb) => {
+    const lbTags = classic.tags.get(lb.name);
+    const owner = ownerOf(lbTags);
+    const replaces = lbTags?.[REPLACES_TAG]?.toLowerCase();
+    const doomed =
+      owner !== undefined &&
+      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && replaces !== w.serving);
+    return doomed ? [{ lb, owner }] : [];
+  });
+  const doomedClassicNames = new Set(doomedClassic.map((c) => c.lb.name));
   const doomedTargetGroups = targetGroups.filter((g) => {
     const owner = ownerOf(tags.get(g.arn));
     const attachedToLive = g.loadBalancerArns.some((arn) => !doomedLbArns.has(arn));
     return owner !== undefined && unwanted(owner, (w) => !w.targetGroups.has(g.name) && !attachedToLive);
   });
   // Every load balancer that stays counts, whatever its VPC: a group one of them uses is never deleted.
-  const usedGroups = new Set(networkLbs.filter((lb) => !doomedLbArns.has(lb.arn)).flatMap((lb) => lb.securityGroups));
+  const usedGroups = new Set([
+    ...networkLbs.filter((lb) => !doomedLbArns.has(lb.arn)).flatMap((lb) => lb.securityGroups),
+    ...classic.all.filter((lb) => !doomedClassicNames.has(lb.name)).flatMap((lb) => lb.securityGroups),
+  ]);
   const doomedSecurityGroups = vpcGroups.filter((g) => {
     const owner = ownerOf(g.tags);
     return (
@@ -177,6 +202,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   });
   return {
     loadBalancers: doomedLbs,
+    classic: doomedClassic,
     targetGroups: doomedTargetGroups,
     securityGroups: doomedSecurityGroups,
     vpcGroups,
@@ -214,7 +240,11 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
   if (!built.ok) return 'keep-all';
   // The load balancer the status names serves traffic (a replaced one until its successor is ready); with no
   // status yet, the one the Service asks for. A successor being built carries the serving one's name in a tag.
-  const serving = (loadBalancerNameFromHostname(ingressHostname(service)) ?? built.spec.loadBalancerName).toLowerCase();
+  const hostname = ingressHostname(service);
+  const named = loadBalancerNameFromHostname(hostname) ?? classicNameFromHostname(hostname);
+  const serving = (named ?? built.spec.loadBalancerName).toLowerCase();
+  // With no status yet, a Classic ELB the reference made for it (its `a<uid>` name) is its too.
+  const reference = named ? undefined : referenceLoadBalancerName(service.metadata.uid)?.toLowerCase();
   const identity = {
     clusterName: deps.clusterName,
     namespace: built.spec.identity.namespace,
@@ -228,7 +258,8 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
   // The managed group of the load balancer that serves (and of the one asked for); a replaced one's group is
   // garbage once its load balancer has let go of it, and a successor's is held by the successor.
   const securityGroups = new Set([securityGroupName(serving), built.spec.securityGroupName]);
-  return { loadBalancers: new Set([serving]), serving, targetGroups, securityGroups, spec: built.spec };
+  const loadBalancers = new Set([serving, ...(reference ? [reference] : [])]);
+  return { loadBalancers, serving, targetGroups, securityGroups, spec: built.spec };
 }
 
 /**
