@@ -257,6 +257,25 @@ describe('Ec2Adapter security groups', () => {
     expect(await adapter.deleteSecurityGroup('sg-1').catch((e: unknown) => e)).toBeInstanceOf(RetryableError);
   });
 
+  it('revoking several rules of which one is gone goes rule by rule, so the others are still removed', async () => {
+    ec2
+      .on(RevokeSecurityGroupIngressCommand)
+      .rejectsOnce(new AwsServiceError('InvalidPermission.NotFound', 'The specified rule does not exist'))
+      .resolvesOnce({})
+      .rejectsOnce(new AwsServiceError('InvalidPermission.NotFound', 'The specified rule does not exist'));
+    const kept = { protocol: 'tcp' as const, fromPort: 80, toPort: 80, cidrIpv4: '0.0.0.0/0' };
+    const gone = { protocol: 'tcp' as const, fromPort: 81, toPort: 81, cidrIpv4: '0.0.0.0/0' };
+    await adapter.revokeSecurityGroupIngress('sg-1', [kept, gone]);
+    expect(ec2.commandCalls(RevokeSecurityGroupIngressCommand).map((c) => c.args[0].input.IpPermissions)).toEqual([
+      [
+        { IpProtocol: 'tcp', FromPort: 80, ToPort: 80, IpRanges: [{ CidrIp: '0.0.0.0/0' }] },
+        { IpProtocol: 'tcp', FromPort: 81, ToPort: 81, IpRanges: [{ CidrIp: '0.0.0.0/0' }] },
+      ],
+      [{ IpProtocol: 'tcp', FromPort: 80, ToPort: 80, IpRanges: [{ CidrIp: '0.0.0.0/0' }] }],
+      [{ IpProtocol: 'tcp', FromPort: 81, ToPort: 81, IpRanges: [{ CidrIp: '0.0.0.0/0' }] }],
+    ]);
+  });
+
   it('tags resources', async () => {
     ec2.on(CreateTagsCommand).resolves({});
     await adapter.createTags(['sg-1'], { team: 'web' });

@@ -87,7 +87,8 @@ const KNOWN_STATES: ReadonlySet<string> = new Set<InstanceState>([
  * callers never do.
  */
 export class Ec2Adapter implements Ec2Port {
-  constructor(private readonly client: EC2Client) {}
+  /** Any EC2 client: the SDK's, or anything that answers its commands the same way (the fake EC2 API in tests). */
+  constructor(private readonly client: Pick<EC2Client, 'send'>) {}
 
   async describeInstances(instanceIds: readonly string[]): Promise<Map<string, Instance>> {
     // A malformed ID fails the whole call in EC2, so it is never sent; to the caller it is simply absent.
@@ -370,13 +371,18 @@ export class Ec2Adapter implements Ec2Port {
   async revokeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void> {
     if (rules.length === 0) return;
     try {
-      // EC2 answers success with `UnknownIpPermissions` for rules the group does not have.
       await this.client.send(
         new RevokeSecurityGroupIngressCommand({ GroupId: groupId, IpPermissions: toIpPermissions(rules) }),
       );
     } catch (err) {
-      if (awsErrorCode(err) === 'InvalidPermission.NotFound') return;
-      throw toControllerError(`revoking ingress on ${groupId}`, err);
+      if (awsErrorCode(err) !== 'InvalidPermission.NotFound') {
+        throw toControllerError(`revoking ingress on ${groupId}`, err);
+      }
+      // Outside the default VPC, one rule the group does not have fails the whole call and nothing is revoked
+      // (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_RevokeSecurityGroupIngress.html); then each
+      // rule goes on its own, so that the ones the group has are still removed.
+      if (rules.length === 1) return;
+      for (const rule of rules) await this.revokeSecurityGroupIngress(groupId, [rule]);
     }
   }
 
