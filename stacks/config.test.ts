@@ -88,6 +88,7 @@ describe('loadStageConfig', () => {
     expect(loadStageConfig(base).services).toBeUndefined();
     expect(loadStageConfig({ ...base, CCM_VPC_ID: 'vpc-0123456789abcdef0' }).services).toEqual({
       vpcId: 'vpc-0123456789abcdef0',
+      defaultLoadBalancerType: 'nlb',
       provisioningRequeueSeconds: 60,
       cleanupRequeueSeconds: 60,
     });
@@ -98,6 +99,7 @@ describe('loadStageConfig', () => {
         CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
         CCM_SERVICE_NODE_PORT_RANGE: '20000-22767',
         CCM_SERVICE_EXTERNAL_MANAGED_TAGS: ' cost-center , team,',
+        CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
         CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '120',
         CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '30',
         CCM_SERVICE_MAX_RECEIVE_COUNT: '300',
@@ -108,6 +110,7 @@ describe('loadStageConfig', () => {
         loadBalancerClass: 'example.com/nlb',
         nodePortRange: '20000-22767',
         externalManagedTags: ['cost-center', 'team'],
+        defaultLoadBalancerType: 'classic',
         provisioningRequeueSeconds: 120,
         cleanupRequeueSeconds: 30,
       },
@@ -192,6 +195,14 @@ describe('loadStageConfig', () => {
     [
       { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_EXTERNAL_MANAGED_TAGS: `team,${'k'.repeat(129)}` },
       /CCM_SERVICE_EXTERNAL_MANAGED_TAGS \(got "team,k+"\): each tag key must be at most 128 characters/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'alb' },
+      /CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE \(got "alb"\): must be nlb \(Network Load Balancer\) or classic/,
+    ],
+    [
+      { CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic' },
+      /CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE \(got "classic"\): has no effect without CCM_VPC_ID/,
     ],
     [
       { CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'team' },

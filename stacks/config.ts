@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
-import { ConfigSchema } from '../shared/config/config.ts';
+import { ConfigSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
 
 /**
  * The stage configuration: everything `sst deploy --stage <name>` needs to know about the cluster it
@@ -110,6 +110,8 @@ export interface StageConfig {
     nodePortRange?: string;
     /** Tag keys another tool manages on the controller's resources: never removed; unset: none. */
     externalManagedTags?: string[];
+    /** What a Service gets when its annotations do not say: `nlb` or `classic` (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
+    defaultLoadBalancerType: ServiceLoadBalancerType;
     provisioningRequeueSeconds: number;
     cleanupRequeueSeconds: number;
   };
@@ -201,6 +203,7 @@ const StaticSchema = z
     CCM_LOAD_BALANCER_CLASS: runtime.LOAD_BALANCER_CLASS,
     CCM_SERVICE_NODE_PORT_RANGE: runtime.SERVICE_NODE_PORT_RANGE,
     CCM_SERVICE_EXTERNAL_MANAGED_TAGS: runtime.SERVICE_EXTERNAL_MANAGED_TAGS,
+    CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: runtime.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
     CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
@@ -298,6 +301,7 @@ const SERVICE_SETTINGS = [
   'CCM_LOAD_BALANCER_CLASS',
   'CCM_SERVICE_NODE_PORT_RANGE',
   'CCM_SERVICE_EXTERNAL_MANAGED_TAGS',
+  'CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE',
   'CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS',
   'CCM_SERVICE_CLEANUP_REQUEUE_SECONDS',
 ] as const satisfies readonly (keyof typeof StaticSchema.shape)[];
@@ -411,6 +415,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
             ...(c.CCM_SERVICE_EXTERNAL_MANAGED_TAGS.length > 0
               ? { externalManagedTags: c.CCM_SERVICE_EXTERNAL_MANAGED_TAGS }
               : {}),
+            defaultLoadBalancerType: c.CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
             provisioningRequeueSeconds: c.CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS,
             cleanupRequeueSeconds: c.CCM_SERVICE_CLEANUP_REQUEUE_SECONDS,
           },

@@ -704,6 +704,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       CCM_LOAD_BALANCER_CLASS: 'example.com/nlb',
       CCM_SERVICE_NODE_PORT_RANGE: '30000-32767',
       CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'cost-center, team',
+      CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
       CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
     }));
     statements = roleStatements(
@@ -752,6 +753,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       LOAD_BALANCER_CLASS: 'example.com/nlb',
       SERVICE_NODE_PORT_RANGE: '30000-32767',
       SERVICE_EXTERNAL_MANAGED_TAGS: 'cost-center,team',
+      SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
       SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
       SERVICE_CLEANUP_REQUEUE_SECONDS: '60',
     });
@@ -765,6 +767,8 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       }
     ).Environment.Variables;
     expect(variables.VPC_ID).toBe(VPC_ID);
+    // The default is always stated, so the function never depends on its own default agreeing.
+    expect(variables.SERVICE_DEFAULT_LOAD_BALANCER_TYPE).toBe('nlb');
     for (const name of ['LOAD_BALANCER_CLASS', 'SERVICE_NODE_PORT_RANGE', 'SERVICE_EXTERNAL_MANAGED_TAGS']) {
       expect(variables[name], name).toBeUndefined();
     }

@@ -305,6 +305,7 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
       ...(services.externalManagedTags
         ? { SERVICE_EXTERNAL_MANAGED_TAGS: services.externalManagedTags.join(',') }
         : {}),
+      SERVICE_DEFAULT_LOAD_BALANCER_TYPE: services.defaultLoadBalancerType,
       SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
       SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
     },

@@ -59,6 +59,16 @@ describe('loadConfig', () => {
     expect(loadConfig(base).SERVICE_NODE_PORT_RANGE).toBeUndefined();
   });
 
+  it('reads the default load balancer type: nlb unless classic is asked for; anything else names the setting', () => {
+    expect(loadConfig(base).SERVICE_DEFAULT_LOAD_BALANCER_TYPE).toBe('nlb');
+    expect(
+      loadConfig({ ...base, SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic' }).SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
+    ).toBe('classic');
+    expect(() => loadConfig({ ...base, SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'elb' })).toThrow(
+      /SERVICE_DEFAULT_LOAD_BALANCER_TYPE \(got "elb"\): must be nlb \(Network Load Balancer\) or classic/,
+    );
+  });
+
   it.each([
     [{ ...base, VPC_ID: 'vpc-xyz' }, /VPC_ID \(got "vpc-xyz"\): must be a VPC ID/],
     [

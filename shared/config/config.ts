@@ -28,6 +28,10 @@ const cidr = z.string().superRefine((value, ctx) => {
   if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
 });
 
+/** The load balancer kinds the service controller makes (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
+export const SERVICE_LOAD_BALANCER_TYPES = ['nlb', 'classic'] as const;
+export type ServiceLoadBalancerType = (typeof SERVICE_LOAD_BALANCER_TYPES)[number];
+
 export const ConfigSchema = z
   .object({
     CLUSTER_NAME: clusterName,
@@ -117,6 +121,16 @@ export const ConfigSchema = z
         ),
       )
       .default([]),
+    /**
+     * The kind of load balancer a `type: LoadBalancer` Service gets when its annotations do not say: `nlb` (a
+     * Network Load Balancer, the default) or `classic` (a Classic Load Balancer, as the reference cloud
+     * controller makes by default).
+     */
+    SERVICE_DEFAULT_LOAD_BALANCER_TYPE: z
+      .enum(SERVICE_LOAD_BALANCER_TYPES, {
+        error: 'must be nlb (Network Load Balancer) or classic (Classic Load Balancer)',
+      })
+      .default('nlb'),
     /** How long to wait before looking again at a load balancer that is still provisioning (NLBs take minutes). */
     SERVICE_PROVISIONING_REQUEUE_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
