@@ -140,6 +140,10 @@ describe('isTaggedWriteAction', () => {
     ['ec2:ModifyInstanceAttribute', true],
     ['ec2:AssignPrivateIpAddresses', true],
     ['elasticloadbalancing:RegisterTargets', true],
+    // Classic Load Balancer writes share the prefix: they need the ownership condition too.
+    ['elasticloadbalancing:RegisterInstancesWithLoadBalancer', true],
+    ['elasticloadbalancing:SetLoadBalancerPoliciesOfListener', true],
+    ['elasticloadbalancing:DescribeInstanceHealth', false],
     ['ec2:DescribeInstances', false],
     ['ec2:GetConsoleOutput', false],
     ['elasticloadbalancing:DescribeTargetHealth', false],

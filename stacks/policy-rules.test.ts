@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CLASSIC_ELB_WRITE_ACTIONS } from './iam-classic-elb.ts';
 import { type PolicyStatementJson, policyViolations } from './policy-rules.ts';
 
 /**
@@ -218,6 +219,35 @@ describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
         }),
       ).toHaveLength(2);
     });
+  });
+});
+
+describe('policyViolations: Classic Load Balancer writes', () => {
+  // `loadbalancer/<name>`: the Classic API's ARN, with the same service prefix and some action names as ELBv2.
+  const CLASSIC = arn('elasticloadbalancing', 'loadbalancer/*');
+  const classicWrites = CLASSIC_ELB_WRITE_ACTIONS.filter((a) => a !== 'elasticloadbalancing:AddTags');
+
+  it.each(classicWrites)('accepts %s on Classic load balancers tagged owned', (action) => {
+    expect(violations({ Action: action, Resource: CLASSIC, Condition: OWNED })).toEqual([]);
+  });
+
+  it.each([...classicWrites, 'elasticloadbalancing:AddTags', 'elasticloadbalancing:CreateLoadBalancer'])(
+    'refuses %s without the ownership condition',
+    (action) => {
+      expect(violations({ Action: action, Resource: CLASSIC })).toEqual([expect.stringMatching(unconditioned(action))]);
+    },
+  );
+
+  it.each(classicWrites)('refuses %s with only the tag in the request (the load balancer exists)', (action) => {
+    expect(violations({ Action: action, Resource: CLASSIC, Condition: { StringEquals: OWNED_REQUEST } })).toEqual([
+      expect.stringMatching(unconditioned(action)),
+    ]);
+  });
+
+  it('refuses a Classic write on every resource even when owned', () => {
+    expect(
+      violations({ Action: 'elasticloadbalancing:ConfigureHealthCheck', Resource: '*', Condition: OWNED }),
+    ).toEqual([expect.stringMatching(/grants elasticloadbalancing:ConfigureHealthCheck on every resource/)]);
   });
 });
 

@@ -37,6 +37,8 @@ export interface CodeUsage {
  */
 export const IAM_PREFIX_OF_CLIENT: Readonly<Record<string, string>> = {
   'client-ec2': 'ec2',
+  // Classic Load Balancers and ELBv2 share the IAM prefix (and some action names).
+  'client-elastic-load-balancing': 'elasticloadbalancing',
   'client-elastic-load-balancing-v2': 'elasticloadbalancing',
   'client-sqs': 'sqs',
   'client-eks': 'eks',
