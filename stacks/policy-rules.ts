@@ -20,7 +20,8 @@ import {
  * - `Resource: "*"` only for Describe calls, which support nothing narrower;
  * - every EC2 / ELBv2 write is conditioned on the cluster ownership tag being `owned` on the resource it
  *   acts on (Classic Load Balancer writes too: they share the `elasticloadbalancing` prefix, so
- *   `isTaggedWriteAction` counts every non-Describe Classic action); with these exceptions, each limited to the actions it exists for (stacks/iam.ts):
+ *   `isTaggedWriteAction` counts every non-Describe Classic action); with these exceptions, each limited
+ *   to the actions it exists for (stacks/iam.ts):
  *   - creates of a new resource (OWNED_CREATE_ACTIONS) may instead require the tag in the request
  *     (`aws:RequestTag`), and so may tagging, but only on create (`ec2:CreateAction` /
  *     `elasticloadbalancing:CreateAction` naming those creates or CreateListener, TAGGED_CREATE_ACTIONS):
