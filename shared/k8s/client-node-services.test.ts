@@ -3,24 +3,27 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { ClientNodeServices } from './client-node-services.ts';
 import { KubernetesApiError } from './errors.ts';
-import {
-  FAKE_API_SERVER_CA_DATA,
-  type FakeApiServer,
-  type FakeResponse,
-  type RecordedRequest,
-  startFakeApiServer,
-  status,
-} from './fake-api-server.ts';
+import { FakeKubernetes } from './fake.ts';
+import { FAKE_API_SERVER_CA_DATA } from './fake-api-server.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
 import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';
 
+/**
+ * ClientNodeServices against FakeKubernetes served over HTTPS: the API-server semantics the service
+ * controller's tests run on (guarded merge patches, status subresource, finalizers), seen through the
+ * real client.
+ */
+
 /** The kubeconfig the Lambdas build (tokenKubeConfig), pointed at the fake API server. */
-function kubeConfigFor(server: FakeApiServer, token = 'test-token'): KubeConfig {
+function kubeConfigFor(server: FakeKubernetesServer, token = 'test-token'): KubeConfig {
   return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, token);
 }
 
-function service(name: string, resourceVersion = '100'): Service {
+const FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
+
+function service(name: string): Service {
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -28,7 +31,6 @@ function service(name: string, resourceVersion = '100'): Service {
       name,
       namespace: 'shop',
       uid: `uid-${name}`,
-      resourceVersion,
       creationTimestamp: '2026-11-02T07:00:00Z',
       annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb' },
     },
@@ -41,79 +43,25 @@ function service(name: string, resourceVersion = '100'): Service {
   };
 }
 
-const slice: EndpointSlice = {
-  apiVersion: 'discovery.k8s.io/v1',
-  kind: 'EndpointSlice',
-  metadata: { name: 'web-abc', namespace: 'shop', labels: { 'kubernetes.io/service-name': 'web' } },
-  addressType: 'IPv4',
-  endpoints: [{ addresses: ['10.0.1.5'], conditions: { ready: true }, nodeName: 'n1', zone: 'eu-west-1a' }],
-  ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-};
-
-/** Services and EndpointSlices of namespace `shop`, with merge patches guarded by resourceVersion. */
-class ServiceApi {
-  readonly services = new Map<string, Service>();
-  status = (req: RecordedRequest): FakeResponse => {
-    if (req.method === 'GET' && req.path === '/api/v1/services') {
-      const all = [...this.services.values()];
-      const start = Number(req.query.get('continue') ?? '0');
-      const limit = Number(req.query.get('limit') ?? all.length);
-      const next = start + limit < all.length ? String(start + limit) : undefined;
-      return {
-        status: 200,
-        body: {
-          kind: 'ServiceList',
-          apiVersion: 'v1',
-          metadata: { continue: next },
-          items: all.slice(start, start + limit),
-        },
-      };
-    }
-    if (req.method === 'GET' && req.path === '/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices') {
-      return {
-        status: 200,
-        body: { kind: 'EndpointSliceList', apiVersion: 'discovery.k8s.io/v1', metadata: {}, items: [slice] },
-      };
-    }
-    const match = req.path.match(/^\/api\/v1\/namespaces\/shop\/services\/([^/]+)(\/status)?$/);
-    if (!match) return { status: 404, body: status(404, 'NotFound', 'no route') };
-    const stored = this.services.get(match[1]!);
-    if (!stored) return { status: 404, body: status(404, 'NotFound', `services "${match[1]}" not found`) };
-    if (req.method === 'GET') return { status: 200, body: stored };
-    if (req.method === 'PATCH') {
-      if (req.headers['content-type'] !== 'application/merge-patch+json')
-        return { status: 415, body: status(415, 'UnsupportedMediaType', 'x') };
-      const patch = JSON.parse(req.body) as Service;
-      if (patch.metadata.resourceVersion !== stored.metadata.resourceVersion) {
-        return {
-          status: 409,
-          body: status(409, 'Conflict', `Operation cannot be fulfilled on services "${stored.metadata.name}"`),
-        };
-      }
-      const next: Service = {
-        ...stored,
-        metadata: {
-          ...stored.metadata,
-          ...(match[2] ? {} : { finalizers: patch.metadata.finalizers }),
-          resourceVersion: String(Number(stored.metadata.resourceVersion) + 1),
-        },
-        status: match[2] ? { ...stored.status, ...patch.status } : stored.status,
-      };
-      this.services.set(stored.metadata.name, next);
-      return { status: 200, body: next };
-    }
-    return { status: 405, body: status(405, 'MethodNotAllowed', req.method) };
+function slice(name: string, serviceName: string, namespace = 'shop'): EndpointSlice {
+  return {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name, namespace, labels: { 'kubernetes.io/service-name': serviceName } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.0.1.5'], conditions: { ready: true }, nodeName: 'n1', zone: 'eu-west-1a' }],
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
   };
 }
 
 describe('ClientNodeServices', () => {
-  let api: ServiceApi;
-  let server: FakeApiServer;
+  let fake: FakeKubernetes;
+  let server: FakeKubernetesServer;
   let services: ClientNodeServices;
 
   beforeEach(async () => {
-    api = new ServiceApi();
-    server = await startFakeApiServer((req) => api.status(req));
+    fake = new FakeKubernetes(new FakeClock(Date.parse('2026-11-02T08:00:00Z')));
+    server = await startFakeKubernetesServer(fake);
     services = new ClientNodeServices(kubeConfigFor(server));
   });
 
@@ -122,54 +70,108 @@ describe('ClientNodeServices', () => {
   });
 
   it('reads a Service as the API sent it; 404 is undefined', async () => {
-    api.services.set('web', service('web'));
-    expect(await services.getService('shop', 'web')).toEqual(service('web'));
+    const stored = fake.putService(service('web'));
+    expect(await services.getService('shop', 'web')).toEqual(stored);
     expect(await services.getService('shop', 'gone')).toBeUndefined();
     expect(server.requests[0]).toMatchObject({ method: 'GET', url: '/api/v1/namespaces/shop/services/web' });
     expect(server.requests[0]!.headers.authorization).toBe('Bearer test-token');
   });
 
   it('lists Services of every namespace, 500 at a time', async () => {
-    for (let i = 0; i < 501; i++) api.services.set(`s${i}`, service(`s${i}`));
-    expect(await services.listServices()).toHaveLength(501);
+    for (let i = 0; i < 501; i++)
+      fake.putService({ ...service(`s${i}`), metadata: { ...service(`s${i}`).metadata, namespace: `ns${i % 3}` } });
+    const listed = await services.listServices();
+    expect(listed).toHaveLength(501);
+    expect(new Set(listed.map((s) => s.metadata.namespace))).toEqual(new Set(['ns0', 'ns1', 'ns2']));
     expect(server.requests.map((r) => r.url)).toEqual([
       '/api/v1/services?limit=500',
-      '/api/v1/services?continue=500&limit=500',
+      expect.stringMatching(/^\/api\/v1\/services\?continue=[A-Za-z0-9_-]+&limit=500$/),
     ]);
   });
 
+  it('starts the list again once when its continue token has expired (410)', async () => {
+    for (let i = 0; i < 501; i++) fake.putService(service(`s${i}`));
+    let compacted = false;
+    server.intercept = (req) => {
+      if (req.query.get('continue') && !compacted) {
+        compacted = true;
+        fake.putService(service('late'));
+        server.compact();
+      }
+      return undefined;
+    };
+    expect(await services.listServices()).toHaveLength(502);
+    expect(server.requests).toHaveLength(4);
+  });
+
   it('patches metadata and status as merge patches guarded by resourceVersion; a stale one is 409', async () => {
-    api.services.set('web', service('web', '7'));
+    const rv = fake.putService(service('web')).metadata.resourceVersion!;
     const patched = await services.patchService(
       'shop',
       'web',
-      { metadata: { finalizers: ['service.kubernetes.io/load-balancer-cleanup'] } },
-      { resourceVersion: '7' },
+      { metadata: { finalizers: [FINALIZER] } },
+      { resourceVersion: rv },
     );
-    expect(patched.metadata).toMatchObject({
-      finalizers: ['service.kubernetes.io/load-balancer-cleanup'],
-      resourceVersion: '8',
-    });
+    expect(patched.metadata.finalizers).toEqual([FINALIZER]);
+    expect(Number(patched.metadata.resourceVersion)).toBeGreaterThan(Number(rv));
     expect(JSON.parse(server.requests[0]!.body)).toEqual({
-      metadata: { finalizers: ['service.kubernetes.io/load-balancer-cleanup'], resourceVersion: '7' },
+      metadata: { finalizers: [FINALIZER], resourceVersion: rv },
     });
     await services.patchServiceStatus(
       'shop',
       'web',
       { status: { loadBalancer: { ingress: [{ hostname: 'h' }] } } },
-      { resourceVersion: '8' },
+      { resourceVersion: patched.metadata.resourceVersion! },
     );
     expect(server.requests[1]).toMatchObject({ method: 'PATCH', url: '/api/v1/namespaces/shop/services/web/status' });
-    expect(api.services.get('web')!.status?.loadBalancer?.ingress).toEqual([{ hostname: 'h' }]);
+    expect(fake.services.get('shop/web')!.status?.loadBalancer?.ingress).toEqual([{ hostname: 'h' }]);
     const stale = await services
-      .patchService('shop', 'web', { metadata: { finalizers: [] } }, { resourceVersion: '7' })
+      .patchService('shop', 'web', { metadata: { finalizers: [] } }, { resourceVersion: rv })
       .catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(KubernetesApiError);
     expect(stale).toMatchObject({ statusCode: 409, reason: 'Conflict' });
+    expect(fake.services.get('shop/web')!.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  it('ignores status in a patch of the Service, and metadata in a patch of its status', async () => {
+    const rv = fake.putService(service('web')).metadata.resourceVersion!;
+    const main = await services.patchService(
+      'shop',
+      'web',
+      { metadata: { labels: { a: 'b' } }, status: { loadBalancer: { ingress: [{ hostname: 'ignored' }] } } },
+      { resourceVersion: rv },
+    );
+    expect(main.status).toEqual({ loadBalancer: {} });
+    const viaStatus = await services.patchServiceStatus(
+      'shop',
+      'web',
+      { metadata: { labels: { a: 'ignored' } }, status: { loadBalancer: { ingress: [{ hostname: 'h' }] } } },
+      { resourceVersion: main.metadata.resourceVersion! },
+    );
+    expect(viaStatus.metadata.labels).toEqual({ a: 'b' });
+    expect(viaStatus.status?.loadBalancer?.ingress).toEqual([{ hostname: 'h' }]);
+  });
+
+  it('keeps a deleted Service until the controller removes its finalizer', async () => {
+    fake.putService({ ...service('web'), metadata: { ...service('web').metadata, finalizers: [FINALIZER] } });
+    fake.deleteService('shop', 'web');
+    const terminating = await services.getService('shop', 'web');
+    expect(terminating?.metadata.deletionTimestamp).toBe('2026-11-02T08:00:00Z');
+
+    await services.patchService(
+      'shop',
+      'web',
+      { metadata: { finalizers: null } },
+      { resourceVersion: terminating!.metadata.resourceVersion! },
+    );
+    expect(await services.getService('shop', 'web')).toBeUndefined();
   });
 
   it('lists the EndpointSlices of a Service by the kubernetes.io/service-name label', async () => {
-    expect(await services.listEndpointSlices('shop', 'web')).toEqual([slice]);
+    const wanted = fake.putEndpointSlice(slice('web-abc', 'web'));
+    fake.putEndpointSlice(slice('api-abc', 'api'));
+    fake.putEndpointSlice(slice('web-abc', 'web', 'other'));
+    expect(await services.listEndpointSlices('shop', 'web')).toEqual([wanted]);
     expect(server.requests[0]!.path).toBe('/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices');
     expect(server.requests[0]!.query.get('labelSelector')).toBe('kubernetes.io/service-name=web');
     expect(server.requests[0]!.query.get('limit')).toBe('500');

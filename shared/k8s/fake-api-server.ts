@@ -4,9 +4,9 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /**
- * A stand-in for the Kubernetes API server in adapter tests: HTTPS on 127.0.0.1 with a self-signed
- * certificate, recording every request and answering through a test-supplied function. It speaks no
- * Kubernetes by itself; each test routes the few paths it needs.
+ * HTTPS on 127.0.0.1 with a self-signed certificate, recording every request and answering through a
+ * supplied function. It speaks no Kubernetes by itself: `fake-kubernetes-server.ts` serves FakeKubernetes
+ * on it, which is what the adapter tests talk to.
  */
 
 /**

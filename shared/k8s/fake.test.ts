@@ -52,7 +52,7 @@ describe('FakeKubernetes', () => {
     kube.putNode({ ...makeNode('n'), metadata: { name: 'n', finalizers: ['example.com/hold'] } });
     await kube.deleteNode('n', {});
     const terminating = kube.nodes.get('n')!;
-    expect(terminating.metadata.deletionTimestamp).toBe(new Date(clock.now()).toISOString());
+    expect(terminating.metadata.deletionTimestamp).toBe('2026-11-02T08:00:00Z'); // RFC 3339, whole seconds
     await kube.patchNode(
       'n',
       { metadata: { finalizers: null } },

@@ -1,9 +1,9 @@
 import type { Clock } from '../clock.ts';
 import { KubernetesApiError } from './errors.ts';
-import { applyMergePatch } from './merge-patch.ts';
+import { apiTime, guardedMergePatch } from './fake-writes.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
-import type { EndpointSlice, EventRecord, MergePatch, Node, ObjectMeta, Service } from './types.ts';
+import type { EndpointSlice, EventRecord, MergePatch, Node, Service } from './types.ts';
 
 export type KubernetesOperation =
   | 'getNode'
@@ -26,6 +26,16 @@ const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'patchServiceStatus',
 ];
 
+export type WatchedKubernetesKind = 'Node' | 'Service' | 'EndpointSlice';
+
+/** One change of a stored object, as a watch reports it; `revision` is the resourceVersion it was written at. */
+export interface KubernetesChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  kind: WatchedKubernetesKind;
+  object: Node | Service | EndpointSlice;
+  revision: number;
+}
+
 /** Identical Events counted as one, as `kubectl describe` shows them ("x5 over 10m"). Times in ms. */
 export interface AggregatedEvent extends EventRecord {
   count: number;
@@ -37,7 +47,8 @@ export interface AggregatedEvent extends EventRecord {
  * An in-memory API server for the kinds the controllers touch. Like the real one it bumps
  * resourceVersion on every write, answers 409 Conflict to a write guarded by a stale
  * resourceVersion (and to a delete whose preconditions fail), keeps an object with finalizers as
- * "terminating" (deletionTimestamp set) until they are removed, and stores Events.
+ * "terminating" (deletionTimestamp set) until they are removed, and stores Events. The client-node
+ * adapters are tested against this same fake served over HTTPS (`fake-kubernetes-server.ts`).
  */
 export class FakeKubernetes implements KubernetesPort, ServicesPort {
   readonly nodes = new Map<string, Node>();
@@ -50,10 +61,27 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
   private revision = 1000;
   private uidCounter = 0;
   private readonly queuedErrors = new Map<KubernetesOperation, Error[]>();
+  private readonly watchers = new Set<(change: KubernetesChange) => void>();
   /** Called after each successful write with the new object (or undefined when deleted). */
   onChange?: (kind: 'Node', name: string, object: Node | undefined) => void;
 
   constructor(private readonly clock: Clock) {}
+
+  /** The resourceVersion of the last write: what a list answers as its own `metadata.resourceVersion`. */
+  currentRevision(): number {
+    return this.revision;
+  }
+
+  /** A new resourceVersion from the same counter, for objects kept outside this class (Events served over HTTP). */
+  nextRevision(): number {
+    return ++this.revision;
+  }
+
+  /** Calls `listener` with every later change of a Node, Service or EndpointSlice; returns the unsubscribe. */
+  watch(listener: (change: KubernetesChange) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
 
   /** Create (as kubelet registering a Node would) or overwrite an object, bumping resourceVersion. */
   putNode(node: Node): Node {
@@ -65,12 +93,13 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
       metadata: {
         ...node.metadata,
         uid: node.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
-        creationTimestamp: node.metadata.creationTimestamp ?? new Date(this.clock.now()).toISOString(),
+        creationTimestamp: node.metadata.creationTimestamp ?? apiTime(this.clock.now()),
         resourceVersion: String(++this.revision),
       },
     });
     this.nodes.set(node.metadata.name, stored);
     this.onChange?.('Node', node.metadata.name, structuredClone(stored));
+    this.changed('Node', existing ? 'MODIFIED' : 'ADDED', stored);
     return structuredClone(stored);
   }
 
@@ -165,13 +194,12 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
       if (!node.metadata.deletionTimestamp) {
         this.putNode({
           ...node,
-          metadata: { ...node.metadata, deletionTimestamp: new Date(this.clock.now()).toISOString() },
+          metadata: { ...node.metadata, deletionTimestamp: apiTime(this.clock.now()) },
         });
       }
       return;
     }
-    this.nodes.delete(name);
-    this.onChange?.('Node', name, undefined);
+    this.removed('Node', this.nodes, name);
   }
 
   /** Create or overwrite a Service (as `kubectl apply` would), bumping resourceVersion. */
@@ -186,11 +214,12 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
         ...service.metadata,
         namespace: service.metadata.namespace ?? 'default',
         uid: service.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
-        creationTimestamp: service.metadata.creationTimestamp ?? new Date(this.clock.now()).toISOString(),
+        creationTimestamp: service.metadata.creationTimestamp ?? apiTime(this.clock.now()),
         resourceVersion: String(++this.revision),
       },
     });
     this.services.set(key, stored);
+    this.changed('Service', existing ? 'MODIFIED' : 'ADDED', stored);
     return structuredClone(stored);
   }
 
@@ -215,12 +244,12 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
       if (!service.metadata.deletionTimestamp) {
         this.putService({
           ...service,
-          metadata: { ...service.metadata, deletionTimestamp: new Date(this.clock.now()).toISOString() },
+          metadata: { ...service.metadata, deletionTimestamp: apiTime(this.clock.now()) },
         });
       }
       return;
     }
-    this.services.delete(key);
+    this.removed('Service', this.services, key);
   }
 
   putEndpointSlice(slice: EndpointSlice): EndpointSlice {
@@ -238,11 +267,14 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
       },
     });
     this.endpointSlices.set(key, stored);
+    this.changed('EndpointSlice', existing ? 'MODIFIED' : 'ADDED', stored);
     return structuredClone(stored);
   }
 
   deleteEndpointSlice(namespace: string, name: string): void {
-    this.endpointSlices.delete(`${namespace}/${name}`);
+    if (this.endpointSlices.has(`${namespace}/${name}`)) {
+      this.removed('EndpointSlice', this.endpointSlices, `${namespace}/${name}`);
+    }
   }
 
   async getService(namespace: string, name: string): Promise<Service | undefined> {
@@ -290,7 +322,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     const key = `${namespace}/${name}`;
     const next = guardedMergePatch('services', name, this.services.get(key), patch, guard, status);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.services.delete(key);
+      this.removed('Service', this.services, key);
       return next;
     }
     return this.putService(next);
@@ -304,11 +336,33 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
   private patch(name: string, patch: MergePatch<Node>, guard: WriteGuard, status: boolean): Node {
     const next = guardedMergePatch('nodes', name, this.nodes.get(name), patch, guard, status);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.nodes.delete(name);
-      this.onChange?.('Node', name, undefined);
+      this.removed('Node', this.nodes, name);
       return next;
     }
     return this.putNode(next);
+  }
+
+  private changed(
+    kind: WatchedKubernetesKind,
+    type: KubernetesChange['type'],
+    object: KubernetesChange['object'],
+  ): void {
+    const revision = Number(object.metadata.resourceVersion);
+    for (const watcher of this.watchers) watcher({ type, kind, object: structuredClone(object), revision });
+  }
+
+  /** Deletion is a write too: the DELETED event carries a new resourceVersion, as the API server's does. */
+  private removed<T extends Node | Service | EndpointSlice>(
+    kind: WatchedKubernetesKind,
+    table: Map<string, T>,
+    key: string,
+  ): void {
+    const last = table.get(key)!;
+    table.delete(key);
+    if (kind === 'Node') this.onChange?.('Node', key, undefined);
+    const revision = ++this.revision;
+    const object = { ...last, metadata: { ...last.metadata, resourceVersion: String(revision) } };
+    for (const watcher of this.watchers) watcher({ type: 'DELETED', kind, object: structuredClone(object), revision });
   }
 
   private call(operation: KubernetesOperation): void {
@@ -316,52 +370,4 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     const queued = this.queuedErrors.get(operation);
     if (queued && queued.length > 0) throw queued.shift()!;
   }
-}
-
-/**
- * A merge patch as the API server applies it: 404 when the object is gone, 409 when the guard's
- * resourceVersion is stale, the status subresource taking only status and the main resource
- * ignoring it and the identity fields, and no new finalizer on an object being deleted (422).
- */
-function guardedMergePatch<T extends { metadata: ObjectMeta }>(
-  resource: string,
-  name: string,
-  current: T | undefined,
-  patch: unknown,
-  guard: WriteGuard,
-  status: boolean,
-): T {
-  if (!current) throw new KubernetesApiError(404, 'NotFound', `${resource} "${name}" not found`);
-  if (guard.resourceVersion !== current.metadata.resourceVersion) {
-    throw new KubernetesApiError(
-      409,
-      'Conflict',
-      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
-    );
-  }
-  const { status: statusPatch, ...rest } = patch as { status?: unknown; metadata?: Record<string, unknown> };
-  let effective: Record<string, unknown>;
-  if (status) {
-    effective = { status: statusPatch };
-  } else {
-    const {
-      resourceVersion: _rv,
-      uid: _uid,
-      name: _name,
-      namespace: _ns,
-      deletionTimestamp: _dt,
-      ...metadata
-    } = rest.metadata ?? {};
-    effective = { ...rest, metadata };
-  }
-  const next = applyMergePatch(current, effective);
-  const added = (next.metadata.finalizers ?? []).filter((f) => !(current.metadata.finalizers ?? []).includes(f));
-  if (current.metadata.deletionTimestamp && added.length > 0) {
-    throw new KubernetesApiError(
-      422,
-      'Invalid',
-      `${resource} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"${added.join('", "')}"}`,
-    );
-  }
-  return next;
 }

@@ -4,21 +4,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { loadConfig } from '../config/config.ts';
 import { KubernetesApiError } from './errors.ts';
-import {
-  FAKE_API_SERVER_CA_DATA,
-  type FakeApiServer,
-  type FakeResponse,
-  type RecordedRequest,
-  startFakeApiServer,
-  status,
-} from './fake-api-server.ts';
+import { FakeKubernetes } from './fake.ts';
+import { FakeAccessDeps } from './fake-access.ts';
+import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
 import {
   type AwsCredentials,
-  type ClusterAccess,
   createKubernetesPort,
   EKS_TOKEN_REFRESH_MS,
   eksToken,
-  type KubernetesAccessDeps,
   stsHostname,
 } from './lambda-access.ts';
 
@@ -149,56 +143,22 @@ describe('eksToken', () => {
   });
 });
 
-/** Answers GET /api/v1/nodes/<name> to the accepted bearer tokens, 401 to anything else. */
-function authenticatingApi(accepted: () => Set<string>) {
-  return (req: RecordedRequest): FakeResponse => {
-    const token = req.headers.authorization?.replace(/^Bearer /, '');
-    if (!token || !accepted().has(token)) return { status: 401, body: status(401, 'Unauthorized', 'Unauthorized') };
-    const name = req.path.split('/').pop()!;
-    return { status: 200, body: { apiVersion: 'v1', kind: 'Node', metadata: { name, resourceVersion: '1' } } };
-  };
-}
-
-class FakeAccessDeps implements KubernetesAccessDeps {
-  readonly clock = new FakeClock(SIGNING_TIME);
-  secretValues: string[] = [];
-  secretReads = 0;
-  credentialCalls = 0;
-  describeCalls = 0;
-  cluster?: ClusterAccess;
-  loadDefaultKubeConfig?: () => KubeConfig;
-
-  async readSecret(secretId: string): Promise<string> {
-    this.secretReads += 1;
-    if (secretId !== 'ccm/kubernetes') throw new Error(`ResourceNotFoundException: ${secretId}`);
-    const value = this.secretValues.length > 1 ? this.secretValues.shift()! : this.secretValues[0];
-    if (value === undefined) throw new Error('no secret value queued');
-    return value;
-  }
-
-  async awsCredentials(): Promise<AwsCredentials> {
-    this.credentialCalls += 1;
-    return CREDENTIALS;
-  }
-
-  async describeCluster(): Promise<ClusterAccess> {
-    this.describeCalls += 1;
-    if (!this.cluster) throw new Error('ResourceNotFoundException: cluster');
-    return this.cluster;
-  }
-}
-
 const tokenSecret = (token: string, ca = FAKE_API_SERVER_CA_DATA) => JSON.stringify({ token, ca });
 
 describe('createKubernetesPort', () => {
-  let server: FakeApiServer;
+  let server: FakeKubernetesServer;
   let accepted: Set<string>;
   let deps: FakeAccessDeps;
 
+  // FakeKubernetes over HTTPS, whose authenticator accepts the bearer tokens in `accepted` (401 otherwise).
   beforeEach(async () => {
     accepted = new Set();
-    server = await startFakeApiServer(authenticatingApi(() => accepted));
-    deps = new FakeAccessDeps();
+    const fake = new FakeKubernetes(new FakeClock(SIGNING_TIME));
+    for (const name of ['n1', 'n2', 'a', 'b', 'c']) fake.putNode({ metadata: { name } });
+    server = await startFakeKubernetesServer(fake, {
+      authenticate: (token) => token !== undefined && accepted.has(token),
+    });
+    deps = new FakeAccessDeps(CREDENTIALS, { now: SIGNING_TIME });
   });
 
   afterEach(async () => {
@@ -269,8 +229,7 @@ describe('createKubernetesPort', () => {
     it('does not retry other errors', async () => {
       accepted.add('sa-token');
       deps.secretValues = [tokenSecret('sa-token')];
-      await server.close();
-      server = await startFakeApiServer(() => ({ status: 403, body: status(403, 'Forbidden', 'nodes is forbidden') }));
+      server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'nodes is forbidden') });
       const kubernetes = createKubernetesPort(tokenConfig(), deps);
 
       await expect(kubernetes.listNodes()).rejects.toMatchObject({ statusCode: 403 });

@@ -1,0 +1,59 @@
+import { KubernetesApiError } from './errors.ts';
+import { applyMergePatch } from './merge-patch.ts';
+import type { WriteGuard } from './port.ts';
+import type { ObjectMeta } from './types.ts';
+
+/** How FakeKubernetes writes, as the API server does: timestamps and guarded merge patches. */
+
+/** A timestamp as the API server writes one (metav1.Time: RFC 3339, whole seconds). */
+export function apiTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/**
+ * A merge patch as the API server applies it: 404 when the object is gone, 409 when the guard's
+ * resourceVersion is stale, the status subresource taking only status and the main resource
+ * ignoring it and the identity fields, and no new finalizer on an object being deleted (422).
+ */
+export function guardedMergePatch<T extends { metadata: ObjectMeta }>(
+  resource: string,
+  name: string,
+  current: T | undefined,
+  patch: unknown,
+  guard: WriteGuard,
+  status: boolean,
+): T {
+  if (!current) throw new KubernetesApiError(404, 'NotFound', `${resource} "${name}" not found`);
+  if (guard.resourceVersion !== current.metadata.resourceVersion) {
+    throw new KubernetesApiError(
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ${resource} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    );
+  }
+  const { status: statusPatch, ...rest } = patch as { status?: unknown; metadata?: Record<string, unknown> };
+  let effective: Record<string, unknown>;
+  if (status) {
+    effective = { status: statusPatch };
+  } else {
+    const {
+      resourceVersion: _rv,
+      uid: _uid,
+      name: _name,
+      namespace: _ns,
+      deletionTimestamp: _dt,
+      ...metadata
+    } = rest.metadata ?? {};
+    effective = { ...rest, metadata };
+  }
+  const next = applyMergePatch(current, effective);
+  const added = (next.metadata.finalizers ?? []).filter((f) => !(current.metadata.finalizers ?? []).includes(f));
+  if (current.metadata.deletionTimestamp && added.length > 0) {
+    throw new KubernetesApiError(
+      422,
+      'Invalid',
+      `${resource} "${name}" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"${added.join('", "')}"}`,
+    );
+  }
+  return next;
+}
