@@ -1,0 +1,517 @@
+import {
+  CreateRouteTableCommand,
+  CreateSubnetCommand,
+  CreateVpcCommand,
+  DescribeVpcsCommand,
+  EC2Client,
+  RunInstancesCommand,
+  StopInstancesCommand,
+  type Tag,
+  TerminateInstancesCommand,
+} from '@aws-sdk/client-ec2';
+import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
+import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
+import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
+import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
+import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
+import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
+import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
+import { FakeClock } from '../../shared/clock.ts';
+import {
+  EMULATOR_AVAILABLE,
+  EMULATOR_REGION,
+  EMULATOR_SKIPPED_MESSAGE,
+  type Emulator,
+  startEmulator,
+} from '../helpers/emulator.ts';
+
+/**
+ * The two backends of the contract suite: the real adapters talking to the AWS API emulator, and the project's
+ * fakes. Every behaviour test runs on both, through the port only. What a port cannot create (VPCs, subnets,
+ * instances, route tables, certificates) is made by a per-backend seed, so the tests never know which backend
+ * they run on. Differences of the emulator are declared here and listed in docs/emulator-differences.md.
+ */
+
+export type BackendKind = 'emulator' | 'fake';
+
+/** Where a seeded instance landed; enough to find it again through the port. */
+export interface SeededInstance {
+  instanceId: string;
+  privateDnsName: string;
+  privateIpAddress: string;
+  networkInterfaceId: string;
+}
+
+export interface Ec2Seed {
+  /** A VPC as CreateVpc makes it: with its main route table and its `default` security group. */
+  vpc(input: { cidr: string; ipv6?: boolean }): Promise<{ vpcId: string; ipv6CidrBlock?: string }>;
+  /** `ipv6Index` carves the index-th /64 out of the VPC's IPv6 block (the VPC needs `ipv6: true`). */
+  subnet(input: {
+    vpcId: string;
+    cidr: string;
+    zone: string;
+    ipv6Index?: number;
+    tags?: Record<string, string>;
+  }): Promise<{ subnetId: string; ipv6CidrBlock?: string }>;
+  /** Running instances with one network interface each, in the subnet. */
+  instances(input: {
+    subnetId: string;
+    count: number;
+    tags?: Record<string, string>;
+    securityGroupIds?: string[];
+  }): Promise<SeededInstance[]>;
+  stop(instanceIds: readonly string[]): Promise<void>;
+  terminate(instanceIds: readonly string[]): Promise<void>;
+  routeTable(input: { vpcId: string; tags?: Record<string, string> }): Promise<string>;
+}
+
+export interface Elbv2Seed {
+  /** A certificate a TLS listener can use (ACM on the emulator). */
+  certificate(domain: string): Promise<string>;
+}
+
+export interface Ec2Backend {
+  ec2: Ec2Port;
+  seed: Ec2Seed;
+}
+
+export interface Elbv2Backend extends Ec2Backend {
+  elbv2: Elbv2Port;
+  elbSeed: Elbv2Seed;
+}
+
+/** One backend for a test file: started once, a fresh empty account for every test, stopped at the end. */
+export interface BackendFactory<B> {
+  kind: BackendKind;
+  /** The emulator runs only where moto_server is installed. */
+  available: boolean;
+  start(): Promise<void>;
+  fresh(): Promise<B>;
+  stop(): Promise<void>;
+}
+
+// ---- the fakes ---------------------------------------------------------------------------------------
+
+/**
+ * The fakes as ports. Today each fake implements its port; once a fake answers SDK commands (`send`), the real
+ * adapter goes in front of it, so the fake backend exercises the adapter too. Both shapes type-check.
+ */
+function fakeEc2Port(fake: FakeEc2): Ec2Port {
+  return 'send' in fake ? new Ec2Adapter(fake as unknown as EC2Client) : fake;
+}
+
+function fakeElbv2Port(fake: FakeElbv2): Elbv2Port {
+  return 'send' in fake ? new Elbv2Adapter(fake as unknown as ElasticLoadBalancingV2Client) : fake;
+}
+
+const FAKE_ACCOUNT = '111122223333';
+
+/** The seed of the fake account: it adds resources the way EC2 would have made them. */
+function fakeEc2Seed(fake: FakeEc2): Ec2Seed {
+  let counter = 0;
+  const id = (prefix: string) => `${prefix}-${(++counter).toString(16).padStart(17, '0')}`;
+  const vpcs = new Map<string, { cidr: string; ipv6CidrBlock?: string }>();
+  const subnetHosts = new Map<string, number>();
+  return {
+    async vpc({ cidr, ipv6 }) {
+      const vpcId = id('vpc');
+      const ipv6CidrBlock = ipv6 ? `2001:db8:${counter.toString(16)}:${(counter * 256).toString(16)}::/56` : undefined;
+      vpcs.set(vpcId, { cidr, ipv6CidrBlock });
+      // CreateVpc makes the main route table (local route only) and the `default` security group.
+      fake.putRouteTable({
+        routeTableId: id('rtb'),
+        vpcId,
+        tags: {},
+        routes: [
+          { destination: cidr, target: { gatewayId: 'local' }, origin: 'CreateRouteTable' },
+          ...(ipv6CidrBlock
+            ? [{ destination: ipv6CidrBlock, target: { gatewayId: 'local' }, origin: 'CreateRouteTable' as const }]
+            : []),
+        ],
+        associations: [{ main: true }],
+      });
+      fake.putSecurityGroup({
+        groupId: id('sg'),
+        groupName: 'default',
+        vpcId,
+        description: 'default VPC security group',
+        tags: {},
+        ingress: [],
+      });
+      return { vpcId, ...(ipv6CidrBlock ? { ipv6CidrBlock } : {}) };
+    },
+    async subnet({ vpcId, cidr, zone, ipv6Index, tags = {} }) {
+      const vpc = vpcs.get(vpcId);
+      if (!vpc) throw new Error(`seed: no VPC ${vpcId}`);
+      const subnetId = id('subnet');
+      const ipv6CidrBlock =
+        ipv6Index !== undefined && vpc.ipv6CidrBlock ? ipv6Subnet(vpc.ipv6CidrBlock, ipv6Index) : undefined;
+      const zoneInfo = fake.zones.find((z) => z.zoneName === zone);
+      fake.putSubnet({
+        subnetId,
+        vpcId,
+        availabilityZone: zone,
+        availabilityZoneId: zoneInfo?.zoneId,
+        cidrBlock: cidr,
+        ...(ipv6CidrBlock ? { ipv6CidrBlocks: [ipv6CidrBlock] } : {}),
+        tags: { ...tags },
+      });
+      return { subnetId, ...(ipv6CidrBlock ? { ipv6CidrBlock } : {}) };
+    },
+    async instances({ subnetId, count, tags = {}, securityGroupIds }) {
+      const subnet = fake.subnets.get(subnetId);
+      if (!subnet?.cidrBlock) throw new Error(`seed: no subnet ${subnetId}`);
+      const base = ipv4ToNumber(subnet.cidrBlock.split('/')[0]!);
+      const seeded: SeededInstance[] = [];
+      for (let n = 0; n < count; n++) {
+        // EC2 keeps the first four addresses of a subnet; hosts start at .4.
+        const host = (subnetHosts.get(subnetId) ?? 3) + 1;
+        subnetHosts.set(subnetId, host);
+        const ip = numberToIpv4(base + host);
+        const instanceId = id('i');
+        const networkInterfaceId = id('eni');
+        const privateDnsName = `ip-${ip.replaceAll('.', '-')}.${EMULATOR_REGION}.compute.internal`;
+        const instance: Instance = {
+          instanceId,
+          state: 'running',
+          instanceType: 'm5.large',
+          availabilityZone: subnet.availabilityZone,
+          vpcId: subnet.vpcId,
+          subnetId,
+          privateDnsName,
+          privateIpAddress: ip,
+          sourceDestCheck: true,
+          networkInterfaces: [
+            {
+              networkInterfaceId,
+              deviceIndex: 0,
+              status: 'in-use',
+              subnetId,
+              privateIpAddresses: [{ address: ip, primary: true, privateDnsName }],
+              ipv6Addresses: [],
+              sourceDestCheck: true,
+              ...(securityGroupIds ? { securityGroupIds: [...securityGroupIds] } : {}),
+            },
+          ],
+          tags: { ...tags },
+        };
+        fake.putInstance(instance);
+        seeded.push({ instanceId, privateDnsName, privateIpAddress: ip, networkInterfaceId });
+      }
+      return seeded;
+    },
+    async stop(instanceIds) {
+      for (const instanceId of instanceIds) fake.setState(instanceId, 'stopped');
+    },
+    async terminate(instanceIds) {
+      for (const instanceId of instanceIds) fake.setState(instanceId, 'terminated');
+    },
+    async routeTable({ vpcId, tags = {} }) {
+      const vpc = vpcs.get(vpcId);
+      if (!vpc) throw new Error(`seed: no VPC ${vpcId}`);
+      const routeTableId = id('rtb');
+      fake.putRouteTable({
+        routeTableId,
+        vpcId,
+        tags: { ...tags },
+        routes: [{ destination: vpc.cidr, target: { gatewayId: 'local' }, origin: 'CreateRouteTable' }],
+        associations: [],
+      });
+      return routeTableId;
+    },
+  };
+}
+
+function fakeBackends(): { ec2: FakeEc2; elbv2: FakeElbv2 } {
+  const clock = new FakeClock();
+  const ec2 = new FakeEc2(clock);
+  return { ec2, elbv2: new FakeElbv2(clock, ec2) };
+}
+
+const fakeElbSeed: Elbv2Seed = {
+  async certificate(domain) {
+    return `arn:aws:acm:${EMULATOR_REGION}:${FAKE_ACCOUNT}:certificate/${domain.replaceAll('.', '-')}`;
+  },
+};
+
+// ---- the emulator ------------------------------------------------------------------------------------
+
+/** An AMI the emulator knows; any ID works on the fake. */
+const EMULATOR_AMI = 'ami-12c6146b';
+
+function emulatorEc2Seed(client: EC2Client): Ec2Seed {
+  return {
+    async vpc({ cidr, ipv6 }) {
+      const created = await client.send(
+        new CreateVpcCommand({ CidrBlock: cidr, ...(ipv6 ? { AmazonProvidedIpv6CidrBlock: true } : {}) }),
+      );
+      const vpcId = created.Vpc?.VpcId;
+      if (!vpcId) throw new Error('seed: CreateVpc answered without a VPC ID');
+      if (!ipv6) return { vpcId };
+      const described = await client.send(new DescribeVpcsCommand({ VpcIds: [vpcId] }));
+      const ipv6CidrBlock = described.Vpcs?.[0]?.Ipv6CidrBlockAssociationSet?.[0]?.Ipv6CidrBlock;
+      return { vpcId, ...(ipv6CidrBlock ? { ipv6CidrBlock } : {}) };
+    },
+    async subnet({ vpcId, cidr, zone, ipv6Index, tags = {} }) {
+      let ipv6CidrBlock: string | undefined;
+      if (ipv6Index !== undefined) {
+        const described = await client.send(new DescribeVpcsCommand({ VpcIds: [vpcId] }));
+        const block = described.Vpcs?.[0]?.Ipv6CidrBlockAssociationSet?.[0]?.Ipv6CidrBlock;
+        if (!block) throw new Error(`seed: VPC ${vpcId} has no IPv6 block`);
+        ipv6CidrBlock = ipv6Subnet(block, ipv6Index);
+      }
+      const created = await client.send(
+        new CreateSubnetCommand({
+          VpcId: vpcId,
+          CidrBlock: cidr,
+          AvailabilityZone: zone,
+          ...(ipv6CidrBlock ? { Ipv6CidrBlock: ipv6CidrBlock } : {}),
+          ...tagSpecification('subnet', tags),
+        }),
+      );
+      const subnetId = created.Subnet?.SubnetId;
+      if (!subnetId) throw new Error('seed: CreateSubnet answered without a subnet ID');
+      return { subnetId, ...(ipv6CidrBlock ? { ipv6CidrBlock } : {}) };
+    },
+    async instances({ subnetId, count, tags = {}, securityGroupIds }) {
+      const created = await client.send(
+        new RunInstancesCommand({
+          ImageId: EMULATOR_AMI,
+          InstanceType: 'm5.large',
+          MinCount: count,
+          MaxCount: count,
+          SubnetId: subnetId,
+          ...(securityGroupIds ? { SecurityGroupIds: securityGroupIds } : {}),
+          ...tagSpecification('instance', tags),
+        }),
+      );
+      return (created.Instances ?? []).map((instance) => {
+        const networkInterfaceId = instance.NetworkInterfaces?.[0]?.NetworkInterfaceId;
+        if (!instance.InstanceId || !instance.PrivateDnsName || !instance.PrivateIpAddress || !networkInterfaceId) {
+          throw new Error('seed: RunInstances answered an instance without its network identity');
+        }
+        return {
+          instanceId: instance.InstanceId,
+          privateDnsName: instance.PrivateDnsName,
+          privateIpAddress: instance.PrivateIpAddress,
+          networkInterfaceId,
+        };
+      });
+    },
+    async stop(instanceIds) {
+      await client.send(new StopInstancesCommand({ InstanceIds: [...instanceIds] }));
+    },
+    async terminate(instanceIds) {
+      await client.send(new TerminateInstancesCommand({ InstanceIds: [...instanceIds] }));
+    },
+    async routeTable({ vpcId, tags = {} }) {
+      const created = await client.send(
+        new CreateRouteTableCommand({ VpcId: vpcId, ...tagSpecification('route-table', tags) }),
+      );
+      const routeTableId = created.RouteTable?.RouteTableId;
+      if (!routeTableId) throw new Error('seed: CreateRouteTable answered without an ID');
+      return routeTableId;
+    },
+  };
+}
+
+/**
+ * ACM RequestCertificate on the emulator. The project has no ACM client (it never calls ACM), so this speaks
+ * ACM's JSON protocol directly; the emulator reads service and region from the credential scope and does not
+ * check the signature.
+ */
+function emulatorElbSeed(emulator: Emulator): Elbv2Seed {
+  return {
+    async certificate(domain) {
+      const scope = `${emulator.clientConfig.credentials.accessKeyId}/20260101/${EMULATOR_REGION}/acm/aws4_request`;
+      const response = await fetch(emulator.endpoint, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/x-amz-json-1.1',
+          'X-Amz-Target': 'CertificateManager.RequestCertificate',
+          Authorization: `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`,
+        },
+        body: JSON.stringify({ DomainName: domain, ValidationMethod: 'DNS' }),
+      });
+      const body = (await response.json()) as { CertificateArn?: string };
+      if (!response.ok || !body.CertificateArn) throw new Error(`seed: RequestCertificate failed (${response.status})`);
+      return body.CertificateArn;
+    },
+  };
+}
+
+function tagSpecification(resourceType: 'subnet' | 'instance' | 'route-table', tags: Record<string, string>) {
+  const list: Tag[] = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+  return list.length > 0 ? { TagSpecifications: [{ ResourceType: resourceType, Tags: list }] } : {};
+}
+
+function emulatorFactory<B>(build: (emulator: Emulator) => B): BackendFactory<B> {
+  let emulator: Emulator | undefined;
+  let backend: B | undefined;
+  return {
+    kind: 'emulator',
+    available: EMULATOR_AVAILABLE,
+    async start() {
+      emulator = await startEmulator();
+      backend = build(emulator);
+    },
+    async fresh() {
+      if (!emulator || !backend) throw new Error('emulator backend not started');
+      await emulator.reset();
+      return backend;
+    },
+    async stop() {
+      await emulator?.stop();
+      emulator = undefined;
+    },
+  };
+}
+
+function fakeFactory<B>(build: () => B): BackendFactory<B> {
+  return { kind: 'fake', available: true, async start() {}, fresh: async () => build(), async stop() {} };
+}
+
+export function ec2Backends(): BackendFactory<Ec2Backend>[] {
+  return [
+    emulatorFactory((emulator) => {
+      const client = new EC2Client(emulator.clientConfig);
+      return { ec2: new Ec2Adapter(client), seed: emulatorEc2Seed(client) };
+    }),
+    fakeFactory(() => {
+      const { ec2 } = fakeBackends();
+      return { ec2: fakeEc2Port(ec2), seed: fakeEc2Seed(ec2) };
+    }),
+  ];
+}
+
+export function elbv2Backends(): BackendFactory<Elbv2Backend>[] {
+  return [
+    emulatorFactory((emulator) => {
+      const client = new EC2Client(emulator.clientConfig);
+      return {
+        ec2: new Ec2Adapter(client),
+        seed: emulatorEc2Seed(client),
+        elbv2: new Elbv2Adapter(new ElasticLoadBalancingV2Client(emulator.clientConfig)),
+        elbSeed: emulatorElbSeed(emulator),
+      };
+    }),
+    fakeFactory(() => {
+      const { ec2, elbv2 } = fakeBackends();
+      return { ec2: fakeEc2Port(ec2), seed: fakeEc2Seed(ec2), elbv2: fakeElbv2Port(elbv2), elbSeed: fakeElbSeed };
+    }),
+  ];
+}
+
+// ---- where the emulator differs from AWS -------------------------------------------------------------
+
+/**
+ * Behaviours the emulator answers differently from AWS, one per row of docs/emulator-differences.md (the key is
+ * the row's first column entry). A test of such a behaviour still runs on the emulator, as a test that must fail:
+ * should the emulator start to behave like AWS, that test fails and the row can go.
+ */
+export const EMULATOR_DIFFERENCES = {
+  'ec2.subnet-ipv6-state': "a subnet's IPv6 CIDR block association state",
+  'ec2.route-blackhole': 'a route whose target is gone is a blackhole',
+  'ec2.sg-delete-referenced': "deleting a security group another group's rule references",
+  'ec2.sg-delete-in-use': 'deleting a security group a network interface uses',
+  'elbv2.nlb-arn': "a Network Load Balancer's ARN",
+  'elbv2.lb-create-same-name': 'CreateLoadBalancer with the name of an existing load balancer',
+  'elbv2.nlb-single-zone': 'a Network Load Balancer in a single zone',
+  'elbv2.nlb-subnet-in-place': "changing the subnet of a Network Load Balancer's zone",
+  'elbv2.dualstack-needs-ipv6-subnets': 'dualstack on subnets without IPv6',
+  'elbv2.lb-attribute-defaults': "a new Network Load Balancer's attributes",
+  'elbv2.lb-deletion-protection': 'deleting a load balancer with deletion protection',
+  'elbv2.listener-create-same-port': 'CreateListener on a port the load balancer listens on already',
+  'elbv2.target-group-load-balancers': "a target group's load balancers after its listener moved away",
+  'elbv2.listener-sni-certificates': "a TLS listener's certificate list",
+  'elbv2.modify-tls-listener': 'ModifyListener on a TLS listener',
+  'elbv2.listener-idle-timeout': 'the TCP idle timeout listener attribute',
+  'elbv2.tg-create-same-name': 'CreateTargetGroup with the name and settings of an existing target group',
+  'elbv2.tg-attribute-defaults': "a new Network Load Balancer target group's attributes",
+  'elbv2.deregister-unknown-target': 'DeregisterTargets naming a target that is not registered',
+  'elbv2.target-draining': 'a deregistered target',
+  'elbv2.target-unused': 'targets of a target group no load balancer uses',
+  'elbv2.tags-unknown-arn': 'DescribeTags naming a resource that does not exist',
+} as const satisfies Record<string, string>;
+
+export type EmulatorDifference = keyof typeof EMULATOR_DIFFERENCES;
+
+type TestBody = () => Promise<void>;
+
+/**
+ * The `it` of a contract suite: `test(name, fn)` runs on both backends; `test.differs(key, name, fn)` is a
+ * behaviour the emulator gets wrong (see EMULATOR_DIFFERENCES): on the fake it must pass, on the emulator it must
+ * fail.
+ */
+export function contractTest(kind: BackendKind) {
+  const test = (name: string, fn: TestBody, timeout?: number) => it(name, fn, timeout);
+  test.differs = (key: EmulatorDifference, name: string, fn: TestBody, timeout?: number) => {
+    if (kind !== 'emulator') return it(name, fn, timeout);
+    const title = `${name} [emulator differs: ${key}, docs/emulator-differences.md]`;
+    // CONTRACT_SHOW_DIFFERENCES=1 runs them as ordinary tests, to read how the emulator answers.
+    if (process.env.CONTRACT_SHOW_DIFFERENCES) it(title, fn, timeout);
+    else it.fails(title, fn, timeout);
+  };
+  return test;
+}
+
+/** The backend's lifecycle in the enclosing describe; the getter answers the current test's account. */
+function useBackend<B>(factory: BackendFactory<B>): () => B {
+  let current: B | undefined;
+  beforeAll(() => factory.start(), 30_000);
+  afterAll(() => factory.stop());
+  beforeEach(async () => {
+    current = await factory.fresh();
+  });
+  return () => {
+    if (!current) throw new Error('no backend: the test runs outside its describe');
+    return current;
+  };
+}
+
+export type ContractTest = ReturnType<typeof contractTest>;
+
+/**
+ * One contract suite, run once per backend (`describe.each`). Where moto_server is not installed the emulator
+ * half is one skipped test that says so.
+ */
+export function describeContract<B>(
+  title: string,
+  factories: BackendFactory<B>[],
+  body: (backend: () => B, test: ContractTest, kind: BackendKind) => void,
+): void {
+  describe.each(factories)(`${title} ($kind)`, (factory) => {
+    if (!factory.available) {
+      it.skip(EMULATOR_SKIPPED_MESSAGE);
+      return;
+    }
+    body(useBackend(factory), contractTest(factory.kind), factory.kind);
+  });
+}
+
+// ---- addresses ---------------------------------------------------------------------------------------
+
+function ipv4ToNumber(ip: string): number {
+  return ip.split('.').reduce((n, octet) => n * 256 + Number(octet), 0);
+}
+
+function numberToIpv4(n: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(n / 2 ** shift) % 256).join('.');
+}
+
+/** The index-th /64 of a /56 (the low byte of the fourth group is the subnet's). */
+export function ipv6Subnet(block: string, index: number): string {
+  const address = block.split('/')[0]!;
+  const [head = '', tail = ''] = address.split('::');
+  const groups = head.split(':').filter(Boolean);
+  const missing = 8 - groups.length - tail.split(':').filter(Boolean).length;
+  const full = [...groups, ...Array(missing).fill('0'), ...tail.split(':').filter(Boolean)].map((g) =>
+    Number.parseInt(g, 16),
+  );
+  full[3] = ((full[3] ?? 0) & 0xff00) | (index & 0xff);
+  return `${full
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`;
+}
