@@ -1,3 +1,4 @@
+import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
 import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
@@ -52,7 +53,8 @@ export function createSimulation(options: SimulationOptions) {
     region: 'eu-west-1',
     ipFamilies: ['ipv4'],
     clock,
-    ec2,
+    // The reconcilers reach the simulated account through the real adapter, as they reach EC2.
+    ec2: new Ec2Adapter(ec2),
     kube,
     log,
     metrics,

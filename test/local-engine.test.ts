@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createEngine, QUEUES } from '../bin/engine.ts';
+import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { FakeEc2 } from '../shared/aws/ec2-fake.ts';
 import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../shared/clock.ts';
@@ -28,7 +29,7 @@ function engine(options: { routes?: boolean; services?: boolean }) {
     region: 'eu-west-1',
     ipFamilies: ['ipv4'],
     clock,
-    ec2,
+    ec2: new Ec2Adapter(ec2),
     kube,
     log: silentLog,
     metrics: new RecordingMetrics(),

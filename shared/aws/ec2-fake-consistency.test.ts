@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { RetryableError } from '../errors.ts';
+import { Ec2Adapter } from './ec2-adapter.ts';
 import { FakeEc2, NewResourceWindow } from './ec2-fake.ts';
 import type { SecurityGroupRule } from './ec2-port.ts';
 import { awsErrorCode } from './errors.ts';
@@ -8,12 +9,15 @@ import { awsErrorCode } from './errors.ts';
 const VPC = 'vpc-0a1b2c3d';
 const RULE: SecurityGroupRule = { protocol: 'tcp', fromPort: 80, toPort: 80, cidrIpv4: '0.0.0.0/0' };
 
+/** Eventual consistency after CreateSecurityGroup, seen through Ec2Adapter as the reconcilers see it. */
 let clock: FakeClock;
-let ec2: FakeEc2;
+let fake: FakeEc2;
+let ec2: Ec2Adapter;
 beforeEach(() => {
   clock = new FakeClock();
-  ec2 = new FakeEc2(clock);
-  ec2.putSecurityGroup({
+  fake = new FakeEc2(clock);
+  ec2 = new Ec2Adapter(fake);
+  fake.putSecurityGroup({
     groupId: 'sg-0000000000000old',
     groupName: 'old',
     vpcId: VPC,
@@ -45,11 +49,11 @@ describe('FakeEc2 security groups just created (eventual consistency)', () => {
     const id = await create();
     expect(await found(id)).toEqual([id]);
     await ec2.authorizeSecurityGroupIngress(id, [RULE]);
-    expect(ec2.securityGroups.get(id)!.ingress).toHaveLength(1);
+    expect(fake.securityGroups.get(id)!.ingress).toHaveLength(1);
   });
 
   it('inside newSecurityGroupInvisibleMs every call naming the group answers InvalidGroup.NotFound and changes nothing', async () => {
-    ec2.newSecurityGroupInvisibleMs = 5_000;
+    fake.newSecurityGroupInvisibleMs = 5_000;
     const id = await create();
     clock.advance(4_999);
 
@@ -70,12 +74,12 @@ describe('FakeEc2 security groups just created (eventual consistency)', () => {
     // The adapter turns InvalidGroup.NotFound from DeleteSecurityGroup into 'not-found': the group stays.
     expect(await ec2.deleteSecurityGroup(id)).toBe('not-found');
 
-    expect(ec2.securityGroups.get(id)).toMatchObject({ tags: { team: 'a' }, ingress: [] });
-    expect(ec2.securityGroups.get('sg-0000000000000old')!.ingress).toEqual([]);
+    expect(fake.securityGroups.get(id)).toMatchObject({ tags: { team: 'a' }, ingress: [] });
+    expect(fake.securityGroups.get('sg-0000000000000old')!.ingress).toEqual([]);
   });
 
   it('answers exactly what it answers for a group that does not exist', async () => {
-    ec2.newSecurityGroupInvisibleMs = 5_000;
+    fake.newSecurityGroupInvisibleMs = 5_000;
     const id = await create();
     const hidden = await failure(ec2.authorizeSecurityGroupIngress(id, [RULE]));
     const unknown = await failure(ec2.authorizeSecurityGroupIngress('sg-0000000000000ffff', [RULE]));
@@ -85,42 +89,42 @@ describe('FakeEc2 security groups just created (eventual consistency)', () => {
   });
 
   it('a second create of the same name while hidden is still InvalidGroup.Duplicate (name-taken)', async () => {
-    ec2.newSecurityGroupInvisibleMs = 5_000;
+    fake.newSecurityGroupInvisibleMs = 5_000;
     await create('lb');
     expect(await ec2.createSecurityGroup({ groupName: 'lb', description: 'd', vpcId: VPC, tags: {} })).toBe(
       'name-taken',
     );
-    expect([...ec2.securityGroups.values()].filter((g) => g.groupName === 'lb')).toHaveLength(1);
+    expect([...fake.securityGroups.values()].filter((g) => g.groupName === 'lb')).toHaveLength(1);
   });
 
   it('after the window the group is described, and rules, tags and deletion work', async () => {
-    ec2.newSecurityGroupInvisibleMs = 5_000;
+    fake.newSecurityGroupInvisibleMs = 5_000;
     const id = await create();
     clock.advance(5_000);
     expect(await found(id)).toEqual([id]);
     await ec2.authorizeSecurityGroupIngress(id, [RULE]);
     await ec2.createTags([id], { b: '1' });
-    expect(ec2.securityGroups.get(id)).toMatchObject({ tags: { team: 'a', b: '1' }, ingress: [RULE] });
+    expect(fake.securityGroups.get(id)).toMatchObject({ tags: { team: 'a', b: '1' }, ingress: [RULE] });
     expect(await ec2.deleteSecurityGroup(id)).toBe('deleted');
-    expect(ec2.securityGroups.has(id)).toBe(false);
+    expect(fake.securityGroups.has(id)).toBe(false);
   });
 
   it('newSecurityGroupInvisibleCalls hides it from that many lookups, with no time passing', async () => {
-    ec2.newSecurityGroupInvisibleCalls = 2;
+    fake.newSecurityGroupInvisibleCalls = 2;
     const id = await create();
     expect(await found(id)).toEqual([]);
     expect(codeOf(await failure(ec2.authorizeSecurityGroupIngress(id, [RULE])))).toBe('InvalidGroup.NotFound');
     expect(await found(id)).toEqual([id]);
     // Lookups of other groups do not use up its window.
-    ec2.newSecurityGroupInvisibleCalls = 1;
+    fake.newSecurityGroupInvisibleCalls = 1;
     const other = await create('other');
     await ec2.findSecurityGroups({ groupIds: ['sg-0000000000000old'] });
     expect(await found(other)).toEqual([]);
   });
 
   it('groups added with putSecurityGroup are never hidden', async () => {
-    ec2.newSecurityGroupInvisibleMs = 5_000;
-    ec2.putSecurityGroup({
+    fake.newSecurityGroupInvisibleMs = 5_000;
+    fake.putSecurityGroup({
       groupId: 'sg-0000000000000put',
       groupName: 'put',
       vpcId: VPC,

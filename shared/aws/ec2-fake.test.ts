@@ -1,20 +1,35 @@
+import { CreateRouteCommand, DeleteRouteCommand, ReplaceRouteCommand } from '@aws-sdk/client-ec2';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
+import { Ec2Adapter } from './ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeRouteTable } from './ec2-fake.ts';
-import { awsErrorCode } from './errors.ts';
+import { AwsServiceError, awsErrorCode } from './errors.ts';
 
+/** The fake EC2 API behind the real adapter: the port as the reconcilers use it, on EC2's semantics. */
 const TABLE = 'rtb-0123456789abcdef0';
-let ec2: FakeEc2;
+let fake: FakeEc2;
+let ec2: Ec2Adapter;
 beforeEach(() => {
-  ec2 = new FakeEc2();
-  ec2.putRouteTable(makeRouteTable());
+  fake = new FakeEc2();
+  ec2 = new Ec2Adapter(fake);
+  fake.putRouteTable(makeRouteTable());
 });
 
+/** The EC2 error code behind an adapter's controller error. */
 const codeOf = (err: unknown) => awsErrorCode((err as Error).cause);
+/** The error a call fails with; a call that succeeds fails the test. */
+async function failure(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the call to fail');
+}
 
-describe('FakeEc2 route tables', () => {
-  it('records instance and interface for a route to either, and counts calls per operation', async () => {
-    const a = ec2.putInstance(makeInstance({ index: 1 }));
+describe('FakeEc2 route tables, through Ec2Adapter', () => {
+  it('records instance and interface for a route to either, and counts each command sent', async () => {
+    const a = fake.putInstance(makeInstance({ index: 1 }));
     const eni = a.networkInterfaces[0]!.networkInterfaceId;
 
     expect(await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId })).toBe('created');
@@ -37,32 +52,42 @@ describe('FakeEc2 route tables', () => {
         origin: 'CreateRoute',
       },
     ]);
-    expect(ec2.callCount('CreateRoute')).toBe(2);
-    expect(ec2.callCount('DescribeRouteTables')).toBe(1);
-    expect(ec2.writeCallCount()).toBe(2);
+    expect(fake.callCount('CreateRoute')).toBe(2);
+    expect(fake.callCount('DescribeRouteTables')).toBe(1);
+    expect(fake.writeCallCount()).toBe(2);
   });
 
   it('turns a route to a terminated instance into a blackhole', async () => {
-    const a = ec2.putInstance(makeInstance({ index: 1 }));
+    const a = fake.putInstance(makeInstance({ index: 1 }));
     await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId });
-    ec2.setState(a.instanceId, 'terminated');
+    fake.setState(a.instanceId, 'terminated');
 
-    const route = ec2.routesOf(TABLE).find((r) => r.destination === '10.244.1.0/24');
+    const route = (await ec2.describeRouteTable(TABLE))?.routes.find((r) => r.destination === '10.244.1.0/24');
     expect(route?.state).toBe('blackhole');
     expect(route?.target.instanceId).toBeUndefined();
+    expect(fake.routesOf(TABLE).find((r) => r.destination === '10.244.1.0/24')).toEqual(route);
   });
 
-  it('finds tables by tag key or exact tag', async () => {
-    ec2.putRouteTable(makeRouteTable({ routeTableId: 'rtb-2', clusterName: '', tags: { KubernetesCluster: 'x' } }));
+  it('finds tables by tag key or exact tag; a well-formed unknown ID is absent', async () => {
+    fake.putRouteTable(makeRouteTable({ routeTableId: 'rtb-2', clusterName: '', tags: { KubernetesCluster: 'x' } }));
     expect(
       (await ec2.findRouteTablesByTag({ key: 'kubernetes.io/cluster/test-cluster' })).map((t) => t.routeTableId),
     ).toEqual([TABLE]);
+    expect(
+      (await ec2.findRouteTablesByTag({ key: 'KubernetesCluster', value: 'x' })).map((t) => t.routeTableId),
+    ).toEqual(['rtb-2']);
     expect(await ec2.findRouteTablesByTag({ key: 'KubernetesCluster', value: 'y' })).toEqual([]);
-    expect(await ec2.describeRouteTable('rtb-unknown')).toBeUndefined();
+    expect(await ec2.describeRouteTable('rtb-00000000')).toBeUndefined();
+  });
+
+  it('a malformed table ID is an error, not an absent table (InvalidRouteTableId.Malformed)', async () => {
+    const err = await failure(ec2.describeRouteTable('rtb-unknown'));
+    expect(err).toBeInstanceOf(TerminalError);
+    expect(codeOf(err)).toBe('InvalidRouteTableId.Malformed');
   });
 
   it('answers with the outcomes and error codes EC2 gives', async () => {
-    const a = ec2.putInstance(makeInstance({ index: 1 }));
+    const a = fake.putInstance(makeInstance({ index: 1 }));
     await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId });
 
     expect(await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId })).toBe('already-exists');
@@ -70,20 +95,53 @@ describe('FakeEc2 route tables', () => {
     expect(await ec2.deleteRoute(TABLE, '10.244.9.0/24')).toBe('not-found');
     expect(await ec2.deleteRoute(TABLE, '10.244.1.0/24')).toBe('deleted');
 
-    const unknownTable = await ec2.createRoute('rtb-9', '10.244.1.0/24', { instanceId: a.instanceId }).catch((e) => e);
+    const unknownTable = await failure(ec2.createRoute('rtb-00000009', '10.244.1.0/24', { instanceId: a.instanceId }));
     expect(unknownTable).toBeInstanceOf(RetryableError);
     expect(codeOf(unknownTable)).toBe('InvalidRouteTableID.NotFound');
-
-    const local = await ec2.deleteRoute(TABLE, '10.0.0.0/16').catch((e) => e);
-    expect(codeOf(local)).toBe('InvalidParameterValue');
-
-    const gone = await ec2.createRoute(TABLE, '10.244.2.0/24', { instanceId: 'i-0000000000000dead' }).catch((e) => e);
+    expect(codeOf(await failure(ec2.deleteRoute(TABLE, '10.0.0.0/16')))).toBe('InvalidParameterValue');
+    const gone = await failure(ec2.createRoute(TABLE, '10.244.2.0/24', { instanceId: 'i-0000000000000dead' }));
     expect(codeOf(gone)).toBe('InvalidInstanceID.NotFound');
+  });
+
+  it('states the missing route as EC2 does: ReplaceRoute InvalidParameterValue, DeleteRoute InvalidRoute.NotFound', async () => {
+    const a = fake.putInstance(makeInstance({ index: 1 }));
+    const replace = await failure(
+      fake.send(
+        new ReplaceRouteCommand({ RouteTableId: TABLE, DestinationCidrBlock: '10.9.0.0/24', InstanceId: a.instanceId }),
+      ),
+    );
+    const remove = await failure(
+      fake.send(new DeleteRouteCommand({ RouteTableId: TABLE, DestinationIpv6CidrBlock: 'fd00::/64' })),
+    );
+    expect([replace.name, remove.name]).toEqual(['InvalidParameterValue', 'InvalidRoute.NotFound']);
+    expect(replace.message).toMatch(/no route defined for '10\.9\.0\.0\/24'/);
+    expect(remove).toBeInstanceOf(AwsServiceError);
+  });
+
+  it('takes each address family in its own field only, and exactly one target', async () => {
+    const a = fake.putInstance(makeInstance({ index: 1 }));
+    const v6InV4 = await failure(
+      fake.send(
+        new CreateRouteCommand({ RouteTableId: TABLE, DestinationCidrBlock: 'fd00::/64', InstanceId: a.instanceId }),
+      ),
+    );
+    const twoTargets = await failure(
+      fake.send(
+        new CreateRouteCommand({
+          RouteTableId: TABLE,
+          DestinationCidrBlock: '10.244.1.0/24',
+          InstanceId: a.instanceId,
+          NetworkInterfaceId: a.networkInterfaces[0]!.networkInterfaceId,
+        }),
+      ),
+    );
+    expect([v6InV4.name, twoTargets.name]).toEqual(['InvalidParameterValue', 'InvalidParameterCombination']);
+    expect(fake.routesOf(TABLE)).toHaveLength(2);
   });
 
   it('refuses instance-wide operations on a multi-interface instance, as EC2 does', async () => {
     const base = makeInstance({ index: 1 });
-    const multi = ec2.putInstance({
+    const multi = fake.putInstance({
       ...base,
       networkInterfaces: [
         base.networkInterfaces[0]!,
@@ -91,44 +149,70 @@ describe('FakeEc2 route tables', () => {
       ],
     });
 
-    const route = await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: multi.instanceId }).catch((e) => e);
-    const check = await ec2.modifyInstanceSourceDestCheck(multi.instanceId, false).catch((e) => e);
+    const route = await failure(ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: multi.instanceId }));
+    const check = await failure(ec2.modifyInstanceSourceDestCheck(multi.instanceId, false));
 
     for (const err of [route, check]) {
       expect(err).toBeInstanceOf(TerminalError);
       expect(codeOf(err)).toBe('InvalidInstanceID');
     }
     await ec2.modifyNetworkInterfaceSourceDestCheck(base.networkInterfaces[0]!.networkInterfaceId, false);
-    expect(ec2.instances.get(multi.instanceId)!.sourceDestCheck).toBe(false);
-    expect(ec2.instances.get(multi.instanceId)!.networkInterfaces[0]!.sourceDestCheck).toBe(false);
+    expect(fake.instances.get(multi.instanceId)!.sourceDestCheck).toBe(false);
+    expect(fake.instances.get(multi.instanceId)!.networkInterfaces[0]!.sourceDestCheck).toBe(false);
+    const unknownEni = await failure(ec2.modifyNetworkInterfaceSourceDestCheck('eni-0000000000000dead', false));
+    expect(codeOf(unknownEni)).toBe('InvalidNetworkInterfaceID.NotFound');
   });
 
   it('refuses a route to an instance in another VPC', async () => {
-    const a = ec2.putInstance(makeInstance({ index: 1, vpcId: 'vpc-other' }));
-    const err = await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId }).catch((e) => e);
-    expect(codeOf(err)).toBe('InvalidParameterValue');
+    const a = fake.putInstance(makeInstance({ index: 1, vpcId: 'vpc-other' }));
+    expect(codeOf(await failure(ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId })))).toBe(
+      'InvalidParameterValue',
+    );
   });
 
   it('answers RouteLimitExceeded beyond the route limit, not counting propagated routes', async () => {
-    ec2.routeLimit = 3;
-    ec2.routeTables.get(TABLE)!.routes.push({
+    fake.routeLimit = 3;
+    fake.routeTables.get(TABLE)!.routes.push({
       destination: '192.168.0.0/16',
       target: { gatewayId: 'vgw-1' },
       origin: 'EnableVgwRoutePropagation',
     });
-    const a = ec2.putInstance(makeInstance({ index: 1 }));
+    const a = fake.putInstance(makeInstance({ index: 1 }));
     expect(await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId })).toBe('created');
 
-    const err = await ec2.createRoute(TABLE, '10.244.2.0/24', { instanceId: a.instanceId }).catch((e) => e);
+    const err = await failure(ec2.createRoute(TABLE, '10.244.2.0/24', { instanceId: a.instanceId }));
 
     expect(err).toBeInstanceOf(TerminalError);
     expect(codeOf(err)).toBe('RouteLimitExceeded');
   });
 
-  it('throttles route operations through the usual mechanism', async () => {
-    ec2.throttle('DescribeRouteTables', 1);
-    await expect(ec2.describeRouteTable(TABLE)).rejects.toThrow(ThrottledError);
+  it('throttles with RequestLimitExceeded (HTTP 503), which the adapter makes a ThrottledError', async () => {
+    fake.throttle('DescribeRouteTables', 1);
+    const err = await failure(ec2.describeRouteTable(TABLE));
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect((err.cause as AwsServiceError).$metadata.httpStatusCode).toBe(503);
     expect(await ec2.describeRouteTable(TABLE)).toBeDefined();
-    expect(ec2.callCount('DescribeRouteTables')).toBe(2);
+    expect(fake.callCount('DescribeRouteTables')).toBe(2);
+  });
+
+  it('lets a test act between a read and a write (beforeCall), and fails queued calls with their errors', async () => {
+    const a = fake.putInstance(makeInstance({ index: 1 }));
+    fake.beforeCall = (operation) => {
+      if (operation === 'DeleteRoute') fake.routeTables.get(TABLE)!.routes.pop();
+    };
+    fake.routeTables.get(TABLE)!.routes.push({
+      destination: '10.244.1.0/24',
+      target: { instanceId: a.instanceId },
+      origin: 'CreateRoute',
+    });
+    expect(await ec2.deleteRoute(TABLE, '10.244.1.0/24')).toBe('not-found');
+
+    fake.queueError('CreateRoute', new AwsServiceError('InternalError', 'An internal error has occurred', 500));
+    const err = await failure(ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId }));
+    expect(err).toBeInstanceOf(RetryableError);
+    expect(err.message).toBe(
+      'creating route 10.244.1.0/24 in rtb-0123456789abcdef0: InternalError: An internal error has occurred',
+    );
+    expect(await ec2.createRoute(TABLE, '10.244.1.0/24', { instanceId: a.instanceId })).toBe('created');
   });
 });

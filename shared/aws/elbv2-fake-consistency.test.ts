@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { RetryableError, TerminalError } from '../errors.ts';
+import { Ec2Adapter } from './ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeSubnet } from './ec2-fake.ts';
 import { FakeElbv2 } from './elbv2-fake.ts';
 import type { CreateTargetGroupInput, LoadBalancer, TargetGroup } from './elbv2-port.ts';
@@ -58,7 +59,12 @@ const tgInput = (name: string, extra: Partial<CreateTargetGroupInput> = {}): Cre
   ...extra,
 });
 const newGroup = async (name: string): Promise<string> => {
-  const created = await ec2.createSecurityGroup({ groupName: name, description: 'd', vpcId: VPC, tags: {} });
+  const created = await new Ec2Adapter(ec2).createSecurityGroup({
+    groupName: name,
+    description: 'd',
+    vpcId: VPC,
+    tags: {},
+  });
   if (created === 'name-taken') throw new Error('taken');
   return created.groupId;
 };

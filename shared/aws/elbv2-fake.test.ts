@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
+import { Ec2Adapter } from './ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeSubnet } from './ec2-fake.ts';
 import { FakeElbv2 } from './elbv2-fake.ts';
 import type { AlpnPolicy, CreateTargetGroupInput, HealthCheck, ListenerSpec } from './elbv2-port.ts';
@@ -122,9 +123,11 @@ describe('FakeElbv2 load balancers', () => {
     await elb.deleteLoadBalancer(lb.arn);
     await elb.deleteLoadBalancer(lb.arn);
     expect(elb.listeners.size).toBe(0);
-    expect(codeOf(await ec2.deleteSecurityGroup('sg-lb').catch((e: unknown) => e))).toBe('DependencyViolation');
+    expect(codeOf(await new Ec2Adapter(ec2).deleteSecurityGroup('sg-lb').catch((e: unknown) => e))).toBe(
+      'DependencyViolation',
+    );
     clock.advance(elb.eniDrainMs);
-    expect(await ec2.deleteSecurityGroup('sg-lb')).toBe('deleted');
+    expect(await new Ec2Adapter(ec2).deleteSecurityGroup('sg-lb')).toBe('deleted');
   });
 
   it('deletion protection refuses deletion (a terminal error)', async () => {

@@ -24,8 +24,8 @@ interface Measured {
 
 /**
  * `count` initialized Nodes appear at once (one message each on the route queue, as the relay sends
- * them), then a scheduled resync finds everything in place. EC2 calls are counted by the fake the way
- * the adapter would make them (one DescribeInstances per 1000 IDs).
+ * them), then a scheduled resync finds everything in place. EC2 calls are the commands the real adapter
+ * sends to the fake EC2 API (one DescribeInstances per 1000 IDs is the adapter's own chunking).
  */
 async function measure(count: number): Promise<Measured> {
   const w = createWorld();

@@ -65,7 +65,7 @@ export function createServiceWorld() {
     provisioningRequeueSeconds: 30,
     cleanupRequeueSeconds: 30,
     kube: w.kube,
-    ec2: w.ec2,
+    ec2: w.ec2Port,
     elbv2,
     clock: w.clock,
     log: w.nodeDeps.log,

@@ -2,6 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { NodeDeps } from '../../functions/node/reconciler.ts';
 import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
 import type { RouteDeps } from '../../functions/route/reconciler.ts';
+import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import { FakeClock } from '../../shared/clock.ts';
@@ -25,10 +26,14 @@ export function cidrs(texts: readonly string[]): Cidr[] {
   });
 }
 
-/** Fakes wired together the way the Lambdas wire the real clients: one world per test. */
+/**
+ * Fakes wired together the way the Lambdas wire the real clients: one world per test. `ec2` is the fake EC2 API
+ * (its account and counters); the reconcilers reach it through the real adapter, `ec2Port`, as they reach EC2.
+ */
 export function createWorld() {
   const clock = new FakeClock();
   const ec2 = new FakeEc2();
+  const ec2Port = new Ec2Adapter(ec2);
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
   const sqs = new FakeSqs(clock);
@@ -36,25 +41,25 @@ export function createWorld() {
   sqs.createQueue('node-lifecycle.fifo', { maxReceiveCount: 8, deadLetterQueue: 'node-lifecycle-dlq.fifo' });
   sqs.createQueue('route.fifo', { maxReceiveCount: 8, deadLetterQueue: 'route-dlq.fifo' });
   const log = silentLog;
-  const facts = new Ec2Facts(ec2, clock);
+  const facts = new Ec2Facts(ec2Port, clock);
   const nodeDeps: NodeDeps = {
     clusterName: CLUSTER,
     region: 'eu-west-1',
     ipFamilies: ['ipv4'],
     kube,
-    ec2,
+    ec2: ec2Port,
     facts,
     clock,
     log,
     metrics,
   };
-  const lifecycleDeps: LifecycleDeps = { kube, ec2, clock, log, metrics };
+  const lifecycleDeps: LifecycleDeps = { kube, ec2: ec2Port, clock, log, metrics };
   const routeDeps: RouteDeps = {
     clusterName: CLUSTER,
     clusterCidrs: cidrs(CLUSTER_CIDRS),
     routeTableLimit: 50,
     kube,
-    ec2,
+    ec2: ec2Port,
     clock,
     log,
     metrics,
@@ -82,7 +87,22 @@ export function createWorld() {
 
   const enqueue = (queue: string, messages: KeyMessage[]) => sqs.sendKeys(sqs.urlOf(queue), messages);
 
-  return { clock, ec2, kube, metrics, sqs, facts, nodeDeps, lifecycleDeps, routeDeps, runner, invoke, drain, enqueue };
+  return {
+    clock,
+    ec2,
+    ec2Port,
+    kube,
+    metrics,
+    sqs,
+    facts,
+    nodeDeps,
+    lifecycleDeps,
+    routeDeps,
+    runner,
+    invoke,
+    drain,
+    enqueue,
+  };
 }
 
 export type World = ReturnType<typeof createWorld>;
