@@ -13,11 +13,11 @@ import { emulatorBackend, fakeBackend, type Received, type SqsBackend } from './
  * emulator gets it right, that test fails and the row is removed.
  */
 
-/** Rows of docs/emulator-differences.md, by the test that shows them. */
+/** Keys of docs/emulator-differences.md rows, by the test that shows them. */
 const EMULATOR_DIFFERS = {
-  dedupAfterDelete: 'SQS: deduplication after the first message was deleted',
-  dedupScope: 'SQS: DeduplicationScope messageGroup',
-  notInflight: 'SQS: ChangeMessageVisibility on a message no longer in flight',
+  dedupAfterDelete: 'sqs.dedup-after-delete',
+  dedupScope: 'sqs.dedup-scope-group',
+  notInflight: 'sqs.visibility-not-in-flight',
 } as const;
 
 const key = (name: string, resourceVersion: string): KeyMessage => ({
