@@ -10,7 +10,6 @@ import {
   TerminateInstancesCommand,
 } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { afterAll, beforeAll, beforeEach, describe, it } from 'vitest';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
@@ -18,19 +17,13 @@ import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import { FakeClock } from '../../shared/clock.ts';
-import {
-  EMULATOR_AVAILABLE,
-  EMULATOR_REGION,
-  EMULATOR_SKIPPED_MESSAGE,
-  type Emulator,
-  startEmulator,
-} from '../helpers/emulator.ts';
+import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
 
 /**
  * The two backends of the contract suite: the real adapters talking to the AWS API emulator, and the project's
  * fakes. Every behaviour test runs on both, through the port only. What a port cannot create (VPCs, subnets,
  * instances, route tables, certificates) is made by a per-backend seed, so the tests never know which backend
- * they run on. Differences of the emulator are declared here and listed in docs/emulator-differences.md.
+ * they run on. The suites run through `describeContract` (contract.ts).
  */
 
 export type BackendKind = 'emulator' | 'fake';
@@ -401,93 +394,6 @@ export function elbv2Backends(): BackendFactory<Elbv2Backend>[] {
       return { ec2: fakeEc2Port(ec2), seed: fakeEc2Seed(ec2), elbv2: fakeElbv2Port(elbv2), elbSeed: fakeElbSeed };
     }),
   ];
-}
-
-// ---- where the emulator differs from AWS -------------------------------------------------------------
-
-/**
- * Behaviours the emulator answers differently from AWS, one per row of docs/emulator-differences.md (the key is
- * the row's first column entry). A test of such a behaviour still runs on the emulator, as a test that must fail:
- * should the emulator start to behave like AWS, that test fails and the row can go.
- */
-export const EMULATOR_DIFFERENCES = {
-  'ec2.subnet-ipv6-state': "a subnet's IPv6 CIDR block association state",
-  'ec2.route-blackhole': 'a route whose target is gone is a blackhole',
-  'ec2.sg-delete-referenced': "deleting a security group another group's rule references",
-  'ec2.sg-delete-in-use': 'deleting a security group a network interface uses',
-  'elbv2.nlb-arn': "a Network Load Balancer's ARN",
-  'elbv2.lb-create-same-name': 'CreateLoadBalancer with the name of an existing load balancer',
-  'elbv2.nlb-single-zone': 'a Network Load Balancer in a single zone',
-  'elbv2.nlb-subnet-in-place': "changing the subnet of a Network Load Balancer's zone",
-  'elbv2.dualstack-needs-ipv6-subnets': 'dualstack on subnets without IPv6',
-  'elbv2.lb-attribute-defaults': "a new Network Load Balancer's attributes",
-  'elbv2.lb-deletion-protection': 'deleting a load balancer with deletion protection',
-  'elbv2.listener-create-same-port': 'CreateListener on a port the load balancer listens on already',
-  'elbv2.target-group-load-balancers': "a target group's load balancers after its listener moved away",
-  'elbv2.listener-sni-certificates': "a TLS listener's certificate list",
-  'elbv2.modify-tls-listener': 'ModifyListener on a TLS listener',
-  'elbv2.listener-idle-timeout': 'the TCP idle timeout listener attribute',
-  'elbv2.tg-create-same-name': 'CreateTargetGroup with the name and settings of an existing target group',
-  'elbv2.tg-attribute-defaults': "a new Network Load Balancer target group's attributes",
-  'elbv2.deregister-unknown-target': 'DeregisterTargets naming a target that is not registered',
-  'elbv2.target-draining': 'a deregistered target',
-  'elbv2.target-unused': 'targets of a target group no load balancer uses',
-  'elbv2.tags-unknown-arn': 'DescribeTags naming a resource that does not exist',
-} as const satisfies Record<string, string>;
-
-export type EmulatorDifference = keyof typeof EMULATOR_DIFFERENCES;
-
-type TestBody = () => Promise<void>;
-
-/**
- * The `it` of a contract suite: `test(name, fn)` runs on both backends; `test.differs(key, name, fn)` is a
- * behaviour the emulator gets wrong (see EMULATOR_DIFFERENCES): on the fake it must pass, on the emulator it must
- * fail.
- */
-export function contractTest(kind: BackendKind) {
-  const test = (name: string, fn: TestBody, timeout?: number) => it(name, fn, timeout);
-  test.differs = (key: EmulatorDifference, name: string, fn: TestBody, timeout?: number) => {
-    if (kind !== 'emulator') return it(name, fn, timeout);
-    const title = `${name} [emulator differs: ${key}, docs/emulator-differences.md]`;
-    // CONTRACT_SHOW_DIFFERENCES=1 runs them as ordinary tests, to read how the emulator answers.
-    if (process.env.CONTRACT_SHOW_DIFFERENCES) it(title, fn, timeout);
-    else it.fails(title, fn, timeout);
-  };
-  return test;
-}
-
-/** The backend's lifecycle in the enclosing describe; the getter answers the current test's account. */
-function useBackend<B>(factory: BackendFactory<B>): () => B {
-  let current: B | undefined;
-  beforeAll(() => factory.start(), 30_000);
-  afterAll(() => factory.stop());
-  beforeEach(async () => {
-    current = await factory.fresh();
-  });
-  return () => {
-    if (!current) throw new Error('no backend: the test runs outside its describe');
-    return current;
-  };
-}
-
-export type ContractTest = ReturnType<typeof contractTest>;
-
-/**
- * One contract suite, run once per backend (`describe.each`). Where moto_server is not installed the emulator
- * half is one skipped test that says so.
- */
-export function describeContract<B>(
-  title: string,
-  factories: BackendFactory<B>[],
-  body: (backend: () => B, test: ContractTest, kind: BackendKind) => void,
-): void {
-  describe.each(factories)(`${title} ($kind)`, (factory) => {
-    if (!factory.available) {
-      it.skip(EMULATOR_SKIPPED_MESSAGE);
-      return;
-    }
-    body(useBackend(factory), contractTest(factory.kind), factory.kind);
-  });
 }
 
 // ---- addresses ---------------------------------------------------------------------------------------

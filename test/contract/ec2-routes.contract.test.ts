@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Ec2Seed } from './backends.ts';
-import { describeContract, ec2Backends } from './backends.ts';
+import { ec2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 
 /** Ec2Port route tables and routes, on the adapter over the emulator and on the fake. */
 

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { SecurityGroupRule } from '../../shared/aws/ec2-port.ts';
 import { RetryableError } from '../../shared/errors.ts';
-import { describeContract, ec2Backends } from './backends.ts';
+import { ec2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 
 /** Ec2Port security groups, on the adapter over the emulator and on the fake. */
 

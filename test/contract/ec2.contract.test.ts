@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Ec2Seed } from './backends.ts';
-import { describeContract, ec2Backends } from './backends.ts';
+import { ec2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 
 /**
  * Ec2Port behaviour shared by the adapter on the emulator and the fake: instances, zones, instance types,

@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { ListenerSpec } from '../../shared/aws/elbv2-port.ts';
 import { TerminalError } from '../../shared/errors.ts';
-import { describeContract, elbv2Backends } from './backends.ts';
+import { elbv2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 import { elbNetwork, loadBalancerWithListener, OWNED, targetGroupInput } from './elbv2-network.ts';
 
 /** Elbv2Port listeners: TCP and TLS, certificates, attributes; and how they tie target groups to load balancers. */

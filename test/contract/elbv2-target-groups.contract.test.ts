@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { TAGS_ARNS_PER_CALL } from '../../shared/aws/elbv2-port.ts';
 import { RetryableError } from '../../shared/errors.ts';
-import { describeContract, elbv2Backends } from './backends.ts';
+import { elbv2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 import { type ElbNetwork, elbNetwork, loadBalancerWithListener, OWNED, targetGroupInput } from './elbv2-network.ts';
 
 /** Elbv2Port target groups, their targets, and tags of load balancers, target groups and listeners. */

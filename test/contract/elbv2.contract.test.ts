@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import type { CreateLoadBalancerInput } from '../../shared/aws/elbv2-port.ts';
 import { TerminalError } from '../../shared/errors.ts';
-import { describeContract, elbv2Backends } from './backends.ts';
+import { elbv2Backends } from './backends.ts';
+import { describeContract } from './contract.ts';
 import { type ElbNetwork, elbNetwork, OWNED } from './elbv2-network.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EMULATOR_DIFFERENCES } from './backends.ts';
+import { EMULATOR_DIFFERENCES } from './contract.ts';
 
 /**
  * docs/emulator-differences.md and the EC2/ELBv2 contract suite stay in step: every difference the suite declares
