@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -24,6 +25,7 @@ import {
   type Emulator,
   startEmulator,
 } from '../helpers/emulator.ts';
+import { differenceRow, hasTest } from './difference-rows.ts';
 
 /**
  * The credential calls the project makes, through its real adapters, against an AWS API emulator (moto
@@ -304,3 +306,13 @@ function getAsAuthenticator(endpoint: string, presigned: URL, clusterName: strin
     req.end();
   });
 }
+
+describe('docs/emulator-differences.md rows for this suite', () => {
+  const source = readFileSync(import.meta.filename, 'utf8');
+  it.each(Object.values(EMULATOR_DIFFERS))('%s has its row, naming tests of this file', (key) => {
+    const row = differenceRow(key);
+    expect(row?.file).toBe('credentials.contract.test.ts');
+    expect(row!.tests.length).toBeGreaterThan(0);
+    for (const name of row!.tests) expect(hasTest(source, name), name).toBe(true);
+  });
+});

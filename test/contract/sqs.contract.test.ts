@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type KeyMessage, messageGroupId } from '../../shared/queue/message.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator, startEmulator } from '../helpers/emulator.ts';
+import { differenceRow, hasTest } from './difference-rows.ts';
 import { emulatorBackend, fakeBackend, type Received, type SqsBackend } from './sqs-backends.ts';
 
 /**
@@ -266,3 +268,15 @@ contract('SQS FIFO contract: SqsAdapter over the AWS API emulator', 'emulator', 
 });
 
 contract('SQS FIFO contract: FakeSqs', 'fake', async () => ({ backend: fakeBackend(), stop: async () => undefined }));
+
+describe('docs/emulator-differences.md rows for this suite', () => {
+  const source = readFileSync(import.meta.filename, 'utf8');
+  // Two rows have no expected failure: entry failures are injected, and the window's end runs on the fake only.
+  const keys = [...Object.values(EMULATOR_DIFFERS), 'sqs.batch-entry-failures', 'sqs.dedup-window-end'];
+  it.each(keys)('%s has its row, naming tests of this file', (key) => {
+    const row = differenceRow(key);
+    expect(row?.file).toBe('sqs.contract.test.ts');
+    expect(row!.tests.length).toBeGreaterThan(0);
+    for (const name of row!.tests) expect(hasTest(source, name), name).toBe(true);
+  });
+});
