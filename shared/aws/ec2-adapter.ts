@@ -340,7 +340,10 @@ export class Ec2Adapter implements Ec2Port {
           GroupName: input.groupName,
           Description: input.description,
           VpcId: input.vpcId,
-          TagSpecifications: [{ ResourceType: 'security-group', Tags: toTags(input.tags) }],
+          // EC2 refuses a tag specification without tags.
+          ...(Object.keys(input.tags).length > 0
+            ? { TagSpecifications: [{ ResourceType: 'security-group' as const, Tags: toTags(input.tags) }] }
+            : {}),
         }),
       );
       if (!output.GroupId) throw new Error('CreateSecurityGroup answered without a GroupId');
