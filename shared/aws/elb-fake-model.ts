@@ -167,6 +167,30 @@ export function sameListener(a: ClassicListener, b: ClassicListener): boolean {
   );
 }
 
+/**
+ * A listener on a port already in use must be the same one (nothing to do), else DuplicateListener.
+ * https://docs.aws.amazon.com/elasticloadbalancing/2012-06-01/APIReference/API_CreateLoadBalancerListeners.html
+ */
+export function addListeners(lb: FakeClassicLoadBalancer, sdk: readonly SdkListener[]): void {
+  const listeners: ClassicListener[] = sdk.map(checkListener);
+  const planned = new Map([...lb.listeners].map(([port, l]) => [port, l.listener]));
+  for (const listener of listeners) {
+    const current = planned.get(listener.loadBalancerPort);
+    if (current && !sameListener(current, listener)) {
+      throw classicFailure(
+        'DuplicateListener',
+        `A listener already exists for ${lb.name} on port ${listener.loadBalancerPort} with other settings`,
+      );
+    }
+    planned.set(listener.loadBalancerPort, listener);
+  }
+  for (const listener of listeners) {
+    if (!lb.listeners.has(listener.loadBalancerPort)) {
+      lb.listeners.set(listener.loadBalancerPort, { listener, policyNames: [] });
+    }
+  }
+}
+
 /** `TCP:<port>`, `SSL:<port>`, `HTTP:<port>/<path>` or `HTTPS:<port>/<path>`, with AWS's ranges. */
 export function checkHealthCheck(hc: ClassicHealthCheck): void {
   const target = /^(TCP|SSL):(\d+)$/.exec(hc.target) ?? /^(HTTPS?):(\d+)\/.*$/.exec(hc.target);

@@ -7,6 +7,7 @@ import {
 } from './elb-defaults.ts';
 import * as config from './elb-fake-config.ts';
 import {
+  addListeners,
   CLASSIC_WRITE_OPERATIONS,
   checkHealthCheck,
   checkListener,
@@ -19,7 +20,7 @@ import {
   sameListener,
 } from './elb-fake-model.ts';
 import { FakeElbTopology } from './elb-fake-topology.ts';
-import { CLASSIC_PAGE_SIZE, CLASSIC_TAGS_NAMES_PER_CALL, type ClassicListener } from './elb-port.ts';
+import { CLASSIC_PAGE_SIZE, CLASSIC_TAGS_NAMES_PER_CALL } from './elb-port.ts';
 
 export { CLASSIC_WRITE_OPERATIONS, type ElbEc2Link } from './elb-fake-model.ts';
 
@@ -126,126 +127,144 @@ export class FakeElb {
     return { $metadata: { httpStatusCode: 200 }, ...(handler(input) as object) };
   }
 
-  private readonly handlers = {
-    DescribeLoadBalancers: (input: Sdk.DescribeAccessPointsInput) => this.describeLoadBalancers(input),
-    CreateLoadBalancer: (input: Sdk.CreateAccessPointInput) => this.createLoadBalancer(input),
-    DeleteLoadBalancer: (input: Sdk.DeleteAccessPointInput) => this.deleteLoadBalancer(input.LoadBalancerName),
-    CreateLoadBalancerListeners: (input: Sdk.CreateLoadBalancerListenerInput) => {
-      this.addListeners(this.lb(input.LoadBalancerName), input.Listeners ?? []);
-      return {};
-    },
-    DeleteLoadBalancerListeners: (input: Sdk.DeleteLoadBalancerListenerInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      for (const port of input.LoadBalancerPorts ?? []) lb.listeners.delete(port);
-      return {};
-    },
-    AttachLoadBalancerToSubnets: (input: Sdk.AttachLoadBalancerToSubnetsInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      lb.subnets = this.topology.attach(lb, input.Subnets ?? []);
-      return { Subnets: [...lb.subnets] };
-    },
-    DetachLoadBalancerFromSubnets: (input: Sdk.DetachLoadBalancerFromSubnetsInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      lb.subnets = this.topology.detach(lb, input.Subnets ?? []);
-      return { Subnets: [...lb.subnets] };
-    },
-    ApplySecurityGroupsToLoadBalancer: (input: Sdk.ApplySecurityGroupsToLoadBalancerInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      if (!input.SecurityGroups?.length) throw classicFailure('ValidationError', 'SecurityGroups is required');
-      this.topology.checkSecurityGroups(input.SecurityGroups);
-      lb.securityGroups = [...new Set(input.SecurityGroups)];
-      this.ec2?.holdSecurityGroups(lb.holder, lb.securityGroups);
-      return { SecurityGroups: [...lb.securityGroups] };
-    },
-    ConfigureHealthCheck: (input: Sdk.ConfigureHealthCheckInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      const hc = input.HealthCheck;
-      lb.healthCheck = {
-        target: hc?.Target ?? '',
-        intervalSeconds: hc?.Interval ?? Number.NaN,
-        timeoutSeconds: hc?.Timeout ?? Number.NaN,
-        healthyThreshold: hc?.HealthyThreshold ?? Number.NaN,
-        unhealthyThreshold: hc?.UnhealthyThreshold ?? Number.NaN,
-      };
-      checkHealthCheck(lb.healthCheck);
-      return { HealthCheck: hc };
-    },
-    DescribeLoadBalancerAttributes: (input: Sdk.DescribeLoadBalancerAttributesInput) => ({
-      LoadBalancerAttributes: config.describeAttributes(this.lb(input.LoadBalancerName)),
-    }),
-    ModifyLoadBalancerAttributes: (input: Sdk.ModifyLoadBalancerAttributesInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      config.modifyAttributes(lb, input.LoadBalancerAttributes);
-      return { LoadBalancerName: lb.name, LoadBalancerAttributes: config.describeAttributes(lb) };
-    },
-    RegisterInstancesWithLoadBalancer: (input: Sdk.RegisterEndPointsInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      const ids = (input.Instances ?? []).map((i) => i.InstanceId ?? '');
-      for (const id of ids) this.topology.checkInstance(lb, id);
-      for (const id of ids) {
-        if (!lb.instances.has(id)) lb.instances.set(id, { outOfServiceDescribesLeft: this.registeringDescribes });
-      }
-      return { Instances: [...lb.instances.keys()].map((InstanceId) => ({ InstanceId })) };
-    },
-    DeregisterInstancesFromLoadBalancer: (input: Sdk.DeregisterEndPointsInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      for (const i of input.Instances ?? []) lb.instances.delete(i.InstanceId ?? '');
-      return { Instances: [...lb.instances.keys()].map((InstanceId) => ({ InstanceId })) };
-    },
-    DescribeInstanceHealth: (input: Sdk.DescribeEndPointStateInput) => {
-      const lb = this.lb(input.LoadBalancerName);
-      const asked = input.Instances?.length ? input.Instances.map((i) => i.InstanceId ?? '') : [...lb.instances.keys()];
-      return { InstanceStates: asked.map((id) => this.topology.instanceState(lb, id)) };
-    },
-    DescribeTags: (input: Sdk.DescribeTagsInput) => {
-      const names = input.LoadBalancerNames ?? [];
-      if (names.length < 1 || names.length > CLASSIC_TAGS_NAMES_PER_CALL) {
-        throw classicFailure('ValidationError', `LoadBalancerNames takes 1 to ${CLASSIC_TAGS_NAMES_PER_CALL} names`);
-      }
-      const found = names.map((n) => this.lb(n));
-      return {
-        TagDescriptions: found.map((lb) => ({
-          LoadBalancerName: lb.name,
-          Tags: Object.entries(lb.tags).map(([Key, Value]) => ({ Key, Value })),
-        })),
-      };
-    },
-    AddTags: (input: Sdk.AddTagsInput) => {
-      checkTags(input.Tags ?? []);
-      const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
-      const added = Object.fromEntries((input.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
-      if (found.some((lb) => Object.keys({ ...lb.tags, ...added }).length > CLASSIC_TAGS_PER_LOAD_BALANCER)) {
-        throw classicFailure('TooManyTags', `A load balancer can have at most ${CLASSIC_TAGS_PER_LOAD_BALANCER} tags`);
-      }
-      for (const lb of found) Object.assign(lb.tags, added);
-      return {};
-    },
-    RemoveTags: (input: Sdk.RemoveTagsInput) => {
-      const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
-      for (const lb of found) for (const t of input.Tags ?? []) delete lb.tags[t.Key ?? ''];
-      return {};
-    },
-    DescribeLoadBalancerPolicies: (input: Sdk.DescribeLoadBalancerPoliciesInput) => ({
-      // Without a load balancer name AWS answers its sample policies, which this fake does not keep.
-      PolicyDescriptions: input.LoadBalancerName ? config.describePolicies(this.lb(input.LoadBalancerName), input) : [],
-    }),
-    CreateLoadBalancerPolicy: (input: Sdk.CreateLoadBalancerPolicyInput) => {
-      config.createPolicy(this.lb(input.LoadBalancerName), input);
-      return {};
-    },
-    SetLoadBalancerPoliciesOfListener: (input: Sdk.SetLoadBalancerPoliciesOfListenerInput) => {
-      config.setListenerPolicies(this.lb(input.LoadBalancerName), input);
-      return {};
-    },
-    SetLoadBalancerPoliciesForBackendServer: (input: Sdk.SetLoadBalancerPoliciesForBackendServerInput) => {
-      config.setBackendPolicies(this.lb(input.LoadBalancerName), input);
-      return {};
-    },
-    DeleteLoadBalancerPolicy: (input: Sdk.DeleteLoadBalancerPolicyInput) => {
-      config.deletePolicy(this.lb(input.LoadBalancerName), input.PolicyName ?? '');
-      return {};
-    },
-  };
+  /** The operations, by name: the load balancer and its network, then what hangs on it. */
+  private readonly handlers = { ...this.loadBalancerHandlers(), ...this.memberHandlers() };
+
+  private loadBalancerHandlers() {
+    return {
+      DescribeLoadBalancers: (input: Sdk.DescribeAccessPointsInput) => this.describeLoadBalancers(input),
+      CreateLoadBalancer: (input: Sdk.CreateAccessPointInput) => this.createLoadBalancer(input),
+      DeleteLoadBalancer: (input: Sdk.DeleteAccessPointInput) => this.deleteLoadBalancer(input.LoadBalancerName),
+      CreateLoadBalancerListeners: (input: Sdk.CreateLoadBalancerListenerInput) => {
+        addListeners(this.lb(input.LoadBalancerName), input.Listeners ?? []);
+        return {};
+      },
+      DeleteLoadBalancerListeners: (input: Sdk.DeleteLoadBalancerListenerInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        for (const port of input.LoadBalancerPorts ?? []) lb.listeners.delete(port);
+        return {};
+      },
+      AttachLoadBalancerToSubnets: (input: Sdk.AttachLoadBalancerToSubnetsInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        lb.subnets = this.topology.attach(lb, input.Subnets ?? []);
+        return { Subnets: [...lb.subnets] };
+      },
+      DetachLoadBalancerFromSubnets: (input: Sdk.DetachLoadBalancerFromSubnetsInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        lb.subnets = this.topology.detach(lb, input.Subnets ?? []);
+        return { Subnets: [...lb.subnets] };
+      },
+      ApplySecurityGroupsToLoadBalancer: (input: Sdk.ApplySecurityGroupsToLoadBalancerInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        if (!input.SecurityGroups?.length) throw classicFailure('ValidationError', 'SecurityGroups is required');
+        this.topology.checkSecurityGroups(input.SecurityGroups);
+        lb.securityGroups = [...new Set(input.SecurityGroups)];
+        this.ec2?.holdSecurityGroups(lb.holder, lb.securityGroups);
+        return { SecurityGroups: [...lb.securityGroups] };
+      },
+      ConfigureHealthCheck: (input: Sdk.ConfigureHealthCheckInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        const hc = input.HealthCheck;
+        lb.healthCheck = {
+          target: hc?.Target ?? '',
+          intervalSeconds: hc?.Interval ?? Number.NaN,
+          timeoutSeconds: hc?.Timeout ?? Number.NaN,
+          healthyThreshold: hc?.HealthyThreshold ?? Number.NaN,
+          unhealthyThreshold: hc?.UnhealthyThreshold ?? Number.NaN,
+        };
+        checkHealthCheck(lb.healthCheck);
+        return { HealthCheck: hc };
+      },
+      DescribeLoadBalancerAttributes: (input: Sdk.DescribeLoadBalancerAttributesInput) => ({
+        LoadBalancerAttributes: config.describeAttributes(this.lb(input.LoadBalancerName)),
+      }),
+      ModifyLoadBalancerAttributes: (input: Sdk.ModifyLoadBalancerAttributesInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        config.modifyAttributes(lb, input.LoadBalancerAttributes);
+        return { LoadBalancerName: lb.name, LoadBalancerAttributes: config.describeAttributes(lb) };
+      },
+      RegisterInstancesWithLoadBalancer: (input: Sdk.RegisterEndPointsInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        const ids = (input.Instances ?? []).map((i) => i.InstanceId ?? '');
+        for (const id of ids) this.topology.checkInstance(lb, id);
+        for (const id of ids) {
+          if (!lb.instances.has(id)) lb.instances.set(id, { outOfServiceDescribesLeft: this.registeringDescribes });
+        }
+        return { Instances: [...lb.instances.keys()].map((InstanceId) => ({ InstanceId })) };
+      },
+      DeregisterInstancesFromLoadBalancer: (input: Sdk.DeregisterEndPointsInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        for (const i of input.Instances ?? []) lb.instances.delete(i.InstanceId ?? '');
+        return { Instances: [...lb.instances.keys()].map((InstanceId) => ({ InstanceId })) };
+      },
+    };
+  }
+
+  /** Instances, tags, attributes and policies. */
+  private memberHandlers() {
+    return {
+      DescribeInstanceHealth: (input: Sdk.DescribeEndPointStateInput) => {
+        const lb = this.lb(input.LoadBalancerName);
+        const asked = input.Instances?.length
+          ? input.Instances.map((i) => i.InstanceId ?? '')
+          : [...lb.instances.keys()];
+        return { InstanceStates: asked.map((id) => this.topology.instanceState(lb, id)) };
+      },
+      DescribeTags: (input: Sdk.DescribeTagsInput) => {
+        const names = input.LoadBalancerNames ?? [];
+        if (names.length < 1 || names.length > CLASSIC_TAGS_NAMES_PER_CALL) {
+          throw classicFailure('ValidationError', `LoadBalancerNames takes 1 to ${CLASSIC_TAGS_NAMES_PER_CALL} names`);
+        }
+        const found = names.map((n) => this.lb(n));
+        return {
+          TagDescriptions: found.map((lb) => ({
+            LoadBalancerName: lb.name,
+            Tags: Object.entries(lb.tags).map(([Key, Value]) => ({ Key, Value })),
+          })),
+        };
+      },
+      AddTags: (input: Sdk.AddTagsInput) => {
+        checkTags(input.Tags ?? []);
+        const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
+        const added = Object.fromEntries((input.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
+        if (found.some((lb) => Object.keys({ ...lb.tags, ...added }).length > CLASSIC_TAGS_PER_LOAD_BALANCER)) {
+          throw classicFailure(
+            'TooManyTags',
+            `A load balancer can have at most ${CLASSIC_TAGS_PER_LOAD_BALANCER} tags`,
+          );
+        }
+        for (const lb of found) Object.assign(lb.tags, added);
+        return {};
+      },
+      RemoveTags: (input: Sdk.RemoveTagsInput) => {
+        const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
+        for (const lb of found) for (const t of input.Tags ?? []) delete lb.tags[t.Key ?? ''];
+        return {};
+      },
+      DescribeLoadBalancerPolicies: (input: Sdk.DescribeLoadBalancerPoliciesInput) => ({
+        // Without a load balancer name AWS answers its sample policies, which this fake does not keep.
+        PolicyDescriptions: input.LoadBalancerName
+          ? config.describePolicies(this.lb(input.LoadBalancerName), input)
+          : [],
+      }),
+      CreateLoadBalancerPolicy: (input: Sdk.CreateLoadBalancerPolicyInput) => {
+        config.createPolicy(this.lb(input.LoadBalancerName), input);
+        return {};
+      },
+      SetLoadBalancerPoliciesOfListener: (input: Sdk.SetLoadBalancerPoliciesOfListenerInput) => {
+        config.setListenerPolicies(this.lb(input.LoadBalancerName), input);
+        return {};
+      },
+      SetLoadBalancerPoliciesForBackendServer: (input: Sdk.SetLoadBalancerPoliciesForBackendServerInput) => {
+        config.setBackendPolicies(this.lb(input.LoadBalancerName), input);
+        return {};
+      },
+      DeleteLoadBalancerPolicy: (input: Sdk.DeleteLoadBalancerPolicyInput) => {
+        config.deletePolicy(this.lb(input.LoadBalancerName), input.PolicyName ?? '');
+        return {};
+      },
+    };
+  }
 
   /**
    * By name (LoadBalancerNotFound when one named is unknown), or every load balancer a page at a time: PageSize
@@ -300,7 +319,7 @@ export class FakeElb {
       throw classicFailure('TooManyTags', `A load balancer can have at most ${CLASSIC_TAGS_PER_LOAD_BALANCER} tags`);
     }
     const lb = this.newLoadBalancer(name, scheme, subnets, securityGroups, vpcId);
-    this.addListeners(lb, input.Listeners);
+    addListeners(lb, input.Listeners);
     for (const t of input.Tags ?? []) lb.tags[t.Key ?? ''] = t.Value ?? '';
     return { DNSName: lb.dnsName };
   }
@@ -343,30 +362,6 @@ export class FakeElb {
     this.loadBalancers.delete(lb.name.toLowerCase());
     this.ec2?.releaseSecurityGroups(lb.holder, this.eniDrainMs);
     return {};
-  }
-
-  /**
-   * A listener on a port already in use must be the same one (nothing to do), else DuplicateListener.
-   * https://docs.aws.amazon.com/elasticloadbalancing/2012-06-01/APIReference/API_CreateLoadBalancerListeners.html
-   */
-  private addListeners(lb: FakeClassicLoadBalancer, sdk: readonly Sdk.Listener[]): void {
-    const listeners: ClassicListener[] = sdk.map(checkListener);
-    const planned = new Map([...lb.listeners].map(([port, l]) => [port, l.listener]));
-    for (const listener of listeners) {
-      const current = planned.get(listener.loadBalancerPort);
-      if (current && !sameListener(current, listener)) {
-        throw classicFailure(
-          'DuplicateListener',
-          `A listener already exists for ${lb.name} on port ${listener.loadBalancerPort} with other settings`,
-        );
-      }
-      planned.set(listener.loadBalancerPort, listener);
-    }
-    for (const listener of listeners) {
-      if (!lb.listeners.has(listener.loadBalancerPort)) {
-        lb.listeners.set(listener.loadBalancerPort, { listener, policyNames: [] });
-      }
-    }
   }
 
   private byName(name: string): FakeClassicLoadBalancer | undefined {
