@@ -307,7 +307,7 @@ function getAsAuthenticator(endpoint: string, presigned: URL, clusterName: strin
   });
 }
 
-describe('docs/emulator-differences.md rows for this suite', () => {
+describe('the rows of the differences table (docs) for this suite', () => {
   const source = readFileSync(import.meta.filename, 'utf8');
   it.each(Object.values(EMULATOR_DIFFERS))('%s has its row, naming tests of this file', (key) => {
     const row = differenceRow(key);

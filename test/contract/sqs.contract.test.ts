@@ -269,7 +269,7 @@ contract('SQS FIFO contract: SqsAdapter over the AWS API emulator', 'emulator', 
 
 contract('SQS FIFO contract: FakeSqs', 'fake', async () => ({ backend: fakeBackend(), stop: async () => undefined }));
 
-describe('docs/emulator-differences.md rows for this suite', () => {
+describe('the rows of the differences table (docs) for this suite', () => {
   const source = readFileSync(import.meta.filename, 'utf8');
   // Two rows have no expected failure: entry failures are injected, and the window's end runs on the fake only.
   const keys = [...Object.values(EMULATOR_DIFFERS), 'sqs.batch-entry-failures', 'sqs.dedup-window-end'];

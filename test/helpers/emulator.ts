@@ -19,7 +19,7 @@ export const EMULATOR_AVAILABLE: boolean = (() => {
 })();
 
 export const EMULATOR_SKIPPED_MESSAGE =
-  'AWS API emulator suite skipped: moto_server is not on PATH (install moto[server] to run it; .ci/run does)';
+  "AWS API emulator suite skipped: moto_server is not on PATH (pip install 'moto[server]' to run it)";
 
 /** Credentials and region the emulator accepts; nothing here reaches AWS. */
 export const EMULATOR_REGION = 'eu-west-1';
