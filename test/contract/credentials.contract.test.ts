@@ -170,83 +170,102 @@ function lambdaAccessContract(on: 'emulator' | 'fake') {
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
     }));
-    const itUnless = itExpecting(onEmulator);
-    const tokenMode = (secretId: string) =>
-      config({ KUBERNETES_AUTH_MODE: 'token', KUBERNETES_TOKEN_SECRET_ID: secretId });
-
-    it('token mode: reads the token and CA from the secret and reaches the API server with them', async () => {
-      await backend.putSecret('ccm/kubernetes', JSON.stringify({ token: 'sa-token', ca: FAKE_API_SERVER_CA_DATA }));
-      const kubernetes = createKubernetesPort(tokenMode('ccm/kubernetes'), backend.deps);
-      await expect(kubernetes.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
-      expect(api.requests.at(-1)?.headers.authorization).toBe('Bearer sa-token');
-    });
-
-    it('token mode: a missing secret fails naming the secret and ResourceNotFoundException', async () => {
-      const kubernetes = createKubernetesPort(tokenMode('ccm/missing'), backend.deps);
-      await expect(kubernetes.getNode('n1')).rejects.toThrow(
-        /reading Secrets Manager secret "ccm\/missing": ResourceNotFoundException/,
-      );
-    });
-
-    // FakeAccessDeps holds text only; the binary case is the adapter's.
-    it.runIf(onEmulator)('token mode: a binary secret is refused by name, never echoed', async () => {
-      await new SecretsManagerClient(emulator!.clientConfig).send(
-        new CreateSecretCommand({ Name: 'ccm/binary', SecretBinary: Buffer.from('sa-token') }),
-      );
-      const kubernetes = createKubernetesPort(tokenMode('ccm/binary'), backend.deps);
-      await expect(kubernetes.getNode('n1')).rejects.toThrow(/"ccm\/binary" has no SecretString/);
-    });
-
-    itUnless(
-      EMULATOR_DIFFERS.eksCa,
-      'EKS: DescribeCluster answers the https endpoint and a base64 PEM CA',
-      async () => {
-        await backend.putCluster('prod');
-        const access = await backend.deps.describeCluster('prod');
-        expect(access.endpoint).toMatch(/^https:\/\//);
-        expect(Buffer.from(access.caData, 'base64').toString('utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
-      },
-    );
-
-    it('EKS: DescribeCluster of an unknown cluster fails with ResourceNotFoundException', async () => {
-      await expect(backend.deps.describeCluster('nope')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
-    });
-
-    it('EKS mode: a failed DescribeCluster names the cluster', async () => {
-      const kubernetes = createKubernetesPort(
-        config({ KUBERNETES_AUTH_MODE: 'eks', EKS_CLUSTER_NAME: 'absent' }),
-        backend.deps,
-      );
-      await expect(kubernetes.getNode('n1')).rejects.toThrow(/describing EKS cluster "absent"/);
-    });
-
-    // No fake answers a presigned STS URL: lambda-access.test.ts checks the signature against SigV4 instead.
-    if (onEmulator) {
-      itUnless(
-        EMULATOR_DIFFERS.presigned,
-        "STS: the EKS token's presigned GetCallerIdentity answers the signer's identity",
-        async () => {
-          const sts = createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 }).sts;
-          const role = {
-            roleArn: ROLE_ARN,
-            webIdentityToken: SA_TOKEN,
-            roleSessionName: 'eks-token',
-            region: 'eu-west-1',
-          };
-          const credentials = await sts.assumeRoleWithWebIdentity(role);
-          const token = await eksToken({ clusterName: 'prod', region: EMULATOR_REGION, credentials, now: Date.now() });
-          const presigned = new URL(Buffer.from(token.slice('k8s-aws-v1.'.length), 'base64url').toString());
-          const answer = await getAsAuthenticator(emulator!.endpoint, presigned, 'prod');
-          expect(answer).toContain('<GetCallerIdentityResult>');
-          expect(answer).toContain('<Arn>arn:aws:sts::123456789012:assumed-role/ecr-pull/eks-token</Arn>');
-        },
-      );
-    }
+    const ctx: AccessContext = {
+      onEmulator,
+      itUnless: itExpecting(onEmulator),
+      backend: () => backend,
+      api: () => api,
+      emulator: () => emulator,
+      config,
+    };
+    tokenModeTests(ctx);
+    eksTests(ctx);
   });
 }
 
 lambdaAccessContract('emulator');
 lambdaAccessContract('fake');
+
+/** What the Lambda access tests get from the describe they run in. */
+interface AccessContext {
+  onEmulator: boolean;
+  itUnless: ReturnType<typeof itExpecting>;
+  backend: () => AccessBackend;
+  api: () => FakeKubernetesServer;
+  emulator: () => Emulator | undefined;
+  config: (env: Record<string, string>) => ReturnType<typeof loadConfig>;
+}
+
+function tokenModeTests({ onEmulator, backend: backendOf, api: apiOf, emulator: emulatorOf, config }: AccessContext) {
+  const tokenMode = (secretId: string) =>
+    config({ KUBERNETES_AUTH_MODE: 'token', KUBERNETES_TOKEN_SECRET_ID: secretId });
+  it('token mode: reads the token and CA from the secret and reaches the API server with them', async () => {
+    await backendOf().putSecret('ccm/kubernetes', JSON.stringify({ token: 'sa-token', ca: FAKE_API_SERVER_CA_DATA }));
+    const kubernetes = createKubernetesPort(tokenMode('ccm/kubernetes'), backendOf().deps);
+    await expect(kubernetes.getNode('n1')).resolves.toMatchObject({ metadata: { name: 'n1' } });
+    expect(apiOf().requests.at(-1)?.headers.authorization).toBe('Bearer sa-token');
+  });
+
+  it('token mode: a missing secret fails naming the secret and ResourceNotFoundException', async () => {
+    const kubernetes = createKubernetesPort(tokenMode('ccm/missing'), backendOf().deps);
+    await expect(kubernetes.getNode('n1')).rejects.toThrow(
+      /reading Secrets Manager secret "ccm\/missing": ResourceNotFoundException/,
+    );
+  });
+
+  // FakeAccessDeps holds text only; the binary case is the adapter's.
+  it.runIf(onEmulator)('token mode: a binary secret is refused by name, never echoed', async () => {
+    await new SecretsManagerClient(emulatorOf()!.clientConfig).send(
+      new CreateSecretCommand({ Name: 'ccm/binary', SecretBinary: Buffer.from('sa-token') }),
+    );
+    const kubernetes = createKubernetesPort(tokenMode('ccm/binary'), backendOf().deps);
+    await expect(kubernetes.getNode('n1')).rejects.toThrow(/"ccm\/binary" has no SecretString/);
+  });
+}
+
+function eksTests({ onEmulator, itUnless, backend: backendOf, emulator: emulatorOf, config }: AccessContext) {
+  itUnless(EMULATOR_DIFFERS.eksCa, 'EKS: DescribeCluster answers the https endpoint and a base64 PEM CA', async () => {
+    await backendOf().putCluster('prod');
+    const access = await backendOf().deps.describeCluster('prod');
+    expect(access.endpoint).toMatch(/^https:\/\//);
+    expect(Buffer.from(access.caData, 'base64').toString('utf8')).toMatch(/^-----BEGIN CERTIFICATE-----/);
+  });
+
+  it('EKS: DescribeCluster of an unknown cluster fails with ResourceNotFoundException', async () => {
+    await expect(backendOf().deps.describeCluster('nope')).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+  });
+
+  it('EKS mode: a failed DescribeCluster names the cluster', async () => {
+    const kubernetes = createKubernetesPort(
+      config({ KUBERNETES_AUTH_MODE: 'eks', EKS_CLUSTER_NAME: 'absent' }),
+      backendOf().deps,
+    );
+    await expect(kubernetes.getNode('n1')).rejects.toThrow(/describing EKS cluster "absent"/);
+  });
+
+  // No fake answers a presigned STS URL: lambda-access.test.ts checks the signature against SigV4 instead.
+  if (onEmulator) {
+    itUnless(
+      EMULATOR_DIFFERS.presigned,
+      "STS: the EKS token's presigned GetCallerIdentity answers the signer's identity",
+      async () => {
+        const sts = createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 }).sts;
+        const role = {
+          roleArn: ROLE_ARN,
+          webIdentityToken: SA_TOKEN,
+          roleSessionName: 'eks-token',
+          region: 'eu-west-1',
+        };
+        const credentials = await sts.assumeRoleWithWebIdentity(role);
+        const token = await eksToken({ clusterName: 'prod', region: EMULATOR_REGION, credentials, now: Date.now() });
+        const presigned = new URL(Buffer.from(token.slice('k8s-aws-v1.'.length), 'base64url').toString());
+        const answer = await getAsAuthenticator(emulatorOf()!.endpoint, presigned, 'prod');
+        expect(answer).toContain('<GetCallerIdentityResult>');
+        expect(answer).toContain('<Arn>arn:aws:sts::123456789012:assumed-role/ecr-pull/eks-token</Arn>');
+      },
+    );
+  }
+}
 
 function emulatorAccess(emulator: Emulator): AccessBackend {
   return {

@@ -126,37 +126,7 @@ export function fakeBackend(): SqsBackend {
 export function emulatorBackend(emulator: Emulator): SqsBackend {
   const client = new SQSClient(emulator.clientConfig);
   const pendingRefusals: Refusal[][] = [];
-  let batchCalls = 0;
-  // What SQS does to single entries cannot be provoked on the emulator (it refuses whole requests only),
-  // so refusals are injected here, around the real call: refused entries are taken out of the request
-  // (never sent) and reported in `Failed`, as SQS reports them.
-  client.middlewareStack.add(
-    (next, context) => async (args) => {
-      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
-      batchCalls += 1;
-      const refusals = pendingRefusals.shift() ?? [];
-      if (refusals.length === 0) return next(args);
-      const input = args.input as SendMessageBatchCommandInput;
-      const entries: SendMessageBatchRequestEntry[] = input.Entries ?? [];
-      const refusedIds = new Map(refusals.map((r) => [entries[r.index]?.Id, r]));
-      const result = await next({
-        ...args,
-        input: { ...input, Entries: entries.filter((e) => !refusedIds.has(e.Id)) },
-      });
-      const output = result.output as SendMessageBatchCommandOutput;
-      output.Failed = [
-        ...(output.Failed ?? []),
-        ...[...refusedIds].map(([id, r]) => ({
-          Id: id,
-          Code: r.code,
-          SenderFault: r.senderFault,
-          Message: 'injected',
-        })),
-      ];
-      return result;
-    },
-    { step: 'initialize', name: 'contractRefusals' },
-  );
+  const batchCalls = injectRefusals(client, pendingRefusals);
   const adapter = new SqsAdapter(client, { endpoint: emulator.endpoint, sleep: async () => undefined });
 
   async function createQueue(name: string, attributes: Record<string, string>): Promise<{ url: string; arn: string }> {
@@ -217,6 +187,43 @@ export function emulatorBackend(emulator: Emulator): SqsBackend {
     refuseNextSend(refusals) {
       pendingRefusals.push(refusals);
     },
-    sendBatchCalls: () => batchCalls,
+    sendBatchCalls: () => batchCalls.count,
   };
+}
+
+/**
+ * What SQS does to single entries cannot be provoked on the emulator (it refuses whole requests only), so
+ * refusals are injected around the real call: refused entries are taken out of the request (never sent)
+ * and reported in `Failed`, as SQS reports them. Counts the SendMessageBatch calls too.
+ */
+function injectRefusals(client: SQSClient, pending: Refusal[][]): { count: number } {
+  const calls = { count: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'SendMessageBatchCommand') return next(args);
+      calls.count += 1;
+      const refusals = pending.shift() ?? [];
+      if (refusals.length === 0) return next(args);
+      const input = args.input as SendMessageBatchCommandInput;
+      const entries: SendMessageBatchRequestEntry[] = input.Entries ?? [];
+      const refusedIds = new Map(refusals.map((r) => [entries[r.index]?.Id, r]));
+      const result = await next({
+        ...args,
+        input: { ...input, Entries: entries.filter((e) => !refusedIds.has(e.Id)) },
+      });
+      const output = result.output as SendMessageBatchCommandOutput;
+      output.Failed = [
+        ...(output.Failed ?? []),
+        ...[...refusedIds].map(([id, r]) => ({
+          Id: id,
+          Code: r.code,
+          SenderFault: r.senderFault,
+          Message: 'injected',
+        })),
+      ];
+      return result;
+    },
+    { step: 'initialize', name: 'contractRefusals' },
+  );
+  return calls;
 }
