@@ -15,6 +15,7 @@ import {
   ownedTagRemoval,
   tagOnCreate,
 } from './iam.ts';
+import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
@@ -168,8 +169,10 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
   const loadBalancers = arn('elasticloadbalancing', 'loadbalancer', 'net/*/*');
   const targetGroups = arn('elasticloadbalancing', 'targetgroup', '*/*');
   const listeners = arn('elasticloadbalancing', 'listener', 'net/*/*/*');
+  // Classic load balancers are named, not typed: loadbalancer/<name>.
+  const classicLoadBalancers = arn('elasticloadbalancing', 'loadbalancer', '*');
   return reconciler(stack, ctx, 'service', {
-    description: 'Network Load Balancers for type: LoadBalancer Services, and their cleanup',
+    description: 'Network Load Balancers and Classic ELBs for type: LoadBalancer Services, and their cleanup',
     permissions: [
       ec2Describe(
         'DescribeInstances',
@@ -297,6 +300,7 @@ function serviceReconciler(stack: Stack, ctx: ControlPlaneContext, services: Non
         actions: ['elasticloadbalancing:RemoveTags'],
         resources: [loadBalancers, targetGroups, listeners],
       }),
+      ...classicLoadBalancerStatements({ clusterName, loadBalancers: classicLoadBalancers }),
     ],
     environment: {
       VPC_ID: services.vpcId,

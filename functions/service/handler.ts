@@ -1,4 +1,4 @@
-import { createEc2Port, createElbv2Port } from '../../shared/aws/clients.ts';
+import { createEc2Port, createElbPort, createElbv2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { loadConfig, requireSetting } from '../../shared/config/config.ts';
 import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
@@ -28,6 +28,8 @@ export const handler = workqueueHandler(serviceReconciler, ({ config, log, metri
     kube,
     ec2: createEc2Port(config, metrics),
     elbv2: createElbv2Port(config, metrics),
+    elb: createElbPort(config, metrics),
+    defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
     clock: systemClock,
     log,
     metrics,

@@ -9,7 +9,7 @@ import { ensureManagedGroup, resolveGroups } from '../nlb/security-groups.ts';
 import { wantedSubnets } from '../nlb/subnets.ts';
 import { NotVisibleYetError, type Pass } from '../writes.ts';
 import type { ClassicSpec } from './model.ts';
-import { sslNegotiationPolicyName } from './model.ts';
+import { PROXY_PROTOCOL_POLICY, sslNegotiationPolicyName } from './model.ts';
 import {
   classicNodeRule,
   groupsMissingRule,
@@ -144,18 +144,27 @@ async function keepSettingsInLine(spec: ClassicSpec, lb: ClassicLoadBalancer, pa
   if (!sameAttributes(attributes, spec.attributes)) await elb.modifyAttributes(lb.name, spec.attributes);
   const { proxyProtocol, sslNegotiation } = spec.policies;
   const wanted = [proxyProtocol, sslNegotiation].filter((p) => p !== undefined);
-  if (wanted.length > 0) {
-    const existing = new Set((await elb.describePolicies(lb.name)).map((p) => p.policyName));
-    for (const policy of wanted) if (!existing.has(policy.policyName)) await elb.createPolicy(lb.name, policy);
-  }
+  const existing =
+    wanted.length > 0 ? new Set((await elb.describePolicies(lb.name)).map((p) => p.policyName)) : undefined;
+  for (const policy of wanted) if (!existing?.has(policy.policyName)) await elb.createPolicy(lb.name, policy);
   const instancePorts = [...new Set(spec.listeners.map((l) => l.instancePort))];
-  for (const change of planBackendPolicies(lb, instancePorts, proxyProtocol !== undefined)) {
-    await elb.setBackendPolicies(lb.name, change.instancePort, change.policyNames);
+  const backends = planBackendPolicies(lb, instancePorts, proxyProtocol !== undefined);
+  for (const change of backends) await elb.setBackendPolicies(lb.name, change.instancePort, change.policyNames);
+  const listeners = planListenerPolicies(lb, sslNegotiation?.policyName, isOurPolicy);
+  for (const change of listeners) await elb.setListenerPolicies(lb.name, change.loadBalancerPort, change.policyNames);
+  // A policy of ours nothing uses any more (the negotiation policy changed, proxy protocol turned off) goes.
+  if (backends.length > 0 || listeners.length > 0) {
+    const keep = new Set(wanted.map((p) => p.policyName));
+    for (const policy of await elb.describePolicies(lb.name)) {
+      if (isOurPolicy(policy.policyName) && !keep.has(policy.policyName))
+        await elb.deletePolicy(lb.name, policy.policyName);
+    }
   }
-  const ours = (name: string) => name.startsWith(sslNegotiationPolicyName(''));
-  for (const change of planListenerPolicies(lb, sslNegotiation?.policyName, ours)) {
-    await elb.setListenerPolicies(lb.name, change.loadBalancerPort, change.policyNames);
-  }
+}
+
+/** The policies this controller (and the reference) name: proxy protocol, and SSL negotiation by policy. */
+function isOurPolicy(name: string): boolean {
+  return name === PROXY_PROTOCOL_POLICY || name.startsWith(sslNegotiationPolicyName(''));
 }
 
 /** Eligible Nodes' running instances, registered and deregistered by difference only. */

@@ -8,6 +8,7 @@ import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '..
 import { type ServiceIdentity, targetGroupName } from '../names.ts';
 import {
   DEFAULT_TCP_IDLE_TIMEOUT_SECONDS,
+  nlbPreserveClientIpDefault,
   TARGET_GROUP_ATTRIBUTE_DEFAULTS,
   TCP_IDLE_TIMEOUT_ATTRIBUTE,
 } from './aws-defaults.ts';
@@ -151,7 +152,7 @@ function targetGroupAttributes(
   const udp = groupProtocol === 'UDP' || groupProtocol === 'TCP_UDP';
   const attributes: Record<string, string> = {
     ...TARGET_GROUP_ATTRIBUTE_DEFAULTS,
-    'preserve_client_ip.enabled': String(options.targetType === 'instance' || udp),
+    'preserve_client_ip.enabled': nlbPreserveClientIpDefault(options.targetType, groupProtocol),
     ...options.targetGroupAttributes,
   };
   if (udp) {
