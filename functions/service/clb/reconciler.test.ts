@@ -1,0 +1,213 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Service } from '../../../shared/k8s/types.ts';
+import { MetricName } from '../../../shared/observability/metrics.ts';
+import { NODE_GROUP, VPC } from '../../../test/helpers/service-world.ts';
+import { CLUSTER } from '../../../test/helpers/world.ts';
+import { ANNOTATION } from '../annotations.ts';
+import { garbageCollectionMessage } from '../gc.ts';
+import {
+  type ClassicWorld,
+  classicService,
+  createClassicWorld,
+  INTERNAL,
+  PUBLIC_SUBNETS,
+  REFERENCE_NAME,
+  REFERENCE_TAGS,
+  referenceClassic,
+} from './testing.ts';
+
+/**
+ * Services moved over from the reference controller on Classic ELBs: the same load balancer and DNS name,
+ * kept in line as the reference kept it, replaced without an outage, and removed without leaks.
+ */
+
+let w: ClassicWorld;
+let node1: string;
+let node2: string;
+beforeEach(() => {
+  w = createClassicWorld();
+  node1 = w.addNode(1).instance.instanceId;
+  node2 = w.addNode(2).instance.instanceId;
+});
+
+const service = (): Service => w.kube.services.get('default/web')!;
+const hostname = () => service()?.status?.loadBalancer?.ingress?.[0]?.hostname;
+const eventsOf = (reason: string) => w.kube.eventsFor('Service', 'web', reason).map((e) => e.message);
+const classic = (name = REFERENCE_NAME) => w.elbFake.describeNamed(name);
+const nodeRulesFrom = (groupId: string) =>
+  w.ec2.securityGroups.get(NODE_GROUP)!.ingress.filter((r) => r.sourceGroupId === groupId);
+const edit = (change: (s: Service) => void) => w.kube.mutateService('default', 'web', change);
+let sent = 0;
+const pass = () => w.reconcile(w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: `p${++sent}` }));
+
+describe('a Classic ELB made by the reference controller', () => {
+  it('is kept: same load balancer and DNS name, the Nodes registered, its group tagged with its Service, no NLB', async () => {
+    const { dnsName, groupId } = await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    expect(hostname()).toBe(dnsName);
+    expect(w.elbv2.loadBalancers.size).toBe(0);
+    const lb = classic()!;
+    expect(lb.DNSName).toBe(dnsName);
+    expect(lb.Instances?.map((i) => i.InstanceId).sort()).toEqual([node1, node2].sort());
+    expect(w.ec2.securityGroups.get(groupId)!.tags['kubernetes.io/service-name']).toBe('default/web');
+    expect(nodeRulesFrom(groupId)).toHaveLength(1);
+    expect(eventsOf('SyncLoadBalancerFailed')).toEqual([]);
+
+    // In line: a quiet pass writes nothing.
+    w.resetCounters();
+    await pass();
+    expect(w.awsWrites()).toBe(0);
+  });
+
+  it('listeners follow the ports (a changed one replaced by port), instances follow the Nodes', async () => {
+    await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    edit((s) => {
+      s.spec!.ports = [
+        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 31080 },
+        { name: 'admin', protocol: 'TCP', port: 9000, targetPort: 9000, nodePort: 30900 },
+      ];
+    });
+    w.kube.deleteNode(w.kube.nodes.get('node-2')!.metadata.name, {});
+    const node3 = w.addNode(3).instance.instanceId;
+    await w.converge([w.serviceKey('web')]);
+    const lb = classic()!;
+    expect(
+      lb.ListenerDescriptions?.map((d) => `${d.Listener?.LoadBalancerPort}->${d.Listener?.InstancePort}`).sort(),
+    ).toEqual(['80->31080', '9000->30900']);
+    expect(lb.Instances?.map((i) => i.InstanceId).sort()).toEqual([node1, node3].sort());
+    expect(lb.HealthCheck?.Target).toBe('TCP:31080');
+    expect(w.metrics.total(MetricName.TargetsDeregistered)).toBe(1);
+  });
+
+  it('health check, attributes, proxy protocol, tags and extra groups from the annotations; removed again', async () => {
+    await referenceClassic(w, {
+      annotations: {
+        [ANNOTATION.proxyProtocol]: '*',
+        [ANNOTATION.connectionIdleTimeout]: '120',
+        [ANNOTATION.crossZone]: 'true',
+        [ANNOTATION.connectionDrainingEnabled]: 'true',
+        [ANNOTATION.additionalResourceTags]: 'team=web',
+        [ANNOTATION.healthcheckInterval]: '30',
+      },
+    });
+    await w.converge([w.serviceKey('web')]);
+    const state = w.elbFake.stateOf(REFERENCE_NAME)!;
+    expect(classic()!.HealthCheck).toMatchObject({
+      Target: 'TCP:30080',
+      Interval: 30,
+      Timeout: 5,
+      HealthyThreshold: 2,
+    });
+    expect(classic()!.BackendServerDescriptions).toEqual([
+      { InstancePort: 30080, PolicyNames: ['k8s-proxyprotocol-enabled'] },
+    ]);
+    expect(JSON.stringify(state)).toContain('"team"');
+    const attributes = await w.elb.describeAttributes(REFERENCE_NAME);
+    expect(attributes).toMatchObject({
+      crossZone: true,
+      idleTimeoutSeconds: 120,
+      connectionDraining: { enabled: true },
+    });
+
+    edit((s) => {
+      s.metadata.annotations = {};
+    });
+    await w.converge([w.serviceKey('web')]);
+    expect(await w.elb.describeAttributes(REFERENCE_NAME)).toMatchObject({
+      crossZone: false,
+      idleTimeoutSeconds: 60,
+      connectionDraining: { enabled: false },
+    });
+    expect(classic()!.BackendServerDescriptions ?? []).toEqual([]);
+    expect((await w.elb.describeTags([REFERENCE_NAME])).get(REFERENCE_NAME)).toEqual(REFERENCE_TAGS);
+  });
+
+  it('deleting the Service: the Nodes rule revoked, the load balancer deleted, its group once free, the finalizer last', async () => {
+    const { groupId } = await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    w.kube.deleteService('default', 'web');
+    await pass();
+    expect(classic()).toBeUndefined();
+    expect(nodeRulesFrom(groupId)).toEqual([]);
+    expect(service().metadata.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
+    expect(w.ec2.securityGroups.has(groupId)).toBe(true);
+    await w.converge([w.serviceKey('web')]);
+    expect(w.ec2.securityGroups.has(groupId)).toBe(false);
+    expect(w.kube.services.has('default/web')).toBe(false);
+    expect(w.ec2.securityGroups.has(NODE_GROUP)).toBe(true);
+    expect(eventsOf('DeletedLoadBalancer')).toHaveLength(1);
+  });
+
+  it('a scheme change builds a successor beside it; the status moves once an instance is in service, then the old one goes', async () => {
+    const { dnsName } = await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    w.elbFake.registeringDescribes = 100;
+    edit((s) => {
+      s.metadata.annotations = INTERNAL;
+    });
+    await pass();
+    const names = [...w.elbFake.loadBalancers.keys()].sort();
+    expect(names).toHaveLength(2);
+    const successor = names.find((n) => n !== REFERENCE_NAME)!;
+    expect(w.elbFake.describeNamed(successor)!.Scheme).toBe('internal');
+    expect(hostname()).toBe(dnsName);
+    expect(classic()).toBeDefined();
+    expect(eventsOf('ReplacingLoadBalancer')[0]).toMatch(/scheme internet-facing -> internal/);
+
+    for (const id of [node1, node2]) w.elbFake.setInstanceHealth(successor, id, 'InService');
+    await w.converge([w.serviceKey('web')]);
+    expect(classic()).toBeUndefined();
+    expect(hostname()).toBe(w.elbFake.describeNamed(successor)!.DNSName);
+    expect((await w.elb.describeTags([successor])).get(successor)?.['serverless-ccm/replaces']).toBeUndefined();
+  });
+});
+
+describe('Classic ELBs for new Services', () => {
+  it('SERVICE_DEFAULT_LOAD_BALANCER_TYPE=classic, or a type annotation other than nlb: a Classic ELB, tagged owned', async () => {
+    w.serviceDeps.defaultLoadBalancerType = 'classic';
+    w.putService('web');
+    await w.converge([w.serviceKey('web')]);
+    expect(w.elbv2.loadBalancers.size).toBe(0);
+    const [name] = [...w.elbFake.loadBalancers.keys()];
+    expect(hostname()).toBe(w.elbFake.describeNamed(name!)!.DNSName);
+    expect((await w.elb.describeTags([name!])).get(name!)).toMatchObject({
+      [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
+    });
+    expect(w.elbFake.describeNamed(name!)!.Subnets?.sort()).toEqual([...PUBLIC_SUBNETS].sort());
+
+    w.serviceDeps.defaultLoadBalancerType = 'nlb';
+    w.putService('api', { annotations: { [ANNOTATION.type]: 'clb' } });
+    await w.converge([w.serviceKey('api')]);
+    expect(w.elbFake.loadBalancers.size).toBe(2);
+    expect(w.elbv2.loadBalancers.size).toBe(0);
+  });
+
+  it('a Service with the finalizer and no status whose reference-named Classic ELB exists keeps it', async () => {
+    await referenceClassic(w);
+    w.kube.putService(classicService(undefined));
+    await w.converge([w.serviceKey('web')]);
+    expect(w.elbv2.loadBalancers.size).toBe(0);
+    expect(hostname()).toBe(classic()!.DNSName);
+  });
+});
+
+describe('garbage collection of Classic ELBs', () => {
+  it('an owned one in our VPC whose Service is gone goes; one in another VPC or not owned stays', async () => {
+    await referenceClassic(w);
+    w.kube.services.delete('default/web');
+    const foreign = await w.elb.createLoadBalancer({
+      name: 'someone-elses',
+      scheme: 'internet-facing',
+      subnets: PUBLIC_SUBNETS,
+      securityGroups: [],
+      listeners: [{ loadBalancerPort: 80, protocol: 'TCP', instancePort: 30080, instanceProtocol: 'TCP' }],
+      tags: {},
+    });
+    expect(foreign).not.toBe('name-taken');
+    await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'gc-1' })]);
+    expect(classic()).toBeUndefined();
+    expect(w.elbFake.describeNamed('someone-elses')).toBeDefined();
+    expect(VPC).toBeDefined();
+  });
+});
