@@ -97,3 +97,20 @@ export function classicService(hostname: string | undefined, annotations?: Recor
 }
 
 export const INTERNAL = { [ANNOTATION.internal]: 'true' };
+
+/** Everything a Classic ELB account holds that a Service could have changed, plus the security groups. */
+export async function classicAccount(w: ClassicWorld) {
+  const loadBalancers = [];
+  for (const name of [...w.elbFake.loadBalancers.keys()].sort()) {
+    const lb = (await w.elb.findLoadBalancer(name))!;
+    const { dnsName: _dns, ...rest } = lb;
+    loadBalancers.push({
+      ...rest,
+      instanceIds: [...rest.instanceIds].sort(),
+      attributes: await w.elb.describeAttributes(name),
+      policies: (await w.elb.describePolicies(name)).map((p) => p.policyName).sort(),
+      tags: (await w.elb.describeTags([name])).get(name),
+    });
+  }
+  return { loadBalancers, securityGroups: w.inventory().securityGroups };
+}
