@@ -89,7 +89,7 @@ describe('garbage collection', () => {
 
   it("removes a live Service's target group left over from an earlier spec, never one still in use", async () => {
     // A crash between moving the listener and deleting the old target group leaves this behind.
-    const stale = await w.elbv2.createTargetGroup({
+    const stale = await w.elbv2Port.createTargetGroup({
       name: 'test-clu-default-kept-81-aaaaaaa',
       protocol: 'TCP',
       port: 30081,
@@ -181,7 +181,7 @@ describe('garbage collection', () => {
       securityGroups: [lbGroup.groupId],
       tags: owned,
     });
-    const tg = await w.elbv2.createTargetGroup({
+    const tg = await w.elbv2Port.createTargetGroup({
       ...targetGroupInput('test-clu-default-gone-80-twotwo'),
       vpcId: other,
       tags: owned,
@@ -219,7 +219,10 @@ describe('garbage collection', () => {
       securityGroups: [],
       tags: owned,
     });
-    const tg = await w.elbv2.createTargetGroup({ ...targetGroupInput('test-clu-default-gone-80-novpc'), tags: owned });
+    const tg = await w.elbv2Port.createTargetGroup({
+      ...targetGroupInput('test-clu-default-gone-80-novpc'),
+      tags: owned,
+    });
     if (tg === 'name-taken') throw new Error('taken');
     // The adapter maps an absent VpcId to undefined.
     w.elbv2.loadBalancers.get(lb.arn)!.lb.vpcId = undefined;

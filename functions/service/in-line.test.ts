@@ -71,7 +71,7 @@ describe('attributes', () => {
     });
 
     // Someone turns deletion protection on in the console: the next pass turns it off (the Service is the truth).
-    await w.elbv2.modifyLoadBalancerAttributes(lb.arn, { 'deletion_protection.enabled': 'true' });
+    await w.elbv2Port.modifyLoadBalancerAttributes(lb.arn, { 'deletion_protection.enabled': 'true' });
     await w.converge([w.serviceKey('web')]);
     expect(w.elbv2.attributesOf(lb.arn)?.['deletion_protection.enabled']).toBe('false');
   });
@@ -83,7 +83,7 @@ describe('tags', () => {
     const lb = onlyLb();
     const group = onlyGroup();
     const http = listener(80);
-    await w.elbv2.addTags(lb.arn, { CostCenter: '42', 'aws:cloudformation:stack-name': 'x' });
+    await w.elbv2Port.addTags(lb.arn, { CostCenter: '42', 'aws:cloudformation:stack-name': 'x' });
     for (const arn of [lb.arn, group.tg.arn, http.arn]) expect(w.elbv2.tagsOf(arn)?.env).toBe('prod');
     expect(managedGroup().tags.env).toBe('prod');
 
@@ -110,7 +110,7 @@ describe('TLS listeners', () => {
     { name: 'https', protocol: 'TCP', port: 443, nodePort: 30443 },
   ];
   const certificates = async () =>
-    (await w.elbv2.describeListenerCertificates(listener(443).arn))
+    (await w.elbv2Port.describeListenerCertificates(listener(443).arn))
       .map((c) => `${c.isDefault ? '*' : ''}${c.certificateArn.split('/').pop()}`)
       .sort();
 
@@ -146,10 +146,10 @@ describe('idle timeout', () => {
   it('connection-idle-timeout sets the TCP listeners idle timeout and is reset to 350 s when removed', async () => {
     await apply({ [ANNOTATION.connectionIdleTimeout]: '1200' });
     const arn = listener(80).arn;
-    expect((await w.elbv2.describeListenerAttributes(arn))['tcp.idle_timeout.seconds']).toBe('1200');
+    expect((await w.elbv2Port.describeListenerAttributes(arn))['tcp.idle_timeout.seconds']).toBe('1200');
 
     await apply({});
-    expect((await w.elbv2.describeListenerAttributes(arn))['tcp.idle_timeout.seconds']).toBe('350');
+    expect((await w.elbv2Port.describeListenerAttributes(arn))['tcp.idle_timeout.seconds']).toBe('350');
   });
 
   it('a listener made with the default idle timeout is not modified, and a quiet pass reads it once', async () => {

@@ -104,7 +104,7 @@ describe('a load balancer made by the reference cloud controller', () => {
       securityGroups: [],
       tags,
     });
-    const group = await w.elbv2.createTargetGroup({
+    const group = await w.elbv2Port.createTargetGroup({
       name: 'k8s-default-web-0123456789',
       protocol: 'TCP',
       port: 30080,
@@ -114,7 +114,7 @@ describe('a load balancer made by the reference cloud controller', () => {
       tags,
     });
     if (group === 'name-taken') throw new Error('unexpected');
-    await w.elbv2.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
+    await w.elbv2Port.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
     w.kube.putService({
       metadata: { name: 'web', namespace: 'default', uid, annotations: { [ANNOTATION.type]: 'nlb' } },
       spec: {

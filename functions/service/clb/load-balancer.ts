@@ -2,10 +2,12 @@ import type { ClassicLoadBalancer, ElbPort } from '../../../shared/aws/elb-port.
 import { TerminalError } from '../../../shared/errors.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { AnnotationError } from '../deps.ts';
+import { planRules } from '../model/security-rules.ts';
 import { changedEntries, staleTagKeys } from '../model/tags.ts';
 import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
-import { batchNodeGroups } from '../nlb/node-rules.ts';
-import { ensureManagedGroup, resolveGroups } from '../nlb/security-groups.ts';
+import { backendSecurityGroupName } from '../names.ts';
+import { backendRulesForPorts, batchNodeGroups } from '../nlb/node-rules.ts';
+import { ensureBackendGroup, ensureManagedGroup, resolveGroups } from '../nlb/security-groups.ts';
 import { wantedSubnets } from '../nlb/subnets.ts';
 import { NotVisibleYetError, type Pass } from '../writes.ts';
 import type { ClassicSpec } from './model.ts';
@@ -37,28 +39,45 @@ export function elbOf(pass: Pass): ElbPort {
   return pass.elb;
 }
 
-/** Its groups: the managed one (or the user's), then the extra ones. The first is the one the Nodes allow. */
-async function ensureClassicGroups(spec: ClassicSpec, pass: Pass): Promise<string[]> {
+/**
+ * Its groups: the managed one (or the user's), then, for one this controller made, the cluster's backend group
+ * (the one source the Nodes' groups allow, so the Nodes' 60-rule quota is never reached however many load
+ * balancers there are), then the extra ones. A Classic ELB the reference made keeps its way: its first group
+ * is allowed every protocol on the Nodes' groups.
+ */
+async function ensureClassicGroups(
+  spec: ClassicSpec,
+  existing: ClassicLoadBalancer | undefined,
+  pass: Pass,
+): Promise<{ groups: string[]; backend?: string }> {
   const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
+  const backendName = backendSecurityGroupName(pass.deps.clusterName);
+  // One DescribeSecurityGroups finds both groups of ours.
+  const names = spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
+  const found = await pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names });
+  const foundBackend = found.find((g) => g.groupName === backendName);
   let front: string[];
   if (spec.userSecurityGroups) {
     front = await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, pass);
   } else {
-    const [existing] = await pass.ec2.findSecurityGroups({
-      vpcId: pass.deps.vpcId,
-      groupNames: [spec.securityGroupName],
-    });
-    const groupId = await ensureManagedGroup(spec, existing, pass, {
-      description: `Security group for Kubernetes ELB ${spec.loadBalancerName} (${spec.serviceKey})`,
-      adoptClusterOwned: true,
-    });
+    const groupId = await ensureManagedGroup(
+      spec,
+      found.find((g) => g.groupName === spec.securityGroupName),
+      pass,
+      {
+        description: `Security group for Kubernetes ELB ${spec.loadBalancerName} (${spec.serviceKey})`,
+        adoptClusterOwned: true,
+      },
+    );
     front = [groupId];
   }
-  const groups = [...new Set([...front, ...extra])];
+  const referenceWay = existing !== undefined && !existing.securityGroups.includes(foundBackend?.groupId ?? '');
+  const backend = referenceWay ? undefined : await ensureBackendGroup(foundBackend, pass);
+  const groups = [...new Set([...front, ...(backend ? [backend] : []), ...extra])];
   if (groups.length > MAX_CLASSIC_GROUPS) {
     throw new AnnotationError(`${groups.length} security groups for one Classic ELB; it takes ${MAX_CLASSIC_GROUPS}`);
   }
-  return groups;
+  return backend ? { groups, backend } : { groups };
 }
 
 export interface EnsuredClassic {
@@ -76,7 +95,7 @@ export async function ensureClassicLoadBalancer(
   pass: Pass,
 ): Promise<EnsuredClassic> {
   const elb = elbOf(pass);
-  const groups = await ensureClassicGroups(spec, pass);
+  const { groups, backend } = await ensureClassicGroups(spec, existing, pass);
   let lb = existing;
   if (!lb) {
     const subnets = (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, pass)).map((m) => m.subnetId);
@@ -100,8 +119,9 @@ export async function ensureClassicLoadBalancer(
   }
   await keepSettingsInLine(spec, lb, pass);
   await ensureInstances(spec, lb, pass);
-  await ensureNodeRule(spec, groups[0]!, pass);
-  return { lb, created: !existing, sourceGroupId: groups[0]! };
+  if (backend) await ensureBackendRules(spec, backend, pass);
+  else await ensureNodeRule(spec, groups[0]!, pass);
+  return { lb, created: !existing, sourceGroupId: backend ?? groups[0]! };
 }
 
 /** What CreateLoadBalancer set, on one made before: listeners, subnets, groups, tags. */
@@ -178,6 +198,19 @@ async function ensureInstances(spec: ClassicSpec, lb: ClassicLoadBalancer, pass:
   if (deregister.length > 0) await elb.deregisterInstances(lb.name, deregister);
   if (register.length > 0) await elb.registerInstances(lb.name, register);
   lb.instanceIds = wanted;
+}
+
+/** The instance ports and the health check port, from the backend group, on the target Nodes' cluster-tagged groups. */
+async function ensureBackendRules(spec: ClassicSpec, backend: string, pass: Pass): Promise<void> {
+  const healthPort = Number(/^[A-Z]+:(\d+)/.exec(spec.healthCheck.target)?.[1]);
+  const ports = [...spec.listeners.map((l) => l.instancePort), ...(Number.isFinite(healthPort) ? [healthPort] : [])];
+  const rules = backendRulesForPorts(ports, pass.deps.clusterName, backend, pass.deps.nodePortRange);
+  for (const group of await batchNodeGroups(spec.targetNodeLabels, pass)) {
+    const { authorize } = planRules(rules, group.ingress, () => false);
+    if (authorize.length === 0) continue;
+    await pass.ec2.authorizeSecurityGroupIngress(group.groupId, authorize);
+    group.ingress.push(...authorize);
+  }
 }
 
 /** Every protocol from the load balancer's first group, on the target Nodes' cluster-tagged groups. */

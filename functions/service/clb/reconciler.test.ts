@@ -175,6 +175,18 @@ describe('Classic ELBs for new Services', () => {
       [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
     });
     expect(w.elbFake.describeNamed(name!)!.Subnets?.sort()).toEqual([...PUBLIC_SUBNETS].sort());
+    // One it makes is let into the Nodes through the cluster's backend group (node port range rules shared by
+    // every load balancer), never by a rule of its own: the Nodes' 60-rule quota stays out of reach.
+    const groups = w.elbFake.describeNamed(name!)!.SecurityGroups ?? [];
+    const backend = [...w.ec2.securityGroups.values()].find((g) => g.groupName === `k8s-traffic-${CLUSTER}`)!;
+    expect(groups).toContain(backend.groupId);
+    const nodeIngress = w.ec2.securityGroups.get(NODE_GROUP)!.ingress;
+    expect(
+      nodeIngress.filter((r) => groups.includes(r.sourceGroupId ?? '') && r.sourceGroupId !== backend.groupId),
+    ).toEqual([]);
+    expect(
+      nodeIngress.some((r) => r.sourceGroupId === backend.groupId && r.fromPort === 30000 && r.toPort === 32767),
+    ).toBe(true);
 
     w.serviceDeps.defaultLoadBalancerType = 'nlb';
     w.putService('api', { annotations: { [ANNOTATION.type]: 'clb' } });

@@ -47,6 +47,26 @@ export function nodeRules(
   return dedupeRules(rules);
 }
 
+/**
+ * The same rules for ports given directly (a Classic ELB's instance ports and health check port): TCP from the
+ * backend group, a port inside the node port range allowed as the whole range.
+ */
+export function backendRulesForPorts(
+  ports: readonly number[],
+  clusterName: string,
+  backendGroupId: string,
+  nodePortRange: PortRange = DEFAULT_NODE_PORT_RANGE,
+): SecurityGroupRule[] {
+  const description = backendRuleDescription(clusterName);
+  return dedupeRules(
+    ports.map((port) => {
+      const inRange = port >= nodePortRange.from && port <= nodePortRange.to;
+      const [fromPort, toPort] = inRange ? [nodePortRange.from, nodePortRange.to] : [port, port];
+      return { protocol: 'tcp' as const, fromPort, toPort, sourceGroupId: backendGroupId, description };
+    }),
+  );
+}
+
 /** Whether a rule on a Node group is one this controller added for the cluster's load balancers. */
 export function isOurNodeRule(rule: SecurityGroupRule, clusterName: string): boolean {
   return rule.description === backendRuleDescription(clusterName);

@@ -60,7 +60,8 @@ function backendTags(clusterName: string): Record<string, string> {
   return { [clusterTagKey(clusterName)]: 'owned', [BACKEND_ROLE_TAG]: 'backend' };
 }
 
-async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pass): Promise<string> {
+/** The cluster's backend group's ID (the group found by its name, or made now). */
+export async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pass): Promise<string> {
   const { deps } = pass;
   const name = backendSecurityGroupName(deps.clusterName);
   if (existing) {

@@ -1,0 +1,105 @@
+import { type ClassicWorld, createClassicWorld } from '../../functions/service/clb/testing.ts';
+import { garbageCollectionMessage } from '../../functions/service/gc.ts';
+import { CLASSIC_WRITE_OPERATIONS } from '../../shared/aws/elb-fake.ts';
+import type { BenchResult } from './types.ts';
+
+const RERUN = 'npm run bench -- service';
+
+/**
+ * AWS API volume of the service controller's Classic ELB backend, counted by the fakes behind the real
+ * adapters: a create until converged, a quiet pass, and a resync of 200 Services on Classic ELBs with the
+ * garbage collection.
+ */
+function world(nodes: number): ClassicWorld {
+  const w = createClassicWorld();
+  w.serviceDeps.defaultLoadBalancerType = 'classic';
+  w.serviceDeps.cleanupRequeueSeconds = 60;
+  for (let i = 1; i <= nodes; i++) w.addNode(i);
+  return w;
+}
+
+function counts(w: ClassicWorld) {
+  const byOperation = [...w.elbFake.calls.entries(), ...w.elbv2.calls.entries(), ...w.ec2.calls.entries()].filter(
+    ([, n]) => n > 0,
+  );
+  const classicWrites = new Set<string>(CLASSIC_WRITE_OPERATIONS);
+  return {
+    total: w.awsCalls(),
+    writes: w.awsWrites(),
+    detail: byOperation.map(([op, n]) => `${classicWrites.has(op) ? 'ELB ' : ''}${op} ${n}`).join(', '),
+  };
+}
+
+const putWeb = (w: ClassicWorld, name: string) =>
+  w.putService(name, {
+    ports: [
+      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
+      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
+    ],
+  });
+
+async function createOne() {
+  const w = world(6);
+  putWeb(w, 'web');
+  await w.converge([w.serviceKey('web')]);
+  const created = counts(w);
+  w.resetCounters();
+  await w.converge([w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: 'quiet' })]);
+  const noop = counts(w);
+  return { created, noop };
+}
+
+async function resync(services: number) {
+  const w = world(20);
+  for (let i = 0; i < services; i++) putWeb(w, `web-${i}`);
+  w.elbFake.loadBalancerQuota = services + 10;
+  await w.converge(
+    Array.from({ length: services }, (_, i) => w.serviceKey(`web-${i}`)),
+    w.serviceDeps,
+    5000,
+  );
+  if (w.elbFake.loadBalancers.size !== services) throw new Error(`only ${w.elbFake.loadBalancers.size} Classic ELBs`);
+  w.resetCounters();
+  await w.converge(
+    [
+      ...Array.from({ length: services }, (_, i) =>
+        w.serviceKey(`web-${i}`, 'default', { eventType: 'RESYNC', eventId: 'r1' }),
+      ),
+      garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'r1' }),
+    ],
+    w.serviceDeps,
+    5000,
+  );
+  return counts(w);
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const one = await createOne();
+  const all = await resync(200);
+  return [
+    {
+      name: 'Classic ELB create (2 ports, 6 Nodes): AWS calls until converged',
+      value: one.created.total,
+      unit: 'calls',
+      target: 'writes only what is missing',
+      rerun: RERUN,
+      note: `${one.created.writes} writes (${one.created.detail})`,
+    },
+    {
+      name: 'Classic ELB no-op reconcile (2 ports): AWS calls',
+      value: one.noop.total,
+      unit: 'calls',
+      target: '0 writes',
+      rerun: RERUN,
+      note: `${one.noop.writes} writes (${one.noop.detail})`,
+    },
+    {
+      name: 'Classic ELB resync, 200 unchanged Services + garbage collection: AWS calls',
+      value: all.total,
+      unit: 'calls',
+      target: '0 writes',
+      rerun: RERUN,
+      note: `${(all.total / 200).toFixed(1)} per Service incl. GC, ${all.writes} writes (${all.detail})`,
+    },
+  ];
+}
