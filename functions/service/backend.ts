@@ -13,6 +13,8 @@ export interface LoadBalancerBackend {
   ensure(pass: Pass, options: LoadBalancerOptions): Promise<ReconcileResult | undefined>;
   /** Everything of this kind the Service has, removed; `done` once nothing is left (the finalizer may go). */
   remove(pass: Pass): Promise<RemoveResult>;
+  /** The load balancer of that name, when it is the Service's, deleted: another kind has taken over from it. */
+  retire(pass: Pass, name: string, successor: string): Promise<void>;
 }
 
 export type RemoveResult = { done: true; name: string } | { done: false; requeueAfterSeconds: number };

@@ -7,6 +7,7 @@ import { describeProblems, type LoadBalancerOptions, parseAnnotations } from './
 import type { LoadBalancerBackend } from './backend.ts';
 import { ServiceBatch } from './batch.ts';
 import { classicLoadBalancers, hasReferenceClassic } from './clb/backend.ts';
+import { classicNameFromHostname } from './clb/plans.ts';
 import { decide, ingressHostname, isClassicHostname } from './decide.ts';
 import { AnnotationError, type ServiceDeps } from './deps.ts';
 import { collectGarbage, isGarbageCollectionKey } from './gc.ts';
@@ -22,7 +23,7 @@ import {
 import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { codeOf } from './resources.ts';
-import { type Announcement, type Pass, startPass } from './writes.ts';
+import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
 
 export type { ServiceDeps };
 export { ServiceBatch };
@@ -66,9 +67,10 @@ async function backendsFor(
   deleting: boolean,
 ): Promise<LoadBalancerBackend[]> {
   const hostname = ingressHostname(service);
-  if (isClassicHostname(hostname)) return [classicLoadBalancers];
   if (options.type === 'classic') return [classicLoadBalancers];
-  if (options.type === 'nlb' || loadBalancerNameFromHostname(hostname)) return [networkLoadBalancers];
+  if (options.type === 'nlb') return [networkLoadBalancers];
+  if (isClassicHostname(hostname)) return [classicLoadBalancers];
+  if (loadBalancerNameFromHostname(hostname)) return [networkLoadBalancers];
   if (deleting) return deps.elb ? [networkLoadBalancers, classicLoadBalancers] : [networkLoadBalancers];
   if (deps.defaultLoadBalancerType === 'classic') return [classicLoadBalancers];
   if (deps.elb && hasFinalizer(service) && (await hasReferenceClassic(deps, service))) return [classicLoadBalancers];
@@ -105,11 +107,36 @@ async function reconcileService(
     if (!withFinalizer) return undefined;
     const announcement = { reason: EVENT.ensuring, message: `Ensuring load balancer ${name}` };
     const pass = startPass(deps, withFinalizer, batch, announcement, receiveCount);
+    const previous = previousOfAnotherKind(withFinalizer, backends[0]!, pass);
+    if (previous) pass.previous = previous;
     return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);
     throw err;
   }
+}
+
+/**
+ * The load balancer the status names, when it is of another kind than the backend now chosen (the type
+ * annotation moved the Service from a Classic ELB to an NLB, or back): it keeps serving until the new one
+ * does, then its own backend retires it.
+ */
+function previousOfAnotherKind(
+  service: Service,
+  backend: LoadBalancerBackend,
+  pass: Pass,
+): PreviousLoadBalancer | undefined {
+  const hostname = ingressHostname(service);
+  const classic = classicNameFromHostname(hostname);
+  const network = loadBalancerNameFromHostname(hostname);
+  const [name, owner] =
+    backend === networkLoadBalancers && classic
+      ? [classic, classicLoadBalancers]
+      : backend === classicLoadBalancers && network
+        ? [network, networkLoadBalancers]
+        : [undefined, undefined];
+  if (!name || !owner) return undefined;
+  return { name, retire: (successor) => owner.retire(pass, name, successor) };
 }
 
 function skip(why: string, key: ObjectKey, deps: ServiceDeps): undefined {

@@ -91,6 +91,12 @@ export interface Announcement {
   quiet?: ReadonlySet<string>;
 }
 
+export interface PreviousLoadBalancer {
+  name: string;
+  /** Deletes it (and what only it used); `successor` names the one that serves now. */
+  retire(successor: string): Promise<void>;
+}
+
 /** One pass over one Service: the ports it writes through, what it changed, and how it speaks. */
 export interface Pass {
   deps: ServiceDeps;
@@ -103,6 +109,12 @@ export interface Pass {
   /** Classic ELB, when the deployment has it. */
   elb: ElbPort | undefined;
   changes: PassChanges;
+  /**
+   * A load balancer of another kind that serves the Service while this pass builds its new one (the Service
+   * moves from a Classic ELB to an NLB, or back): the status keeps naming it until the new one serves, then
+   * it is retired by its own backend.
+   */
+  previous?: PreviousLoadBalancer;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

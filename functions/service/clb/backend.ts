@@ -26,7 +26,14 @@ export const classicLoadBalancers: LoadBalancerBackend = {
   kind: 'classic',
   ensure: ensureClassic,
   remove: deleteClassicLoadBalancer,
+  retire: retireClassicNamed,
 };
+
+/** Retires the Classic ELB of that name when it is the Service's: another kind has taken over. */
+async function retireClassicNamed(pass: Pass, name: string, successor: string): Promise<void> {
+  const found = await findClassic(name, pass, false);
+  if (found) await retireClassic(found.lb, successor, pass, false);
+}
 
 export interface ObservedClassic {
   lb: ClassicLoadBalancer;
@@ -60,10 +67,11 @@ async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<
       `Replacing load balancer ${choice.serving.lb.name} with ${spec.loadBalancerName}: ${choice.replacing}`,
     );
   }
-  if (choice.deleteFirst && choice.serving) await retireClassic(choice.serving.lb, spec, pass, true);
+  if (choice.deleteFirst && choice.serving) await retireClassic(choice.serving.lb, spec.loadBalancerName, pass, true);
   const existing = choice.deleteFirst ? undefined : choice.existing;
   const successorOf = choice.replacing && !choice.deleteFirst ? choice.serving : undefined;
-  const tags = successorOf ? { ...spec.tags, [REPLACES_TAG]: successorOf.lb.name } : spec.tags;
+  const replaces = successorOf?.lb.name ?? pass.previous?.name;
+  const tags = replaces ? { ...spec.tags, [REPLACES_TAG]: replaces } : spec.tags;
   const ensured = await ensureClassicLoadBalancer(spec, existing?.lb, tags, existing?.tags ?? {}, pass);
   return finishClassic(spec, ensured.lb, ensured.created, successorOf, pass);
 }
@@ -77,16 +85,15 @@ async function finishClassic(
   pass: Pass,
 ): Promise<ReconcileResult | undefined> {
   const { deps, changes } = pass;
-  if (replaced && !(await servesTraffic(lb, pass))) {
+  if ((replaced || pass.previous) && !(await servesTraffic(lb, pass))) {
     return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
   }
   const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
   if (!updated) return undefined;
   pass.service = updated;
-  if (replaced) {
-    await retireClassic(replaced.lb, spec, pass, false);
-    await elbOf(pass).removeTags(lb.name, [REPLACES_TAG]);
-  }
+  if (replaced) await retireClassic(replaced.lb, spec.loadBalancerName, pass, false);
+  if (pass.previous) await pass.previous.retire(lb.name);
+  if (replaced || pass.previous) await elbOf(pass).removeTags(lb.name, [REPLACES_TAG]);
   if (changes.config) {
     if (!created) deps.metrics.count(MetricName.LoadBalancersUpdated);
     await pass.event('Normal', EVENT.ensured, `Ensured load balancer ${lb.name} (${lb.dnsName})`);

@@ -10,7 +10,6 @@ import { acceptableNames } from '../nlb/replacement.ts';
 import { deleteSecurityGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
 import { elbOf } from './load-balancer.ts';
-import type { ClassicSpec } from './model.ts';
 import { classicNameFromHostname, classicNodeRule } from './plans.ts';
 
 /**
@@ -72,7 +71,7 @@ export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResul
  */
 export async function retireClassic(
   lb: ClassicLoadBalancer,
-  successor: ClassicSpec | undefined,
+  successor: string | undefined,
   pass: Pass,
   first: boolean,
 ): Promise<void> {
@@ -82,13 +81,19 @@ export async function retireClassic(
       EVENT.replacing,
       first
         ? `Deleting load balancer ${lb.name} before making it again: the name annotation pins the name, so traffic stops until the new one serves`
-        : `Deleting load balancer ${lb.name}: the Service now uses ${successor.loadBalancerName}`,
+        : `Deleting load balancer ${lb.name}: the Service now uses ${successor}`,
     );
   }
   const [source] = lb.securityGroups;
   if (source) {
     const [group] = await pass.ec2.findSecurityGroups({ groupIds: [source] });
     if (group?.groupName === securityGroupName(lb.name)) {
+      // The reference tagged its group with the cluster only: given the Service's tag, it is found again (and
+      // collected once free) after the load balancer is gone.
+      const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
+      if (group.tags['kubernetes.io/service-name'] === undefined) {
+        await pass.ec2.createTags([group.groupId], { 'kubernetes.io/service-name': serviceKey });
+      }
       const rule = classicNodeRule(source);
       const holders = await pass.ec2.findSecurityGroups({ referencingGroupIds: [source] });
       for (const holder of holders) {

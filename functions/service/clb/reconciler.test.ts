@@ -163,6 +163,40 @@ describe('a Classic ELB made by the reference controller', () => {
   });
 });
 
+describe('from a Classic ELB to a Network Load Balancer (aws-load-balancer-type: nlb)', () => {
+  it('the Classic ELB keeps serving and stays in the status until the NLB is active; then it goes, its rule and group after it', async () => {
+    const { dnsName, groupId } = await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    w.elbv2.provisioningDescribes = 100;
+    edit((s) => {
+      s.metadata.annotations = { [ANNOTATION.type]: 'nlb' };
+    });
+    await pass();
+    const nlb = [...w.elbv2.loadBalancers.values()][0]!.lb;
+    expect(nlb.state).toBe('provisioning');
+    expect(hostname()).toBe(dnsName);
+    expect(classic()).toBeDefined();
+    expect(classic()!.Instances).toHaveLength(2);
+    // The garbage collector leaves both alone meanwhile.
+    await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'gc-handover' })]);
+    expect(classic()).toBeDefined();
+    expect(w.elbv2.loadBalancers.size).toBe(1);
+
+    w.elbv2.activate(nlb.name);
+    await w.converge([w.serviceKey('web')]);
+    expect(hostname()).toBe(nlb.dnsName);
+    expect(classic()).toBeUndefined();
+    expect(nodeRulesFrom(groupId)).toEqual([]);
+    expect(eventsOf('ReplacingLoadBalancer').some((m) => m.includes(`Deleting load balancer ${REFERENCE_NAME}`))).toBe(
+      true,
+    );
+    // Its group, held a while by the deleted load balancer's interfaces, is collected once free.
+    w.clock.advance(10 * 60_000);
+    await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'gc-after' })]);
+    expect(w.ec2.securityGroups.has(groupId)).toBe(false);
+  });
+});
+
 describe('Classic ELBs for new Services', () => {
   it('SERVICE_DEFAULT_LOAD_BALANCER_TYPE=classic, or a type annotation other than nlb: a Classic ELB, tagged owned', async () => {
     w.serviceDeps.defaultLoadBalancerType = 'classic';

@@ -14,7 +14,7 @@ import { REPLACES_TAG } from '../names.ts';
 import { codeOf } from '../resources.ts';
 import { NotVisibleYetError, type Pass } from '../writes.ts';
 import { deleteNetworkLoadBalancer } from './cleanup.ts';
-import { finishPass, retireServing } from './finish.ts';
+import { finishPass, retireNetworkLoadBalancer, retireServing } from './finish.ts';
 import { createLoadBalancer, narrowLoadBalancer, widenLoadBalancer } from './load-balancer.ts';
 import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
 import { chooseLoadBalancer, type LoadBalancerChoice } from './replacement.ts';
@@ -37,6 +37,7 @@ export const networkLoadBalancers: LoadBalancerBackend = {
   kind: 'nlb',
   ensure: ensureWithFreshResources,
   remove: deleteNetworkLoadBalancer,
+  retire: retireNetworkLoadBalancer,
 };
 
 /** AWS codes that, right after we created the group or target group they name, mean "not visible yet". */
@@ -97,7 +98,7 @@ async function ensureNetworkLoadBalancer(
       `Replacing load balancer ${choice.serving.lb.name} with ${spec.loadBalancerName}: ${choice.replacing}`,
     );
   }
-  if (choice.deleteFirst && choice.serving) await retireServing(choice.serving, spec, pass, true);
+  if (choice.deleteFirst && choice.serving) await retireServing(choice.serving, spec.loadBalancerName, pass, true);
 
   const { observed, groups, created } = await ensureLoadBalancer(choice, spec, pass);
   const targetGroups = await ensureTargetGroups(spec, observed, pass);
@@ -137,6 +138,7 @@ async function ensureLoadBalancer(
   const withoutGroups = existing !== undefined && existing.lb.securityGroups.length === 0;
   const tags: Record<string, string> = { ...spec.tags };
   if (choice.replacing && choice.serving && !choice.deleteFirst) tags[REPLACES_TAG] = choice.serving.lb.name;
+  else if (pass.previous) tags[REPLACES_TAG] = pass.previous.name;
   if (withoutGroups) tags[NODE_RULES_TAG] = 'reference';
   const groups = withoutGroups ? undefined : await ensureLoadBalancerGroups(spec, pass);
   if (!existing) return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true };

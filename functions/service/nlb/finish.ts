@@ -1,7 +1,7 @@
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { ownedByService } from '../annotations.ts';
-import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
+import { type ObservedLoadBalancer, observeLoadBalancer } from '../elbv2/observed.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import { REPLACES_TAG } from '../names.ts';
@@ -28,16 +28,15 @@ export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<Reco
   const { spec, observed, serving } = outcome;
   const { lb } = observed;
   const { deps, changes } = pass;
-  const waitsForSuccessor = serving !== undefined && lb.state !== 'active';
+  const waitsForSuccessor = (serving !== undefined || pass.previous !== undefined) && lb.state !== 'active';
   if (!waitsForSuccessor) {
     const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
     if (!updated) return undefined;
     pass.service = updated;
-    if (serving) {
-      await retireServing(serving, spec, pass, false);
-      // It serves now: no longer anyone's successor (the garbage collector reads this tag).
-      await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
-    }
+    if (serving) await retireServing(serving, spec.loadBalancerName, pass, false);
+    if (pass.previous) await pass.previous.retire(lb.name);
+    // It serves now: no longer anyone's successor (the garbage collector reads this tag).
+    if (serving || pass.previous) await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
   }
   // Said when something changed (a new load balancer, new targets), not on every quiet pass.
   if (outcome.warning && (changes.config || changes.targets)) {
@@ -69,18 +68,19 @@ export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<Reco
  */
 export async function retireServing(
   old: ObservedLoadBalancer,
-  spec: LoadBalancerSpec,
+  successor: string,
   pass: Pass,
   first: boolean,
 ): Promise<void> {
   const { deps } = pass;
-  const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, spec.serviceKey);
+  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
+  const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, serviceKey);
   await pass.event(
     first ? 'Warning' : 'Normal',
     EVENT.replacing,
     first
       ? `Deleting load balancer ${old.lb.name} before making it again: the name annotation pins the name, so traffic stops until the new one is active`
-      : `Deleting load balancer ${old.lb.name}: the Service now uses ${spec.loadBalancerName}`,
+      : `Deleting load balancer ${old.lb.name}: the Service now uses ${successor}`,
   );
   await deleteLoadBalancerAndListeners(old.lb, pass);
   for (const group of old.attached) if (owned(group.arn)) await deleteTargetGroup(group, pass);
@@ -91,7 +91,17 @@ export async function retireServing(
   // Its successor of the same name uses the same managed group.
   if (first) return;
   const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter((g) =>
-    ownedByService(g.tags, deps.clusterName, spec.serviceKey),
+    ownedByService(g.tags, deps.clusterName, serviceKey),
   );
   for (const group of managed) await deleteSecurityGroup(group.groupId, pass);
+}
+
+/** Retires the Network Load Balancer of that name when it is the Service's: another kind has taken over. */
+export async function retireNetworkLoadBalancer(pass: Pass, name: string, successor: string): Promise<void> {
+  const lb = await pass.elbv2.findLoadBalancer(name);
+  if (!lb) return;
+  const observed = await observeLoadBalancer(lb, pass.elbv2);
+  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
+  if (!ownedByService(observed.tags.get(lb.arn), pass.deps.clusterName, serviceKey)) return;
+  await retireServing(observed, successor, pass, false);
 }
