@@ -1,6 +1,7 @@
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
+import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fake.ts';
@@ -59,7 +60,7 @@ export function createSimulation(options: SimulationOptions) {
     log,
     metrics,
     routes: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
-    services: { vpcId: 'vpc-0a1b2c3d', elbv2, kube, provisioningRequeueSeconds: 30 },
+    services: { vpcId: 'vpc-0a1b2c3d', elbv2: new Elbv2Adapter(elbv2), kube, provisioningRequeueSeconds: 30 },
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are

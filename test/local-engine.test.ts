@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createEngine, QUEUES } from '../bin/engine.ts';
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { FakeEc2 } from '../shared/aws/ec2-fake.ts';
+import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fake.ts';
@@ -35,7 +36,14 @@ function engine(options: { routes?: boolean; services?: boolean }) {
     metrics: new RecordingMetrics(),
     ...(options.routes ? { routes: { clusterCidrs: [cidr.cidr], routeTableLimit: 50 } } : {}),
     ...(options.services
-      ? { services: { vpcId: 'vpc-0a1b2c3d', elbv2: new FakeElbv2(clock, ec2), kube, externalManagedTags: ['x'] } }
+      ? {
+          services: {
+            vpcId: 'vpc-0a1b2c3d',
+            elbv2: new Elbv2Adapter(new FakeElbv2(clock, ec2)),
+            kube,
+            externalManagedTags: ['x'],
+          },
+        }
       : {}),
   });
   return e;

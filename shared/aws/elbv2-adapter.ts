@@ -102,7 +102,7 @@ const HEALTH_STATES: ReadonlySet<string> = new Set([
  * absence so that callers never do.
  */
 export class Elbv2Adapter implements Elbv2Port {
-  constructor(private readonly client: ElasticLoadBalancingV2Client) {}
+  constructor(private readonly client: Pick<ElasticLoadBalancingV2Client, 'send'>) {}
 
   async findLoadBalancer(name: string): Promise<LoadBalancer | undefined> {
     try {

@@ -7,9 +7,9 @@ import type { BenchResult } from './types.ts';
 const RERUN = 'npm run bench -- service';
 
 /**
- * AWS API volume of the service controller: EC2 calls are the commands the real adapter sends to the fake EC2
- * API (its own pages, chunks and fallbacks); ELBv2 calls are counted by its fake the way its adapter makes
- * them. Timing is realistic where it changes the count: a Network Load Balancer provisions for 3 minutes and
+ * AWS API volume of the service controller: the commands the real adapters send to the fake EC2 and ELBv2 APIs
+ * (their own pages, chunks and fallbacks, e.g. DescribeTargetGroups asked name by name when one name of a call is
+ * unknown). Timing is realistic where it changes the count: a Network Load Balancer provisions for 3 minutes and
  * is looked at again every SERVICE_PROVISIONING_REQUEUE_SECONDS (60); a deleted one's network interfaces hold
  * its security group for 2 minutes, retried every SERVICE_CLEANUP_REQUEUE_SECONDS (60).
  */

@@ -87,15 +87,15 @@ export interface BackendFactory<B> {
 // ---- the fakes ---------------------------------------------------------------------------------------
 
 /**
- * The fakes as ports. Today each fake implements its port; once a fake answers SDK commands (`send`), the real
- * adapter goes in front of it, so the fake backend exercises the adapter too. Both shapes type-check.
+ * The fakes behind the real adapters: each fake answers the SDK commands its adapter sends (`send`), so the fake
+ * backend exercises the adapter's paging, chunking, fallbacks and error handling too, as the emulator backend does.
  */
 function fakeEc2Port(fake: FakeEc2): Ec2Port {
-  return 'send' in fake ? new Ec2Adapter(fake as unknown as EC2Client) : fake;
+  return new Ec2Adapter(fake);
 }
 
 function fakeElbv2Port(fake: FakeElbv2): Elbv2Port {
-  return 'send' in fake ? new Elbv2Adapter(fake as unknown as ElasticLoadBalancingV2Client) : fake;
+  return new Elbv2Adapter(fake);
 }
 
 const FAKE_ACCOUNT = '111122223333';

@@ -2,6 +2,7 @@ import type { ServiceDeps } from '../../functions/service/deps.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
 import { makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
+import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import type { EndpointSlice, Node, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
@@ -19,12 +20,14 @@ const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
  * The route tests' world plus what Service load balancers need: a VPC with a public and a private subnet
  * per zone (the public ones routed to an internet gateway and tagged `kubernetes.io/role/elb`, the private
  * ones `kubernetes.io/role/internal-elb`), a cluster-tagged Node security group, a FakeElbv2 linked to the
- * FakeEc2, and the service controller's deps and queue.
+ * FakeEc2, and the service controller's deps and queue. `elbv2` is the fake ELBv2 account (its state and
+ * counters); the reconciler reaches it through the real adapter, `elbv2Port`, as it reaches AWS.
  */
 export function createServiceWorld() {
   const w = createWorld();
   w.ec2.clock = w.clock;
   const elbv2 = new FakeElbv2(w.clock, w.ec2);
+  const elbv2Port = new Elbv2Adapter(elbv2);
   w.sqs.createQueue(SERVICE_QUEUE, { maxReceiveCount: 50, deadLetterQueue: 'service-dlq.fifo' });
 
   ZONES.forEach((zone, i) => {
@@ -66,7 +69,7 @@ export function createServiceWorld() {
     cleanupRequeueSeconds: 30,
     kube: w.kube,
     ec2: w.ec2Port,
-    elbv2,
+    elbv2: elbv2Port,
     clock: w.clock,
     log: w.nodeDeps.log,
     metrics: w.metrics,
@@ -241,6 +244,7 @@ export function createServiceWorld() {
   return {
     ...w,
     elbv2,
+    elbv2Port,
     serviceDeps,
     addNode,
     putService,
