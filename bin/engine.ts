@@ -9,6 +9,7 @@ import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
+import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
@@ -38,10 +39,12 @@ export interface EngineOptions {
   services?: {
     vpcId: string;
     elbv2: Elbv2Port;
+    /** Classic ELBs (Services on one, or the default type classic). */
+    elb?: ElbPort;
     kube: ServiceControllerKube;
     provisioningRequeueSeconds?: number;
     cleanupRequeueSeconds?: number;
-  } & Pick<ServiceDeps, 'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags'>;
+  } & Pick<ServiceDeps, 'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags' | 'defaultLoadBalancerType'>;
 }
 
 export const QUEUES = {
@@ -110,6 +113,8 @@ export function createEngine(o: EngineOptions) {
       ...common,
       kube: services.kube,
       elbv2: services.elbv2,
+      ...(services.elb ? { elb: services.elb } : {}),
+      ...(services.defaultLoadBalancerType ? { defaultLoadBalancerType: services.defaultLoadBalancerType } : {}),
       clusterName: o.clusterName,
       vpcId: services.vpcId,
       provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,

@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
-import { createEc2Port, createElbv2Port } from '../shared/aws/clients.ts';
+import { createEc2Port, createElbPort, createElbv2Port } from '../shared/aws/clients.ts';
 import { systemClock } from '../shared/clock.ts';
 import { ConfigError, loadConfig } from '../shared/config/config.ts';
 import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
@@ -168,6 +168,8 @@ async function runReal(): Promise<void> {
       ? {
           vpcId: config.VPC_ID,
           elbv2: createElbv2Port(config, metrics),
+          elb: createElbPort(config, metrics),
+          defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
           kube: serviceControllerKube(new ClientNodeServices(kubeConfig), realKube),
           provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
           cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
