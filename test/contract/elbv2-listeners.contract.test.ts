@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { nlbListenerAttributeDefaults } from '../../shared/aws/elbv2-defaults.ts';
 import type { ListenerSpec } from '../../shared/aws/elbv2-port.ts';
 import { TerminalError } from '../../shared/errors.ts';
 import { elbv2Backends } from './backends.ts';
@@ -246,7 +247,9 @@ describeContract('Elbv2Port: listeners', elbv2Backends(), (backend, test) => {
     const { elbv2 } = backend();
     const { listener } = await setup();
 
-    expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual({ 'tcp.idle_timeout.seconds': '350' });
+    // AWS's default, from the fixture the controller's model and the fake read (shared/aws/elbv2-defaults.ts).
+    expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual(nlbListenerAttributeDefaults('TCP'));
+    expect(nlbListenerAttributeDefaults('TCP')).toEqual({ 'tcp.idle_timeout.seconds': '350' });
 
     await elbv2.modifyListenerAttributes(listener.arn, { 'tcp.idle_timeout.seconds': '600' });
     expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual({ 'tcp.idle_timeout.seconds': '600' });
@@ -259,13 +262,13 @@ describeContract('Elbv2Port: listeners', elbv2Backends(), (backend, test) => {
     await expect(elbv2.modifyListenerAttributes(listener.arn, { 'tcp.idle_timeout.seconds': '30' })).rejects.toThrow(
       TerminalError,
     );
-    expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual({ 'tcp.idle_timeout.seconds': '350' });
+    expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual(nlbListenerAttributeDefaults('TCP'));
   });
 
   test.differs('elbv2.listener-idle-timeout', 'a TLS listener has no TCP idle timeout attribute', async () => {
     const { elbv2 } = backend();
     const { listener } = await tlsListener();
 
-    expect(await elbv2.describeListenerAttributes(listener.arn)).not.toHaveProperty('tcp.idle_timeout.seconds');
+    expect(await elbv2.describeListenerAttributes(listener.arn)).toEqual(nlbListenerAttributeDefaults('TLS'));
   });
 });

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { nlbTargetGroupAttributeDefaults } from '../../shared/aws/elbv2-defaults.ts';
 import { TAGS_ARNS_PER_CALL } from '../../shared/aws/elbv2-port.ts';
 import { RetryableError } from '../../shared/errors.ts';
 import { elbv2Backends } from './backends.ts';
@@ -108,24 +109,37 @@ describeContract('Elbv2Port: target groups, targets, tags', elbv2Backends(), (ba
     expect((await elbv2.findTargetGroups(['web-80']))[0]?.healthCheck).toEqual(healthCheck);
   });
 
+  // The controller puts AWS's defaults back when an annotation goes away: they come from one fixture, which the
+  // fake answers too (shared/aws/elbv2-defaults.ts).
   test.differs(
     'elbv2.tg-attribute-defaults',
     "reads back a new target group's attributes with AWS's defaults for a Network Load Balancer",
     async () => {
       const { elbv2 } = backend();
       const network = await elbNetwork(backend());
-      const group = await created(network, 'web-80');
+      const instance = await created(network, 'web-80');
+      const ip = await created(network, 'web-ip', { targetType: 'ip' });
 
-      // The controller puts these defaults back when an annotation goes away, so they must be stated.
-      expect(await elbv2.describeTargetGroupAttributes(group.arn)).toMatchObject({
-        'deregistration_delay.timeout_seconds': '300',
-        'proxy_protocol_v2.enabled': 'false',
-        'preserve_client_ip.enabled': 'true',
-        'stickiness.enabled': 'false',
-        'stickiness.type': 'source_ip',
-      });
+      expect(await elbv2.describeTargetGroupAttributes(instance.arn)).toEqual(
+        nlbTargetGroupAttributeDefaults('instance', 'TCP'),
+      );
+      expect(await elbv2.describeTargetGroupAttributes(ip.arn)).toEqual(nlbTargetGroupAttributeDefaults('ip', 'TCP'));
     },
   );
+
+  test("states each Network Load Balancer attribute it knows of a new target group with AWS's default", async () => {
+    const { elbv2 } = backend();
+    const network = await elbNetwork(backend());
+    const group = await created(network, 'web-80');
+
+    const defaults = nlbTargetGroupAttributeDefaults('instance', 'TCP');
+    const stated = await elbv2.describeTargetGroupAttributes(group.arn);
+    const known = Object.keys(stated).filter((key) => key in defaults);
+    expect(known).toEqual(expect.arrayContaining(['deregistration_delay.timeout_seconds', 'stickiness.enabled']));
+    expect(Object.fromEntries(known.map((key) => [key, stated[key]]))).toEqual(
+      Object.fromEntries(known.map((key) => [key, defaults[key]])),
+    );
+  });
 
   test('changes target group attributes, leaving the others as they were', async () => {
     const { elbv2 } = backend();
