@@ -165,14 +165,16 @@ export class FakeElb {
       ConfigureHealthCheck: (input: Sdk.ConfigureHealthCheckInput) => {
         const lb = this.lb(input.LoadBalancerName);
         const hc = input.HealthCheck;
-        lb.healthCheck = {
+        const healthCheck = {
           target: hc?.Target ?? '',
           intervalSeconds: hc?.Interval ?? Number.NaN,
           timeoutSeconds: hc?.Timeout ?? Number.NaN,
           healthyThreshold: hc?.HealthyThreshold ?? Number.NaN,
           unhealthyThreshold: hc?.UnhealthyThreshold ?? Number.NaN,
         };
-        checkHealthCheck(lb.healthCheck);
+        // Checked before it is kept: a refused request leaves the health check the load balancer has.
+        checkHealthCheck(healthCheck);
+        lb.healthCheck = healthCheck;
         return { HealthCheck: hc };
       },
       DescribeLoadBalancerAttributes: (input: Sdk.DescribeLoadBalancerAttributesInput) => ({

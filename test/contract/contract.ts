@@ -32,6 +32,18 @@ export const EMULATOR_DIFFERENCES = {
   'elbv2.target-draining': 'a deregistered target',
   'elbv2.target-unused': 'targets of a target group no load balancer uses',
   'elbv2.tags-unknown-arn': 'DescribeTags naming a resource that does not exist',
+  'elb.dns-name': "a Classic Load Balancer's DNS name",
+  'elb.create-same-name': 'CreateLoadBalancer with the name and listeners of an existing Classic Load Balancer',
+  'elb.internet-facing-needs-gateway': 'an internet-facing Classic Load Balancer in a VPC without an internet gateway',
+  'elb.subnet-same-zone': 'AttachLoadBalancerToSubnets with a second subnet in a zone the load balancer has',
+  'elb.health-check-timeout': 'ConfigureHealthCheck with a timeout not below the interval',
+  'elb.listener-instance-protocol': "a Classic listener's back-end protocol",
+  'elb.delete-listeners-several-ports': 'DeleteLoadBalancerListeners naming several ports',
+  'elb.register-twice': 'RegisterInstancesWithLoadBalancer naming an instance registered already',
+  'elb.register-unknown-instance': 'RegisterInstancesWithLoadBalancer naming an instance EC2 does not know',
+  'elb.tags-quota': 'the number of tags on a Classic Load Balancer',
+  'elb.backend-policies-new-listener': 'SetLoadBalancerPoliciesForBackendServer for a listener added after the create',
+  'elb.policy-delete-in-use': 'DeleteLoadBalancerPolicy on a policy a back end uses',
 } as const satisfies Record<string, string>;
 
 export type EmulatorDifference = keyof typeof EMULATOR_DIFFERENCES;

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { EMULATOR_DIFFERENCES } from './contract.ts';
 
 /**
- * docs/emulator-differences.md and the EC2/ELBv2 contract suite stay in step: every difference the suite declares
- * has its row, every keyed row names tests that exist, and every key is used by a test. Needs no emulator.
+ * docs/emulator-differences.md and the EC2/ELBv2/Classic ELB contract suite stay in step: every difference the suite
+ * declares has its row, every keyed row names tests that exist, and every key is used by a test. Needs no emulator.
  */
 
 const here = import.meta.dirname;
@@ -27,7 +27,7 @@ function keyedRows(markdown: string): Row[] {
   const rows: Row[] = [];
   for (const line of markdown.split('\n')) {
     const cells = line.split('|').map((c) => c.trim());
-    const key = /^`((?:ec2|elbv2)\.[a-z0-9-]+)`/.exec(cells[2] ?? '')?.[1];
+    const key = /^`((?:ec2|elbv2|elb)\.[a-z0-9-]+)`/.exec(cells[2] ?? '')?.[1];
     if (!key) continue;
     const testCell = cells[5] ?? '';
     rows.push({
@@ -39,7 +39,7 @@ function keyedRows(markdown: string): Row[] {
   return rows;
 }
 
-describe('docs/emulator-differences.md and the EC2/ELBv2 contract suite', () => {
+describe('docs/emulator-differences.md and the EC2/ELBv2/Classic ELB contract suite', () => {
   const rows = keyedRows(table);
 
   it('has one row per declared difference, and no row the suite does not declare', () => {
