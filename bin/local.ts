@@ -97,7 +97,11 @@ async function runSimulation(): Promise<void> {
     metrics: sim.metrics,
     queueDepths: () => Object.values(QUEUES).map((q) => [q, sim.sqs.depth(q)]),
     dlqDepth: sim.engine.dlqDepth,
-    awsCalls: () => [...sim.ec2.calls.entries(), ...sim.elbv2.calls.entries()],
+    awsCalls: () => [
+      ...sim.ec2.calls.entries(),
+      ...sim.elbv2.calls.entries(),
+      ...[...sim.elb.calls.entries()].map(([op, n]) => [`ELB ${op}`, n] as [string, number]),
+    ],
     clockLabel: () =>
       `simulated ${(sim.elapsed() / 1000).toFixed(1)} s, wall ${((performance.now() - wallStart) / 1000).toFixed(1)} s`,
     extra: () => [
@@ -120,7 +124,7 @@ async function runSimulation(): Promise<void> {
     process.exit(1);
   }
   console.log(
-    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the ready Nodes as targets.',
+    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered.',
   );
 }
 

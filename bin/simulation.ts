@@ -1,6 +1,8 @@
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
+import { ElbAdapter } from '../shared/aws/elb-adapter.ts';
+import { FakeElb } from '../shared/aws/elb-fake.ts';
 import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../shared/clock.ts';
@@ -15,6 +17,14 @@ export const SIM_CLUSTER = 'local-sim';
 const NODE_SECURITY_GROUP = 'sg-00000000000000000';
 /** The Service the scenario creates: a `type: LoadBalancer` on port 80 -> NodePort 30080. */
 export const SIM_SERVICE = { namespace: 'shop', name: 'web' };
+
+/**
+ * A Service moved over from the reference cloud controller: its Classic ELB (the reference's `a<uid>` name and
+ * tags, a `k8s-elb-` group tagged with the cluster only) exists before the scenario starts, and stays.
+ */
+export const SIM_CLASSIC_SERVICE = { namespace: 'shop', name: 'legacy', uid: '7d2c1f0e-3b4a-4c5d-9e8f-a0b1c2d3e4f5' };
+const SIM_CLASSIC_NAME = `a${SIM_CLASSIC_SERVICE.uid.replace(/-/g, '')}`.slice(0, 32);
+const SIM_CLASSIC_GROUP = 'sg-0000000000000clb0';
 
 /** The cluster's pod network (kube-controller-manager --cluster-cidr); each Node gets a /24 of it. */
 export const SIM_CLUSTER_CIDR = '10.244.0.0/16';
@@ -45,6 +55,8 @@ export function createSimulation(options: SimulationOptions) {
   const start = clock.now();
   const ec2 = new FakeEc2(clock);
   const elbv2 = new FakeElbv2(clock, ec2);
+  const elb = new FakeElb(clock, ec2);
+  const elbPort = new ElbAdapter(elb);
   ec2.latencyMs = options.ec2LatencyMs;
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
@@ -60,7 +72,13 @@ export function createSimulation(options: SimulationOptions) {
     log,
     metrics,
     routes: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
-    services: { vpcId: 'vpc-0a1b2c3d', elbv2: new Elbv2Adapter(elbv2), kube, provisioningRequeueSeconds: 30 },
+    services: {
+      vpcId: 'vpc-0a1b2c3d',
+      elbv2: new Elbv2Adapter(elbv2),
+      elb: elbPort,
+      kube,
+      provisioningRequeueSeconds: 30,
+    },
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are
@@ -82,6 +100,44 @@ export function createSimulation(options: SimulationOptions) {
     tags: { [`kubernetes.io/cluster/${SIM_CLUSTER}`]: 'owned' },
     ingress: [],
   });
+  let classicHostname: string | undefined;
+  /** What the reference controller left for a Service on a Classic ELB, and that Service. */
+  async function seedReferenceClassic(): Promise<string> {
+    const clusterTag = `kubernetes.io/cluster/${SIM_CLUSTER}`;
+    ec2.putSecurityGroup({
+      groupId: SIM_CLASSIC_GROUP,
+      groupName: `k8s-elb-${SIM_CLASSIC_NAME}`,
+      vpcId: 'vpc-0a1b2c3d',
+      description: `Security group for Kubernetes ELB ${SIM_CLASSIC_NAME} (shop/legacy)`,
+      tags: { [clusterTag]: 'owned' },
+      ingress: [{ protocol: 'tcp', fromPort: 8080, toPort: 8080, cidrIpv4: '0.0.0.0/0' }],
+    });
+    const nodes = ec2.securityGroups.get(NODE_SECURITY_GROUP)!;
+    nodes.ingress.push({ protocol: '-1', fromPort: -1, toPort: -1, sourceGroupId: SIM_CLASSIC_GROUP });
+    const created = await elbPort.createLoadBalancer({
+      name: SIM_CLASSIC_NAME,
+      scheme: 'internet-facing',
+      subnets: ZONES.map((zone, i) => makeSubnet({ index: 100 + i, zone }).subnetId),
+      securityGroups: [SIM_CLASSIC_GROUP],
+      listeners: [{ loadBalancerPort: 8080, protocol: 'TCP', instancePort: 30088, instanceProtocol: 'TCP' }],
+      tags: { [clusterTag]: 'owned', 'kubernetes.io/service-name': 'shop/legacy' },
+    });
+    if (created === 'name-taken') throw new Error(`simulation: ${SIM_CLASSIC_NAME} exists`);
+    kube.putService({
+      metadata: {
+        ...SIM_CLASSIC_SERVICE,
+        finalizers: ['service.kubernetes.io/load-balancer-cleanup'],
+      },
+      spec: {
+        type: 'LoadBalancer',
+        ports: [{ name: 'http', protocol: 'TCP', port: 8080, targetPort: 8080, nodePort: 30088 }],
+        selector: { app: 'legacy' },
+        externalTrafficPolicy: 'Cluster',
+      },
+      status: { loadBalancer: { ingress: [{ hostname: created.dnsName }] } },
+    });
+    return created.dnsName;
+  }
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
   kube.onChange = (_kind, name, node) => {
     void engine.nodeChanged(name, node);
@@ -173,6 +229,24 @@ export function createSimulation(options: SimulationOptions) {
       });
       // The relay's job: a Service change becomes its key.
       await engine.enqueueService(SIM_SERVICE.namespace, SIM_SERVICE.name, {
+        resourceVersion: svc.metadata.resourceVersion,
+        eventType: 'ADDED',
+      });
+    },
+  );
+  at(
+    0.5,
+    `the reference controller's Classic ELB ${SIM_CLASSIC_NAME} of ${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`,
+    async () => {
+      classicHostname = await seedReferenceClassic();
+    },
+  );
+  at(
+    1 + options.nodes * 0.5 + 22,
+    `the moved-over Service ${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name} is seen`,
+    async () => {
+      const svc = kube.services.get(`${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`)!;
+      await engine.enqueueService(SIM_CLASSIC_SERVICE.namespace, SIM_CLASSIC_SERVICE.name, {
         resourceVersion: svc.metadata.resourceVersion,
         eventType: 'ADDED',
       });
@@ -278,8 +352,7 @@ export function createSimulation(options: SimulationOptions) {
       out.push(`Service ${SIM_SERVICE.namespace}/${SIM_SERVICE.name} has no load balancer hostname in its status`);
     else {
       if (lb.lb.state !== 'active') out.push(`load balancer ${lb.lb.name} is ${lb.lb.state}`);
-      const ready = [...kube.nodes.values()].filter((n) => isNodeReady(n) && n.spec?.providerID);
-      const wanted = ready.map((n) => n.spec!.providerID!.split('/').pop()!).sort();
+      const wanted = runningNodeInstances();
       const registered = [...elbv2.targetGroups.values()]
         .flatMap((tg) => [...tg.targets.values()])
         .filter((t) => t.state !== 'draining')
@@ -289,8 +362,35 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`targets ${registered.join(',')} != ready Nodes' instances ${wanted.join(',')}`);
       }
     }
+    out.push(...classicProblems());
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
+    }
+    return out;
+  }
+
+  /** Instance targets since KEP-3458: every Node's running instance, Ready or not. */
+  function runningNodeInstances(): string[] {
+    return [...kube.nodes.values()]
+      .map((n) => n.spec?.providerID?.split('/').pop())
+      .filter((id): id is string => id !== undefined && ec2.instances.get(id)?.state === 'running')
+      .sort();
+  }
+
+  /** The moved-over Service keeps its Classic ELB (same DNS name), with the Nodes' instances registered. */
+  function classicProblems(): string[] {
+    const service = kube.services.get(`${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`);
+    const lb = elb.describeNamed(SIM_CLASSIC_NAME);
+    if (!service || !lb) return [`the moved-over Service or its Classic ELB ${SIM_CLASSIC_NAME} is gone`];
+    const out: string[] = [];
+    if (service.status?.loadBalancer?.ingress?.[0]?.hostname !== classicHostname) {
+      out.push(`Service ${SIM_CLASSIC_SERVICE.name} no longer names its Classic ELB`);
+    }
+    const registered = (lb.Instances ?? []).map((i) => i.InstanceId!).sort();
+    if (JSON.stringify(registered) !== JSON.stringify(runningNodeInstances())) {
+      out.push(
+        `Classic ELB instances ${registered.join(',')} != Nodes' running instances ${runningNodeInstances().join(',')}`,
+      );
     }
     return out;
   }
@@ -300,6 +400,7 @@ export function createSimulation(options: SimulationOptions) {
     start,
     ec2,
     elbv2,
+    elb,
     kube,
     sqs,
     engine,
