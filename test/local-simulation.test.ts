@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSimulation, SIM_SERVICE } from '../bin/simulation.ts';
+import { createSimulation, SIM_CLASSIC_SERVICE, SIM_SERVICE } from '../bin/simulation.ts';
 import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { silentLog } from '../shared/observability/log.ts';
 
@@ -49,7 +49,16 @@ describe('npm start scenario (embedded simulation)', () => {
         .map((t) => t.target.id)
         .sort(),
     ).toEqual(running.map((i) => i.instanceId).sort());
-    expect(sim.kube.events.filter((e) => e.reason === 'EnsuredLoadBalancer')).toHaveLength(1);
+    const ensured = sim.kube.events.filter((e) => e.reason === 'EnsuredLoadBalancer');
+    expect(ensured.map((e) => e.involvedObject.name).sort()).toEqual(['legacy', 'web']);
+
+    // The Service moved over from the reference controller keeps its Classic ELB, with the same Nodes.
+    const legacy = sim.kube.services.get(`${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`)!;
+    const classicName = `a${SIM_CLASSIC_SERVICE.uid.replace(/-/g, '')}`.slice(0, 32);
+    const classic = sim.elb.describeNamed(classicName)!;
+    expect(legacy.status?.loadBalancer?.ingress?.[0]?.hostname).toBe(classic.DNSName);
+    expect(classic.Instances?.map((i) => i.InstanceId).sort()).toEqual(running.map((i) => i.instanceId).sort());
+    expect(sim.elbv2.loadBalancers.size).toBe(1);
     expect(sim.kube.events.filter((e) => e.reason === 'DeletingNode')).toHaveLength(1);
   });
 });
