@@ -2,6 +2,7 @@ import { garbageCollectionMessage } from '../../functions/service/gc.ts';
 import { EC2_WRITE_OPERATIONS } from '../../shared/aws/ec2-fake.ts';
 import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
 import { createServiceWorld, type ServiceWorld } from '../helpers/service-world.ts';
+import { run as runClassic } from './service-classic.ts';
 import type { BenchResult } from './types.ts';
 
 const RERUN = 'npm run bench -- service';
@@ -91,7 +92,9 @@ async function resync(services: number) {
 export async function run(): Promise<BenchResult[]> {
   const one = await createOne();
   const big = await resync(200);
+  const classic = await runClassic();
   return [
+    ...classic,
     {
       name: 'service create (2 ports, 6 Nodes): AWS calls until converged',
       value: one.created.total,

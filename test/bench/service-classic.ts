@@ -6,7 +6,7 @@ import type { BenchResult } from './types.ts';
 const RERUN = 'npm run bench -- service';
 
 /**
- * AWS API volume of the service controller's Classic ELB backend, counted by the fakes behind the real
+ * (Part of `npm run bench -- service`.) AWS API volume of the service controller's Classic ELB backend, counted by the fakes behind the real
  * adapters: a create until converged, a quiet pass, and a resync of 200 Services on Classic ELBs with the
  * garbage collection.
  */
