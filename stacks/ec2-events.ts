@@ -4,28 +4,26 @@ import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { EventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { EC2_EVENT_PATTERNS, EC2_EVENT_RULE_IDS, type Ec2EventPattern } from '../shared/events/ec2-event-patterns.ts';
 import type { ControlPlaneContext } from './context.ts';
 import { ControllerFunction } from './function.ts';
 import { consumeQueue, sendToQueues, standardEventQueue } from './queues.ts';
 import { BATCH_SIZE } from './reconciler.ts';
 
 /**
- * The EC2 events the control plane listens to, on the default bus (docs/architecture.md "How events flow").
- * Each pattern names its source and detail-type exactly; state changes are not filtered by state
- * because the router decides what each state means.
- * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html
- * https://docs.aws.amazon.com/health/latest/ug/cloudwatch-events-health.html
+ * An EC2 event pattern (shared/events/ec2-event-patterns.ts, which the local plumbing `npm run events:create`
+ * uses too) in CDK's form, which spells `detail-type` as `detailType` and renders it back in the same key
+ * order, so the template holds the shared pattern as it is. Copies, so CDK never holds the shared constants.
  */
-export const EC2_EVENT_RULES = {
-  StateChange: { source: ['aws.ec2'], detailType: ['EC2 Instance State-change Notification'] },
-  SpotInterruption: { source: ['aws.ec2'], detailType: ['EC2 Spot Instance Interruption Warning'] },
-  RebalanceRecommendation: { source: ['aws.ec2'], detailType: ['EC2 Instance Rebalance Recommendation'] },
-  ScheduledChange: {
-    source: ['aws.health'],
-    detailType: ['AWS Health Event'],
-    detail: { service: ['EC2'], eventTypeCategory: ['scheduledChange'] },
-  },
-} as const satisfies Record<string, EventPattern>;
+function toCdkEventPattern(pattern: Ec2EventPattern): EventPattern {
+  return {
+    source: [...pattern.source],
+    detailType: [...pattern['detail-type']],
+    ...(pattern.detail
+      ? { detail: Object.fromEntries(Object.entries(pattern.detail).map(([key, values]) => [key, [...values]])) }
+      : {}),
+  };
+}
 
 export interface Ec2EventsProps {
   /** The lifecycle reconciler's queue: state changes become its Node keys. */
@@ -57,14 +55,15 @@ export class Ec2Events extends Construct {
     // A target that only names the queue: aws-events-targets' SqsQueue would also grant EventBridge
     // GetQueueAttributes and GetQueueUrl, which delivery does not need.
     const target: IRuleTarget = { bind: () => ({ arn: this.queue.queueArn }) };
-    this.rules = Object.entries(EC2_EVENT_RULES).map(
-      ([id, eventPattern]) =>
-        new Rule(this, id, {
-          description: `${ctx.name('ec2-events')}: ${eventPattern.detailType[0]}`,
-          eventPattern,
-          targets: [target],
-        }),
-    );
+    // One rule per event type on the default bus (docs/architecture.md "How events flow").
+    this.rules = EC2_EVENT_RULE_IDS.map((id) => {
+      const pattern = EC2_EVENT_PATTERNS[id];
+      return new Rule(this, id, {
+        description: `${ctx.name('ec2-events')}: ${pattern['detail-type'][0]}`,
+        eventPattern: toCdkEventPattern(pattern),
+        targets: [target],
+      });
+    });
     // Only these rules may send, so no other rule in the account (or another account's bus) can
     // inject "events" that make the router touch Nodes.
     this.queue.addToResourcePolicy(
