@@ -65,3 +65,72 @@ describe('FakeSqs (FIFO)', () => {
     expect(sqs.bodies('q.fifo').map((b) => JSON.parse(b).name)).toEqual(['b']);
   });
 });
+
+describe('FakeSqs as SqsReceiverPort (standard queue, by URL)', () => {
+  let url: string;
+  beforeEach(() => {
+    url = sqs.createQueue('events', { fifo: false, visibilityTimeoutSeconds: 30 }).url;
+  });
+
+  it('answers what is waiting at once, up to max, and deletes by receipt handle', async () => {
+    for (const body of ['a', 'b', 'c']) sqs.send('events', body);
+
+    const first = await sqs.receive(url, { waitSeconds: 20, max: 2 });
+
+    expect(first.map((m) => [m.body, m.receiveCount])).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
+    await sqs.delete(
+      url,
+      first.map((m) => m.receiptHandle),
+    );
+    expect(sqs.bodies('events')).toEqual(['c']);
+    expect(sqs.callCount('DeleteMessageBatch')).toBe(1);
+  });
+
+  it('waits for a message sent during the long poll', async () => {
+    const receiving = sqs.receive(url, { waitSeconds: 20, max: 10 });
+    setTimeout(() => sqs.send('events', 'late'), 30);
+
+    expect((await receiving).map((m) => m.body)).toEqual(['late']);
+    expect(sqs.callCount('ReceiveMessage')).toBe(1);
+  });
+
+  it('answers nothing once the wait is over', async () => {
+    const started = Date.now();
+
+    expect(await sqs.receive(url, { waitSeconds: 1, max: 10 })).toEqual([]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+  });
+
+  it('rejects a waiting poll with an AbortError when its signal aborts, receiving nothing', async () => {
+    const controller = new AbortController();
+    const receiving = sqs.receive(url, { waitSeconds: 20, max: 10, signal: controller.signal });
+    setTimeout(() => controller.abort(), 20);
+
+    await expect(receiving).rejects.toMatchObject({ name: 'AbortError' });
+    sqs.send('events', 'after');
+    expect((await sqs.receive(url, { waitSeconds: 0, max: 10 })).map((m) => m.receiveCount)).toEqual([1]);
+  });
+
+  it('gives an undeleted message back after its visibility timeout, with a new handle and count', async () => {
+    sqs.send('events', 'x');
+    const [first] = await sqs.receive(url, { waitSeconds: 0, max: 10 });
+    expect(await sqs.receive(url, { waitSeconds: 0, max: 10 })).toEqual([]);
+
+    clock.advance(30_000);
+    const [again] = await sqs.receive(url, { waitSeconds: 0, max: 10 });
+
+    expect(again).toMatchObject({ body: 'x', messageId: first!.messageId, receiveCount: 2 });
+    expect(again!.receiptHandle).not.toBe(first!.receiptHandle);
+    await sqs.delete(url, [first!.receiptHandle]); // stale: changes nothing
+    expect(sqs.depth('events')).toBe(1);
+  });
+
+  it('refuses a queue URL it does not know, as QueueDoesNotExist', async () => {
+    await expect(sqs.receive(`${url}-gone`, { waitSeconds: 0, max: 1 })).rejects.toMatchObject({
+      name: 'QueueDoesNotExist',
+    });
+  });
+});

@@ -2,7 +2,17 @@ import { createHash } from 'node:crypto';
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { Clock } from '../clock.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from './message.ts';
-import { MAX_VISIBILITY_SECONDS, type SendFailure, type SqsPort, type VisibilityChange } from './sqs-port.ts';
+import {
+  MAX_RECEIVE_MESSAGES,
+  MAX_VISIBILITY_SECONDS,
+  MAX_WAIT_SECONDS,
+  type ReceivedMessage,
+  type ReceiveOptions,
+  type SendFailure,
+  type SqsPort,
+  type SqsReceiverPort,
+  type VisibilityChange,
+} from './sqs-port.ts';
 
 /**
  * An in-memory SQS with the semantics the workqueue relies on: FIFO groups (a group with a message
@@ -53,9 +63,11 @@ interface FakeQueue {
 }
 
 const DEDUP_WINDOW_MS = 5 * 60_000;
+/** How often a waiting long poll looks again (real time). */
+const LONG_POLL_CHECK_MS = 10;
 const ACCOUNT = '000000000000';
 
-export class FakeSqs implements SqsPort {
+export class FakeSqs implements SqsPort, SqsReceiverPort {
   private readonly queues = new Map<string, FakeQueue>();
   private sequence = 0;
   private handleCounter = 0;
@@ -151,10 +163,50 @@ export class FakeSqs implements SqsPort {
     return messageId;
   }
 
-  /** Receive up to `max` messages as Lambda records, honouring FIFO groups and redrive. */
-  receive(queueName: string, max = 10): SQSRecord[] {
+  /**
+   * By queue name and a count: up to `max` messages as Lambda records at once (what `pump` hands a handler).
+   * By queue URL and options: SqsReceiverPort's long poll, which waits in real time (the fake's clock has no
+   * timers) up to `waitSeconds` for a message to be sent or to become visible, and rejects with an AbortError
+   * once `signal` aborts, as the SDK does. Both honour FIFO groups and redrive.
+   */
+  receive(queueName: string, max?: number): SQSRecord[];
+  receive(queueUrl: string, options: ReceiveOptions): Promise<ReceivedMessage[]>;
+  receive(queue: string, maxOrOptions: number | ReceiveOptions = 10): SQSRecord[] | Promise<ReceivedMessage[]> {
+    if (typeof maxOrOptions === 'object') return this.longPoll(queue, maxOrOptions);
     this.count('ReceiveMessage');
-    const queue = this.byName(queueName);
+    return this.take(this.byName(queue), maxOrOptions);
+  }
+
+  async delete(queueUrl: string, receiptHandles: readonly string[]): Promise<void> {
+    const queue = this.byUrl(queueUrl);
+    for (let i = 0; i < receiptHandles.length; i += 10) this.count('DeleteMessageBatch');
+    // A handle the queue no longer knows (deleted, or received again since) changes nothing, as in SQS.
+    const handles = new Set(receiptHandles);
+    queue.messages = queue.messages.filter((m) => !m.receiptHandle || !handles.has(m.receiptHandle));
+  }
+
+  private async longPoll(queueUrl: string, options: ReceiveOptions): Promise<ReceivedMessage[]> {
+    const queue = this.byUrl(queueUrl);
+    this.count('ReceiveMessage');
+    const max = Math.min(MAX_RECEIVE_MESSAGES, Math.max(1, options.max));
+    const deadline = Date.now() + Math.min(MAX_WAIT_SECONDS, Math.max(0, options.waitSeconds)) * 1000;
+    for (;;) {
+      options.signal?.throwIfAborted();
+      const records = this.take(queue, max);
+      if (records.length > 0 || Date.now() >= deadline) {
+        return records.map((r) => ({
+          messageId: r.messageId,
+          body: r.body,
+          receiptHandle: r.receiptHandle,
+          receiveCount: Number(r.attributes.ApproximateReceiveCount),
+        }));
+      }
+      await waitOrAbort(Math.min(LONG_POLL_CHECK_MS, deadline - Date.now()), options.signal);
+    }
+  }
+
+  /** Up to `max` visible messages, honouring FIFO groups and redrive. */
+  private take(queue: FakeQueue, max: number): SQSRecord[] {
     const now = this.clock.now();
     const busyGroups = new Set(
       queue.messages.filter((m) => m.receiptHandle && m.visibleAt > now && m.groupId).map((m) => m.groupId!),
@@ -309,4 +361,19 @@ function sqsError(code: string, message: string): Error {
 function isTaken(out: SQSRecord[], message: StoredMessage): boolean {
   // A FIFO batch may carry several messages of one group, in order, if none is in flight elsewhere.
   return out.some((r) => r.attributes.MessageGroupId === message.groupId);
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason (an AbortError) as soon as it aborts. */
+function waitOrAbort(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -1,6 +1,9 @@
 import {
   ChangeMessageVisibilityBatchCommand,
   type ChangeMessageVisibilityBatchCommandInput,
+  DeleteMessageBatchCommand,
+  type DeleteMessageBatchCommandInput,
+  ReceiveMessageCommand,
   SendMessageBatchCommand,
   type SendMessageBatchCommandInput,
   SQSClient,
@@ -318,5 +321,138 @@ describe('SqsAdapter.changeVisibility', () => {
 
     expect(error).toBeInstanceOf(TerminalError);
     expect(visibilityInputs()).toEqual([]);
+  });
+});
+
+describe('SqsAdapter.receive', () => {
+  const EVENTS_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/ec2-events';
+
+  it.each([
+    [{ waitSeconds: 20, max: 10 }, 20, 10],
+    [{ waitSeconds: 0, max: 1 }, 0, 1],
+    [{ waitSeconds: 25, max: 50 }, 20, 10],
+    [{ waitSeconds: -1, max: 0 }, 0, 1],
+    [{ waitSeconds: 2.7, max: 3.5 }, 2, 3],
+  ])('asks with %o for WaitTimeSeconds %d and MaxNumberOfMessages %d (SQS bounds)', async (options, wait, max) => {
+    sqs.on(ReceiveMessageCommand).resolves({});
+
+    expect(await adapter.receive(EVENTS_URL, options)).toEqual([]);
+
+    expect(sqs.commandCalls(ReceiveMessageCommand).map((call) => call.args[0].input)).toEqual([
+      {
+        QueueUrl: EVENTS_URL,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: wait,
+        MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+      },
+    ]);
+  });
+
+  it('answers each message with its body, receipt handle and receive count', async () => {
+    sqs.on(ReceiveMessageCommand).resolves({
+      Messages: [
+        {
+          MessageId: 'm1',
+          Body: '{"detail-type":"x"}',
+          ReceiptHandle: 'rh1',
+          Attributes: { ApproximateReceiveCount: '3' },
+        },
+        { MessageId: 'm2', Body: 'not json', ReceiptHandle: 'rh2' },
+      ],
+    });
+
+    expect(await adapter.receive(EVENTS_URL, { waitSeconds: 20, max: 10 })).toEqual([
+      { messageId: 'm1', body: '{"detail-type":"x"}', receiptHandle: 'rh1', receiveCount: 3 },
+      { messageId: 'm2', body: 'not json', receiptHandle: 'rh2', receiveCount: 1 },
+    ]);
+  });
+
+  it('passes the abort signal to the SDK and rethrows its error as it is once aborted', async () => {
+    const controller = new AbortController();
+    const abortError = Object.assign(new Error('Request aborted'), { name: 'AbortError' });
+    sqs.on(ReceiveMessageCommand).callsFake(async () => {
+      controller.abort();
+      throw abortError;
+    });
+
+    await expect(adapter.receive(EVENTS_URL, { waitSeconds: 20, max: 10, signal: controller.signal })).rejects.toBe(
+      abortError,
+    );
+    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[1]).toEqual({ abortSignal: controller.signal });
+  });
+
+  it.each([
+    ['QueueDoesNotExist', 400, TerminalError],
+    ['AccessDenied', 403, TerminalError],
+    ['RequestThrottled', 400, ThrottledError],
+    ['InternalError', 500, RetryableError],
+  ])('wraps %s by its retry meaning', async (code, status, errorClass) => {
+    sqs.on(ReceiveMessageCommand).rejects(new AwsServiceError(code, 'no', status));
+
+    const error = await adapter.receive(EVENTS_URL, { waitSeconds: 20, max: 10 }).catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(errorClass);
+    expect((error as Error).message).toBe(`receiving messages: ${code}: no`);
+  });
+});
+
+describe('SqsAdapter.delete', () => {
+  const EVENTS_URL = 'https://sqs.us-east-1.amazonaws.com/123456789012/ec2-events';
+  const deleteInputs = (): DeleteMessageBatchCommandInput[] =>
+    sqs.commandCalls(DeleteMessageBatchCommand).map((call) => call.args[0].input);
+
+  beforeEach(() => {
+    sqs.on(DeleteMessageBatchCommand).callsFake(async (input: DeleteMessageBatchCommandInput) => ({
+      Successful: (input.Entries ?? []).map((e) => ({ Id: e.Id })),
+      Failed: [],
+    }));
+  });
+
+  it('makes no call for no receipt handles', async () => {
+    await adapter.delete(EVENTS_URL, []);
+
+    expect(deleteInputs()).toEqual([]);
+  });
+
+  it('deletes ten receipt handles per call', async () => {
+    const handles = Array.from({ length: 12 }, (_, n) => `rh-${n}`);
+
+    await adapter.delete(EVENTS_URL, handles);
+
+    expect(deleteInputs()).toEqual([
+      { QueueUrl: EVENTS_URL, Entries: handles.slice(0, 10).map((h, i) => ({ Id: String(i), ReceiptHandle: h })) },
+      {
+        QueueUrl: EVENTS_URL,
+        Entries: [
+          { Id: '0', ReceiptHandle: 'rh-10' },
+          { Id: '1', ReceiptHandle: 'rh-11' },
+        ],
+      },
+    ]);
+  });
+
+  it.each(['ReceiptHandleIsInvalid', 'AWS.SimpleQueueService.ReceiptHandleIsInvalid'])(
+    'ignores a failed entry with %s: the message is gone already or someone else holds it',
+    async (code) => {
+      sqs
+        .on(DeleteMessageBatchCommand)
+        .resolves({ Successful: [], Failed: [{ Id: '0', Code: code, SenderFault: true }] });
+
+      await expect(adapter.delete(EVENTS_URL, ['stale'])).resolves.toBeUndefined();
+    },
+  );
+
+  it('throws for another failed entry or a failed call, after trying every group', async () => {
+    sqs
+      .on(DeleteMessageBatchCommand)
+      .resolvesOnce({ Successful: [], Failed: [{ Id: '2', Code: 'InternalError', SenderFault: false, Message: 'x' }] })
+      .rejectsOnce(new AwsServiceError('AccessDenied', 'not allowed', 403));
+    const handles = Array.from({ length: 15 }, (_, n) => `rh-${n}`);
+
+    const error = await adapter.delete(EVENTS_URL, handles).catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(RetryableError);
+    expect((error as Error).message).toBe('deleting messages (2 failures): InternalError: x');
+    expect(deleteInputs()).toHaveLength(2);
   });
 });

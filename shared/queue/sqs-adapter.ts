@@ -1,6 +1,9 @@
 import {
   type BatchResultErrorEntry,
   ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type ReceiveMessageCommandOutput,
   SendMessageBatchCommand,
   type SendMessageBatchCommandOutput,
   type SendMessageBatchRequestEntry,
@@ -10,10 +13,15 @@ import { AwsServiceError, awsErrorCode, classifyAwsError, toControllerError } fr
 import { errorMessage, TerminalError } from '../errors.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from './message.ts';
 import {
+  MAX_RECEIVE_MESSAGES,
   MAX_VISIBILITY_SECONDS,
+  MAX_WAIT_SECONDS,
   queueUrlFromArn,
+  type ReceivedMessage,
+  type ReceiveOptions,
   type SendFailure,
   type SqsPort,
+  type SqsReceiverPort,
   type VisibilityChange,
 } from './sqs-port.ts';
 
@@ -45,7 +53,7 @@ interface PendingEntry {
 
 const realSleep = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
 
-export class SqsAdapter implements SqsPort {
+export class SqsAdapter implements SqsPort, SqsReceiverPort {
   private readonly endpoint: string | undefined;
   private readonly sleep: (milliseconds: number) => Promise<void>;
   private readonly baseDelayMilliseconds: number;
@@ -91,6 +99,55 @@ export class SqsAdapter implements SqsPort {
     }
     if (errors.length > 0) {
       const doing = `changing message visibility (${errors.length} failure${errors.length === 1 ? '' : 's'})`;
+      throw toControllerError(doing, errors[0]);
+    }
+  }
+
+  async receive(queueUrl: string, options: ReceiveOptions): Promise<ReceivedMessage[]> {
+    let output: ReceiveMessageCommandOutput;
+    try {
+      output = await this.client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queueUrl,
+          MaxNumberOfMessages: clamp(options.max, 1, MAX_RECEIVE_MESSAGES),
+          WaitTimeSeconds: clamp(options.waitSeconds, 0, MAX_WAIT_SECONDS),
+          MessageSystemAttributeNames: ['ApproximateReceiveCount'],
+        }),
+        options.signal ? { abortSignal: options.signal } : {},
+      );
+    } catch (err) {
+      // A cancelled wait is the caller's own doing, not an AWS error to classify.
+      if (options.signal?.aborted) throw err;
+      throw toControllerError('receiving messages', err);
+    }
+    return (output.Messages ?? []).map((m) => ({
+      messageId: m.MessageId ?? '',
+      body: m.Body ?? '',
+      receiptHandle: m.ReceiptHandle ?? '',
+      receiveCount: Number(m.Attributes?.ApproximateReceiveCount ?? 1),
+    }));
+  }
+
+  async delete(queueUrl: string, receiptHandles: readonly string[]): Promise<void> {
+    const errors: unknown[] = [];
+    // Every group is tried even after one fails: a message deleted is one not delivered twice.
+    for (const group of chunks(receiptHandles, ENTRIES_PER_BATCH)) {
+      try {
+        const output = await this.client.send(
+          new DeleteMessageBatchCommand({
+            QueueUrl: queueUrl,
+            Entries: group.map((receiptHandle, index) => ({ Id: String(index), ReceiptHandle: receiptHandle })),
+          }),
+        );
+        for (const failed of output.Failed ?? []) {
+          if (withoutLegacyPrefix(failed.Code) !== 'ReceiptHandleIsInvalid') errors.push(batchEntryError(failed));
+        }
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length > 0) {
+      const doing = `deleting messages (${errors.length} failure${errors.length === 1 ? '' : 's'})`;
       throw toControllerError(doing, errors[0]);
     }
   }
@@ -154,6 +211,12 @@ function toBatchEntry({ id, message }: PendingEntry): SendMessageBatchRequestEnt
 function clampVisibility(seconds: number): number {
   if (Number.isNaN(seconds)) return 0;
   return Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(seconds)));
+}
+
+/** Whole numbers within SQS's bounds for ReceiveMessage. */
+function clamp(value: number, min: number, max: number): number {
+  if (Number.isNaN(value)) return min;
+  return Math.min(max, Math.max(min, Math.floor(value)));
 }
 
 function withoutLegacyPrefix(code: string | undefined): string {

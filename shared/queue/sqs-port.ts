@@ -11,6 +11,45 @@ export interface SqsPort {
   changeVisibility(queueArn: string, entries: readonly VisibilityChange[]): Promise<void>;
 }
 
+/**
+ * SQS as a consumer uses it outside Lambda, where no event source mapping receives and deletes for us: the
+ * local runner's EC2 events poller (bin/ec2-events-poller.ts). Apart from SqsPort so that the many producers
+ * (relay, router, resync, their test doubles) need not implement it.
+ */
+export interface SqsReceiverPort {
+  /**
+   * One ReceiveMessage: up to `max` messages (1-10), waiting up to `waitSeconds` (0-20) for the first one
+   * (long polling). Each received message stays invisible for the queue's visibility timeout and comes back
+   * unless deleted. `signal` cancels a waiting call: it then rejects, and nothing was received.
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ReceiveMessage.html
+   */
+  receive(queueUrl: string, options: ReceiveOptions): Promise<ReceivedMessage[]>;
+  /**
+   * Delete received messages by their receipt handles (one DeleteMessageBatch per 10). A handle SQS no longer
+   * knows is no failure: the message is gone already, or was received again and is someone else's to delete.
+   * https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_DeleteMessageBatch.html
+   */
+  delete(queueUrl: string, receiptHandles: readonly string[]): Promise<void>;
+}
+
+export interface ReceiveOptions {
+  waitSeconds: number;
+  max: number;
+  signal?: AbortSignal;
+}
+
+export interface ReceivedMessage {
+  messageId: string;
+  body: string;
+  receiptHandle: string;
+  /** ApproximateReceiveCount: 1 on the first delivery. */
+  receiveCount: number;
+}
+
+/** SQS's bounds for ReceiveMessage: at most 10 messages, long polling up to 20 s. */
+export const MAX_RECEIVE_MESSAGES = 10;
+export const MAX_WAIT_SECONDS = 20;
+
 export interface VisibilityChange {
   receiptHandle: string;
   visibilityTimeoutSeconds: number;
