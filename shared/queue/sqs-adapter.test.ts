@@ -378,7 +378,9 @@ describe('SqsAdapter.receive', () => {
     await expect(adapter.receive(EVENTS_URL, { waitSeconds: 20, max: 10, signal: controller.signal })).rejects.toBe(
       abortError,
     );
-    expect(sqs.commandCalls(ReceiveMessageCommand)[0]?.args[1]).toEqual({ abortSignal: controller.signal });
+    expect((sqs.commandCalls(ReceiveMessageCommand)[0]?.args as unknown[] | undefined)?.[1]).toEqual({
+      abortSignal: controller.signal,
+    });
   });
 
   it.each([
