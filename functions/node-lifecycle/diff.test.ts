@@ -18,6 +18,16 @@ describe('lifecycleAction', () => {
     ['not ready, stopped, already tainted', { ready: false, instanceState: 'stopped', hasShutdownTaint: true }, 'none'],
     ['not ready, terminated', { ready: false, instanceState: 'terminated', hasShutdownTaint: false }, 'delete-node'],
     ['not ready, not found', { ready: false, instanceState: undefined, hasShutdownTaint: true }, 'delete-node'],
+    [
+      'not ready, not found, but the Node is young (EC2 may not show a new instance yet)',
+      { ready: false, instanceState: undefined, hasShutdownTaint: false, instanceMayAppear: true },
+      'wait-for-instance',
+    ],
+    [
+      'not ready, terminated, young: terminated is known, not a visibility gap',
+      { ready: false, instanceState: 'terminated', hasShutdownTaint: false, instanceMayAppear: true },
+      'delete-node',
+    ],
     ['not ready, stopping', { ready: false, instanceState: 'stopping', hasShutdownTaint: false }, 'none'],
     ['not ready, shutting-down', { ready: false, instanceState: 'shutting-down', hasShutdownTaint: false }, 'none'],
     ['not ready, pending', { ready: false, instanceState: 'pending', hasShutdownTaint: false }, 'none'],

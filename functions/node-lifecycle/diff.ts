@@ -8,13 +8,21 @@ import type { InstanceState } from '../../shared/aws/ec2-port.ts';
  *  - Ready -> remove the shutdown taint if present.
  *  - not Ready and gone -> delete the Node; not Ready and stopped -> add the shutdown taint.
  */
-export type LifecycleAction = 'none' | 'delete-node' | 'add-shutdown-taint' | 'remove-shutdown-taint';
+export type LifecycleAction =
+  | 'none'
+  | 'delete-node'
+  | 'add-shutdown-taint'
+  | 'remove-shutdown-taint'
+  /** The instance is unknown to EC2 but the Node is young: EC2 may not show a new instance yet. */
+  | 'wait-for-instance';
 
 export interface LifecycleObservation {
   ready: boolean;
   /** undefined: EC2 does not know the instance (InvalidInstanceID.NotFound or long gone). */
   instanceState: InstanceState | undefined;
   hasShutdownTaint: boolean;
+  /** The Node is young enough that EC2 may not show its new instance yet (eventual consistency). */
+  instanceMayAppear?: boolean;
 }
 
 export function instanceExists(state: InstanceState | undefined): boolean {
@@ -27,6 +35,7 @@ export function instanceShutdown(state: InstanceState | undefined): boolean {
 
 export function lifecycleAction(o: LifecycleObservation): LifecycleAction {
   if (o.ready) return o.hasShutdownTaint ? 'remove-shutdown-taint' : 'none';
+  if (o.instanceState === undefined && o.instanceMayAppear) return 'wait-for-instance';
   if (!instanceExists(o.instanceState)) return 'delete-node';
   if (instanceShutdown(o.instanceState)) return o.hasShutdownTaint ? 'none' : 'add-shutdown-taint';
   return 'none';

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
-import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
+import { NEW_INSTANCE_GRACE_MS, TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { fifoRecord, nodeKey } from '../../test/helpers/records.ts';
@@ -57,12 +57,32 @@ describe('node lifecycle', () => {
     expect(w.metrics.total(MetricName.NodesDeleted)).toBe(1);
   });
 
-  it('instance unknown to EC2 and NotReady -> Node deleted', async () => {
+  it('instance unknown to EC2 and NotReady -> Node deleted, but not while the Node is young enough for EC2 to be catching up', async () => {
     w.ec2.removeInstance(instance.instanceId);
     setReady('Unknown');
+    // A Node registered a moment ago: EC2 may not show its new instance yet (eventual consistency).
+    const young = await run(name);
+    expect(w.kube.nodes.has(name)).toBe(true);
+    expect(young.batchItemFailures).toHaveLength(1);
+    expect(w.metrics.total(MetricName.Requeues)).toBe(1);
+    expect(w.metrics.total(MetricName.NodesDeleted)).toBe(0);
+
+    w.clock.advance(NEW_INSTANCE_GRACE_MS);
     await run(name);
     expect(w.kube.nodes.has(name)).toBe(false);
     expect(w.kube.eventsFor('Node', name, 'DeletingNode')[0]?.message).toContain('no longer exists');
+  });
+
+  it('a young Node whose instance shows up within the grace is kept', async () => {
+    const hidden = w.ec2.instances.get(instance.instanceId)!;
+    w.ec2.removeInstance(instance.instanceId);
+    setReady('Unknown');
+    await run(name);
+    w.ec2.putInstance(hidden);
+    w.clock.advance(60_000);
+    await run(name);
+    expect(w.kube.nodes.has(name)).toBe(true);
+    expect(w.metrics.total(MetricName.NodesDeleted)).toBe(0);
   });
 
   it('running again and Ready -> taint removed, other taints kept', async () => {

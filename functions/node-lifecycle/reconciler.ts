@@ -2,7 +2,13 @@ import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isConflict, isNotFound } from '../../shared/k8s/errors.ts';
-import { hasTaint, isNodeReady, TAINT_SHUTDOWN, withoutTaint } from '../../shared/k8s/node-helpers.ts';
+import {
+  hasTaint,
+  instanceGraceLeftMs,
+  isNodeReady,
+  TAINT_SHUTDOWN,
+  withoutTaint,
+} from '../../shared/k8s/node-helpers.ts';
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -45,27 +51,44 @@ export const nodeLifecycleReconciler: Reconciler<LifecycleDeps, LifecycleBatch> 
 
   async reconcile(key, deps, batch) {
     const node = batch.nodes.has(key.name) ? batch.nodes.get(key.name) : await readNode(deps.kube, key.name);
+    let waitMs = 0;
     await syncNodeWithConflictRetry(deps.kube, key.name, node, async (n) => {
       // Only Nodes with an AWS provider ID are ours to judge; the rest are still being
       // initialized, or belong to another provider.
       const instanceId = instanceIdFromProviderId(n.spec?.providerID);
-      if (instanceId) await act(n, instanceId, batch.instances.get(instanceId), deps);
+      if (instanceId) waitMs = await act(n, instanceId, batch.instances.get(instanceId), deps);
     });
-    return undefined;
+    // A young Node's instance EC2 does not show yet: looked at again once it should (or the grace is over).
+    return waitMs > 0 ? { requeueAfterSeconds: Math.ceil(waitMs / 1000) } : undefined;
   },
 };
 
-async function act(node: Node, instanceId: string, instance: Instance | undefined, deps: LifecycleDeps) {
+/** Answers how long to wait before looking again (0: nothing to wait for). */
+async function act(
+  node: Node,
+  instanceId: string,
+  instance: Instance | undefined,
+  deps: LifecycleDeps,
+): Promise<number> {
   const name = node.metadata.name;
+  const graceLeftMs = instanceGraceLeftMs(node, deps.clock.now());
   const action = lifecycleAction({
     ready: isNodeReady(node),
     instanceState: instance?.state,
     hasShutdownTaint: hasTaint(node, TAINT_SHUTDOWN),
+    instanceMayAppear: graceLeftMs > 0,
   });
   const guard = { resourceVersion: node.metadata.resourceVersion ?? '' };
   switch (action) {
     case 'none':
-      return;
+      return 0;
+    case 'wait-for-instance':
+      deps.log.info('instance not visible yet: the Node is young, waiting before judging it gone', {
+        node: name,
+        instanceId,
+        graceLeftMs,
+      });
+      return graceLeftMs;
     case 'add-shutdown-taint':
       await deps.kube.patchNode(
         name,
@@ -81,18 +104,18 @@ async function act(node: Node, instanceId: string, instance: Instance | undefine
       );
       deps.metrics.count(MetricName.NodesTainted);
       deps.log.info('node tainted: instance stopped', { node: name, instanceId });
-      return;
+      return 0;
     case 'remove-shutdown-taint':
       await deps.kube.patchNode(name, { spec: { taints: withoutTaint(node, TAINT_SHUTDOWN) } }, guard);
       deps.metrics.count(MetricName.NodesUntainted);
       deps.log.info('shutdown taint removed: node ready', { node: name, instanceId });
-      return;
+      return 0;
     case 'delete-node': {
       const why = instance ? `instance ${instanceId} is ${instance.state}` : `instance ${instanceId} no longer exists`;
       try {
         await deps.kube.deleteNode(name, { uid: node.metadata.uid, resourceVersion: node.metadata.resourceVersion });
       } catch (err) {
-        if (isNotFound(err)) return;
+        if (isNotFound(err)) return 0;
         if (!isConflict(err)) {
           await recordNodeEvent(
             deps,
@@ -108,7 +131,7 @@ async function act(node: Node, instanceId: string, instance: Instance | undefine
       await recordNodeEvent(deps, node, 'Normal', 'DeletingNode', `Deleting node ${name} because ${why}`);
       deps.metrics.count(MetricName.NodesDeleted);
       deps.log.info('node deleted', { node: name, instanceId, reason: why });
-      return;
+      return 0;
     }
   }
 }

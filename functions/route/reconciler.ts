@@ -5,7 +5,7 @@ import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { errorMessage, RetryableError, TerminalError, ThrottledError } from '../../shared/errors.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
-import { isTerminating } from '../../shared/k8s/node-helpers.ts';
+import { instanceGraceLeftMs, isTerminating, NEW_INSTANCE_GRACE_MS } from '../../shared/k8s/node-helpers.ts';
 import { recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -46,7 +46,7 @@ export interface RouteDeps {
 }
 
 /** EC2 may not show a brand-new instance everywhere yet; within this age a Node's missing instance is retried. */
-export const INSTANCE_GRACE_MS = 5 * 60_000;
+export const INSTANCE_GRACE_MS = NEW_INSTANCE_GRACE_MS;
 
 /** The Event every route failure on a Node is reported with, as the Kubernetes route controller names it. */
 export const EVENT_FAILED_TO_CREATE_ROUTE = 'FailedToCreateRoute';
@@ -197,14 +197,13 @@ async function observeNodes(nodes: readonly Node[], deps: RouteDeps): Promise<No
   const now = deps.clock.now();
   return withCidrs.map((node) => {
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
-    const created = Date.parse(node.metadata.creationTimestamp ?? '');
     return {
       name: node.metadata.name,
       podCidrs: podCidrsOf(node.spec),
       instanceId,
       instance: instanceId ? instances.get(instanceId) : undefined,
       terminating: isTerminating(node),
-      instanceMayAppear: Number.isFinite(created) && now - created < INSTANCE_GRACE_MS,
+      instanceMayAppear: instanceGraceLeftMs(node, now) > 0,
       networkUnavailable: node.status?.conditions?.find((c) => c.type === CONDITION_NETWORK_UNAVAILABLE),
     };
   });

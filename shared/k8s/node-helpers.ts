@@ -33,3 +33,17 @@ export function podCidrsOf(spec: { podCIDR?: string; podCIDRs?: string[] } | und
 export function isTerminating(node: Node): boolean {
   return Boolean(node.metadata.deletionTimestamp);
 }
+
+/**
+ * EC2 is eventually consistent: a brand-new instance may be missing from DescribeInstances for a while after
+ * its kubelet registered the Node. Within this age of the Node, a missing instance is waited for, never taken
+ * as gone (a deleted Node is not registered again by its kubelet, so the instance would be stranded).
+ * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
+ */
+export const NEW_INSTANCE_GRACE_MS = 5 * 60_000;
+
+/** How long a Node's missing instance may still appear (0 once the grace is over or the age is unknown). */
+export function instanceGraceLeftMs(node: Node, now: number): number {
+  const created = Date.parse(node.metadata.creationTimestamp ?? '');
+  return Number.isFinite(created) ? Math.max(0, created + NEW_INSTANCE_GRACE_MS - now) : 0;
+}
