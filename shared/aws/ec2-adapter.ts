@@ -27,7 +27,6 @@ import {
   type Route as SdkRoute,
   type RouteTable as SdkRouteTable,
   type SecurityGroup as SdkSecurityGroup,
-  type Tag,
 } from '@aws-sdk/client-ec2';
 import {
   type AvailabilityZone,
@@ -50,6 +49,7 @@ import {
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
 import { allPages } from './paging.ts';
+import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /** DescribeInstances accepts at most 1000 explicitly listed instance IDs. */
 export const INSTANCE_IDS_PER_CALL = 1000;
@@ -289,7 +289,7 @@ export class Ec2Adapter implements Ec2Port {
                   availabilityZoneId: nonEmpty(sdk.AvailabilityZoneId),
                   cidrBlock: nonEmpty(sdk.CidrBlock),
                   ...ipv6CidrBlocksOf(sdk.Ipv6CidrBlockAssociationSet),
-                  tags: tagsOf(sdk.Tags),
+                  tags: fromKeyValues(sdk.Tags),
                 },
               ]
             : [],
@@ -342,7 +342,7 @@ export class Ec2Adapter implements Ec2Port {
           VpcId: input.vpcId,
           // EC2 refuses a tag specification without tags.
           ...(Object.keys(input.tags).length > 0
-            ? { TagSpecifications: [{ ResourceType: 'security-group' as const, Tags: toTags(input.tags) }] }
+            ? { TagSpecifications: [{ ResourceType: 'security-group' as const, Tags: toKeyValues(input.tags) }] }
             : {}),
         }),
       );
@@ -402,7 +402,7 @@ export class Ec2Adapter implements Ec2Port {
   async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
     if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
     try {
-      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toTags(tags) }));
+      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toKeyValues(tags) }));
     } catch (err) {
       throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
     }
@@ -488,7 +488,7 @@ function toRouteTable(sdk: SdkRouteTable): RouteTable | undefined {
   const table: RouteTable = {
     routeTableId: sdk.RouteTableId,
     vpcId: nonEmpty(sdk.VpcId),
-    tags: tagsOf(sdk.Tags),
+    tags: fromKeyValues(sdk.Tags),
     routes: (sdk.Routes ?? []).flatMap((route) => toRoute(route) ?? []),
   };
   // Gateway associations (an edge association has GatewayId, no subnet) say nothing about subnets.
@@ -511,18 +511,6 @@ function ipv6CidrBlocksOf(
   return blocks.length > 0 ? { ipv6CidrBlocks: blocks } : {};
 }
 
-function tagsOf(sdkTags: Tag[] | undefined): Record<string, string> {
-  const tags: Record<string, string> = {};
-  for (const tag of sdkTags ?? []) {
-    if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
-  }
-  return tags;
-}
-
-function toTags(tags: Readonly<Record<string, string>>): Tag[] {
-  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
-}
-
 const IP_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'icmp', 'icmpv6', '-1']);
 /** EC2 may state protocols by number (6, 17, 1, 58). */
 const PROTOCOL_NUMBERS: Record<string, SecurityGroupRule['protocol']> = {
@@ -539,7 +527,7 @@ function toSecurityGroup(sdk: SdkSecurityGroup): SecurityGroup | undefined {
     groupName: sdk.GroupName ?? '',
     vpcId: nonEmpty(sdk.VpcId),
     description: sdk.Description ?? '',
-    tags: tagsOf(sdk.Tags),
+    tags: fromKeyValues(sdk.Tags),
     ingress: (sdk.IpPermissions ?? []).flatMap(fromIpPermission),
   };
 }
@@ -645,7 +633,7 @@ function instancesOf(page: DescribeInstancesCommandOutput): Instance[] {
 
 function toInstance(sdk: SdkInstance): Instance | undefined {
   if (!sdk.InstanceId) return undefined;
-  const tags = tagsOf(sdk.Tags);
+  const tags = fromKeyValues(sdk.Tags);
   return {
     instanceId: sdk.InstanceId,
     state: toState(sdk.State?.Name),

@@ -45,6 +45,7 @@ import {
   type ElbPort,
 } from './elb-port.ts';
 import { allPages } from './paging.ts';
+import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /**
  * ElbPort over the AWS SDK (Classic Load Balancers, API 2012-06-01): one SDK command per port method, no caching.
@@ -96,7 +97,7 @@ export class ElbAdapter implements ElbPort {
           SecurityGroups: [...input.securityGroups],
           Scheme: input.scheme,
           // The Tags list may not be empty: left out when there are none.
-          ...(Object.keys(input.tags).length > 0 ? { Tags: toTags(input.tags) } : {}),
+          ...(Object.keys(input.tags).length > 0 ? { Tags: toKeyValues(input.tags) } : {}),
         }),
       );
       if (!output.DNSName) throw new Error('CreateLoadBalancer answered without a DNS name');
@@ -246,9 +247,7 @@ export class ElbAdapter implements ElbPort {
         const output = await this.client.send(new DescribeTagsCommand({ LoadBalancerNames: chunk }));
         for (const description of output.TagDescriptions ?? []) {
           if (!description.LoadBalancerName) continue;
-          const tags: Record<string, string> = {};
-          for (const tag of description.Tags ?? []) if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
-          out.set(description.LoadBalancerName, tags);
+          out.set(description.LoadBalancerName, fromKeyValues(description.Tags));
         }
       } catch (err) {
         if (classicErrorCode(err) !== 'LoadBalancerNotFound') throw classicError('describing tags', err);
@@ -263,7 +262,7 @@ export class ElbAdapter implements ElbPort {
   async addTags(name: string, tags: Readonly<Record<string, string>>): Promise<void> {
     if (Object.keys(tags).length === 0) return;
     await this.write(`tagging ${name}`, () =>
-      this.client.send(new AddTagsCommand({ LoadBalancerNames: [name], Tags: toTags(tags) })),
+      this.client.send(new AddTagsCommand({ LoadBalancerNames: [name], Tags: toKeyValues(tags) })),
     );
   }
 
@@ -361,10 +360,6 @@ export class ElbAdapter implements ElbPort {
       throw classicError(doing, err);
     }
   }
-}
-
-function toTags(tags: Readonly<Record<string, string>>) {
-  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
 }
 
 function toInstances(instanceIds: readonly string[]) {

@@ -61,6 +61,7 @@ import {
 } from './elbv2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
 import { allPages } from './paging.ts';
+import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /**
  * The AWS error code of an ELBv2 failure. ELBv2 speaks the query protocol: the SDK keeps the wire code
@@ -140,7 +141,7 @@ export class Elbv2Adapter implements Elbv2Port {
             ...(m.privateIPv4Address ? { PrivateIPv4Address: m.privateIPv4Address } : {}),
           })),
           SecurityGroups: [...input.securityGroups],
-          Tags: toTags(input.tags),
+          Tags: toKeyValues(input.tags),
         }),
       );
       const created = (output.LoadBalancers ?? []).flatMap((lb) => toLoadBalancer(lb) ?? [])[0];
@@ -208,7 +209,7 @@ export class Elbv2Adapter implements Elbv2Port {
   async modifyLoadBalancerAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
     try {
       await this.client.send(
-        new ModifyLoadBalancerAttributesCommand({ LoadBalancerArn: arn, Attributes: toAttributes(attributes) }),
+        new ModifyLoadBalancerAttributesCommand({ LoadBalancerArn: arn, Attributes: toKeyValues(attributes) }),
       );
     } catch (err) {
       throw elbv2Error(`modifying attributes of ${arn}`, err);
@@ -237,7 +238,7 @@ export class Elbv2Adapter implements Elbv2Port {
   ): Promise<Listener> {
     try {
       // AWS refuses an empty Tags list: leave it out when there are none.
-      const tagged = Object.keys(tags).length > 0 ? { Tags: toTags(tags) } : {};
+      const tagged = Object.keys(tags).length > 0 ? { Tags: toKeyValues(tags) } : {};
       const output = await this.client.send(
         new CreateListenerCommand({ LoadBalancerArn: loadBalancerArn, ...listenerInput(spec), ...tagged }),
       );
@@ -338,7 +339,7 @@ export class Elbv2Adapter implements Elbv2Port {
     if (Object.keys(attributes).length === 0) return;
     try {
       await this.client.send(
-        new ModifyListenerAttributesCommand({ ListenerArn: listenerArn, Attributes: toAttributes(attributes) }),
+        new ModifyListenerAttributesCommand({ ListenerArn: listenerArn, Attributes: toKeyValues(attributes) }),
       );
     } catch (err) {
       throw elbv2Error(`modifying attributes of ${listenerArn}`, err);
@@ -387,7 +388,7 @@ export class Elbv2Adapter implements Elbv2Port {
           TargetType: input.targetType,
           IpAddressType: input.ipAddressType ?? 'ipv4',
           ...healthCheckInput(input.healthCheck),
-          Tags: toTags(input.tags),
+          Tags: toKeyValues(input.tags),
         }),
       );
       const created = (output.TargetGroups ?? []).flatMap((g) => toTargetGroup(g) ?? [])[0];
@@ -429,7 +430,7 @@ export class Elbv2Adapter implements Elbv2Port {
   async modifyTargetGroupAttributes(arn: string, attributes: Readonly<Record<string, string>>): Promise<void> {
     try {
       await this.client.send(
-        new ModifyTargetGroupAttributesCommand({ TargetGroupArn: arn, Attributes: toAttributes(attributes) }),
+        new ModifyTargetGroupAttributesCommand({ TargetGroupArn: arn, Attributes: toKeyValues(attributes) }),
       );
     } catch (err) {
       throw elbv2Error(`modifying attributes of ${arn}`, err);
@@ -484,9 +485,7 @@ export class Elbv2Adapter implements Elbv2Port {
         const output = await this.client.send(new DescribeTagsCommand({ ResourceArns: chunk }));
         for (const description of output.TagDescriptions ?? []) {
           if (!description.ResourceArn) continue;
-          const tags: Record<string, string> = {};
-          for (const tag of description.Tags ?? []) if (tag.Key !== undefined) tags[tag.Key] = tag.Value ?? '';
-          out.set(description.ResourceArn, tags);
+          out.set(description.ResourceArn, fromKeyValues(description.Tags));
         }
       } catch (err) {
         // One unknown ARN fails the whole call (deleted since it was listed): ask for each ARN on its own.
@@ -504,7 +503,7 @@ export class Elbv2Adapter implements Elbv2Port {
   async addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void> {
     if (Object.keys(tags).length === 0) return;
     try {
-      await this.client.send(new AddTagsCommand({ ResourceArns: [arn], Tags: toTags(tags) }));
+      await this.client.send(new AddTagsCommand({ ResourceArns: [arn], Tags: toKeyValues(tags) }));
     } catch (err) {
       throw elbv2Error(`tagging ${arn}`, err);
     }
@@ -559,14 +558,6 @@ function healthCheckInput(hc: HealthCheck) {
 
 function toSdkTarget(target: Target) {
   return { Id: target.id, Port: target.port };
-}
-
-function toTags(tags: Readonly<Record<string, string>>) {
-  return Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
-}
-
-function toAttributes(attributes: Readonly<Record<string, string>>) {
-  return Object.entries(attributes).map(([Key, Value]) => ({ Key, Value }));
 }
 
 function fromAttributes(attributes: { Key?: string; Value?: string }[] | undefined): Record<string, string> {

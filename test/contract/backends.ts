@@ -316,22 +316,28 @@ function emulatorEc2Seed(client: EC2Client): Ec2Seed {
  */
 function emulatorElbSeed(emulator: Emulator): Elbv2Seed {
   return {
-    async certificate(domain) {
-      const scope = `${emulator.clientConfig.credentials.accessKeyId}/20260101/${EMULATOR_REGION}/acm/aws4_request`;
-      const response = await fetch(emulator.endpoint, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/x-amz-json-1.1',
-          'X-Amz-Target': 'CertificateManager.RequestCertificate',
-          Authorization: `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`,
-        },
-        body: JSON.stringify({ DomainName: domain, ValidationMethod: 'DNS' }),
-      });
-      const body = (await response.json()) as { CertificateArn?: string };
-      if (!response.ok || !body.CertificateArn) throw new Error(`seed: RequestCertificate failed (${response.status})`);
-      return body.CertificateArn;
-    },
+    certificate: (domain) => requestEmulatorCertificate(emulator, domain),
   };
+}
+
+/**
+ * ACM RequestCertificate on the emulator, in ACM's JSON protocol (the project has no ACM client): the emulator
+ * reads service and region from the credential scope and does not check the signature.
+ */
+export async function requestEmulatorCertificate(emulator: Emulator, domain: string): Promise<string> {
+  const scope = `${emulator.clientConfig.credentials.accessKeyId}/20260101/${EMULATOR_REGION}/acm/aws4_request`;
+  const response = await fetch(emulator.endpoint, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/x-amz-json-1.1',
+      'X-Amz-Target': 'CertificateManager.RequestCertificate',
+      Authorization: `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`,
+    },
+    body: JSON.stringify({ DomainName: domain, ValidationMethod: 'DNS' }),
+  });
+  const body = (await response.json()) as { CertificateArn?: string };
+  if (!response.ok || !body.CertificateArn) throw new Error(`seed: RequestCertificate failed (${response.status})`);
+  return body.CertificateArn;
 }
 
 function tagSpecification(resourceType: 'subnet' | 'instance' | 'route-table', tags: Record<string, string>) {

@@ -18,7 +18,7 @@ import { FakeElb } from '../../shared/aws/elb-fake.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
-import type { BackendFactory } from './backends.ts';
+import { type BackendFactory, requestEmulatorCertificate } from './backends.ts';
 
 /**
  * The two backends of the Classic ELB contract suite: `ElbAdapter` over the AWS API emulator, and `ElbAdapter`
@@ -196,21 +196,7 @@ function emulatorSeed(emulator: Emulator, client: EC2Client): ElbSeed {
      * and region from the credential scope and does not check the signature. Its CreateLoadBalancer refuses a
      * certificate ACM does not have (CertificateNotFound), as AWS does.
      */
-    async certificate(domain) {
-      const scope = `${emulator.clientConfig.credentials.accessKeyId}/20260101/${EMULATOR_REGION}/acm/aws4_request`;
-      const response = await fetch(emulator.endpoint, {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/x-amz-json-1.1',
-          'X-Amz-Target': 'CertificateManager.RequestCertificate',
-          Authorization: `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`,
-        },
-        body: JSON.stringify({ DomainName: domain, ValidationMethod: 'DNS' }),
-      });
-      const body = (await response.json()) as { CertificateArn?: string };
-      if (!response.ok || !body.CertificateArn) throw new Error(`seed: RequestCertificate failed (${response.status})`);
-      return body.CertificateArn;
-    },
+    certificate: (domain) => requestEmulatorCertificate(emulator, domain),
   };
 }
 
