@@ -10,7 +10,7 @@ import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
 import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
 import { dedupeRules } from '../model/security-rules.ts';
-import { sourceRangesOf } from '../model/spec.ts';
+import { type LoadBalancerBase, sourceRangesOf } from '../model/spec.ts';
 import { type ServiceIdentity, securityGroupName } from '../names.ts';
 
 /**
@@ -32,25 +32,12 @@ export const CLASSIC_HEALTH_CHECK_DEFAULTS = {
   unhealthyThreshold: 6,
 };
 
-export interface ClassicSpec {
-  identity: ServiceIdentity;
-  serviceKey: string;
-  loadBalancerName: string;
-  securityGroupName: string;
-  scheme: 'internet-facing' | 'internal';
+export interface ClassicSpec extends LoadBalancerBase {
   listeners: ClassicListener[];
   healthCheck: ClassicHealthCheck;
   attributes: ClassicAttributes;
-  /** Policies the load balancer must have, where they go, and which of ours no longer apply. */
+  /** Policies the load balancer must have (proxy protocol on the back ends, SSL negotiation on the listeners). */
   policies: { proxyProtocol?: ClassicPolicy; sslNegotiation?: ClassicPolicy };
-  tags: Record<string, string>;
-  externalManagedTags: string[];
-  userSecurityGroups?: string[];
-  extraSecurityGroups: string[];
-  managedIngress: SecurityGroupRule[];
-  sourceRanges: string[];
-  requestedSubnets?: string[];
-  targetNodeLabels?: Record<string, string | undefined>;
 }
 
 export type ClassicSpecResult = { ok: true; spec: ClassicSpec } | { ok: false; problems: AnnotationProblem[] };

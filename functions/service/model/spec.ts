@@ -52,22 +52,14 @@ export interface DesiredListener {
   targetGroupName: string;
 }
 
-export interface LoadBalancerSpec {
+/** What every kind of load balancer of a Service is made from: who it is for, its name, groups, tags and reach. */
+export interface LoadBalancerBase {
   identity: ServiceIdentity;
   /** `namespace/name`: the value of the `kubernetes.io/service-name` tag. */
   serviceKey: string;
   loadBalancerName: string;
   securityGroupName: string;
   scheme: 'internet-facing' | 'internal';
-  ipAddressType: 'ipv4' | 'dualstack';
-  targetType: TargetType;
-  listeners: DesiredListener[];
-  targetGroups: DesiredTargetGroup[];
-  /**
-   * Load balancer attributes kept in line: the Service's, and AWS's defaults for the switches it does not set
-   * (so removing an annotation turns its setting off again). Attributes outside both are left as they are.
-   */
-  attributes: Record<string, string>;
   /** Every resource's tags: ownership, the Service, the user's additional tags. */
   tags: Record<string, string>;
   /** Tag keys another tool manages (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
@@ -80,9 +72,22 @@ export interface LoadBalancerSpec {
   /** Where clients may connect from (spec, annotation, or everywhere). */
   sourceRanges: string[];
   requestedSubnets?: string[];
+  targetNodeLabels?: Record<string, string | undefined>;
+}
+
+/** A Network Load Balancer. */
+export interface LoadBalancerSpec extends LoadBalancerBase {
+  ipAddressType: 'ipv4' | 'dualstack';
+  targetType: TargetType;
+  listeners: DesiredListener[];
+  targetGroups: DesiredTargetGroup[];
+  /**
+   * Load balancer attributes kept in line: the Service's, and AWS's defaults for the switches it does not set
+   * (so removing an annotation turns its setting off again). Attributes outside both are left as they are.
+   */
+  attributes: Record<string, string>;
   eipAllocations?: string[];
   privateIpv4Addresses?: string[];
-  targetNodeLabels?: Record<string, string | undefined>;
 }
 
 export interface SpecContext {
