@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -31,6 +31,7 @@ import {
 import { EC2_EVENT_RULE_IDS } from '../shared/events/ec2-event-patterns.ts';
 import { stubCode } from '../stacks/code.ts';
 import { synthesizeOffline } from '../stacks/synth.ts';
+import { analyzeEntries } from './helpers/code-usage.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator, startEmulator } from './helpers/emulator.ts';
 
 /**
@@ -94,6 +95,21 @@ describe('events:create / events:remove command line', () => {
       },
     });
   });
+});
+
+describe('deploy/README-deploy.md "Local EC2 events plumbing"', () => {
+  it('lists exactly the IAM actions events:create, events:remove and the poller call', () => {
+    const root = join(import.meta.dirname, '..');
+    const guide = readFileSync(join(root, 'deploy/README-deploy.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('### Local EC2 events plumbing'));
+    const policy = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as { Statement: { Action: string[] }[] };
+    const documented = policy.Statement.flatMap((s) => s.Action).sort();
+
+    const script = analyzeEntries(root, { script: 'scripts/local-events.ts' }).get('script')!.awsActions;
+    // The poller calls SqsReceiverPort; SqsAdapter sends ReceiveMessage and DeleteMessageBatch (IAM: DeleteMessage).
+    const poller = ['sqs:ReceiveMessage', 'sqs:DeleteMessage'];
+    expect(documented).toEqual([...new Set([...script, ...poller])].sort());
+  }, 60_000);
 });
 
 if (!EMULATOR_AVAILABLE) console.warn(EMULATOR_SKIPPED_MESSAGE);
