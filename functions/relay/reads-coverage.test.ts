@@ -80,10 +80,10 @@ const ALLOWED: readonly Allowed[] = [
     }),
   ),
   {
-    reconcilers: ['route'],
+    reconcilers: ['route', 'node-lifecycle'],
     kinds: ['Node'],
     path: 'metadata.creationTimestamp',
-    why: 'fixed for the life of a Node; a Node created again has a new uid, which is fingerprinted',
+    why: 'fixed for the life of a Node (its age bounds the wait for a new instance); a Node created again has a new uid, which is fingerprinted',
   },
   {
     reconcilers: ['service'],
