@@ -194,6 +194,14 @@ export class Relay {
     };
   }
 
+  /**
+   * Whether keys for `reconciler` may flow now: this replica leads and no other component holds the
+   * controller's migration lock. The local runner (bin/real.ts) acts for a reconciler only then.
+   */
+  allows(reconciler: Reconciler): boolean {
+    return this.leading && (this.gate?.allows(reconciler) ?? true);
+  }
+
   /** The last resourceVersion seen per watched kind (benchmarks wait for a revision to arrive). */
   resourceVersions(): Partial<Record<WatchedKind, string>> {
     return Object.fromEntries(this.watchers.map((w) => [w.kind, w.resourceVersion]));
