@@ -3,7 +3,8 @@ import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { routeEc2Events } from '../functions/ec2-events/router.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
-import { nodeFingerprint, type Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
+import type { Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
+import { type ResyncQueues, resync } from '../functions/resync/resync.ts';
 import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
@@ -14,15 +15,13 @@ import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
-import type { Node } from '../shared/k8s/types.ts';
 import type { Cidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { FakeSqs } from '../shared/queue/fake-sqs.ts';
-import type { KeyHint, KeyMessage } from '../shared/queue/message.ts';
-import { routeTableMessage } from '../shared/queue/route-table-key.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
-import { garbageCollectionMessage } from '../shared/queue/service-gc-key.ts';
+import type { SqsPort } from '../shared/queue/sqs-port.ts';
+import { FUNCTION_DEFAULTS } from '../stacks/config.ts';
 
 export interface EngineOptions {
   clusterName: string;
@@ -33,6 +32,8 @@ export interface EngineOptions {
   kube: KubernetesPort;
   log: Log;
   metrics: RecordingMetrics;
+  /** How long the EC2 events router trusts its instance -> Node map (NODE_INDEX_TTL_SECONDS); default 60 s. */
+  nodeIndexTtlMs?: number;
   /** Route controller settings; without cluster CIDRs the route controller does not run. */
   routes?: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
   /** Service load balancers; `kube` must then serve Services and EndpointSlices too. */
@@ -62,21 +63,66 @@ export const DLQS = [
   'ec2-events-dlq',
 ];
 
+/** The queue each reconciler reads, under the relay's names for the reconcilers. */
+export const RECONCILER_QUEUES = {
+  node: QUEUES.node,
+  'node-lifecycle': QUEUES.lifecycle,
+  route: QUEUES.route,
+  service: QUEUES.service,
+} as const satisfies Partial<Record<RelayReconciler, string>>;
+export type EngineReconciler = keyof typeof RECONCILER_QUEUES;
+
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
 
 /**
- * Every reconciler in one process, on an in-process SQS that keeps the FIFO workqueue semantics
- * (shared/queue/fake-sqs.ts plays both the queues and the Lambda event source mappings). The same
- * wiring serves the embedded simulation (fake clock, fakes) and a real cluster and account.
+ * The queues as the stack makes them (stacks/config.ts FUNCTION_DEFAULTS): the same receives before a
+ * message moves to its DLQ, so a Service waiting on a provisioning NLB is dead-lettered locally when it
+ * would be in AWS. Visibility timeouts stay short: the in-process event source never loses an
+ * invocation, so they only matter after a handler threw, and six times a Lambda timeout would leave a
+ * local run idle for minutes.
  */
-export function createEngine(o: EngineOptions) {
-  const sqs = new FakeSqs(o.clock, o.region);
-  sqs.createQueue(QUEUES.node, { maxReceiveCount: 10, deadLetterQueue: DLQS[0], visibilityTimeoutSeconds: 60 });
-  sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: 10, deadLetterQueue: DLQS[1] });
-  sqs.createQueue(QUEUES.route, { maxReceiveCount: 10, deadLetterQueue: DLQS[2] });
-  sqs.createQueue(QUEUES.service, { maxReceiveCount: 50, deadLetterQueue: DLQS[3] });
-  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: 5, deadLetterQueue: DLQS[4] });
+function createQueues(clock: Clock, region: string): FakeSqs {
+  const sqs = new FakeSqs(clock, region);
+  const receives = (name: keyof typeof FUNCTION_DEFAULTS) => FUNCTION_DEFAULTS[name].maxReceiveCount;
+  sqs.createQueue(QUEUES.node, {
+    maxReceiveCount: receives('node'),
+    deadLetterQueue: DLQS[0],
+    visibilityTimeoutSeconds: 60,
+  });
+  sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: receives('node-lifecycle'), deadLetterQueue: DLQS[1] });
+  sqs.createQueue(QUEUES.route, { maxReceiveCount: receives('route'), deadLetterQueue: DLQS[2] });
+  sqs.createQueue(QUEUES.service, { maxReceiveCount: receives('service'), deadLetterQueue: DLQS[3] });
+  sqs.createQueue(QUEUES.ec2Events, {
+    fifo: false,
+    maxReceiveCount: receives('ec2-events'),
+    deadLetterQueue: DLQS[4],
+  });
+  return sqs;
+}
 
+/** The service controller's deps, exactly the fields its Lambda handler sets (functions/service/handler.ts). */
+function serviceDeps(o: EngineOptions, services: NonNullable<EngineOptions['services']>): ServiceDeps {
+  return {
+    kube: services.kube,
+    ec2: o.ec2,
+    elbv2: services.elbv2,
+    ...(services.elb ? { elb: services.elb } : {}),
+    ...(services.defaultLoadBalancerType ? { defaultLoadBalancerType: services.defaultLoadBalancerType } : {}),
+    clusterName: o.clusterName,
+    vpcId: services.vpcId,
+    provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,
+    cleanupRequeueSeconds: services.cleanupRequeueSeconds ?? 30,
+    ...(services.loadBalancerClass ? { loadBalancerClass: services.loadBalancerClass } : {}),
+    ...(services.nodePortRange ? { nodePortRange: services.nodePortRange } : {}),
+    ...(services.externalManagedTags ? { externalManagedTags: services.externalManagedTags } : {}),
+    clock: o.clock,
+    log: o.log,
+    metrics: o.metrics,
+  };
+}
+
+/** One handler per queue, as the stack gives each queue its function; controllers that are off get none. */
+function createHandlers(o: EngineOptions, sqs: FakeSqs): Map<string, Handler> {
   const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
   const nodeDeps: NodeDeps = {
     ...common,
@@ -88,7 +134,7 @@ export function createEngine(o: EngineOptions) {
   const lifecycleDeps: LifecycleDeps = common;
   const runner: RunnerDeps = { log: o.log, metrics: o.metrics, queue: sqs, clock: o.clock };
   const routerDeps = {
-    index: new NodeIndex(o.kube, o.clock),
+    index: new NodeIndex(o.kube, o.clock, o.nodeIndexTtlMs),
     sqs,
     routes: { 'state-change': sqs.urlOf(QUEUES.lifecycle) },
     log: o.log,
@@ -98,109 +144,136 @@ export function createEngine(o: EngineOptions) {
     <D, B>(reconciler: Reconciler<D, B>, deps: D): Handler =>
     (records) =>
       runBatch(reconciler, records, deps, runner);
-  const handlers: [string, Handler][] = [
+  const handlers = new Map<string, Handler>([
     [QUEUES.ec2Events, (records) => routeEc2Events(records, routerDeps)],
     [QUEUES.node, reconcile(nodeReconciler, nodeDeps)],
     [QUEUES.lifecycle, reconcile(nodeLifecycleReconciler, lifecycleDeps)],
-  ];
+  ]);
   if (o.routes) {
     const routeDeps: RouteDeps = { ...common, clusterName: o.clusterName, ...o.routes };
-    handlers.push([QUEUES.route, reconcile(routeReconciler, routeDeps)]);
+    handlers.set(QUEUES.route, reconcile(routeReconciler, routeDeps));
   }
-  const services = o.services;
-  if (services) {
-    const serviceDeps: ServiceDeps = {
-      ...common,
-      kube: services.kube,
-      elbv2: services.elbv2,
-      ...(services.elb ? { elb: services.elb } : {}),
-      ...(services.defaultLoadBalancerType ? { defaultLoadBalancerType: services.defaultLoadBalancerType } : {}),
-      clusterName: o.clusterName,
-      vpcId: services.vpcId,
-      provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,
-      cleanupRequeueSeconds: services.cleanupRequeueSeconds ?? 30,
-      ...(services.loadBalancerClass ? { loadBalancerClass: services.loadBalancerClass } : {}),
-      ...(services.nodePortRange ? { nodePortRange: services.nodePortRange } : {}),
-      ...(services.externalManagedTags ? { externalManagedTags: services.externalManagedTags } : {}),
+  if (o.services) handlers.set(QUEUES.service, reconcile(serviceReconciler, serviceDeps(o, o.services)));
+  return handlers;
+}
+
+/** Resolves waiters early when work arrives, so an idle loop reacts to a key at once instead of at its next poll. */
+function createWake() {
+  const waiters = new Set<() => void>();
+  return {
+    notify(): void {
+      for (const wake of [...waiters]) wake();
+    },
+    /** Wait `ms`, or less if `notify` comes first. */
+    idle(ms: number): Promise<void> {
+      return new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, Math.max(0, ms));
+        waiters.add(done);
+      });
+    },
+  };
+}
+
+/**
+ * One round of functions/resync on these queues: every Node key, the route table key, every LoadBalancer
+ * Service (and every Service still holding the cleanup finalizer) and the garbage-collection key, each to
+ * the queue of a reconciler that runs and that `allows` (default all). Throws ResyncError when keys were
+ * refused, after sending the rest.
+ */
+function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<EngineReconciler, string>>) {
+  return (round: string, allows: (r: EngineReconciler) => boolean = () => true) => {
+    const url = (r: EngineReconciler) => (allows(r) ? queueUrls[r] : undefined);
+    const queues: ResyncQueues = {
+      node: url('node'),
+      nodeLifecycle: url('node-lifecycle'),
+      route: url('route'),
+      service: url('service'),
     };
-    handlers.push([QUEUES.service, reconcile(serviceReconciler, serviceDeps)]);
-  }
-
-  /** A Service key (its spec, its EndpointSlices or the Node set changed). */
-  async function enqueueService(namespace: string, name: string, hint: KeyHint): Promise<void> {
-    if (services) await sqs.sendKeys(sqs.urlOf(QUEUES.service), [{ kind: 'Service', namespace, name, hint }]);
-  }
-
-  /** Instance targets follow the Node set: every LoadBalancer Service looks again. */
-  async function enqueueLoadBalancerServices(hint: KeyHint): Promise<void> {
-    if (!services) return;
-    for (const svc of await services.kube.listServices()) {
-      if (svc.spec?.type === 'LoadBalancer')
-        await enqueueService(svc.metadata.namespace ?? 'default', svc.metadata.name, hint);
-    }
-  }
-
-  /** Node keys for every reconciler that reads Nodes (the relay's forwarding rules, for Nodes). */
-  async function enqueueNode(name: string, hint: KeyHint): Promise<void> {
-    const key: KeyMessage = { kind: 'Node', name, hint };
-    await sqs.sendKeys(sqs.urlOf(QUEUES.node), [key]);
-    await sqs.sendKeys(sqs.urlOf(QUEUES.lifecycle), [key]);
-    // The route table is one key for the whole cluster (docs/adr/0003); the hint keeps changes apart.
-    if (o.routes) await sqs.sendKeys(sqs.urlOf(QUEUES.route), [routeTableMessage(hint)]);
-    await enqueueLoadBalancerServices(hint);
-  }
-
-  // Relay stand-in: forward a Node only when a field one of these reconcilers reads changed (the
-  // relay's forwarding rules decide which: functions/relay/forwarding.ts).
-  const nodeReaders: RelayReconciler[] = [
-    'node',
-    'node-lifecycle',
-    ...(o.routes ? (['route'] as const) : []),
-    ...(o.services ? (['service'] as const) : []),
-  ];
-  const fingerprints = new Map<string, string>();
-  async function nodeChanged(name: string, node: Node | undefined): Promise<void> {
-    const fp = node ? nodeFingerprint(node, nodeReaders) : 'deleted';
-    if (fingerprints.get(name) === fp) return;
-    fingerprints.set(name, fp);
-    await enqueueNode(name, {
-      resourceVersion: node?.metadata.resourceVersion ?? `deleted-${o.clock.now()}`,
-      eventType: node ? 'MODIFIED' : 'DELETED',
+    return resync(round, {
+      kube: o.kube,
+      ...(o.services ? { services: o.services.kube } : {}),
+      sqs: keys,
+      queues,
+      log: o.log,
+      metrics: o.metrics,
     });
-  }
+  };
+}
+
+/** The Lambda event source mappings: polls of the queues that have a function. */
+function eventSourceMappings(sqs: FakeSqs, handlers: Map<string, Handler>) {
+  return {
+    /** One poll of every queue (or those `allows`); returns how many records were handled. */
+    async pumpOnce(allows: (queue: string) => boolean = () => true): Promise<number> {
+      const polls = [...handlers].filter(([queue]) => allows(queue));
+      const handled = await Promise.all(polls.map(([queue, handler]) => sqs.pump(queue, handler)));
+      return handled.reduce((a, b) => a + b, 0);
+    },
+    nextVisibleInMs(): number | undefined {
+      const waits = [...handlers.keys()].map((q) => sqs.nextVisibleInMs(q)).filter((x): x is number => x !== undefined);
+      return waits.length > 0 ? Math.min(...waits) : undefined;
+    },
+    /** Messages waiting or in flight on the queues that have a function. */
+    depth: () => [...handlers.keys()].reduce((n, q) => n + sqs.depth(q), 0),
+    dlqDepth: () => DLQS.reduce((n, q) => n + sqs.depth(q), 0),
+  };
+}
+
+/**
+ * Every reconciler in one process, on an in-process SQS that keeps the FIFO workqueue semantics
+ * (shared/queue/fake-sqs.ts plays both the queues and the Lambda event source mappings). The same
+ * wiring serves the embedded simulation (fake clock, fakes) and a real cluster and account. Keys come
+ * from producers outside: the relay (`keys`, `queueUrls`), EC2 events (`enqueueEc2Event`) and `resync`.
+ */
+export function createEngine(o: EngineOptions) {
+  const sqs = createQueues(o.clock, o.region);
+  const handlers = createHandlers(o, sqs);
+  const wake = createWake();
+  const reconcilers = (Object.keys(RECONCILER_QUEUES) as EngineReconciler[]).filter((r) =>
+    handlers.has(RECONCILER_QUEUES[r]),
+  );
+  /** The queue URL of each reconciler that runs: what the relay is configured with. */
+  const queueUrls: Partial<Record<EngineReconciler, string>> = Object.fromEntries(
+    reconcilers.map((r) => [r, sqs.urlOf(RECONCILER_QUEUES[r])]),
+  );
+
+  /** The in-process SQS as producers see it: every accepted key wakes an idle loop. */
+  const keys: SqsPort = {
+    sendKeys: async (queueUrl, messages) => {
+      const failed = await sqs.sendKeys(queueUrl, messages);
+      wake.notify();
+      return failed;
+    },
+    changeVisibility: (queueArn, entries) => sqs.changeVisibility(queueArn, entries),
+  };
 
   /**
-   * The level-triggered safety net, as functions/resync does it: every Node key again, the route table key,
-   * every LoadBalancer Service and the service garbage-collection key (one hint per round, so SQS
-   * deduplication keeps one copy of each however many Nodes asked for it).
+   * The EC2 events hook: one raw EventBridge event (what the EventBridge rule puts on the ec2-events
+   * queue in AWS) onto the in-process EC2 events queue, where the router of functions/ec2-events turns
+   * it into a Node key. Unparseable bodies are acknowledged and counted there, as in AWS.
    */
-  async function resync(round: number): Promise<number> {
-    const hint: KeyHint = { eventType: 'RESYNC', eventId: `resync-${round}` };
-    const nodes = await o.kube.listNodes();
-    for (const node of nodes) await enqueueNode(node.metadata.name, hint);
-    if (o.routes) await sqs.sendKeys(sqs.urlOf(QUEUES.route), [routeTableMessage(hint)]);
-    if (services) {
-      await enqueueLoadBalancerServices(hint);
-      await sqs.sendKeys(sqs.urlOf(QUEUES.service), [garbageCollectionMessage(hint)]);
-    }
-    return nodes.length;
+  async function enqueueEc2Event(body: string): Promise<void> {
+    sqs.send(QUEUES.ec2Events, body);
+    wake.notify();
   }
 
-  /** One poll of every queue; returns how many records were handled. */
-  async function pumpOnce(): Promise<number> {
-    const handled = await Promise.all(handlers.map(([queue, handler]) => sqs.pump(queue, handler)));
-    return handled.reduce((a, b) => a + b, 0);
-  }
-
-  function nextVisibleInMs(): number | undefined {
-    const waits = handlers.map(([q]) => sqs.nextVisibleInMs(q)).filter((x): x is number => x !== undefined);
-    return waits.length > 0 ? Math.min(...waits) : undefined;
-  }
-
-  const depth = () => handlers.reduce((n, [q]) => n + sqs.depth(q), 0);
-  const dlqDepth = () => DLQS.reduce((n, q) => n + sqs.depth(q), 0);
-
-  return { sqs, enqueueNode, enqueueService, nodeChanged, resync, pumpOnce, nextVisibleInMs, depth, dlqDepth };
+  return {
+    sqs,
+    keys,
+    queueUrls,
+    reconcilers,
+    enqueueEc2Event,
+    resync: resyncer(o, keys, queueUrls),
+    ...eventSourceMappings(sqs, handlers),
+    idle: wake.idle,
+    /** Ends an `idle` early (a stop was asked for). */
+    wake: wake.notify,
+  };
 }
 
 export type Engine = ReturnType<typeof createEngine>;

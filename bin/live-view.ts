@@ -34,7 +34,11 @@ export function summaryRows(s: ViewSource): [string, string | number][] {
     ['node addresses updated', m.total(MetricName.NodeAddressesUpdated)],
     ['nodes tainted / untainted', `${m.total(MetricName.NodesTainted)} / ${m.total(MetricName.NodesUntainted)}`],
     ['nodes deleted', m.total(MetricName.NodesDeleted)],
-    ['EC2 events routed / unknown', `${m.total(MetricName.KeysSent)} / ${m.total(MetricName.UnknownInstanceEvents)}`],
+    [
+      'EC2 events routed / unknown',
+      // The resync counts its keys under the same metric, with its own source.
+      `${m.total(MetricName.KeysSent) - m.total(MetricName.KeysSent, { source: 'resync' })} / ${m.total(MetricName.UnknownInstanceEvents)}`,
+    ],
     [
       'AWS calls',
       s

@@ -11,7 +11,8 @@ import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts'
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
-import { createEngine, DLQS, QUEUES } from './engine.ts';
+import { createEngine, DLQS } from './engine.ts';
+import { startSimulatedRelay } from './sim-relay.ts';
 
 export const SIM_CLUSTER = 'local-sim';
 const NODE_SECURITY_GROUP = 'sg-00000000000000000';
@@ -45,8 +46,8 @@ type Step = { at: number; what: string; run: () => void | Promise<void> };
 
 /**
  * The embedded simulated AWS account and cluster: the fakes the tests use, wired to the real
- * reconcilers through an in-process SQS that keeps the FIFO workqueue semantics. A stand-in for the
- * relay turns Node changes that matter into keys; EC2 state changes become EventBridge events on
+ * reconcilers through an in-process SQS that keeps the FIFO workqueue semantics. The relay's change
+ * router turns changes that matter into keys (bin/sim-relay.ts); EC2 state changes become EventBridge events on
  * the events queue, as in AWS. Scenario time is simulated (the clock jumps when nothing is due);
  * EC2 latency is real.
  */
@@ -139,9 +140,7 @@ export function createSimulation(options: SimulationOptions) {
     return created.dnsName;
   }
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
-  kube.onChange = (_kind, name, node) => {
-    void engine.nodeChanged(name, node);
-  };
+  startSimulatedRelay(kube, engine);
   const recordEvent = kube.recordEvent.bind(kube);
   kube.recordEvent = async (event) => {
     await recordEvent(event);
@@ -156,8 +155,7 @@ export function createSimulation(options: SimulationOptions) {
   const at = (seconds: number, what: string, run: Step['run']) => steps.push({ at: start + seconds * 1000, what, run });
   const setState = (instance: Instance, state: InstanceState) => {
     ec2.setState(instance.instanceId, state);
-    sqs.send(
-      QUEUES.ec2Events,
+    void engine.enqueueEc2Event(
       JSON.stringify({
         version: '0',
         id: `sim-${instance.instanceId}-${state}`,
@@ -217,8 +215,9 @@ export function createSimulation(options: SimulationOptions) {
   at(
     1 + options.nodes * 0.5 + 22,
     `create Service ${SIM_SERVICE.namespace}/${SIM_SERVICE.name} (type LoadBalancer)`,
-    async () => {
-      const svc = kube.putService({
+    () => {
+      // The relay sees it and sends its key (bin/sim-relay.ts).
+      kube.putService({
         metadata: { ...SIM_SERVICE },
         spec: {
           type: 'LoadBalancer',
@@ -227,11 +226,6 @@ export function createSimulation(options: SimulationOptions) {
           externalTrafficPolicy: 'Cluster',
         },
       });
-      // The relay's job: a Service change becomes its key.
-      await engine.enqueueService(SIM_SERVICE.namespace, SIM_SERVICE.name, {
-        resourceVersion: svc.metadata.resourceVersion,
-        eventType: 'ADDED',
-      });
     },
   );
   at(
@@ -239,17 +233,6 @@ export function createSimulation(options: SimulationOptions) {
     `the reference controller's Classic ELB ${SIM_CLASSIC_NAME} of ${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`,
     async () => {
       classicHostname = await seedReferenceClassic();
-    },
-  );
-  at(
-    1 + options.nodes * 0.5 + 22,
-    `the moved-over Service ${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name} is seen`,
-    async () => {
-      const svc = kube.services.get(`${SIM_CLASSIC_SERVICE.namespace}/${SIM_CLASSIC_SERVICE.name}`)!;
-      await engine.enqueueService(SIM_CLASSIC_SERVICE.namespace, SIM_CLASSIC_SERVICE.name, {
-        resourceVersion: svc.metadata.resourceVersion,
-        eventType: 'ADDED',
-      });
     },
   );
   const stopped = instances[1];

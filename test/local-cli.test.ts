@@ -1,5 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FakeCluster, kubeConfigFor, startFakeKubeApi } from '../functions/relay/fake-kube-api.ts';
+import { makeNode } from './helpers/nodes.ts';
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
   spawnSync(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
@@ -34,6 +39,49 @@ describe('npm start (bin/local.ts)', () => {
     expect(result.stderr).toContain('VPC_ID');
     expect(result.stderr).toContain('CLUSTER_CIDRS');
   });
+
+  it('--kubeconfig PATH --once against an API server: one pass under the Lease; the summary names the controllers on and off, and why', async () => {
+    const cluster = new FakeCluster();
+    cluster.apply('Node', makeNode('ip-10-0-0-5.eu-west-1.compute.internal'));
+    const api = await startFakeKubeApi(cluster);
+    try {
+      const kubeconfig = join(mkdtempSync(join(tmpdir(), 'local-cli-')), 'config');
+      writeFileSync(kubeconfig, kubeConfigFor(api).exportConfig());
+      // Asynchronously: the API server answers from this process.
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'bin/local.ts',
+          '--kubeconfig',
+          kubeconfig,
+          '--cluster-name',
+          'prod',
+          '--region',
+          'eu-west-1',
+          '--once',
+        ],
+        { env: { PATH: process.env.PATH, HOME: process.env.HOME } },
+      );
+      child.stdin.end();
+      let stdout = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(code).toBe(0);
+      expect(stdout).toMatch(
+        /controllers +node: on, node-lifecycle: on, route: off \(no --cluster-cidrs\), service: off \(no --vpc-id\)/,
+      );
+      expect(stdout).toMatch(/resync rounds +1/);
+      expect(stdout).toMatch(/Lease +kube-system\/serverless-ccm-relay, held by this process/);
+      expect(stdout).toMatch(/EC2 events +resync only \(no --ec2-events-queue-url\)/);
+      expect(stdout).toContain('EC2 changes are seen at the next resync only');
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
 
   it('refuses a bad flag value with the usage', () => {
     const result = cli(['--nodes', 'two']);

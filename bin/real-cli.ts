@@ -1,0 +1,211 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { KubeConfig } from '@kubernetes/client-node';
+import { ClientNodeLeases } from '../functions/relay/client-node-leases.ts';
+import { ClientNodeListWatch } from '../functions/relay/client-node-source.ts';
+import {
+  DEFAULT_COMPONENT,
+  type LeaderMigrationConfiguration,
+  parseLeaderMigrationConfiguration,
+} from '../functions/relay/leader-migration.ts';
+import { DEFAULT_ELECTION } from '../functions/relay/lease.ts';
+import { createEc2Port, createElbPort, createElbv2Port, createSqsPort } from '../shared/aws/clients.ts';
+import { systemClock } from '../shared/clock.ts';
+import { type Config, ConfigError, loadConfig } from '../shared/config/config.ts';
+import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
+import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
+import { serviceControllerKube } from '../shared/k8s/service-port.ts';
+import { validatedCidr } from '../shared/net/cidr.ts';
+import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
+import type { RealArgs } from './args.ts';
+import { dryRunKubernetes } from './dry-run.ts';
+import { startEc2EventsPoller } from './ec2-events-poller.ts';
+import { DLQS, type EngineOptions, QUEUES } from './engine.ts';
+import type { createOutput, ViewSource } from './live-view.ts';
+import { formatRows, summaryRows } from './live-view.ts';
+import { createRealMode, type Ec2EventsSource, type RealMode } from './real.ts';
+
+/**
+ * `npm start -- --real`: settings validated as the Lambdas validate theirs (shared/config/config.ts),
+ * real clients from the kubeconfig and the AWS credential chain, then bin/real.ts runs until Ctrl-C.
+ */
+
+/** How often the migration lock is read, as the deployed relay does (functions/relay/main.ts). */
+const MIGRATION_POLL_MS = 5_000;
+
+type Output = ReturnType<typeof createOutput>;
+
+/** Exit code 2 with a message naming the problem: nothing has been started yet. */
+function refuse(message: string): never {
+  console.error(message);
+  process.exit(2);
+}
+
+function loadRealConfig(args: RealArgs): Config {
+  try {
+    return loadConfig({
+      ...process.env,
+      CLUSTER_NAME: args.clusterName,
+      AWS_REGION: args.region,
+      CLUSTER_CIDRS: args.clusterCidrs,
+      VPC_ID: args.vpcId,
+      KUBERNETES_AUTH_MODE: 'kubeconfig',
+    });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    refuse(
+      `refusing to start against a real cluster: ${err.message}\n` +
+        'pass --cluster-name NAME (the <name> of kubernetes.io/cluster/<name>) and --region, or set CLUSTER_NAME and AWS_REGION',
+    );
+  }
+}
+
+function loadMigration(path: string | undefined): LeaderMigrationConfiguration | undefined {
+  if (!path) return undefined;
+  try {
+    return parseLeaderMigrationConfiguration(readFileSync(path, 'utf8'), path);
+  } catch (err) {
+    if (err instanceof ConfigError) refuse(`refusing to start: ${err.message}`);
+    refuse(`refusing to start: reading ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** Which controllers run, with the Lambdas' settings, and for each one that does not, why. */
+export function controllerPlan(config: Config, dryRun: boolean, metrics: RecordingMetrics, kubeConfig: KubeConfig) {
+  const off: [string, string][] = [];
+  const why = (flag: string) => (dryRun ? 'dry run: it writes to AWS' : `no ${flag}`);
+  const routeOn = Boolean(config.CLUSTER_CIDRS) && !dryRun;
+  const serviceOn = Boolean(config.VPC_ID) && !dryRun;
+  if (!routeOn) off.push(['route', why('--cluster-cidrs')]);
+  if (!serviceOn) off.push(['service', why('--vpc-id')]);
+  const routes: EngineOptions['routes'] = routeOn
+    ? {
+        clusterCidrs: (config.CLUSTER_CIDRS ?? []).map((text) => validatedCidr(text, 'CLUSTER_CIDRS')),
+        routeTableLimit: config.ROUTE_TABLE_LIMIT,
+        ...(config.ROUTE_TABLE_ID ? { routeTableId: config.ROUTE_TABLE_ID } : {}),
+      }
+    : undefined;
+  const services: EngineOptions['services'] = serviceOn
+    ? {
+        vpcId: config.VPC_ID!,
+        elbv2: createElbv2Port(config, metrics),
+        elb: createElbPort(config, metrics),
+        defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
+        kube: serviceControllerKube(new ClientNodeServices(kubeConfig), new ClientNodeKubernetes(kubeConfig)),
+        provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+        cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+        loadBalancerClass: config.LOAD_BALANCER_CLASS,
+        nodePortRange: config.SERVICE_NODE_PORT_RANGE,
+        externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
+      }
+    : undefined;
+  return { routes, services, off };
+}
+
+/** The closing summary's real-mode lines: which controllers ran (and why the others did not), the relay, EC2 events. */
+export function realModeRows(mode: RealMode, off: readonly [string, string][]): [string, string | number][] {
+  const m = mode.relayMetrics;
+  const { leading, holder, lease } = mode.state;
+  const held = leading ? 'held by this process' : `held by ${holder ?? 'another process'}: this one stands by`;
+  const leaseRow = lease === undefined ? 'none taken (dry run)' : `${lease}, ${held}`;
+  return [
+    [
+      'controllers',
+      [...mode.engine.reconcilers.map((r) => `${r}: on`), ...off.map(([r, why]) => `${r}: off (${why})`)].join(', '),
+    ],
+    ['Lease', leaseRow],
+    [
+      'relay: changes seen / forwarded',
+      `${m.changesSeen.total()} / ${m.changesForwarded.total()} (${m.changesFiltered.total()} filtered)`,
+    ],
+    ['resync rounds', mode.state.rounds],
+    ['EC2 events', mode.state.ec2Events()],
+  ];
+}
+
+function viewSource(title: string, mode: RealMode, metrics: RecordingMetrics, off: [string, string][]): ViewSource {
+  const started = performance.now();
+  return {
+    title,
+    metrics,
+    queueDepths: () => Object.values(QUEUES).map((q) => [q, mode.engine.sqs.depth(q)]),
+    dlqDepth: mode.engine.dlqDepth,
+    awsCalls: () => {
+      const byOp = new Map<string, number>();
+      for (const e of metrics.entries.filter((x) => x.name === MetricName.AwsCalls)) {
+        const op = e.dimensions.operation ?? '?';
+        byOp.set(op, (byOp.get(op) ?? 0) + e.value);
+      }
+      return [...byOp.entries()];
+    },
+    clockLabel: () => `${((performance.now() - started) / 1000).toFixed(1)} s`,
+    extra: () => realModeRows(mode, off),
+  };
+}
+
+/** `--real`: runs until SIGINT/SIGTERM (or one pass with --once), then prints the summary. */
+export async function runReal(args: RealArgs, output: Output): Promise<void> {
+  const log = output.log;
+  const config = loadRealConfig(args);
+  const migration = loadMigration(args.leaderMigrationConfig);
+  const kubeConfig = new KubeConfig();
+  // As kubectl: --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
+  if (args.kubeconfig) kubeConfig.loadFromFile(args.kubeconfig);
+  else kubeConfig.loadFromDefault();
+  const metrics = new RecordingMetrics();
+  const realKube = new ClientNodeKubernetes(kubeConfig);
+  const kube = args.dryRun ? dryRunKubernetes(realKube, log) : realKube;
+  const { routes, services, off } = controllerPlan(config, args.dryRun, metrics, kubeConfig);
+  const queueUrl = args.ec2EventsQueueUrl;
+  // The queue `npm run events:create` makes, long-polled through the SQS adapter (bin/ec2-events-poller.ts).
+  const eventsSqs = queueUrl ? createSqsPort(config, metrics) : undefined;
+  const ec2Events: Ec2EventsSource | undefined =
+    queueUrl && eventsSqs
+      ? ({ deliver, signal }) => startEc2EventsPoller({ queueUrl, sqs: eventsSqs, deliver, log, signal })
+      : undefined;
+  const mode = createRealMode(
+    {
+      engine: {
+        clusterName: config.CLUSTER_NAME,
+        region: config.AWS_REGION,
+        ipFamilies: config.NODE_IP_FAMILIES,
+        nodeIndexTtlMs: config.NODE_INDEX_TTL_SECONDS * 1000,
+        clock: systemClock,
+        ec2: createEc2Port(config, metrics),
+        kube,
+        log,
+        metrics,
+        ...(routes ? { routes } : {}),
+        ...(services ? { services } : {}),
+      },
+      relay: {
+        identity: `${hostname()}_local_${randomBytes(4).toString('hex')}`,
+        lease: args.lease,
+        // A dry run writes nothing, a Lease included: it reads beside whoever acts.
+        election: args.dryRun ? false : DEFAULT_ELECTION,
+        ...(migration
+          ? { migration: { config: migration, component: DEFAULT_COMPONENT, pollMs: MIGRATION_POLL_MS } }
+          : {}),
+      },
+      resyncSeconds: args.resyncSeconds,
+      once: args.once,
+      ...(ec2Events ? { ec2Events } : {}),
+    },
+    { source: new ClientNodeListWatch(kubeConfig), leases: new ClientNodeLeases(kubeConfig) },
+  );
+  const controllers = mode.engine.reconcilers.join(', ');
+  const title = `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}, controllers ${controllers}${args.dryRun ? ', dry run' : ''}`;
+  const view = viewSource(title, mode, metrics, off);
+  if (!process.stdout.isTTY || args.plain) console.log(`${title}\n`);
+  if (args.dryRun)
+    log.info('dry run: no Lease is taken, and the route and service controllers stay off (they write to AWS)');
+  output.start(view);
+  const stop = new AbortController();
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  await mode.run(stop.signal);
+  output.stop(view);
+  console.log(`\nsummary\n${formatRows(summaryRows(view))}`);
+  if (mode.engine.dlqDepth() > 0) console.log(`\n${mode.engine.dlqDepth()} message(s) in ${DLQS.join(', ')}`);
+}

@@ -1,0 +1,38 @@
+import { ChangeRouter } from '../functions/relay/change-router.ts';
+import type { KubeObject } from '../functions/relay/kinds.ts';
+import type { FakeKubernetes } from '../shared/k8s/fake.ts';
+import type { Engine } from './engine.ts';
+
+/**
+ * The relay of the embedded simulation: the relay's own change router (functions/relay/change-router.ts,
+ * the forwarding rules of forwarding.ts) fed by the simulated API server's changes, so the simulation
+ * filters and routes exactly as the deployed relay does. Only the transport differs: the simulated
+ * cluster lives in this process on a simulated clock, so there is nothing to list or watch over HTTP
+ * and no Lease to hold (real mode runs the whole relay: bin/real.ts).
+ */
+export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine): () => void {
+  const send = (url: string | undefined, message: Parameters<Engine['keys']['sendKeys']>[1][number]) => {
+    if (url) void engine.keys.sendKeys(url, [message]);
+  };
+  let nodeSetPending = false;
+  const router = new ChangeRouter({
+    reconcilers: new Set(engine.reconcilers),
+    allows: () => true,
+    emit: ({ reconciler, message }) => send(engine.queueUrls[reconciler as keyof Engine['queueUrls']], message),
+    // The relay waits a moment so a burst of Node changes becomes one key per Service; within one
+    // simulated step, the end of the current turn of the event loop is that moment.
+    nodeSetChanged: () => {
+      if (nodeSetPending) return;
+      nodeSetPending = true;
+      queueMicrotask(() => {
+        nodeSetPending = false;
+        for (const { message } of router.loadBalancerKeys()) send(engine.queueUrls.service, message);
+      });
+    },
+  });
+  return kube.watch((change) => {
+    const object = change.object as unknown as KubeObject;
+    if (change.type === 'DELETED') router.remove(change.kind, object);
+    else router.observe(change.kind, object);
+  });
+}

@@ -1,0 +1,196 @@
+import { createRealMode, type RealMode, type RealModeOptions } from '../../bin/real.ts';
+import { ClientNodeLeases } from '../../functions/relay/client-node-leases.ts';
+import { ClientNodeListWatch } from '../../functions/relay/client-node-source.ts';
+import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from '../../functions/relay/fake-kube-api.ts';
+import type { KubeObject } from '../../functions/relay/kinds.ts';
+import { FAST } from '../../functions/relay/testing-relay.ts';
+import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
+import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import type { Instance } from '../../shared/aws/ec2-port.ts';
+import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
+import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
+import { systemClock } from '../../shared/clock.ts';
+import { FakeKubernetes } from '../../shared/k8s/fake.ts';
+import { type Log, silentLog } from '../../shared/observability/log.ts';
+import { RecordingMetrics } from '../../shared/observability/metrics.ts';
+import { makeNode } from './nodes.ts';
+
+/**
+ * `npm start -- --real` against stand-ins: the relay lists, watches and holds its Lease over HTTPS on
+ * the relay's fake API server (functions/relay/fake-kube-api.ts) through the same client-node adapters
+ * as in a cluster; the reconcilers read and write a FakeKubernetes whose every change is copied to that
+ * server, so what they write is watched as a real API server would report it; EC2 is FakeEc2 behind
+ * the real adapter. Time is real: this is what a local run feels like.
+ */
+
+export const LOCAL_CLUSTER = 'local-real';
+const VPC = 'vpc-0a1b2c3d';
+const NODE_GROUP = 'sg-0000000000000node';
+const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
+
+export interface LocalRealWorld {
+  cluster: FakeCluster;
+  api: FakeKubeApi;
+  kube: FakeKubernetes;
+  ec2: FakeEc2;
+  elbv2: FakeElbv2;
+  /** A cluster-tagged running instance, launched, with the Node kubelet would register for it (not yet registered). */
+  launch(index: number): { instance: Instance; node: ReturnType<typeof makeNode> };
+  close(): Promise<void>;
+}
+
+/** Every change of a Node, Service or EndpointSlice in `kube` becomes the same change on the API server. */
+function mirror(kube: FakeKubernetes, cluster: FakeCluster): () => void {
+  const key = (object: KubeObject) =>
+    object.metadata?.namespace ? `${object.metadata.namespace}/${object.metadata.name}` : object.metadata?.name;
+  return kube.watch((change) => {
+    const object = structuredClone(change.object) as unknown as KubeObject;
+    if (change.type === 'DELETED') cluster.remove(change.kind, key(object)!);
+    else cluster.apply(change.kind, object);
+  });
+}
+
+/** What internet-facing load balancers need: a public subnet per zone and the Nodes' cluster-tagged security group. */
+function seedVpc(ec2: FakeEc2): void {
+  ZONES.forEach((zone, i) => {
+    ec2.putSubnet(makeSubnet({ index: 10 + i, zone, tags: { 'kubernetes.io/role/elb': '1' } }));
+  });
+  ec2.putRouteTable({
+    ...makeRouteTable({ clusterName: LOCAL_CLUSTER }),
+    associations: ZONES.map((_, i) => ({ subnetId: makeSubnet({ index: 10 + i }).subnetId, main: false })),
+  });
+  ec2.putSecurityGroup({
+    groupId: NODE_GROUP,
+    groupName: 'nodes',
+    vpcId: VPC,
+    description: 'cluster nodes',
+    tags: { [`kubernetes.io/cluster/${LOCAL_CLUSTER}`]: 'owned' },
+    ingress: [],
+  });
+}
+
+export async function createLocalRealWorld(): Promise<LocalRealWorld> {
+  const cluster = new FakeCluster();
+  const api = await startFakeKubeApi(cluster);
+  const kube = new FakeKubernetes(systemClock);
+  const ec2 = new FakeEc2(systemClock);
+  seedVpc(ec2);
+  const elbv2 = new FakeElbv2(systemClock, ec2);
+  const unmirror = mirror(kube, cluster);
+  return {
+    cluster,
+    api,
+    kube,
+    ec2,
+    elbv2,
+    launch(index) {
+      const base = makeInstance({ index, clusterName: LOCAL_CLUSTER });
+      const instance: Instance = {
+        ...base,
+        networkInterfaces: base.networkInterfaces.map((eni) => ({ ...eni, securityGroupIds: [NODE_GROUP] })),
+      };
+      ec2.putInstance(instance);
+      return { instance, node: makeNode(instance.privateDnsName!) };
+    },
+    async close() {
+      unmirror();
+      await api.close();
+    },
+  };
+}
+
+export interface LocalProcess {
+  mode: RealMode;
+  metrics: RecordingMetrics;
+  /** Resolves when `run` returned (after `stop`, or by itself with `once`). */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface LocalProcessOptions {
+  identity?: string;
+  resyncSeconds?: number;
+  once?: boolean;
+  election?: RealModeOptions['relay']['election'];
+  migration?: RealModeOptions['relay']['migration'];
+  ec2Events?: RealModeOptions['ec2Events'];
+  /** Also run the service controller, in the world's VPC. */
+  services?: boolean;
+  log?: Log;
+}
+
+/** Short Lease timings, so a takeover takes about a second. */
+export const TEST_ELECTION = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
+
+/** One `npm start -- --real` process on the world (its own bearer token, so the API server tells processes apart). */
+export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOptions = {}): LocalProcess {
+  const identity = options.identity ?? 'laptop_local_1';
+  const kubeConfig = kubeConfigFor(w.api, `token-${identity}`);
+  const metrics = new RecordingMetrics();
+  const mode = createRealMode(
+    {
+      engine: {
+        clusterName: LOCAL_CLUSTER,
+        region: 'eu-west-1',
+        ipFamilies: ['ipv4'],
+        clock: systemClock,
+        ec2: new Ec2Adapter(w.ec2),
+        kube: w.kube,
+        log: options.log ?? silentLog,
+        metrics,
+        ...(options.services
+          ? {
+              services: {
+                vpcId: VPC,
+                elbv2: new Elbv2Adapter(w.elbv2),
+                kube: w.kube,
+                provisioningRequeueSeconds: 1,
+                cleanupRequeueSeconds: 1,
+              },
+            }
+          : {}),
+      },
+      relay: {
+        identity,
+        lease: { namespace: 'kube-system', name: 'serverless-ccm-relay' },
+        election: options.election ?? TEST_ELECTION,
+        ...(options.migration ? { migration: options.migration } : {}),
+        ...FAST,
+      },
+      resyncSeconds: options.resyncSeconds ?? 3_600,
+      once: options.once ?? false,
+      ...(options.ec2Events ? { ec2Events: options.ec2Events } : {}),
+    },
+    { source: new ClientNodeListWatch(kubeConfig), leases: new ClientNodeLeases(kubeConfig) },
+  );
+  const abort = new AbortController();
+  const done = mode.run(abort.signal);
+  return {
+    mode,
+    metrics,
+    done,
+    stop: async () => {
+      abort.abort();
+      await done;
+    },
+  };
+}
+
+/**
+ * Nothing left to do: the relay has seen every change made to the cluster (the reconcilers' own writes
+ * included), sent every key, and every queue is empty.
+ */
+export function quiet(w: LocalRealWorld, p: LocalProcess): boolean {
+  const seen = p.mode.relay.resourceVersions();
+  const caughtUp = p.mode.relay.kinds.every((kind) => Number(seen[kind] ?? 0) >= w.cluster.lastRevision(kind));
+  return caughtUp && p.mode.relay.status().pending === 0 && p.mode.engine.depth() === 0;
+}
+
+/** Poll `check` until it holds; fails naming `what` after `timeoutMs`. */
+export async function eventually(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
