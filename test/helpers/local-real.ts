@@ -116,6 +116,8 @@ export interface LocalProcessOptions {
   ec2Events?: RealModeOptions['ec2Events'];
   /** Also run the service controller, in the world's VPC. */
   services?: boolean;
+  /** The relay's own timings (forwarder linger, node-set debounce, backoffs), as `npm start -- --real` has them, instead of FAST. */
+  deployedTimings?: boolean;
   log?: Log;
 }
 
@@ -155,7 +157,7 @@ export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOption
         lease: { namespace: 'kube-system', name: 'serverless-ccm-relay' },
         election: options.election ?? TEST_ELECTION,
         ...(options.migration ? { migration: options.migration } : {}),
-        ...FAST,
+        ...(options.deployedTimings ? {} : FAST),
       },
       resyncSeconds: options.resyncSeconds ?? 3_600,
       once: options.once ?? false,
