@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { fingerprint, hashString, NOT_RELEVANT } from './fingerprint.ts';
-import { kindsFor, loadBalancerTargets, nodeFingerprint, type Reconciler, ruleFor } from './forwarding.ts';
+import { kindsFor, loadBalancerTargets, type Reconciler, ruleFor } from './forwarding.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import { compareResourceVersions } from './kinds.ts';
 import { heartbeat, makeNode, makePod, makeService, makeSlice, setReady, uninitialized } from './testing.ts';
@@ -87,13 +87,6 @@ describe('Node forwarding rules', () => {
       n.status!.conditions!.find((c) => c.type === 'Ready')!.status = 'Unknown';
     });
     expect(reconcilers.filter((r) => changed('Node', r, before, after))).toEqual([]);
-  });
-
-  it('nodeFingerprint (the local runner) moves with what node and node-lifecycle read, not with heartbeats', () => {
-    const before = node();
-    expect(nodeFingerprint(edit(before, (n) => heartbeat(n, '2026-11-02T08:05:00Z')))).toBe(nodeFingerprint(before));
-    expect(nodeFingerprint(edit(before, (n) => setReady(n, false)))).not.toBe(nodeFingerprint(before));
-    expect(nodeFingerprint(uninitialized(before))).not.toBe(nodeFingerprint(before));
   });
 });
 

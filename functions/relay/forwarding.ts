@@ -13,7 +13,7 @@ import {
 import { ANNOTATION, ANNOTATION_PREFIX } from '../../shared/k8s/service-annotations.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP, LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { fingerprint, sortedEntries } from './fingerprint.ts';
+import { sortedEntries } from './fingerprint.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 
 /**
@@ -257,19 +257,4 @@ export function kindsFor(reconcilers: Iterable<Reconciler>): WatchedKind[] {
   return (Object.keys(FORWARDING_RULES) as WatchedKind[]).filter((kind) =>
     FORWARDING_RULES[kind].some((r) => wanted.has(r.reconciler)),
   );
-}
-
-/**
- * What the given reconcilers read of a Node, as one value: equal fingerprints mean none of them needs
- * to hear about the change. The local runner's stand-in for the relay uses it (bin/engine.ts); the
- * relay itself keeps one fingerprint per reconciler.
- */
-export function nodeFingerprint(
-  node: Node,
-  reconcilers: readonly Reconciler[] = ['node', 'node-lifecycle', 'route'],
-): string {
-  const object = node as unknown as KubeObject;
-  return FORWARDING_RULES.Node.filter((r) => reconcilers.includes(r.reconciler))
-    .map((r) => fingerprint(r.reads(object)))
-    .join(':');
 }
