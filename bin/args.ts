@@ -16,14 +16,17 @@ Simulation (default, whatever KUBECONFIG says): every reconciler on an embedded 
   --keep-running         keep polling after the scenario instead of exiting
 
 Real cluster and account (--real: the cluster KUBECONFIG or ~/.kube/config names, as kubectl does;
-or --kubeconfig PATH), with the usual AWS credential chain:
+or --kubeconfig PATH), with the usual AWS credential chain. The relay's list/watch runs in the process,
+so changes are reconciled as they happen; it acts only while it holds the relay's Lease.
+  --real                 run against the cluster KUBECONFIG (or ~/.kube/config) names
+  --kubeconfig PATH      run against the cluster this kubeconfig names
   --cluster-name NAME    required: the <name> of kubernetes.io/cluster/<name> (or CLUSTER_NAME)
   --region REGION        AWS region (or AWS_REGION)
   --cluster-cidrs LIST   the cluster's pod CIDRs (or CLUSTER_CIDRS): also run the route controller
   --vpc-id VPC           the VPC of the load balancers (or VPC_ID): also run the service controller
   --resync-seconds S     how often everything is reconciled again (default 300, as CCM_RESYNC_MINUTES)
-  --ec2-events-queue-url URL  the SQS queue EventBridge's EC2 rules feed (or EC2_EVENTS_QUEUE_URL);
-                         without it EC2 changes are seen at the next resync only
+  --ec2-events-queue-url URL  the SQS queue EventBridge's EC2 rules feed (or EC2_EVENTS_QUEUE_URL;
+                         npm run events:create makes one); without it EC2 changes wait for the resync
   --lease NS/NAME        the relay's leader-election Lease (default kube-system/serverless-ccm-relay,
                          the deployed relay's: only one of them acts)
   --leader-migration-config PATH  a LeaderMigrationConfiguration, honoured as the relay does

@@ -13,6 +13,7 @@ import { DEFAULT_ELECTION } from '../functions/relay/lease.ts';
 import { createEc2Port, createElbPort, createElbv2Port, createSqsPort } from '../shared/aws/clients.ts';
 import { systemClock } from '../shared/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../shared/config/config.ts';
+import { errorMessage } from '../shared/errors.ts';
 import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
 import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
 import { serviceControllerKube } from '../shared/k8s/service-port.ts';
@@ -67,8 +68,28 @@ function loadMigration(path: string | undefined): LeaderMigrationConfiguration |
     return parseLeaderMigrationConfiguration(readFileSync(path, 'utf8'), path);
   } catch (err) {
     if (err instanceof ConfigError) refuse(`refusing to start: ${err.message}`);
-    refuse(`refusing to start: reading ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    refuse(`refusing to start: reading ${path}: ${errorMessage(err)}`);
   }
+}
+
+/** As kubectl: --kubeconfig, else $KUBECONFIG, else ~/.kube/config; a cluster must be named. */
+function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  try {
+    if (path) kubeConfig.loadFromFile(path);
+    else kubeConfig.loadFromDefault();
+  } catch (err) {
+    refuse(
+      `refusing to start: reading the kubeconfig ${path ?? '(KUBECONFIG or ~/.kube/config)'}: ${errorMessage(err)}`,
+    );
+  }
+  // loadFromDefault falls back to a localhost cluster when it finds nothing; a local run must not guess.
+  if (!kubeConfig.getCurrentCluster() || kubeConfig.getCurrentCluster()?.server === 'http://localhost:8080') {
+    refuse(
+      'refusing to start: no cluster in the kubeconfig (pass --kubeconfig PATH, set KUBECONFIG, or write ~/.kube/config)',
+    );
+  }
+  return kubeConfig;
 }
 
 /** Which controllers run, with the Lambdas' settings, and for each one that does not, why. */
@@ -149,10 +170,7 @@ export async function runReal(args: RealArgs, output: Output): Promise<void> {
   const log = output.log;
   const config = loadRealConfig(args);
   const migration = loadMigration(args.leaderMigrationConfig);
-  const kubeConfig = new KubeConfig();
-  // As kubectl: --kubeconfig, else $KUBECONFIG, else ~/.kube/config.
-  if (args.kubeconfig) kubeConfig.loadFromFile(args.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const kubeConfig = loadKubeConfig(args.kubeconfig);
   const metrics = new RecordingMetrics();
   const realKube = new ClientNodeKubernetes(kubeConfig);
   const kube = args.dryRun ? dryRunKubernetes(realKube, log) : realKube;

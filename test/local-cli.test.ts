@@ -83,6 +83,13 @@ describe('npm start (bin/local.ts)', () => {
     }
   }, 60_000);
 
+  it('--real without any kubeconfig refuses to start rather than guess a cluster', () => {
+    const home = mkdtempSync(join(tmpdir(), 'local-cli-home-'));
+    const result = cli(['--real', '--cluster-name', 'prod', '--region', 'eu-west-1'], { HOME: home });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('refusing to start: no cluster in the kubeconfig');
+  });
+
   it('refuses a bad flag value with the usage', () => {
     const result = cli(['--nodes', 'two']);
     expect(result.status).toBe(2);
