@@ -11,11 +11,13 @@ import { createEngine, type Engine, type EngineOptions, type EngineReconciler, R
 
 /**
  * Real mode, assembled: the engine's reconcilers fed the way the deployed control plane feeds the
- * Lambdas. The relay (functions/relay/relay.ts, unchanged) lists and watches the cluster in this
- * process and sends its keys to the engine's in-process queues, with the deployed relay's change
+ * Lambdas. The relay (functions/relay/relay.ts, the deployed relay's class) lists and watches the cluster
+ * in this process and sends its keys to the engine's in-process queues, with the deployed relay's change
  * filtering, key routing, Lease and leader migration; functions/resync's round runs every period; EC2
- * events arrive through `ec2Events` when a queue is given. The process acts (resync, reconcile) only
- * while its relay holds the Lease, so two local processes, or one and the deployed relay, never both act.
+ * events arrive through `ec2Events` when a queue is given. The process acts (resync, reconcile, EC2
+ * events) only while its relay holds the Lease, so two local processes, or one and the deployed relay,
+ * never both act; a reconcile already running when the Lease is lost still finishes (the relay stops
+ * sending renewDeadline before the Lease can pass on, 5 s with client-go's timings).
  */
 
 /**
