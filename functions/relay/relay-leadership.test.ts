@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Node } from '../../shared/k8s/types.ts';
-import type { Relay } from './relay.ts';
 import { keysOn, RecordingSqs, reconcilerQueues, setReady, until } from './testing.ts';
 import { cluster, N1, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
 

@@ -4,7 +4,6 @@ import type { Node } from '../../shared/k8s/types.ts';
 import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
-import type { Relay } from './relay.ts';
 import { heartbeat, keysOn, makePod, QUEUE_NAMES, reconcilerQueues, setReady, until } from './testing.ts';
 import { cluster, N1, N2, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
 
