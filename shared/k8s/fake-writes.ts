@@ -1,7 +1,8 @@
 import { KubernetesApiError } from './errors.ts';
+import type { AggregatedEvent } from './fake.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import type { WriteGuard } from './port.ts';
-import type { ObjectMeta } from './types.ts';
+import type { EventRecord, ObjectMeta } from './types.ts';
 
 /** How FakeKubernetes writes, as the API server does: timestamps and guarded merge patches. */
 
@@ -56,4 +57,38 @@ export function guardedMergePatch<T extends { metadata: ObjectMeta }>(
     );
   }
   return next;
+}
+
+/** Delete preconditions as the API server checks them: 409 when the uid or resourceVersion differs. */
+export function checkPreconditions(current: ObjectMeta, preconditions: { uid?: string; resourceVersion?: string }) {
+  if (preconditions.uid && preconditions.uid !== current.uid) {
+    throw new KubernetesApiError(
+      409,
+      'Conflict',
+      `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${current.uid}`,
+    );
+  }
+  if (preconditions.resourceVersion && preconditions.resourceVersion !== current.resourceVersion) {
+    throw new KubernetesApiError(409, 'Conflict', 'Precondition failed: resourceVersion');
+  }
+}
+
+/**
+ * Events as the real adapter leaves them in the cluster: identical Events (same object, type, reason
+ * and message) counted on one, with the times of the first and the last.
+ */
+export function aggregateEvents(events: readonly (EventRecord & { timestamp: number })[]): AggregatedEvent[] {
+  const byKey = new Map<string, AggregatedEvent>();
+  for (const { timestamp, ...event } of events) {
+    const ref = event.involvedObject;
+    const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, event.type, event.reason, event.message]);
+    const seen = byKey.get(key);
+    if (seen) {
+      seen.count += 1;
+      seen.lastTimestamp = timestamp;
+    } else {
+      byKey.set(key, { ...structuredClone(event), count: 1, firstTimestamp: timestamp, lastTimestamp: timestamp });
+    }
+  }
+  return [...byKey.values()];
 }

@@ -1,9 +1,19 @@
 import type { Clock } from '../clock.ts';
+import {
+  CORDON_PATCH,
+  type DrainPort,
+  deleteOutcome,
+  type EvictionResult,
+  type EvictOptions,
+  evictionOutcome,
+  type PodDeleteResult,
+} from './drain-port.ts';
 import { KubernetesApiError } from './errors.ts';
-import { apiTime, guardedMergePatch } from './fake-writes.ts';
+import { FakePods } from './fake-pods.ts';
+import { aggregateEvents, apiTime, checkPreconditions, guardedMergePatch } from './fake-writes.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
-import type { EndpointSlice, EventRecord, MergePatch, Node, Service } from './types.ts';
+import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from './types.ts';
 
 export type KubernetesOperation =
   | 'getNode'
@@ -16,7 +26,11 @@ export type KubernetesOperation =
   | 'listServices'
   | 'patchService'
   | 'patchServiceStatus'
-  | 'listEndpointSlices';
+  | 'listEndpointSlices'
+  | 'listPodsOnNode'
+  | 'evictPod'
+  | 'deletePod'
+  | 'cordonNode';
 
 const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'patchNode',
@@ -24,15 +38,19 @@ const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'deleteNode',
   'patchService',
   'patchServiceStatus',
+  'evictPod',
+  'deletePod',
+  'cordonNode',
 ];
 
-export type WatchedKubernetesKind = 'Node' | 'Service' | 'EndpointSlice';
+/** PodDisruptionBudgets are not reported: nothing here watches them. */
+export type WatchedKubernetesKind = 'Node' | 'Service' | 'EndpointSlice' | 'Pod';
 
 /** One change of a stored object, as a watch reports it; `revision` is the resourceVersion it was written at. */
 export interface KubernetesChange {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   kind: WatchedKubernetesKind;
-  object: Node | Service | EndpointSlice;
+  object: Node | Service | EndpointSlice | Pod;
   revision: number;
 }
 
@@ -49,8 +67,10 @@ export interface AggregatedEvent extends EventRecord {
  * resourceVersion (and to a delete whose preconditions fail), keeps an object with finalizers as
  * "terminating" (deletionTimestamp set) until they are removed, and stores Events. The client-node
  * adapters are tested against this same fake served over HTTPS (`fake-kubernetes-server.ts`).
+ * Pods and PodDisruptionBudgets (graceful deletion on the fake's clock, evictions refused by budgets)
+ * are `fake-pods.ts`.
  */
-export class FakeKubernetes implements KubernetesPort, ServicesPort {
+export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
   readonly nodes = new Map<string, Node>();
   /** By `namespace/name`. */
   readonly services = new Map<string, Service>();
@@ -64,8 +84,18 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
   private readonly watchers = new Set<(change: KubernetesChange) => void>();
   /** Called after each successful write with the new object (or undefined when deleted). */
   onChange?: (kind: 'Node', name: string, object: Node | undefined) => void;
+  /** Pods and PodDisruptionBudgets (`fake-pods.ts`). */
+  readonly workloads: FakePods;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(private readonly clock: Clock) {
+    this.workloads = new FakePods({
+      clock,
+      nextRevision: () => this.nextRevision(),
+      nextUid: () => `uid-${++this.uidCounter}`,
+      call: (operation) => this.call(operation),
+      podWritten: (type, pod) => (type === 'DELETED' ? this.reportDeleted('Pod', pod) : this.changed('Pod', type, pod)),
+    });
+  }
 
   /** The resourceVersion of the last write: what a list answers as its own `metadata.resourceVersion`. */
   currentRevision(): number {
@@ -136,19 +166,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
    * keeps one entry per recordEvent call.
    */
   aggregatedEvents(): AggregatedEvent[] {
-    const byKey = new Map<string, AggregatedEvent>();
-    for (const { timestamp, ...event } of this.events) {
-      const ref = event.involvedObject;
-      const key = JSON.stringify([ref.kind, ref.namespace, ref.name, ref.uid, event.type, event.reason, event.message]);
-      const seen = byKey.get(key);
-      if (seen) {
-        seen.count += 1;
-        seen.lastTimestamp = timestamp;
-      } else {
-        byKey.set(key, { ...structuredClone(event), count: 1, firstTimestamp: timestamp, lastTimestamp: timestamp });
-      }
-    }
-    return [...byKey.values()];
+    return aggregateEvents(this.events);
   }
 
   resetCalls(): void {
@@ -180,16 +198,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     this.call('deleteNode');
     const node = this.nodes.get(name);
     if (!node) throw new KubernetesApiError(404, 'NotFound', `nodes "${name}" not found`);
-    if (preconditions.uid && preconditions.uid !== node.metadata.uid) {
-      throw new KubernetesApiError(
-        409,
-        'Conflict',
-        `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${node.metadata.uid}`,
-      );
-    }
-    if (preconditions.resourceVersion && preconditions.resourceVersion !== node.metadata.resourceVersion) {
-      throw new KubernetesApiError(409, 'Conflict', 'Precondition failed: resourceVersion');
-    }
+    checkPreconditions(node.metadata, preconditions);
     if (node.metadata.finalizers?.length) {
       if (!node.metadata.deletionTimestamp) {
         this.putNode({
@@ -328,6 +337,28 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     return this.putService(next);
   }
 
+  /** Create or overwrite a Pod (as the scheduler and kubelet would leave it); budgets: `workloads.putBudget`. */
+  putPod(pod: Pod): Pod {
+    return this.workloads.put(pod);
+  }
+
+  async listPodsOnNode(nodeName: string): Promise<Pod[]> {
+    return this.workloads.listOnNode(nodeName);
+  }
+
+  async evictPod(namespace: string, name: string, options: EvictOptions = {}): Promise<EvictionResult> {
+    return evictionOutcome(namespace, name, options, async () => this.workloads.evictRequest(namespace, name, options));
+  }
+
+  async deletePod(namespace: string, name: string, options: { uid?: string } = {}): Promise<PodDeleteResult> {
+    return deleteOutcome(namespace, name, options, async () => this.workloads.deleteRequest(namespace, name, options));
+  }
+
+  async cordonNode(name: string, guard: WriteGuard): Promise<Node> {
+    this.call('cordonNode');
+    return this.patch(name, CORDON_PATCH, guard, false);
+  }
+
   async recordEvent(event: EventRecord): Promise<void> {
     this.call('recordEvent');
     this.events.push({ ...structuredClone(event), timestamp: this.clock.now() });
@@ -360,6 +391,10 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort {
     const last = table.get(key)!;
     table.delete(key);
     if (kind === 'Node') this.onChange?.('Node', key, undefined);
+    this.reportDeleted(kind, last);
+  }
+
+  private reportDeleted(kind: WatchedKubernetesKind, last: KubernetesChange['object']): void {
     const revision = ++this.revision;
     const object = { ...last, metadata: { ...last.metadata, resourceVersion: String(revision) } };
     for (const watcher of this.watchers) watcher({ type: 'DELETED', kind, object: structuredClone(object), revision });

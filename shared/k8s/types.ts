@@ -14,6 +14,19 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   finalizers?: string[];
+  ownerReferences?: OwnerReference[];
+  /** Set with deletionTimestamp on a graceful delete (Pods): the grace period it was given. */
+  deletionGracePeriodSeconds?: number;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  /** The managing controller (at most one owner has it): what `metav1.GetControllerOf` returns. */
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
 }
 
 export interface Taint {
@@ -55,6 +68,54 @@ export interface Node {
     conditions?: NodeCondition[];
     capacity?: Record<string, string>;
     allocatable?: Record<string, string>;
+  };
+}
+
+export type PodPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Unknown';
+
+/** The slice of a Pod a drain reads (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/). */
+export interface Pod {
+  apiVersion?: 'v1';
+  kind?: 'Pod';
+  metadata: ObjectMeta;
+  spec?: {
+    nodeName?: string;
+    /** Unset means 30 seconds. */
+    terminationGracePeriodSeconds?: number;
+    [field: string]: unknown;
+  };
+  status?: {
+    phase?: PodPhase;
+    conditions?: { type: string; status: 'True' | 'False' | 'Unknown'; reason?: string }[];
+    [field: string]: unknown;
+  };
+}
+
+/** metav1.LabelSelector: matchLabels and matchExpressions must all hold; `{}` selects everything. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+}
+
+/** policy/v1 PodDisruptionBudget (https://kubernetes.io/docs/reference/kubernetes-api/policy-resources/pod-disruption-budget-v1/). */
+export interface PodDisruptionBudget {
+  apiVersion?: 'policy/v1';
+  kind?: 'PodDisruptionBudget';
+  metadata: ObjectMeta;
+  spec?: {
+    /** An integer or a percentage (`"50%"`); exclusive with maxUnavailable. */
+    minAvailable?: number | string;
+    maxUnavailable?: number | string;
+    /** Unset selects no Pods; `{}` selects every Pod of the namespace. */
+    selector?: LabelSelector;
+    unhealthyPodEvictionPolicy?: 'IfHealthyBudget' | 'AlwaysAllow';
+  };
+  status?: {
+    observedGeneration?: number;
+    disruptionsAllowed: number;
+    currentHealthy: number;
+    desiredHealthy: number;
+    expectedPods: number;
   };
 }
 
