@@ -5,7 +5,11 @@ import { formatIssues, parseBody } from '../../shared/parse-body.ts';
  * EventBridge EC2 events, parsed through a registry keyed by (source, detail-type), as Karpenter's
  * interruption controller does. Instance IDs come from `detail`, never from `resources` (spot
  * warnings have carried an ARN with a zone and no account there).
- * Reference: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html
+ * References:
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html
+ * https://docs.aws.amazon.com/autoscaling/ec2/userguide/automating-ec2-auto-scaling-with-eventbridge.html (lifecycle actions)
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html (capacity reservations)
+ * https://docs.aws.amazon.com/health/latest/ug/cloudwatch-events-health.html
  */
 const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)');
 
@@ -25,7 +29,47 @@ export type Ec2Event =
   | { type: 'state-change'; id: string; time: string; instanceIds: string[]; state: string }
   | { type: 'spot-interruption'; id: string; time: string; instanceIds: string[]; action: string }
   | { type: 'rebalance-recommendation'; id: string; time: string; instanceIds: string[] }
-  | { type: 'scheduled-change'; id: string; time: string; instanceIds: string[]; eventTypeCode?: string };
+  | {
+      type: 'scheduled-change';
+      id: string;
+      time: string;
+      instanceIds: string[];
+      eventTypeCode?: string;
+      /** When the scheduled change starts (ISO 8601): the deadline to be off the instance by. */
+      startTime?: string;
+    }
+  | {
+      type: 'asg-lifecycle-termination';
+      id: string;
+      time: string;
+      instanceIds: string[];
+      autoScalingGroupName: string;
+      lifecycleHookName: string;
+      /** Optional here because CompleteLifecycleAction accepts the instance ID instead of the token. */
+      lifecycleActionToken?: string;
+    }
+  | {
+      type: 'capacity-reservation-interruption';
+      id: string;
+      time: string;
+      instanceIds: string[];
+      action: string;
+      /** `instance-termination-time` (ISO 8601), 2 minutes after the warning per the docs. */
+      terminationTime?: string;
+    };
+
+/**
+ * A date as AWS writes it in event details (ISO 8601 in EC2 events, RFC 1123 such as
+ * `Sun, 15 Nov 2026 10:00:00 GMT` in Health events), as ISO 8601; refused when it is no date.
+ */
+const eventDate = z.string().transform((text, ctx) => {
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) {
+    ctx.addIssue({ code: 'custom', message: `must be a date, got ${JSON.stringify(text)}` });
+    return z.NEVER;
+  }
+  return new Date(ms).toISOString();
+});
 
 type Parser = (detail: unknown, envelope: z.infer<typeof Envelope>) => Ec2Event;
 
@@ -70,11 +114,66 @@ const registry = new Map<string, Parser>([
           service: z.literal('EC2'),
           eventTypeCategory: z.literal('scheduledChange'),
           eventTypeCode: z.string().optional(),
+          startTime: eventDate.optional(),
           affectedEntities: z.array(z.object({ entityValue: z.string() })).min(1),
         })
         .parse(detail);
       const instanceIds = d.affectedEntities.map((a) => a.entityValue).filter((v) => instanceId.safeParse(v).success);
-      return { type: 'scheduled-change', id: e.id, time: e.time, instanceIds, eventTypeCode: d.eventTypeCode };
+      return {
+        type: 'scheduled-change',
+        id: e.id,
+        time: e.time,
+        instanceIds,
+        eventTypeCode: d.eventTypeCode,
+        ...(d.startTime ? { startTime: d.startTime } : {}),
+      };
+    },
+  ],
+  [
+    // Sent when an instance enters Terminating:Wait because the group has a termination lifecycle hook.
+    // https://docs.aws.amazon.com/autoscaling/ec2/userguide/lifecycle-hooks.html
+    'aws.autoscaling|EC2 Instance-terminate Lifecycle Action',
+    (detail, e) => {
+      const d = z
+        .object({
+          LifecycleActionToken: z.string().min(1).optional(),
+          AutoScalingGroupName: z.string().min(1),
+          LifecycleHookName: z.string().min(1),
+          EC2InstanceId: instanceId,
+          LifecycleTransition: z.literal('autoscaling:EC2_INSTANCE_TERMINATING'),
+        })
+        .parse(detail);
+      return {
+        type: 'asg-lifecycle-termination',
+        id: e.id,
+        time: e.time,
+        instanceIds: [d.EC2InstanceId],
+        autoScalingGroupName: d.AutoScalingGroupName,
+        lifecycleHookName: d.LifecycleHookName,
+        ...(d.LifecycleActionToken ? { lifecycleActionToken: d.LifecycleActionToken } : {}),
+      };
+    },
+  ],
+  [
+    // Instances in an interruptible Capacity Reservation, 2 minutes before the owner reclaims the capacity.
+    // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html
+    'aws.ec2|EC2 Capacity Reservation Instance Interruption Warning',
+    (detail, e) => {
+      const d = z
+        .object({
+          'instance-id': instanceId,
+          'instance-action': z.string(),
+          'instance-termination-time': eventDate.optional(),
+        })
+        .parse(detail);
+      return {
+        type: 'capacity-reservation-interruption',
+        id: e.id,
+        time: e.time,
+        instanceIds: [d['instance-id']],
+        action: d['instance-action'],
+        ...(d['instance-termination-time'] ? { terminationTime: d['instance-termination-time'] } : {}),
+      };
     },
   ],
 ]);

@@ -1,0 +1,162 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { parseBody } from '../parse-body.ts';
+import { messageGroupId } from './message.ts';
+
+/**
+ * The interruption notice: what the EC2 events router sends to the interruption FIFO queue when an instance
+ * behind a Node is about to go away, and what the interruption controller (`functions/interruption`, to come)
+ * will consume to taint, cordon and drain that Node before its deadline (docs/keys.md, "The interruption
+ * notice"). Unlike a key message it carries facts the controller cannot read back from AWS: the event's time
+ * and deadline, and for a lifecycle hook the token to complete it with.
+ *
+ * Deadlines, from AWS's documentation:
+ * - spot interruption: two minutes after the warning
+ *   (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html);
+ * - capacity reservation interruption: the warning's `instance-termination-time`, else two minutes after it
+ *   (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html);
+ * - scheduled maintenance: the Health event's `startTime`
+ *   (https://docs.aws.amazon.com/health/latest/ug/cloudwatch-events-health.html);
+ * - lifecycle hook: none here; the hook's heartbeat timeout is read from the hook (DescribeLifecycleHooks) by
+ *   the controller, which can extend it with heartbeats
+ *   (https://docs.aws.amazon.com/autoscaling/ec2/userguide/lifecycle-hooks.html);
+ * - rebalance recommendation and instance stopping: none (a recommendation is no notice of termination; a
+ *   stop has begun already).
+ */
+export const INTERRUPTION_KINDS = [
+  'spot-interruption',
+  'rebalance-recommendation',
+  'scheduled-maintenance',
+  'asg-lifecycle-termination',
+  'capacity-reservation-interruption',
+  'instance-stopping',
+] as const;
+export type InterruptionKind = (typeof INTERRUPTION_KINDS)[number];
+
+/** A spot instance is interrupted two minutes after its warning. */
+export const SPOT_NOTICE_MS = 120_000;
+
+const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)');
+const isoTime = z.iso.datetime({ offset: true });
+const nodeName = z
+  .string()
+  .min(1)
+  .max(253)
+  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name');
+
+const LifecycleHookRef = z
+  .object({
+    autoScalingGroupName: z.string().min(1).max(255),
+    lifecycleHookName: z.string().min(1).max(255),
+    /** Optional: CompleteLifecycleAction and RecordLifecycleActionHeartbeat also take the instance ID. */
+    lifecycleActionToken: z.string().min(1).max(36).optional(),
+  })
+  .strict();
+
+export const InterruptionNotice = z
+  .object({
+    kind: z.enum(INTERRUPTION_KINDS),
+    /** The EventBridge event's `id`. */
+    eventId: z.string().min(1).max(128),
+    /** The EventBridge event's `time`. */
+    eventTime: isoTime,
+    /** When the instance goes away, if the event says (see above). */
+    deadline: isoTime.optional(),
+    instanceId,
+    /** Only for `asg-lifecycle-termination`: what CompleteLifecycleAction needs. */
+    lifecycleHook: LifecycleHookRef.optional(),
+  })
+  .strict();
+export type InterruptionNotice = z.infer<typeof InterruptionNotice>;
+
+/**
+ * The Node key plus the notice. `kind: 'Instance'` (name = the instance ID) is only for a lifecycle hook whose
+ * instance is no Node the router knows: the hook must still be completed (else the instance waits out the
+ * heartbeat timeout), and the Node may register after the event, so the controller looks again by instance ID.
+ */
+export const InterruptionMessage = z
+  .object({
+    kind: z.enum(['Node', 'Instance']),
+    name: nodeName,
+    notice: InterruptionNotice,
+  })
+  .strict()
+  .superRefine((m, ctx) => {
+    const hook = m.notice.kind === 'asg-lifecycle-termination';
+    if (hook !== Boolean(m.notice.lifecycleHook)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['notice', 'lifecycleHook'],
+        message: 'is required for asg-lifecycle-termination notices and allowed for no other kind',
+      });
+    }
+    if (m.kind === 'Instance' && (!hook || m.name !== m.notice.instanceId)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kind'],
+        message: 'Instance keys are only for lifecycle hooks, named by the notice instance ID',
+      });
+    }
+  });
+export type InterruptionMessage = z.infer<typeof InterruptionMessage>;
+
+/** The key of the message as a group: `Node//<name>` as on every other queue, or `Instance//<instance-id>`. */
+export function interruptionGroupId(message: Pick<InterruptionMessage, 'kind' | 'name'>): string {
+  return message.kind === 'Node' ? messageGroupId({ kind: 'Node', name: message.name }) : `Instance//${message.name}`;
+}
+
+/**
+ * Key + event ID: the same event routed twice within five minutes is dropped by SQS, another event about the
+ * same Node is not. Hashed: SQS allows 128 characters.
+ */
+export function interruptionDeduplicationId(message: InterruptionMessage): string {
+  return createHash('sha256')
+    .update(`${interruptionGroupId(message)}\n${message.notice.eventId}`)
+    .digest('hex');
+}
+
+export type InterruptionParseResult = { ok: true; message: InterruptionMessage } | { ok: false; error: string };
+
+export function parseInterruptionMessage(body: string): InterruptionParseResult {
+  const parsed = parseBody(body, InterruptionMessage, 'an interruption notice');
+  return parsed.ok ? { ok: true, message: parsed.value } : parsed;
+}
+
+// ---- taints ------------------------------------------------------------------------------------------
+
+/**
+ * The taints aws-node-termination-handler puts on a Node per kind of notice (its queue-processor mode), so
+ * that workloads tolerating them keep working when this controller takes over. The capacity reservation and
+ * instance-stopping notices have no taint of their own there: undefined, the controller decides.
+ * https://github.com/aws/aws-node-termination-handler#readme
+ */
+export const INTERRUPTION_TAINT_KEYS: Readonly<Partial<Record<InterruptionKind, string>>> = {
+  'spot-interruption': 'aws-node-termination-handler/spot-itn',
+  'rebalance-recommendation': 'aws-node-termination-handler/rebalance-recommendation',
+  'scheduled-maintenance': 'aws-node-termination-handler/scheduled-maintenance',
+  'asg-lifecycle-termination': 'aws-node-termination-handler/asg-lifecycle-termination',
+};
+
+export interface InterruptionTaint {
+  key: string;
+  value: string;
+  effect: 'NoSchedule';
+}
+
+export function interruptionTaint(kind: InterruptionKind, eventId: string): InterruptionTaint | undefined {
+  const key = INTERRUPTION_TAINT_KEYS[kind];
+  return key ? { key, value: taintValue(eventId), effect: 'NoSchedule' } : undefined;
+}
+
+/**
+ * An event ID as a taint value, which must be a label value: at most 63 characters of `[A-Za-z0-9._-]`,
+ * beginning and ending with a letter or digit, or empty.
+ * https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set
+ */
+export function taintValue(eventId: string): string {
+  return eventId
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 63)
+    .replace(/[^A-Za-z0-9]+$/, '');
+}
