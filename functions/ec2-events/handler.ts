@@ -12,14 +12,17 @@ export const handler = sqsLambda(
   'ec2-events',
   ({ config, log, metrics }) => {
     const kube = createKubernetesPort(config, awsKubernetesAccessDeps(config));
+    const sqs = createSqsPort(config, metrics);
     const deps = {
       index: new NodeIndex(kube, systemClock, config.NODE_INDEX_TTL_SECONDS * 1000),
-      sqs: createSqsPort(config, metrics),
+      sqs,
       routes: {
         'state-change': requireSetting(config, LIFECYCLE_QUEUE.setting, LIFECYCLE_QUEUE.purpose),
       },
       log,
       metrics,
+      // Optional, and set by no stack yet: the interruption controller that consumes it is still to come.
+      ...(config.INTERRUPTION_QUEUE_URL ? { interruption: { queueUrl: config.INTERRUPTION_QUEUE_URL, sqs } } : {}),
     };
     return (event) => routeEc2Events(event.Records, deps);
   },

@@ -2,8 +2,10 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { errorMessage } from '../../shared/errors.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { InterruptionMessage } from '../../shared/queue/interruption.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
-import type { SqsPort } from '../../shared/queue/sqs-port.ts';
+import type { FifoMessage, SqsFifoPort, SqsPort } from '../../shared/queue/sqs-port.ts';
+import { interruptionNotice, toFifoMessage } from './interruptions.ts';
 import type { NodeIndex } from './node-index.ts';
 import { type Ec2Event, parseEc2Event } from './parse.ts';
 
@@ -14,7 +16,18 @@ export interface RouterDeps {
   routes: Partial<Record<Ec2Event['type'], string>>;
   log: Log;
   metrics: MetricsPort;
+  /**
+   * The interruption FIFO queue (INTERRUPTION_QUEUE_URL): interruption events become interruption notices
+   * there (shared/queue/interruption.ts). Absent: no notices, everything else as without it.
+   */
+  interruption?: { queueUrl: string; sqs: Pick<SqsFifoPort, 'sendFifo'> };
 }
+
+/** What one record sends: keys per queue, interruption notices. */
+type Outgoing = {
+  keys: Map<string, { record: SQSRecord; message: KeyMessage }[]>;
+  notices: { record: SQSRecord; message: FifoMessage }[];
+};
 
 /**
  * EventBridge cannot set a per-message group ID, so EC2 events land on a standard queue and this
@@ -23,7 +36,7 @@ export interface RouterDeps {
  * retried; a key SQS would not take fails only its own record, which is retried and then DLQ'd.
  */
 export async function routeEc2Events(records: readonly SQSRecord[], deps: RouterDeps): Promise<SQSBatchResponse> {
-  const outgoing = new Map<string, { record: SQSRecord; message: KeyMessage }[]>();
+  const outgoing: Outgoing = { keys: new Map(), notices: [] };
   const failures = new Set<string>();
 
   for (const record of records) {
@@ -39,37 +52,75 @@ export async function routeEc2Events(records: readonly SQSRecord[], deps: Router
     const event = parsed.event;
     deps.metrics.count(MetricName.Ec2Events, { type: event.type });
     const queueUrl = deps.routes[event.type];
-    if (!queueUrl) {
+    const notices = deps.interruption !== undefined && event.instanceIds.some((id) => interruptionNotice(event, id));
+    if (!queueUrl && !notices) {
       deps.log.info('EC2 event type not routed', { eventId: event.id, type: event.type });
       continue;
     }
     for (const instanceId of event.instanceIds) {
-      let nodeName: string | undefined;
-      try {
-        nodeName = await deps.index.nodeFor(instanceId);
-      } catch (err) {
-        // Cannot reach the API server: retry the record, the event is not lost.
-        deps.log.warn('could not resolve instance to a Node; will retry', { instanceId, error: errorMessage(err) });
-        failures.add(record.messageId);
-        continue;
-      }
-      if (!nodeName) {
-        deps.metrics.count(MetricName.UnknownInstanceEvents, { type: event.type });
-        deps.log.info('EC2 event about an instance that is not a Node of this cluster', {
-          eventId: event.id,
-          instanceId,
-        });
-        continue;
-      }
-      const batch = outgoing.get(queueUrl) ?? [];
-      batch.push({
-        record,
-        message: { kind: 'Node', name: nodeName, hint: { eventType: 'EC2', source: event.type, eventId: event.id } },
-      });
-      outgoing.set(queueUrl, batch);
+      if (!(await routeInstance(record, event, instanceId, queueUrl, outgoing, deps))) failures.add(record.messageId);
     }
   }
 
+  await sendKeys(outgoing.keys, failures, deps);
+  if (deps.interruption) await sendNotices(outgoing.notices, deps.interruption, failures, deps);
+  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/**
+ * One instance of an event: its Node key to the event type's queue, its interruption notice to the interruption
+ * queue. False when the record must be retried (the API server could not be asked).
+ */
+async function routeInstance(
+  record: SQSRecord,
+  event: Ec2Event,
+  instanceId: string,
+  queueUrl: string | undefined,
+  outgoing: Outgoing,
+  deps: RouterDeps,
+): Promise<boolean> {
+  let nodeName: string | undefined;
+  try {
+    nodeName = await deps.index.nodeFor(instanceId);
+  } catch (err) {
+    // Cannot reach the API server: retry the record, the event is not lost.
+    deps.log.warn('could not resolve instance to a Node; will retry', { instanceId, error: errorMessage(err) });
+    return false;
+  }
+  const notice = deps.interruption ? interruptionNotice(event, instanceId) : undefined;
+  if (notice && (nodeName || notice.kind === 'asg-lifecycle-termination')) {
+    // A lifecycle hook holds the instance in Terminating:Wait until someone completes it, Node or not (it may
+    // register after the event, or never): it goes out keyed by the instance, for the controller to complete.
+    const candidate = nodeName
+      ? { kind: 'Node', name: nodeName, notice }
+      : { kind: 'Instance', name: instanceId, notice };
+    const message = InterruptionMessage.safeParse(candidate);
+    if (message.success) outgoing.notices.push({ record, message: toFifoMessage(message.data) });
+    else {
+      deps.metrics.count(MetricName.MalformedMessages, { reconciler: 'ec2-events', kind: 'interruption' });
+      deps.log.warn('EC2 event makes no valid interruption notice', {
+        eventId: event.id,
+        error: message.error.message,
+      });
+    }
+  }
+  if (!nodeName) {
+    deps.metrics.count(MetricName.UnknownInstanceEvents, { type: event.type });
+    deps.log.info('EC2 event about an instance that is not a Node of this cluster', { eventId: event.id, instanceId });
+    return true;
+  }
+  if (queueUrl) {
+    const batch = outgoing.keys.get(queueUrl) ?? [];
+    batch.push({
+      record,
+      message: { kind: 'Node', name: nodeName, hint: { eventType: 'EC2', source: event.type, eventId: event.id } },
+    });
+    outgoing.keys.set(queueUrl, batch);
+  }
+  return true;
+}
+
+async function sendKeys(outgoing: Outgoing['keys'], failures: Set<string>, deps: RouterDeps): Promise<void> {
   for (const [queueUrl, entries] of outgoing) {
     let refused: Set<KeyMessage>;
     try {
@@ -87,5 +138,30 @@ export async function routeEc2Events(records: readonly SQSRecord[], deps: Router
     deps.metrics.count(MetricName.KeysSent, {}, entries.length - refused.size);
     if (refused.size > 0) deps.metrics.count(MetricName.KeySendFailures, {}, refused.size);
   }
-  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/** As keys: a notice SQS would not take fails its record, which is retried (SQS drops what it has already). */
+async function sendNotices(
+  entries: Outgoing['notices'],
+  target: NonNullable<RouterDeps['interruption']>,
+  failures: Set<string>,
+  deps: RouterDeps,
+): Promise<void> {
+  if (entries.length === 0) return;
+  let refused: Set<FifoMessage>;
+  try {
+    const failed = await target.sqs.sendFifo(
+      target.queueUrl,
+      entries.map((e) => e.message),
+    );
+    refused = new Set(failed.map((f) => f.message));
+    for (const f of failed)
+      deps.log.warn('interruption notice not accepted by SQS', { code: f.code, reason: f.reason });
+  } catch (err) {
+    deps.log.warn('sending interruption notices failed', { queueUrl: target.queueUrl, error: errorMessage(err) });
+    refused = new Set(entries.map((e) => e.message));
+  }
+  for (const entry of entries) if (refused.has(entry.message)) failures.add(entry.record.messageId);
+  deps.metrics.count(MetricName.InterruptionNoticesSent, {}, entries.length - refused.size);
+  if (refused.size > 0) deps.metrics.count(MetricName.KeySendFailures, { queue: 'interruption' }, refused.size);
 }

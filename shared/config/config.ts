@@ -51,6 +51,11 @@ export const ConfigSchema = z
     NODE_QUEUE_URL: url.optional(),
     NODE_LIFECYCLE_QUEUE_URL: url.optional(),
     ROUTE_QUEUE_URL: url.optional(),
+    /**
+     * The interruption FIFO queue: with it, the EC2 events router sends interruption notices there
+     * (shared/queue/interruption.ts) for the interruption controller to come; unset, no notices are sent.
+     */
+    INTERRUPTION_QUEUE_URL: url.optional(),
     /** The route table pod routes go in; unset: the one table tagged kubernetes.io/cluster/<name>. */
     ROUTE_TABLE_ID: z
       .string()

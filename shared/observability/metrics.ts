@@ -43,6 +43,8 @@ export const MetricName = {
   LoadBalancerGarbageCollected: 'LoadBalancerGarbageCollected',
   /** A pass tried again shortly because a security group or target group just made is not visible yet (dimension `reason`: the AWS code). */
   FreshResourceNotVisible: 'FreshResourceNotVisible',
+  /** Interruption notices the EC2 events router put on the interruption queue (shared/queue/interruption.ts). */
+  InterruptionNoticesSent: 'InterruptionNoticesSent',
   /** A Service left to someone else (dimension `reason`: `classic`, `other-controller`, `other-class`). */
   ServicesSkipped: 'ServicesSkipped',
   Ec2Events: 'Ec2Events',

@@ -3,12 +3,14 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import type { Clock } from '../clock.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from './message.ts';
 import {
+  type FifoMessage,
   MAX_RECEIVE_MESSAGES,
   MAX_VISIBILITY_SECONDS,
   MAX_WAIT_SECONDS,
   type ReceivedMessage,
   type ReceiveOptions,
   type SendFailure,
+  type SqsFifoPort,
   type SqsPort,
   type SqsReceiverPort,
   type VisibilityChange,
@@ -67,7 +69,7 @@ const DEDUP_WINDOW_MS = 5 * 60_000;
 const LONG_POLL_CHECK_MS = 10;
 const ACCOUNT = '000000000000';
 
-export class FakeSqs implements SqsPort, SqsReceiverPort {
+export class FakeSqs implements SqsPort, SqsFifoPort, SqsReceiverPort {
   private readonly queues = new Map<string, FakeQueue>();
   private sequence = 0;
   private handleCounter = 0;
@@ -106,18 +108,29 @@ export class FakeSqs implements SqsPort, SqsReceiverPort {
   }
 
   async sendKeys(queueUrl: string, messages: readonly KeyMessage[]): Promise<SendFailure[]> {
-    const failures: SendFailure[] = [];
+    return this.sendAll(queueUrl, messages, (message) => ({
+      body: JSON.stringify(message),
+      groupId: messageGroupId(message),
+      deduplicationId: messageDeduplicationId(message),
+    }));
+  }
+
+  async sendFifo(queueUrl: string, messages: readonly FifoMessage[]): Promise<SendFailure<FifoMessage>[]> {
+    return this.sendAll(queueUrl, messages, (message) => message);
+  }
+
+  private sendAll<M>(queueUrl: string, messages: readonly M[], toFifo: (message: M) => FifoMessage): SendFailure<M>[] {
+    const failures: SendFailure<M>[] = [];
     for (let i = 0; i < messages.length; i += 10) {
       this.count('SendMessageBatch');
       const refused = this.refuseNextSends.shift() ?? [];
       messages.slice(i, i + 10).forEach((message, index) => {
         const code = refused[index];
         if (code) failures.push({ message, code, reason: 'refused by the fake' });
-        else
-          this.send(this.byUrl(queueUrl).name, JSON.stringify(message), {
-            groupId: messageGroupId(message),
-            deduplicationId: messageDeduplicationId(message),
-          });
+        else {
+          const { body, groupId, deduplicationId } = toFifo(message);
+          this.send(this.byUrl(queueUrl).name, body, { groupId, deduplicationId });
+        }
       });
     }
     return failures;

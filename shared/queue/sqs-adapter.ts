@@ -13,6 +13,7 @@ import { AwsServiceError, awsErrorCode, classifyAwsError, toControllerError } fr
 import { errorMessage, TerminalError } from '../errors.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from './message.ts';
 import {
+  type FifoMessage,
   MAX_RECEIVE_MESSAGES,
   MAX_VISIBILITY_SECONDS,
   MAX_WAIT_SECONDS,
@@ -20,6 +21,7 @@ import {
   type ReceivedMessage,
   type ReceiveOptions,
   type SendFailure,
+  type SqsFifoPort,
   type SqsPort,
   type SqsReceiverPort,
   type VisibilityChange,
@@ -46,14 +48,15 @@ export interface SqsAdapterOptions {
   baseDelayMilliseconds?: number;
 }
 
-interface PendingEntry {
+interface PendingEntry<M> {
   id: string;
-  message: KeyMessage;
+  message: M;
+  entry: Omit<SendMessageBatchRequestEntry, 'Id'>;
 }
 
 const realSleep = (milliseconds: number) => new Promise<void>((resolve) => setTimeout(resolve, milliseconds));
 
-export class SqsAdapter implements SqsPort, SqsReceiverPort {
+export class SqsAdapter implements SqsPort, SqsFifoPort, SqsReceiverPort {
   private readonly endpoint: string | undefined;
   private readonly sleep: (milliseconds: number) => Promise<void>;
   private readonly baseDelayMilliseconds: number;
@@ -67,10 +70,30 @@ export class SqsAdapter implements SqsPort, SqsReceiverPort {
     this.baseDelayMilliseconds = options.baseDelayMilliseconds ?? 100;
   }
 
-  async sendKeys(queueUrl: string, messages: readonly KeyMessage[]): Promise<SendFailure[]> {
-    const failures: SendFailure[] = [];
+  sendKeys(queueUrl: string, messages: readonly KeyMessage[]): Promise<SendFailure[]> {
+    return this.sendAll(queueUrl, messages, keyEntry);
+  }
+
+  /** Messages other than keys (the interruption notice), with the IDs their sender derived; as `sendKeys`. */
+  sendFifo(queueUrl: string, messages: readonly FifoMessage[]): Promise<SendFailure<FifoMessage>[]> {
+    return this.sendAll(queueUrl, messages, (m) => ({
+      MessageBody: m.body,
+      MessageGroupId: m.groupId,
+      MessageDeduplicationId: m.deduplicationId,
+    }));
+  }
+
+  private async sendAll<M>(
+    queueUrl: string,
+    messages: readonly M[],
+    toEntry: (message: M) => Omit<SendMessageBatchRequestEntry, 'Id'>,
+  ): Promise<SendFailure<M>[]> {
+    const failures: SendFailure<M>[] = [];
     // One batch after the other: a relay flushing many keys should not hit the queue's API all at once.
-    for (const batch of chunks(messages, ENTRIES_PER_BATCH)) failures.push(...(await this.sendBatch(queueUrl, batch)));
+    for (const batch of chunks(messages, ENTRIES_PER_BATCH)) {
+      const entries = batch.map((message, index) => ({ id: String(index), message, entry: toEntry(message) }));
+      failures.push(...(await this.sendBatch(queueUrl, entries)));
+    }
     return failures;
   }
 
@@ -158,10 +181,10 @@ export class SqsAdapter implements SqsPort, SqsReceiverPort {
    * entries that were our fault, and whatever is left after the last round, are returned. Sending a message
    * twice is harmless: a FIFO queue drops the repeat by its deduplication ID for five minutes.
    */
-  private async sendBatch(queueUrl: string, batch: readonly KeyMessage[]): Promise<SendFailure[]> {
-    const failures: SendFailure[] = [];
+  private async sendBatch<M>(queueUrl: string, batch: readonly PendingEntry<M>[]): Promise<SendFailure<M>[]> {
+    const failures: SendFailure<M>[] = [];
     // Ids stay those of the first round, so a result always maps back to its message.
-    let pending: PendingEntry[] = batch.map((message, index) => ({ id: String(index), message }));
+    let pending: PendingEntry<M>[] = [...batch];
     for (let attempt = 1; pending.length > 0; attempt++) {
       if (attempt > 1) await this.sleep(this.baseDelayMilliseconds * 2 ** (attempt - 2));
       const lastAttempt = attempt >= SEND_ATTEMPTS;
@@ -179,7 +202,7 @@ export class SqsAdapter implements SqsPort, SqsReceiverPort {
       }
       const succeeded = new Set((output.Successful ?? []).map((entry) => entry.Id));
       const failedById = new Map((output.Failed ?? []).map((entry) => [entry.Id, entry]));
-      const retry: PendingEntry[] = [];
+      const retry: PendingEntry<M>[] = [];
       for (const entry of pending) {
         if (succeeded.has(entry.id)) continue;
         const failed = failedById.get(entry.id);
@@ -198,9 +221,12 @@ export class SqsAdapter implements SqsPort, SqsReceiverPort {
   }
 }
 
-function toBatchEntry({ id, message }: PendingEntry): SendMessageBatchRequestEntry {
+function toBatchEntry<M>({ id, entry }: PendingEntry<M>): SendMessageBatchRequestEntry {
+  return { Id: id, ...entry };
+}
+
+function keyEntry(message: KeyMessage): Omit<SendMessageBatchRequestEntry, 'Id'> {
   return {
-    Id: id,
     MessageBody: JSON.stringify(message),
     MessageGroupId: messageGroupId(message),
     MessageDeduplicationId: messageDeduplicationId(message),

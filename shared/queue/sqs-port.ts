@@ -55,10 +55,25 @@ export interface VisibilityChange {
   visibilityTimeoutSeconds: number;
 }
 
-export interface SendFailure {
-  message: KeyMessage;
+export interface SendFailure<M = KeyMessage> {
+  message: M;
   code: string;
   reason: string;
+}
+
+/** A FIFO message that is no key message: its sender derives the group and deduplication IDs. */
+export interface FifoMessage {
+  body: string;
+  groupId: string;
+  deduplicationId: string;
+}
+
+/**
+ * Sending FIFO messages other than keys (the interruption notice, shared/queue/interruption.ts), batched and
+ * retried as `SqsPort.sendKeys`; what still fails is returned.
+ */
+export interface SqsFifoPort {
+  sendFifo(queueUrl: string, messages: readonly FifoMessage[]): Promise<SendFailure<FifoMessage>[]>;
 }
 
 /** Visibility timeout is limited to 12 hours by SQS. */
