@@ -34,3 +34,21 @@ export type Ec2EventRuleId = keyof typeof EC2_EVENT_PATTERNS;
 
 /** The rules in a fixed order: the stack's construct order and the order local rules are made in. */
 export const EC2_EVENT_RULE_IDS = Object.keys(EC2_EVENT_PATTERNS) as Ec2EventRuleId[];
+
+/**
+ * The events the interruption controller (to come) needs besides those above, kept apart so that the deployed
+ * stack's rules stay as they are until that controller exists: the stack and the local plumbing read only
+ * EC2_EVENT_PATTERNS. The router already parses both (functions/ec2-events/parse.ts).
+ * https://docs.aws.amazon.com/autoscaling/ec2/userguide/automating-ec2-auto-scaling-with-eventbridge.html
+ * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html
+ */
+export const INTERRUPTION_EVENT_PATTERNS = {
+  AsgTerminateLifecycleAction: {
+    source: ['aws.autoscaling'],
+    'detail-type': ['EC2 Instance-terminate Lifecycle Action'],
+  },
+  CapacityReservationInterruption: {
+    source: ['aws.ec2'],
+    'detail-type': ['EC2 Capacity Reservation Instance Interruption Warning'],
+  },
+} as const satisfies Record<string, Ec2EventPattern>;
