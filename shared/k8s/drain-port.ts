@@ -10,7 +10,9 @@ import type { Node, Pod } from './types.ts';
  * Errors: `listPodsOnNode` and `cordonNode` throw `KubernetesApiError` as the Node port does (a stale
  * cordon is 409, for `syncNodeWithConflictRetry` to re-read and run again). `evictPod` and `deletePod`
  * turn the answers a drain expects into results and throw every other error already classified
- * (`classifyKubernetesError`: retryable, throttled or terminal).
+ * (`classifyKubernetesError`: retryable, throttled or terminal), except 401: that one stays a
+ * `KubernetesApiError`, because the credential refresh around every port (`refreshingPort` in
+ * lambda-access.ts) retries once on it, and would not recognise it classified.
  */
 export interface DrainPort {
   /** The Pods bound to the Node, of every namespace (fieldSelector `spec.nodeName`), paged inside the adapter. */
@@ -64,7 +66,7 @@ export async function evictionOutcome(
   } catch (err) {
     if (err instanceof KubernetesApiError && err.statusCode === 429) return 'blocked';
     if (isGone(err, options.uid)) return 'gone';
-    throw classifyKubernetesError(`evicting pod ${namespace}/${name}`, err);
+    throw classified(`evicting pod ${namespace}/${name}`, err);
   }
 }
 
@@ -80,7 +82,7 @@ export async function deleteOutcome(
     return 'deleted';
   } catch (err) {
     if (isGone(err, options.uid)) return 'gone';
-    throw classifyKubernetesError(`deleting pod ${namespace}/${name}`, err);
+    throw classified(`deleting pod ${namespace}/${name}`, err);
   }
 }
 
@@ -91,4 +93,8 @@ export async function deleteOutcome(
 function isGone(err: unknown, uid: string | undefined): boolean {
   if (!(err instanceof KubernetesApiError)) return false;
   return err.statusCode === 404 || (err.statusCode === 409 && uid !== undefined);
+}
+
+function classified(doing: string, err: unknown): unknown {
+  return err instanceof KubernetesApiError && err.statusCode === 401 ? err : classifyKubernetesError(doing, err);
 }

@@ -18,7 +18,8 @@ import type { ObjectMeta } from './types.ts';
 type Stored = { metadata: ObjectMeta };
 
 export interface ListRequest {
-  kind: WatchedKubernetesKind;
+  /** PodDisruptionBudgets are listed but not watched (the fake reports no changes of them). */
+  kind: WatchedKubernetesKind | 'PodDisruptionBudget';
   /** `NodeList`, `ServiceList`, ... and the apiVersion of the list. */
   listKind: string;
   apiVersion: string;

@@ -8,6 +8,7 @@ import {
   status,
 } from './fake-api-server.ts';
 import { ListsAndWatches } from './fake-kubernetes-lists.ts';
+import { servePods } from './fake-kubernetes-pods.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import type { EventRecord, MergePatch, Node, ObjectMeta, Service } from './types.ts';
 
@@ -20,6 +21,7 @@ import type { EventRecord, MergePatch, Node, ObjectMeta, Service } from './types
  * resourceVersion is 410 Gone (`fake-kubernetes-lists.ts`). Errors queued on the fake
  * (`queueError`) come back as the API server's Status answers. Core Events are stored here (the fake
  * keeps one record per occurrence): create, read and guarded merge patch, as the adapter uses them.
+ * Pods, their eviction subresource and PodDisruptionBudgets are `fake-kubernetes-pods.ts`.
  */
 
 export interface StoredEvent {
@@ -141,6 +143,8 @@ async function route(
   }
   const event = path.match(EVENTS);
   if (event) return events.serve(req, decode(event[1])!, decode(event[2]));
+  const pods = await servePods(fake, lists, req);
+  if (pods) return pods;
   return { status: 404, body: status(404, 'NotFound', 'the server could not find the requested resource') };
 }
 
