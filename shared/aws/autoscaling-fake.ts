@@ -106,6 +106,17 @@ export class FakeAutoScaling {
         })),
       };
     },
+    DescribeAutoScalingGroups: (input: Sdk.AutoScalingGroupNamesType) => ({
+      AutoScalingGroups: [...this.groups.values()]
+        .filter((g) => !input.AutoScalingGroupNames?.length || input.AutoScalingGroupNames.includes(g.name))
+        .map((g) => ({
+          AutoScalingGroupName: g.name,
+          Instances: [...g.instances.values()].map((i) => ({
+            InstanceId: i.instanceId,
+            LifecycleState: i.lifecycleState,
+          })),
+        })),
+    }),
     DescribeAutoScalingInstances: (input: Sdk.DescribeAutoScalingInstancesType) => ({
       AutoScalingInstances: (input.InstanceIds ?? []).flatMap((id) => {
         const found = this.findInstance(id);
