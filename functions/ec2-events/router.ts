@@ -34,6 +34,8 @@ type Outgoing = {
  * function turns each into Node keys on the reconcilers' FIFO queues (docs/adr/0001). Unparseable
  * events and instances that are not Nodes of this cluster are acknowledged and counted, never
  * retried; a key SQS would not take fails only its own record, which is retried and then DLQ'd.
+ * With an interruption queue, interruption events also become interruption notices there
+ * (shared/queue/interruption.ts, docs/keys.md "The interruption notice").
  */
 export async function routeEc2Events(records: readonly SQSRecord[], deps: RouterDeps): Promise<SQSBatchResponse> {
   const outgoing: Outgoing = { keys: new Map(), notices: [] };
@@ -90,7 +92,8 @@ async function routeInstance(
   const notice = deps.interruption ? interruptionNotice(event, instanceId) : undefined;
   if (notice && (nodeName || notice.kind === 'asg-lifecycle-termination')) {
     // A lifecycle hook holds the instance in Terminating:Wait until someone completes it, Node or not (it may
-    // register after the event, or never): it goes out keyed by the instance, for the controller to complete.
+    // register after the event, or never): it goes out keyed by the instance. The router cannot tell whose
+    // instance it is (it reads no EC2); the controller must check the cluster tag before completing the hook.
     const candidate = nodeName
       ? { kind: 'Node', name: nodeName, notice }
       : { kind: 'Instance', name: instanceId, notice };

@@ -73,6 +73,8 @@ export type InterruptionNotice = z.infer<typeof InterruptionNotice>;
  * The Node key plus the notice. `kind: 'Instance'` (name = the instance ID) is only for a lifecycle hook whose
  * instance is no Node the router knows: the hook must still be completed (else the instance waits out the
  * heartbeat timeout), and the Node may register after the event, so the controller looks again by instance ID.
+ * The router sends these for any instance of any group (it reads no EC2): the controller must complete only the
+ * hooks of instances tagged `kubernetes.io/cluster/<name>`, and leave other tools' hooks alone.
  */
 export const InterruptionMessage = z
   .object({
