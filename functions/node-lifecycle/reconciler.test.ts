@@ -118,6 +118,7 @@ describe('node lifecycle', () => {
     w.kube.putNode(makeNode(name));
     await nodeLifecycleReconciler.reconcile({ kind: 'Node', name }, w.lifecycleDeps, batch, {
       hints: [],
+      payloads: [],
       receiveCount: 1,
     });
     expect(w.kube.nodes.has(name)).toBe(true);

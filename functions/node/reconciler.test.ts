@@ -143,7 +143,11 @@ describe('node initialization', () => {
     w.kube.mutateNode(name, (n) => {
       n.metadata.labels!['topology.kubernetes.io/zone'] = 'set-by-someone-else';
     });
-    await nodeReconciler.reconcile({ kind: 'Node', name }, w.nodeDeps, batch, { hints: [], receiveCount: 1 });
+    await nodeReconciler.reconcile({ kind: 'Node', name }, w.nodeDeps, batch, {
+      hints: [],
+      payloads: [],
+      receiveCount: 1,
+    });
     expect(w.kube.nodes.get(name)!.metadata.labels!['topology.kubernetes.io/zone']).toBe('set-by-someone-else');
     expect(w.kube.nodes.get(name)!.spec?.providerID).toBe(`aws:///eu-west-1a/${instance.instanceId}`);
   });

@@ -162,6 +162,7 @@ describe('AWS trouble', () => {
     await expect(
       serviceReconciler.reconcile({ kind: 'Node', name: 'n' }, w.serviceDeps, undefined as never, {
         hints: [],
+        payloads: [],
         receiveCount: 1,
       }),
     ).rejects.toThrow(/takes Service keys with a namespace, or the garbage collection key/);

@@ -25,6 +25,12 @@ export interface ReconcileResult {
 export interface ReconcileContext {
   /** Why the key was enqueued, oldest first; never trusted as state. */
   hints: KeyHint[];
+  /**
+   * What a queue whose messages carry more than a key delivered with it (a reconciler's own `parse`), in
+   * message order: facts that exist only in the event (an interruption notice's deadline, a lifecycle hook's
+   * token). Empty for key messages.
+   */
+  payloads: unknown[];
   /** Highest ApproximateReceiveCount among the key's records: 1 on the first attempt. */
   receiveCount: number;
 }
@@ -42,6 +48,20 @@ export interface Reconciler<TDeps, TBatch = undefined> {
   ): Promise<ReconcileResult | undefined>;
   /** Tell the user about a failure retrying cannot fix (an Event on the object, where it exists). */
   reportTerminal?(key: ObjectKey, error: TerminalError, deps: TDeps): Promise<void>;
+  /** For a queue whose messages are not plain key messages: the key (and payload) of a body. */
+  parse?(body: string): ParsedRecord;
+}
+
+/** A message body as the runner groups it: its key, why it was sent, and what else it carries. */
+export type ParsedRecord =
+  | { ok: true; key: ObjectKey; hint?: KeyHint; payload?: unknown }
+  | { ok: false; error: string };
+
+function parseKeyRecord(body: string): ParsedRecord {
+  const parsed = parseKeyMessage(body);
+  if (!parsed.ok) return parsed;
+  const { hint, ...key } = parsed.message;
+  return hint ? { ok: true, key, hint } : { ok: true, key };
 }
 
 export interface RunnerDeps {
@@ -80,6 +100,7 @@ interface KeyGroup {
   key: ObjectKey;
   records: SQSRecord[];
   hints: KeyHint[];
+  payloads: unknown[];
 }
 
 type Outcome =
@@ -96,7 +117,7 @@ export async function runBatch<TDeps, TBatch>(
   policy: BackoffPolicy = DEFAULT_BACKOFF,
 ): Promise<SQSBatchResponse> {
   const dims = { reconciler: reconciler.name };
-  const groups = groupByKey(reconciler.name, records, runner);
+  const groups = groupByKey(reconciler.name, records, runner, reconciler.parse ?? parseKeyRecord);
   const grouped = [...groups.values()].reduce((n, g) => n + g.records.length, 0);
   if (grouped > groups.size) runner.metrics.count(MetricName.CoalescedMessages, dims, grouped - groups.size);
 
@@ -118,6 +139,7 @@ export async function runBatch<TDeps, TBatch>(
       try {
         const result = await reconciler.reconcile(group.key, deps, batch as TBatch, {
           hints: group.hints,
+          payloads: group.payloads,
           receiveCount: Math.max(...group.records.map(receiveCount)),
         });
         const seconds = result?.requeueAfterSeconds;
@@ -199,10 +221,15 @@ export async function runBatch<TDeps, TBatch>(
   return { batchItemFailures: failures };
 }
 
-function groupByKey(name: string, records: readonly SQSRecord[], runner: RunnerDeps): Map<string, KeyGroup> {
+function groupByKey(
+  name: string,
+  records: readonly SQSRecord[],
+  runner: RunnerDeps,
+  parse: (body: string) => ParsedRecord,
+): Map<string, KeyGroup> {
   const groups = new Map<string, KeyGroup>();
   for (const record of records) {
-    const parsed = parseKeyMessage(record.body);
+    const parsed = parse(record.body);
     if (!parsed.ok) {
       // Acknowledged: a body that does not parse now never will. Logged once, counted.
       runner.metrics.count(MetricName.MalformedMessages, { reconciler: name });
@@ -213,11 +240,12 @@ function groupByKey(name: string, records: readonly SQSRecord[], runner: RunnerD
       });
       continue;
     }
-    const { hint, ...key } = parsed.message;
+    const { key, hint, payload } = parsed;
     const id = keyString(key);
-    const group = groups.get(id) ?? { key, records: [], hints: [] };
+    const group = groups.get(id) ?? { key, records: [], hints: [], payloads: [] };
     group.records.push(record);
     if (hint) group.hints.push(hint);
+    if (payload !== undefined) group.payloads.push(payload);
     groups.set(id, group);
   }
   return groups;
