@@ -45,6 +45,16 @@ export const MetricName = {
   FreshResourceNotVisible: 'FreshResourceNotVisible',
   /** Interruption notices the EC2 events router put on the interruption queue (shared/queue/interruption.ts). */
   InterruptionNoticesSent: 'InterruptionNoticesSent',
+  /** A Node marked for an interruption notice (dimension `kind`). */
+  Interruptions: 'Interruptions',
+  /** Pods evicted while draining a Node. */
+  PodsEvicted: 'PodsEvicted',
+  /** Evictions a PodDisruptionBudget refused for now (429): tried again on the next pass. */
+  PdbWaits: 'PdbWaits',
+  /** Seconds from the notice to the Node drained (dimension `kind`), or to the deadline when it was not. */
+  DrainSeconds: 'DrainSeconds',
+  /** Drains the deadline cut short, Pods still on the Node. */
+  DrainTimeouts: 'DrainTimeouts',
   /** A Service left to someone else (dimension `reason`: `classic`, `other-controller`, `other-class`). */
   ServicesSkipped: 'ServicesSkipped',
   Ec2Events: 'Ec2Events',
