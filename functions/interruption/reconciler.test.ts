@@ -85,7 +85,8 @@ describe('a spot interruption', () => {
     expect(lowest).toBeGreaterThanOrEqual(2);
     expect(passes).toBeGreaterThan(1);
     expect(w.metrics.total(MetricName.PdbWaits)).toBeGreaterThan(0);
-    expect(reasons()).toEqual(['InterruptionReceived', 'Cordoned', 'Drained']);
+    expect(reasons()).toEqual(['InterruptionReceived', 'Cordoned', 'Draining', 'Drained']);
+    expect(w.kube.eventsFor('Node', NODE, 'Draining')[0]!.message).toMatch(/Draining 3 Pod\(s\) within 1[12]\d s/);
     // Inside the two minutes.
     expect(passes * w.deps.drainRequeueSeconds).toBeLessThan(120);
   });

@@ -82,7 +82,8 @@ async function interrupt(
   const action = deps.actions[notice.kind];
   node = await mark(node, notice, action, deps);
   if (action === 'taint-only') return finish(notice, deps, 'marked only');
-  if (!node.spec?.unschedulable) {
+  const firstPass = !node.spec?.unschedulable;
+  if (firstPass) {
     node = await deps.drain.cordonNode(node.metadata.name, { resourceVersion: node.metadata.resourceVersion ?? '' });
     await recordNodeEvent(deps, node, 'Normal', 'Cordoned', `Cordoned for ${notice.kind} ${notice.eventId}`);
   }
@@ -91,6 +92,10 @@ async function interrupt(
   const now = deps.clock.now();
   const secondsLeft = deadline === undefined ? undefined : Math.max(0, Math.floor((deadline - now) / 1000));
   const left = await drainPass(node, secondsLeft, deps);
+  if (firstPass && left.length > 0) {
+    const by = secondsLeft === undefined ? '' : ` within ${secondsLeft} s`;
+    await recordNodeEvent(deps, node, 'Normal', 'Draining', `Draining ${left.length} Pod(s)${by}`);
+  }
   if (left.length === 0) {
     await recordNodeEvent(deps, node, 'Normal', 'Drained', `Drained for ${notice.kind} ${notice.eventId}`);
     deps.metrics.timing(MetricName.DrainSeconds, now - Date.parse(notice.eventTime), { kind: notice.kind });
