@@ -1,3 +1,4 @@
+import type { InterruptionActionName } from '../../shared/config/config.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { MergePatch, Node, Taint } from '../../shared/k8s/types.ts';
 import {
@@ -15,8 +16,8 @@ import {
  * service controller deregisters the Node before its Pods go), and when the drain must be over.
  */
 
-/** What to do for a kind of notice: cordon and drain, or only mark the Node. */
-export type InterruptionAction = 'drain' | 'taint-only';
+/** What to do for a kind of notice: cordon and drain, or only mark the Node (INTERRUPTION_ACTIONS names them). */
+export type InterruptionAction = InterruptionActionName;
 
 /**
  * The defaults: a rebalance recommendation is no notice of termination, so it only marks the Node (as

@@ -1,3 +1,4 @@
+import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balancing';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
@@ -6,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
+import { AutoScalingAdapter } from './autoscaling-adapter.ts';
 import { Ec2Adapter } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
@@ -36,6 +38,16 @@ export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adap
 export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter {
   const client = new ElasticLoadBalancingClient({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
   return new ElbAdapter(instrumentAwsClient(client, metrics));
+}
+
+/**
+ * Auto Scaling (lifecycle hooks of the interruption controller), endpoint from the SDK's settings
+ * (AWS_ENDPOINT_URL, AWS_ENDPOINT_URL_AUTO_SCALING). A drain wave completes and heartbeats many hooks at once,
+ * and Auto Scaling throttles per account like EC2: the same adaptive retries.
+ */
+export function createAutoScalingPort(config: Config, metrics: MetricsPort): AutoScalingAdapter {
+  const client = new AutoScalingClient({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  return new AutoScalingAdapter(instrumentAwsClient(client, metrics));
 }
 
 /**

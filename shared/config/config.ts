@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseCidr } from '../net/cidr.ts';
+import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption.ts';
 
 /**
  * The one configuration object, read from the environment the stacks set (or the local runner's
@@ -26,6 +27,35 @@ const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
 const cidr = z.string().superRefine((value, ctx) => {
   const result = parseCidr(value);
   if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
+});
+
+/** What the interruption controller does for a kind of notice: cordon and drain, or only mark the Node. */
+export const INTERRUPTION_ACTION_NAMES = ['drain', 'taint-only'] as const;
+export type InterruptionActionName = (typeof INTERRUPTION_ACTION_NAMES)[number];
+export type InterruptionActionOverrides = Partial<Record<InterruptionKind, InterruptionActionName>>;
+
+/**
+ * `kind=action,...` (INTERRUPTION_ACTIONS): the kinds named override the controller's defaults, the others keep
+ * them. An unknown kind or action, or a kind named twice, is refused rather than ignored: a typo would
+ * otherwise leave a kind on its default without a word.
+ */
+export const interruptionActions = z.string().transform((text, ctx): InterruptionActionOverrides => {
+  const overrides: InterruptionActionOverrides = {};
+  const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
+  for (const entry of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [kind = '', action = '', ...rest] = entry.split('=').map((p) => p.trim());
+    if (rest.length > 0 || !entry.includes('=')) problem(`"${entry}" must be kind=action`);
+    else if (!(INTERRUPTION_KINDS as readonly string[]).includes(kind)) {
+      problem(`"${kind}" is no interruption kind (${INTERRUPTION_KINDS.join(', ')})`);
+    } else if (!(INTERRUPTION_ACTION_NAMES as readonly string[]).includes(action)) {
+      problem(`"${action}" for ${kind} must be ${INTERRUPTION_ACTION_NAMES.join(' or ')}`);
+    } else if (overrides[kind as InterruptionKind] !== undefined) problem(`${kind} is named twice`);
+    else overrides[kind as InterruptionKind] = action as InterruptionActionName;
+  }
+  return overrides;
 });
 
 /** The load balancer kinds the service controller makes (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
@@ -150,6 +180,24 @@ export const ConfigSchema = z
       .min(5, 'must be at least 5 seconds')
       .max(900, 'cannot exceed 900 seconds')
       .default(60),
+    /** Per kind of interruption notice, `drain` or `taint-only` (see `interruptionActions`); unset: the defaults. */
+    INTERRUPTION_ACTIONS: interruptionActions.default({}),
+    /**
+     * Add `node.kubernetes.io/out-of-service` to a drained Node, so its remaining Pods are force-deleted and
+     * their volumes detached without waiting for the kubelet. Off by default: it is only safe once the instance
+     * is really going, which Kubernetes leaves to whoever sets the taint.
+     */
+    INTERRUPTION_OUT_OF_SERVICE_TAINT: z.stringbool({ error: 'must be true or false' }).default(false),
+    /**
+     * Seconds between drain passes while Pods are still going. A spot notice leaves two minutes, so a pass more
+     * than a minute apart would leave most of it unused.
+     */
+    INTERRUPTION_DRAIN_REQUEUE_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(1, 'must be at least 1 second')
+      .max(60, 'cannot exceed 60 seconds (a spot notice leaves two minutes)')
+      .default(5),
     NODE_INDEX_TTL_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
       .int()
