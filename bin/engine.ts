@@ -1,6 +1,8 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { NodeIndex } from '../functions/ec2-events/node-index.ts';
-import { routeEc2Events } from '../functions/ec2-events/router.ts';
+import { type RouterDeps, routeEc2Events } from '../functions/ec2-events/router.ts';
+import { DEFAULT_INTERRUPTION_ACTIONS } from '../functions/interruption/plan.ts';
+import { type InterruptionDeps, interruptionReconciler } from '../functions/interruption/reconciler.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
 import type { Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
@@ -8,11 +10,13 @@ import { type ResyncQueues, resync } from '../functions/resync/resync.ts';
 import { type RouteDeps, routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
+import type { AutoScalingPort } from '../shared/aws/autoscaling-port.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
+import type { DrainPort } from '../shared/k8s/drain-port.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { Cidr } from '../shared/net/cidr.ts';
@@ -46,6 +50,18 @@ export interface EngineOptions {
     provisioningRequeueSeconds?: number;
     cleanupRequeueSeconds?: number;
   } & Pick<ServiceDeps, 'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags' | 'defaultLoadBalancerType'>;
+  /**
+   * The interruption controller: with it, the EC2 events router sends interruption notices to the interruption
+   * queue (as INTERRUPTION_QUEUE_URL makes it do in AWS) and the interruption reconciler drains their Nodes.
+   */
+  interruption?: {
+    /** Pods and evictions; `kube` must then serve them. */
+    drain: DrainPort;
+    /** Termination lifecycle hooks; without it they are left to time out. */
+    autoscaling?: AutoScalingPort;
+    /** INTERRUPTION_DRAIN_REQUEUE_SECONDS; default 5, as deployed. */
+    drainRequeueSeconds?: number;
+  } & Partial<Pick<InterruptionDeps, 'actions' | 'outOfServiceTaint'>>;
 }
 
 export const QUEUES = {
@@ -54,6 +70,7 @@ export const QUEUES = {
   route: 'route.fifo',
   service: 'service.fifo',
   ec2Events: 'ec2-events',
+  interruption: 'interruption.fifo',
 } as const;
 export const DLQS = [
   'node-dlq.fifo',
@@ -61,7 +78,14 @@ export const DLQS = [
   'route-dlq.fifo',
   'service-dlq.fifo',
   'ec2-events-dlq',
+  'interruption-dlq.fifo',
 ];
+/**
+ * Receives before an interruption notice is dead-lettered, while the stack has no setting of its own for it: a
+ * drain requeues every few seconds for up to its deadline (a spot notice: 24 passes of 5 s), and every requeue is
+ * a receive.
+ */
+const INTERRUPTION_MAX_RECEIVES = 100;
 
 /** The queue each reconciler reads, under the relay's names for the reconcilers. */
 export const RECONCILER_QUEUES = {
@@ -97,6 +121,11 @@ function createQueues(clock: Clock, region: string): FakeSqs {
     maxReceiveCount: receives('ec2-events'),
     deadLetterQueue: DLQS[4],
   });
+  const interruption = (FUNCTION_DEFAULTS as Partial<Record<string, { maxReceiveCount: number }>>).interruption;
+  sqs.createQueue(QUEUES.interruption, {
+    maxReceiveCount: interruption?.maxReceiveCount ?? INTERRUPTION_MAX_RECEIVES,
+    deadLetterQueue: DLQS[5],
+  });
   return sqs;
 }
 
@@ -121,8 +150,28 @@ function serviceDeps(o: EngineOptions, services: NonNullable<EngineOptions['serv
   };
 }
 
+/** The interruption controller's deps, as its Lambda sets them; the notices' queue for the router. */
+function interruptionDeps(
+  o: EngineOptions,
+  interruption: NonNullable<EngineOptions['interruption']>,
+): InterruptionDeps {
+  return {
+    clusterName: o.clusterName,
+    kube: o.kube,
+    drain: interruption.drain,
+    ...(interruption.autoscaling ? { autoscaling: interruption.autoscaling } : {}),
+    ec2: o.ec2,
+    actions: interruption.actions ?? DEFAULT_INTERRUPTION_ACTIONS,
+    outOfServiceTaint: interruption.outOfServiceTaint ?? false,
+    drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
+    clock: o.clock,
+    log: o.log,
+    metrics: o.metrics,
+  };
+}
+
 /** One handler per queue, as the stack gives each queue its function; controllers that are off get none. */
-function createHandlers(o: EngineOptions, sqs: FakeSqs): Map<string, Handler> {
+function createHandlers(o: EngineOptions, sqs: FakeSqs, wake: () => void): Map<string, Handler> {
   const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
   const nodeDeps: NodeDeps = {
     ...common,
@@ -133,13 +182,22 @@ function createHandlers(o: EngineOptions, sqs: FakeSqs): Map<string, Handler> {
   };
   const lifecycleDeps: LifecycleDeps = common;
   const runner: RunnerDeps = { log: o.log, metrics: o.metrics, queue: sqs, clock: o.clock };
-  const routerDeps = {
+  const routerDeps: RouterDeps = {
     index: new NodeIndex(o.kube, o.clock, o.nodeIndexTtlMs),
     sqs,
     routes: { 'state-change': sqs.urlOf(QUEUES.lifecycle) },
     log: o.log,
     metrics: o.metrics,
   };
+  if (o.interruption) {
+    // A notice wakes an idle loop as a key does: a spot warning leaves two minutes.
+    const sendFifo: FakeSqs['sendFifo'] = async (url, messages) => {
+      const failed = await sqs.sendFifo(url, messages);
+      wake();
+      return failed;
+    };
+    routerDeps.interruption = { queueUrl: sqs.urlOf(QUEUES.interruption), sqs: { sendFifo } };
+  }
   const reconcile =
     <D, B>(reconciler: Reconciler<D, B>, deps: D): Handler =>
     (records) =>
@@ -154,6 +212,9 @@ function createHandlers(o: EngineOptions, sqs: FakeSqs): Map<string, Handler> {
     handlers.set(QUEUES.route, reconcile(routeReconciler, routeDeps));
   }
   if (o.services) handlers.set(QUEUES.service, reconcile(serviceReconciler, serviceDeps(o, o.services)));
+  if (o.interruption) {
+    handlers.set(QUEUES.interruption, reconcile(interruptionReconciler, interruptionDeps(o, o.interruption)));
+  }
   return handlers;
 }
 
@@ -232,8 +293,8 @@ function eventSourceMappings(sqs: FakeSqs, handlers: Map<string, Handler>) {
  */
 export function createEngine(o: EngineOptions) {
   const sqs = createQueues(o.clock, o.region);
-  const handlers = createHandlers(o, sqs);
   const wake = createWake();
+  const handlers = createHandlers(o, sqs, wake.notify);
   const reconcilers = (Object.keys(RECONCILER_QUEUES) as EngineReconciler[]).filter((r) =>
     handlers.has(RECONCILER_QUEUES[r]),
   );

@@ -53,6 +53,7 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
     extra: () => [
       ['Kubernetes writes', sim.kube.writeCount()],
       ['Events recorded', sim.kube.events.length],
+      ['spot interruption', sim.interruption?.summary() ?? 'none (fewer than 4 Nodes)'],
     ],
   };
   if (!process.stdout.isTTY || a.plain) console.log(`${source.title}\n`);
@@ -73,6 +74,6 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
     process.exit(1);
   }
   console.log(
-    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered.',
+    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered, the spot-interrupted Node out of the load balancers and drained within its PDB before its instance went.',
   );
 }

@@ -12,6 +12,7 @@ import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { createEngine, DLQS } from './engine.ts';
+import { interruptionScenario } from './sim-interruption.ts';
 import { startSimulatedRelay } from './sim-relay.ts';
 
 export const SIM_CLUSTER = 'local-sim';
@@ -80,6 +81,7 @@ export function createSimulation(options: SimulationOptions) {
       kube,
       provisioningRequeueSeconds: 30,
     },
+    interruption: { drain: kube },
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are
@@ -249,6 +251,26 @@ export function createSimulation(options: SimulationOptions) {
     at(end + 10, `terminate ${terminated.instanceId}`, () => setState(terminated, 'terminated'));
     at(end + 50, `kubelet of ${dns} goes silent`, () => setReady(dns, 'Unknown'));
   }
+  // A spot interruption of a fourth Node (bin/sim-interruption.ts), once the NLB is active: while it provisions,
+  // the Service's key waits out its provisioning requeue, and a deregistration with it.
+  const interruption =
+    instances[3] &&
+    interruptionScenario(
+      {
+        clock,
+        start,
+        kube,
+        ec2,
+        elbv2,
+        elb,
+        classicName: SIM_CLASSIC_NAME,
+        enqueueEc2Event: engine.enqueueEc2Event,
+        terminate: (instance) => setState(instance, 'terminated'),
+        at,
+      },
+      instances[3],
+      end + 85,
+    );
   if (options.throttleDescribes > 0) {
     at(1 + options.nodes * 0.25 + 20, 'EC2 starts throttling DescribeInstances', () =>
       ec2.throttle('DescribeInstances', options.throttleDescribes),
@@ -270,6 +292,7 @@ export function createSimulation(options: SimulationOptions) {
         log.info(`${t()} scenario: ${step.what}`);
         await step.run();
       }
+      interruption?.tick();
       const handled = await engine.pumpOnce();
       onTick?.();
       if (handled > 0) {
@@ -345,7 +368,7 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`targets ${registered.join(',')} != ready Nodes' instances ${wanted.join(',')}`);
       }
     }
-    out.push(...classicProblems());
+    out.push(...classicProblems(), ...(interruption?.problems() ?? []));
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
@@ -389,6 +412,7 @@ export function createSimulation(options: SimulationOptions) {
     engine,
     metrics,
     instances,
+    interruption,
     runToCompletion,
     problems,
     elapsed: () => clock.now() - start,

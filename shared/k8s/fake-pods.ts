@@ -53,7 +53,9 @@ export class FakePods {
   /** The port's read (counted as `listPodsOnNode`). */
   listOnNode(nodeName: string): Pod[] {
     this.host.call('listPodsOnNode');
-    return this.list().filter((p) => p.spec?.nodeName === nodeName);
+    this.expire();
+    // Filtered before copied: a drain lists one Node's Pods among thousands.
+    return [...this.pods.values()].filter((p) => p.spec?.nodeName === nodeName).map((p) => structuredClone(p));
   }
 
   /** The eviction request as the API server answers it (throws its refusals); counted as `evictPod`. */
@@ -113,7 +115,13 @@ export class FakePods {
   /** POST .../pods/<name>/eviction: the budget check, then the delete. */
   evict(namespace: string, name: string, options: DeleteOptions): Pod | undefined {
     const pod = this.existing(namespace, name, options.uid);
-    admitEviction(pod, budgetsFor(pod, this.listBudgets()));
+    // Only the Pod's own budgets get a status, computed from the stored Pods uncopied (it only reads them):
+    // an eviction among thousands of Pods and hundreds of budgets stays cheap.
+    const stored = [...this.pods.values()];
+    admitEviction(
+      pod,
+      budgetsFor(pod, this.budgets.values()).map((b) => this.withStatus(b, stored)),
+    );
     return this.delete(namespace, name, options);
   }
 
@@ -157,10 +165,10 @@ export class FakePods {
     return pod;
   }
 
-  private withStatus(budget: PodDisruptionBudget): PodDisruptionBudget {
+  private withStatus(budget: PodDisruptionBudget, pods: readonly Pod[] = this.list()): PodDisruptionBudget {
     const scaleOf = (namespace: string, owner: OwnerReference) =>
       this.scales.get(`${namespace}/${owner.kind}/${owner.name}`);
-    return { ...structuredClone(budget), status: budgetStatus(budget, this.list(), scaleOf) };
+    return { ...structuredClone(budget), status: budgetStatus(budget, pods, scaleOf) };
   }
 
   private store<T extends Pod | PodDisruptionBudget>(table: Map<string, T>, object: T, kind: Partial<T>): T {
