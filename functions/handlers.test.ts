@@ -15,6 +15,7 @@ function stubEnv(env: Record<string, string | undefined>) {
     'NODE_LIFECYCLE_QUEUE_URL',
     'ROUTE_QUEUE_URL',
     'SERVICE_QUEUE_URL',
+    'INTERRUPTION_ACTIONS',
   ]) {
     vi.stubEnv(key, undefined);
   }
@@ -22,13 +23,16 @@ function stubEnv(env: Record<string, string | undefined>) {
 }
 
 describe('Lambda handlers start up', () => {
-  it.each(['./node/handler.ts', './node-lifecycle/handler.ts'])('%s loads with a valid configuration', async (path) => {
-    stubEnv(good);
-    const module = await import(path);
-    expect(typeof module.handler).toBe('function');
-  });
+  it.each(['./node/handler.ts', './node-lifecycle/handler.ts', './interruption/handler.ts'])(
+    '%s loads with a valid configuration',
+    async (path) => {
+      stubEnv(good);
+      const module = await import(path);
+      expect(typeof module.handler).toBe('function');
+    },
+  );
 
-  it.each(['./node/handler.ts', './node-lifecycle/handler.ts', './ec2-events/handler.ts'])(
+  it.each(['./node/handler.ts', './node-lifecycle/handler.ts', './ec2-events/handler.ts', './interruption/handler.ts'])(
     '%s refuses to start without CLUSTER_NAME, naming it',
     async (path) => {
       stubEnv({ AWS_REGION: 'eu-west-1' });
@@ -47,5 +51,12 @@ describe('Lambda handlers start up', () => {
   it('ec2-events refuses to start without the lifecycle queue URL', async () => {
     stubEnv(good);
     await expect(import('./ec2-events/handler.ts')).rejects.toThrow(/NODE_LIFECYCLE_QUEUE_URL: is required/);
+  });
+
+  it('interruption refuses to start with an unknown action, naming the setting', async () => {
+    stubEnv({ ...good, INTERRUPTION_ACTIONS: 'spot-interruption=ignore' });
+    await expect(import('./interruption/handler.ts')).rejects.toThrow(
+      /INTERRUPTION_ACTIONS \(got "spot-interruption=ignore"\): "ignore" for spot-interruption must be drain or taint-only/,
+    );
   });
 });

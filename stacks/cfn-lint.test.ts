@@ -67,6 +67,10 @@ for (const [auth, authEnv] of Object.entries({ eks: {}, token: TOKEN })) {
   }
 }
 VARIANTS['eks with CA, no access entries, +route +service'] = { ...BASE, ...EKS_CONFIGURED, ...ROUTE, ...SERVICE };
+// The interruption controller: its queue, function, extra EC2 event rules and Auto Scaling grants.
+const INTERRUPTION = { CCM_INTERRUPTION: 'true', CCM_INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain' };
+VARIANTS['eks, +interruption'] = { ...BASE, ...INTERRUPTION };
+VARIANTS['token, +route +service +interruption'] = { ...BASE, ...TOKEN, ...ROUTE, ...SERVICE, ...INTERRUPTION };
 
 interface Finding {
   Filename: string;

@@ -3,6 +3,12 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { ConfigSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
+import {
+  INTERRUPTION_SETTINGS,
+  INTERRUPTION_STAGE_SCHEMA,
+  type InterruptionStage,
+  interruptionStage,
+} from './config-interruption.ts';
 
 /**
  * The stage configuration: everything `sst deploy --stage <name>` needs to know about the cluster it
@@ -43,6 +49,10 @@ export const FUNCTION_DEFAULTS = {
   // backoff) before a Service key reaches the DLQ. One key per Service, so a burst of Service changes runs in
   // parallel batches; beyond 10 at once ELBv2's per-account API rate limits, not Lambda, set the pace.
   service: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 10, maxReceiveCount: 200 },
+  // One key per Node; every drain pass is a requeue, and so a receive (INTERRUPTION_DRAIN_REQUEUE_SECONDS apart,
+  // 5 s by default): 1000, the most SQS allows, is over an hour of passes, as long as a lifecycle hook's drain
+  // is likely to last. A notice wave (a spot capacity pool reclaimed) drains its Nodes in parallel.
+  interruption: { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 10, maxReceiveCount: 1000 },
   // Started by a schedule, not a queue: concurrency and receive count do not apply to it.
   resync: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 1 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
@@ -115,6 +125,8 @@ export interface StageConfig {
     provisioningRequeueSeconds: number;
     cleanupRequeueSeconds: number;
   };
+  /** The interruption controller, deployed only when CCM_INTERRUPTION is on. */
+  interruption?: InterruptionStage;
   alarms: { queueAgeSeconds: number; topicArn?: string };
   relay: {
     identity: RelayIdentity;
@@ -206,6 +218,7 @@ const StaticSchema = z
     CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: runtime.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
     CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
+    ...INTERRUPTION_STAGE_SCHEMA,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -357,6 +370,14 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
     }
   }
 
+  if (parsed.success && !parsed.data.CCM_INTERRUPTION) {
+    for (const setting of INTERRUPTION_SETTINGS) {
+      if (input[setting] !== undefined) {
+        describe(setting, 'has no effect without CCM_INTERRUPTION=true, which deploys the interruption controller');
+      }
+    }
+  }
+
   if (parsed.success && functions['ec2-events']) {
     // Messages the router keeps failing must reach the DLQ (and its alarm) before they expire.
     const events = functions['ec2-events'];
@@ -371,6 +392,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
 
   if (problems.length > 0 || !parsed.success) throw new StageConfigError(problems);
   const c = parsed.data;
+  const interruption = interruptionStage(c);
   const oidcIssuer = c.CCM_RELAY_OIDC_PROVIDER_ARN?.replace(/^.*:oidc-provider\//, '');
   return {
     clusterName: c.CCM_CLUSTER_NAME,
@@ -421,6 +443,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
           },
         }
       : {}),
+    ...(interruption ? { interruption } : {}),
     ec2Events: {
       retentionSeconds: c.CCM_EC2_EVENTS_RETENTION_SECONDS,
       ageAlarmSeconds: c.CCM_EC2_EVENTS_AGE_ALARM_SECONDS,

@@ -16,6 +16,7 @@ import {
   tagOnCreate,
 } from './iam.ts';
 import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
+import { interruptionReconciler } from './interruption.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
@@ -78,14 +79,19 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
     service: byName('service'),
   });
 
-  const events = new Ec2Events(stack, ctx, { lifecycleQueue: lifecycle.queue });
+  // Not among `reconcilers`: the relay and the resync never send it keys, only the EC2 events router does.
+  const interruption = config.interruption ? interruptionReconciler(stack, ctx, config.interruption) : undefined;
+  const events = new Ec2Events(stack, ctx, {
+    lifecycleQueue: lifecycle.queue,
+    ...(interruption ? { interruptionQueue: interruption.queue } : {}),
+  });
   const relay = new RelayRole(
     stack,
     ctx,
     reconcilers.map((r) => r.queue),
   );
   const monitoring = new Monitoring(stack, ctx, [
-    ...reconcilers.map((r) => ({
+    ...[...reconcilers, ...(interruption ? [interruption] : [])].map((r) => ({
       label: r.name,
       queue: r.queue,
       deadLetterQueue: r.deadLetterQueue,
@@ -104,6 +110,14 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
     ...Object.fromEntries(
       reconcilers.map((r) => [`${r.node.id}QueueUrl`, { value: r.queue.queueUrl, description: `${r.name} queue` }]),
     ),
+    ...(interruption
+      ? {
+          InterruptionQueueUrl: {
+            value: interruption.queue.queueUrl,
+            description: 'interruption queue (EC2 events router -> interruption controller)',
+          },
+        }
+      : {}),
     Ec2EventsQueueUrl: { value: events.queue.queueUrl, description: 'EC2 events queue (EventBridge -> router)' },
     RelayRoleArn: { value: relay.role.roleArn, description: `IAM role of the relay (${config.relay.identity})` },
     RelayServiceAccount: {

@@ -4,7 +4,12 @@ import { Effect, PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { EventSourceMapping } from 'aws-cdk-lib/aws-lambda';
 import type { IQueue, Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EC2_EVENT_PATTERNS, EC2_EVENT_RULE_IDS, type Ec2EventPattern } from '../shared/events/ec2-event-patterns.ts';
+import {
+  EC2_EVENT_PATTERNS,
+  EC2_EVENT_RULE_IDS,
+  type Ec2EventPattern,
+  INTERRUPTION_EVENT_PATTERNS,
+} from '../shared/events/ec2-event-patterns.ts';
 import type { ControlPlaneContext } from './context.ts';
 import { ControllerFunction } from './function.ts';
 import { consumeQueue, sendToQueues, standardEventQueue } from './queues.ts';
@@ -28,6 +33,11 @@ function toCdkEventPattern(pattern: Ec2EventPattern): EventPattern {
 export interface Ec2EventsProps {
   /** The lifecycle reconciler's queue: state changes become its Node keys. */
   lifecycleQueue: IQueue;
+  /**
+   * The interruption controller's queue, when it is deployed: the router sends it interruption notices, and the
+   * rules add the events only that controller needs (INTERRUPTION_EVENT_PATTERNS).
+   */
+  interruptionQueue?: IQueue;
 }
 
 /**
@@ -56,8 +66,13 @@ export class Ec2Events extends Construct {
     // GetQueueAttributes and GetQueueUrl, which delivery does not need.
     const target: IRuleTarget = { bind: () => ({ arn: this.queue.queueArn }) };
     // One rule per event type on the default bus (docs/architecture.md "How events flow").
-    this.rules = EC2_EVENT_RULE_IDS.map((id) => {
-      const pattern = EC2_EVENT_PATTERNS[id];
+    // Without the interruption controller, nothing would use those events: no rule for them, and the
+    // rules of a stage without it stay exactly what they were.
+    const patterns: [string, Ec2EventPattern][] = [
+      ...EC2_EVENT_RULE_IDS.map((id): [string, Ec2EventPattern] => [id, EC2_EVENT_PATTERNS[id]]),
+      ...(props.interruptionQueue ? Object.entries(INTERRUPTION_EVENT_PATTERNS) : []),
+    ];
+    this.rules = patterns.map(([id, pattern]) => {
       return new Rule(this, id, {
         description: `${ctx.name('ec2-events')}: ${pattern['detail-type'][0]}`,
         eventPattern: toCdkEventPattern(pattern),
@@ -82,9 +97,13 @@ export class Ec2Events extends Construct {
       description: 'EC2 events -> Node keys on the reconciler queues',
       environment: {
         NODE_LIFECYCLE_QUEUE_URL: props.lifecycleQueue.queueUrl,
+        ...(props.interruptionQueue ? { INTERRUPTION_QUEUE_URL: props.interruptionQueue.queueUrl } : {}),
         NODE_INDEX_TTL_SECONDS: String(ctx.config.nodeIndexTtlSeconds),
       },
-      statements: [consumeQueue(this.queue, { changesVisibility: false }), sendToQueues([props.lifecycleQueue])],
+      statements: [
+        consumeQueue(this.queue, { changesVisibility: false }),
+        sendToQueues([props.lifecycleQueue, ...(props.interruptionQueue ? [props.interruptionQueue] : [])]),
+      ],
     });
     new EventSourceMapping(this, 'Source', {
       target: this.router.function,

@@ -46,9 +46,10 @@ const BASE_ENV = {
   CCM_CLUSTER_NAME: 'prod-eu',
   CCM_REGION: 'eu-west-1',
   CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-  // Every controller deployed: the route and the service controllers too.
+  // Every controller deployed: the route, service and interruption controllers too.
   CCM_CLUSTER_CIDRS: '100.64.0.0/16',
   CCM_VPC_ID: 'vpc-0123456789abcdef0',
+  CCM_INTERRUPTION: 'true',
 };
 const KMS_KEY = 'arn:aws:kms:eu-west-1:111122223333:key/abcd';
 const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
@@ -163,6 +164,7 @@ describe('the AWS calls derived from the code', () => {
     ['client-sqs', 'ChangeMessageVisibilityBatchCommand', 'sqs:ChangeMessageVisibility'],
     ['client-secrets-manager', 'GetSecretValueCommand', 'secretsmanager:GetSecretValue'],
     ['client-ecr-public', 'GetAuthorizationTokenCommand', 'ecr-public:GetAuthorizationToken'],
+    ['client-auto-scaling', 'CompleteLifecycleActionCommand', 'autoscaling:CompleteLifecycleAction'],
   ])('%s %s is %s', (pkg, command, action) => {
     expect(iamActionOfCommand(pkg, command)).toBe(action);
   });
@@ -266,6 +268,12 @@ const VERB: Readonly<Record<string, string>> = {
   replace: 'update',
   delete: 'delete',
 };
+/**
+ * Subresources whose generated method names fuse the kind and the subresource: `createNamespacedPodEviction` is
+ * a create of `pods/eviction` (the Eviction API), not of a resource "podevictions".
+ * https://kubernetes.io/docs/concepts/scheduling-eviction/api-eviction/
+ */
+const SUBRESOURCE_OF_KIND: Readonly<Record<string, string>> = { PodEviction: 'pods/eviction' };
 const API_METHOD =
   /^(read|list|create|patch|replace|delete)(?:Namespaced)?([A-Z][A-Za-z]*?)(Status)?(?:ForAllNamespaces)?$/;
 
@@ -275,6 +283,8 @@ function rbacRule(call: string): string {
   const group = API_GROUP[api];
   if (!match || group === undefined) throw new Error(`no RBAC mapping for ${call}: add one`);
   const [, verb = '', kind = '', status] = match;
+  const subresource = SUBRESOURCE_OF_KIND[kind];
+  if (subresource) return `${group}/${subresource}:${VERB[verb]}`;
   // Plural resource names of the kinds in use (Node, Event, Service, EndpointSlice, Lease) add an `s`.
   return `${group}/${kind.toLowerCase()}s${status ? '/status' : ''}:${VERB[verb]}`;
 }
@@ -313,6 +323,9 @@ describe('the ClusterRoles in deploy/README-deploy.md allow exactly what the cod
     ['CoreV1Api.createNamespacedEvent', '/events:create'],
     ['DiscoveryV1Api.listNamespacedEndpointSlice', 'discovery.k8s.io/endpointslices:list'],
     ['CoordinationV1Api.replaceNamespacedLease', 'coordination.k8s.io/leases:update'],
+    ['CoreV1Api.createNamespacedPodEviction', '/pods/eviction:create'],
+    ['CoreV1Api.deleteNamespacedPod', '/pods:delete'],
+    ['CoreV1Api.listPodForAllNamespaces', '/pods:list'],
   ])('%s needs %s', (call, rule) => {
     expect(rbacRule(call)).toBe(rule);
   });

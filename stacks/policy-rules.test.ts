@@ -310,3 +310,44 @@ describe('policyViolations: removing tags', () => {
     ]);
   });
 });
+
+describe('policyViolations: Auto Scaling', () => {
+  const GROUPS = arn('autoscaling', 'autoScalingGroup:*:autoScalingGroupName/*');
+  const CLUSTER = { StringEquals: { [`aws:ResourceTag/${TAG}`]: ['owned', 'shared'] } };
+  const HOOKS = ['autoscaling:CompleteLifecycleAction', 'autoscaling:RecordLifecycleActionHeartbeat'];
+  const refused = (action: string) => new RegExp(`allows the Auto Scaling write "${action}" other than a lifecycle`);
+
+  it('accepts lifecycle actions on groups tagged for the cluster (owned, or owned and shared), and Describe on *', () => {
+    expect(violations({ Action: HOOKS, Resource: GROUPS, Condition: CLUSTER })).toEqual([]);
+    expect(violations({ Action: HOOKS, Resource: GROUPS, Condition: OWNED })).toEqual([]);
+    expect(violations({ Action: 'autoscaling:DescribeLifecycleHooks', Resource: '*' })).toEqual([]);
+  });
+
+  it.each([
+    ['without a condition', { Resource: GROUPS }],
+    [
+      'on another cluster’s groups',
+      { Resource: GROUPS, Condition: { StringEquals: { 'aws:ResourceTag/x': 'owned' } } },
+    ],
+    ['on a resource that is no Auto Scaling group', { Resource: SG, Condition: CLUSTER }],
+  ])('refuses a lifecycle action %s', (_, statement) => {
+    expect(violations({ Action: 'autoscaling:CompleteLifecycleAction', ...statement })).toEqual([
+      expect.stringMatching(refused('autoscaling:CompleteLifecycleAction')),
+    ]);
+  });
+
+  it('refuses a lifecycle action on *, for the tag alone does not name the resource type', () => {
+    expect(
+      violations({ Action: 'autoscaling:RecordLifecycleActionHeartbeat', Resource: '*', Condition: CLUSTER }),
+    ).toEqual([
+      expect.stringMatching(refused('autoscaling:RecordLifecycleActionHeartbeat')),
+      expect.stringMatching(/grants autoscaling:RecordLifecycleActionHeartbeat on every resource/),
+    ]);
+  });
+
+  it('refuses any other Auto Scaling write, even on the cluster’s groups', () => {
+    expect(
+      violations({ Action: 'autoscaling:TerminateInstanceInAutoScalingGroup', Resource: GROUPS, Condition: CLUSTER }),
+    ).toEqual([expect.stringMatching(refused('autoscaling:TerminateInstanceInAutoScalingGroup'))]);
+  });
+});

@@ -11,6 +11,7 @@ import {
   TAGGED_CREATE_ACTIONS,
   VPC_ARN,
 } from './iam.ts';
+import { AUTOSCALING_LIFECYCLE_WRITES } from './iam-autoscaling.ts';
 
 /**
  * Least-privilege rules checked on the synthesized template, by the tests and by `npm run synth`:
@@ -33,6 +34,9 @@ import {
  * - removing tags (TAG_REMOVAL_ACTIONS), besides the owned condition, must name the keys it removes and none
  *   of the ownership tags (`ForAllValues:StringNotEquals` on `aws:TagKeys` listing every `protectedTagKeys`
  *   key, and `Null` `aws:TagKeys` = `false`; see `keepsProtectedTagsCondition`);
+ * - Auto Scaling: no write but the lifecycle actions (AUTOSCALING_LIFECYCLE_WRITES), and those only on Auto Scaling
+ *   group ARNs tagged for this cluster (`aws:ResourceTag` `owned`, or `owned` and `shared`; see
+ *   `lifecycleActionWrite`): completing another cluster's hook would let its instance go before its drain;
  * - no managed policy but the one Lambda needs to run in a VPC.
  */
 
@@ -59,7 +63,10 @@ export interface LocatedStatement {
 
 /** Matched against the ARN as JSON (a string, or the Fn::Join CDK writes for the partition). */
 const ALLOWED_MANAGED_POLICIES = [/:iam::aws:policy\/service-role\/AWSLambdaVPCAccessExecutionRole"/];
-const DESCRIBE = /^(ec2|elasticloadbalancing):Describe[A-Za-z0-9]+$/;
+const DESCRIBE = /^(ec2|elasticloadbalancing|autoscaling):Describe[A-Za-z0-9]+$/;
+const AUTOSCALING_WRITE = /^autoscaling:(?!Describe)/;
+/** An Auto Scaling group's ARN, as text (`resourceText`): `...:autoscaling:<region>:<account>:autoScalingGroup:...`. */
+const AUTOSCALING_GROUP_ARN = /:autoscaling:[^:]*:[^:]*:autoScalingGroup:/;
 
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
@@ -124,6 +131,18 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
   return false;
 }
 
+/** Whether a statement allowing an Auto Scaling write confines it to this cluster's groups. */
+function onClusterGroups(action: string, statement: PolicyStatementJson, clusterName: string): boolean {
+  if (!AUTOSCALING_LIFECYCLE_WRITES.has(action)) return false;
+  const tag = statement.Condition?.StringEquals?.[`aws:ResourceTag/${clusterTagKey(clusterName)}`];
+  const resources = list(statement.Resource).map(resourceText);
+  return (
+    (tag === 'owned' || sameSet(tag, ['owned', 'shared'])) &&
+    resources.length > 0 &&
+    resources.every((r) => AUTOSCALING_GROUP_ARN.test(r))
+  );
+}
+
 /**
  * Whether a statement allowing tag removal keeps the ownership tags: every key removed must be none of them
  * (`ForAllValues:StringNotEquals` on `aws:TagKeys` naming all of them), and the request must name its keys
@@ -148,6 +167,11 @@ export function policyViolations(template: Record<string, unknown>, clusterName:
       if (isTaggedWriteAction(action) && !confinedToCluster(action, statement, clusterName)) {
         violations.push(
           `${where}: allows the write "${action}" without the ${clusterTagKey(clusterName)}=owned condition`,
+        );
+      }
+      if (AUTOSCALING_WRITE.test(action) && !onClusterGroups(action, statement, clusterName)) {
+        violations.push(
+          `${where}: allows the Auto Scaling write "${action}" other than a lifecycle action on groups tagged ${clusterTagKey(clusterName)}`,
         );
       }
       if (TAG_REMOVAL_ACTIONS.has(action) && !keepsProtectedTags(statement, clusterName)) {

@@ -122,3 +122,50 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(pattern);
   });
 });
+
+describe('the interruption controller settings', () => {
+  it('default to no overrides, no out-of-service taint and passes 5 s apart', () => {
+    expect(loadConfig(base)).toMatchObject({
+      INTERRUPTION_ACTIONS: {},
+      INTERRUPTION_OUT_OF_SERVICE_TAINT: false,
+      INTERRUPTION_DRAIN_REQUEUE_SECONDS: 5,
+    });
+  });
+
+  it('read the kinds named, leaving the others unset (the controller keeps their defaults)', () => {
+    const config = loadConfig({
+      ...base,
+      INTERRUPTION_ACTIONS: ' spot-interruption=taint-only , rebalance-recommendation = drain,',
+      INTERRUPTION_OUT_OF_SERVICE_TAINT: 'true',
+      INTERRUPTION_DRAIN_REQUEUE_SECONDS: '10',
+    });
+    expect(config.INTERRUPTION_ACTIONS).toEqual({
+      'spot-interruption': 'taint-only',
+      'rebalance-recommendation': 'drain',
+    });
+    expect(config.INTERRUPTION_OUT_OF_SERVICE_TAINT).toBe(true);
+    expect(config.INTERRUPTION_DRAIN_REQUEUE_SECONDS).toBe(10);
+  });
+
+  it.each([
+    ['spot=drain', /INTERRUPTION_ACTIONS \(got "spot=drain"\): "spot" is no interruption kind/],
+    ['spot-interruption=evict', /INTERRUPTION_ACTIONS.*"evict" for spot-interruption must be drain or taint-only/],
+    ['spot-interruption', /INTERRUPTION_ACTIONS.*"spot-interruption" must be kind=action/],
+    ['spot-interruption=drain=now', /INTERRUPTION_ACTIONS.*must be kind=action/],
+    ['instance-stopping=drain,instance-stopping=taint-only', /INTERRUPTION_ACTIONS.*instance-stopping is named twice/],
+  ])('refuses INTERRUPTION_ACTIONS=%s, naming it', (value, pattern) => {
+    expect(() => loadConfig({ ...base, INTERRUPTION_ACTIONS: value })).toThrow(pattern);
+  });
+
+  it.each([
+    [
+      { INTERRUPTION_OUT_OF_SERVICE_TAINT: 'maybe' },
+      /INTERRUPTION_OUT_OF_SERVICE_TAINT \(got "maybe"\): must be true or false/,
+    ],
+    [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '0' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*at least 1/],
+    [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '120' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*cannot exceed 60/],
+    [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '2.5' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*whole number/],
+  ])('refuses %j, naming it', (env, pattern) => {
+    expect(() => loadConfig({ ...base, ...env })).toThrow(pattern);
+  });
+});

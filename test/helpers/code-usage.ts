@@ -41,6 +41,8 @@ export const IAM_PREFIX_OF_CLIENT: Readonly<Record<string, string>> = {
   'client-elastic-load-balancing': 'elasticloadbalancing',
   'client-elastic-load-balancing-v2': 'elasticloadbalancing',
   'client-sqs': 'sqs',
+  // Lifecycle hooks of the interruption controller.
+  'client-auto-scaling': 'autoscaling',
   // The local EC2 events plumbing (scripts/local-events.ts); no Lambda uses EventBridge's API.
   'client-eventbridge': 'events',
   'client-eks': 'eks',
