@@ -1,5 +1,5 @@
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { clusterResourceCondition, explicitActions } from './iam.ts';
+import { clusterResourceCondition, explicitActions, requireActions } from './iam.ts';
 
 /**
  * The interruption controller's Auto Scaling grants, exactly the calls `shared/aws/autoscaling-adapter.ts` makes:
@@ -30,8 +30,11 @@ export function lifecycleActionWrite(props: {
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
-  const other = actions.filter((a) => !AUTOSCALING_LIFECYCLE_WRITES.has(a));
-  if (other.length > 0) throw new Error(`lifecycleActionWrite is for lifecycle actions only, not ${other.join(', ')}`);
+  requireActions(
+    actions,
+    (a) => AUTOSCALING_LIFECYCLE_WRITES.has(a),
+    (other) => `lifecycleActionWrite is for lifecycle actions only, not ${other}`,
+  );
   return new PolicyStatement({
     ...(props.sid ? { sid: props.sid } : {}),
     effect: Effect.ALLOW,

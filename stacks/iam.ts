@@ -20,7 +20,7 @@ export function explicitActions(actions: readonly string[]): string[] {
 }
 
 /** Throws `complaint` with the actions (comma separated) that `allowed` refuses, if there are any. */
-function requireActions(
+export function requireActions(
   actions: readonly string[],
   allowed: (action: string) => boolean,
   complaint: (offending: string) => string,
