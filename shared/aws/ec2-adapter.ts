@@ -48,7 +48,7 @@ import {
   type Subnet,
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
-import { allPages } from './paging.ts';
+import { allPages, chunks, unique } from './paging.ts';
 import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /** DescribeInstances accepts at most 1000 explicitly listed instance IDs. */
@@ -685,14 +685,4 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}
-
-function chunks<T>(values: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
-  return out;
 }

@@ -44,7 +44,7 @@ import {
   type CreateClassicLoadBalancerInput,
   type ElbPort,
 } from './elb-port.ts';
-import { allPages } from './paging.ts';
+import { allPages, chunks, unique } from './paging.ts';
 import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /**
@@ -364,14 +364,4 @@ export class ElbAdapter implements ElbPort {
 
 function toInstances(instanceIds: readonly string[]) {
   return unique(instanceIds).map((InstanceId) => ({ InstanceId }));
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}
-
-function chunks<T>(values: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
-  return out;
 }

@@ -1,5 +1,5 @@
 import { elbv2ErrorCode } from './elbv2-adapter.ts';
-import { awsErrorCode, toControllerError } from './errors.ts';
+import { toControllerErrorByCode } from './errors.ts';
 
 /**
  * Classic Load Balancer errors. The API speaks the query protocol and answers wire codes (`LoadBalancerNotFound`);
@@ -37,13 +37,5 @@ export function classicErrorCode(err: unknown): string | undefined {
 
 /** The controller error for a Classic ELB failure, classified by its wire code; the SDK error stays the cause. */
 export function classicError(doing: string, err: unknown): Error {
-  const code = classicErrorCode(err);
-  if (code && code !== awsErrorCode(err) && err instanceof Error) {
-    const normalized = Object.assign(new Error(err.message, { cause: err }), {
-      name: code,
-      $metadata: (err as { $metadata?: unknown }).$metadata,
-    });
-    return toControllerError(doing, normalized);
-  }
-  return toControllerError(doing, err);
+  return toControllerErrorByCode(doing, err, classicErrorCode(err));
 }

@@ -59,8 +59,8 @@ import {
   type TargetHealth,
   type TargetHealthState,
 } from './elbv2-port.ts';
-import { awsErrorCode, toControllerError } from './errors.ts';
-import { allPages } from './paging.ts';
+import { awsErrorCode, toControllerErrorByCode } from './errors.ts';
+import { allPages, chunks, unique } from './paging.ts';
 import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
 /**
@@ -75,16 +75,7 @@ export function elbv2ErrorCode(err: unknown): string | undefined {
 
 /** The controller error for an ELBv2 failure, classified by its wire code. */
 function elbv2Error(doing: string, err: unknown): Error {
-  const code = elbv2ErrorCode(err);
-  if (code && code !== awsErrorCode(err) && err instanceof Error) {
-    // Classify by the wire code (`ResourceInUse`, not `ResourceInUseException`); keep the SDK error as cause.
-    const normalized = Object.assign(new Error(err.message, { cause: err }), {
-      name: code,
-      $metadata: (err as { $metadata?: unknown }).$metadata,
-    });
-    return toControllerError(doing, normalized);
-  }
-  return toControllerError(doing, err);
+  return toControllerErrorByCode(doing, err, elbv2ErrorCode(err));
 }
 
 const LISTENER_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS']);
@@ -644,14 +635,4 @@ function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
     healthCheck,
     loadBalancerArns: sdk.LoadBalancerArns ?? [],
   };
-}
-
-function unique(values: readonly string[]): string[] {
-  return [...new Set(values)];
-}
-
-function chunks<T>(values: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
-  return out;
 }

@@ -80,6 +80,21 @@ export function toControllerError(doing: string, err: unknown): Error {
   }
 }
 
+/**
+ * `toControllerError`, classified by `code` (the API's wire code) rather than the SDK's exception class name
+ * (`ResourceInUse`, not `ResourceInUseException`). The SDK error stays the cause.
+ */
+export function toControllerErrorByCode(doing: string, err: unknown, code: string | undefined): Error {
+  if (code && code !== awsErrorCode(err) && err instanceof Error) {
+    const normalized = Object.assign(new Error(err.message, { cause: err }), {
+      name: code,
+      $metadata: (err as { $metadata?: unknown }).$metadata,
+    });
+    return toControllerError(doing, normalized);
+  }
+  return toControllerError(doing, err);
+}
+
 /** An error shaped like the SDK's service exceptions (name = code), for fakes and tests. */
 export class AwsServiceError extends Error {
   readonly $metadata: { httpStatusCode: number };

@@ -18,3 +18,15 @@ export async function allPages<T>(
     token = next;
   }
 }
+
+/** `values` in slices of at most `size`: AWS calls that take a bounded list (IDs, names, ARNs). */
+export function chunks<T>(values: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}
+
+/** Each value once, first occurrence first: AWS refuses repeated IDs in some lists and charges for them in all. */
+export function unique(values: readonly string[]): string[] {
+  return [...new Set(values)];
+}
