@@ -183,24 +183,15 @@ export class ClientNodeKubernetes implements KubernetesPort {
     }
   }
 
-  private async listAllNodes(): Promise<Node[]> {
-    const nodes: Node[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.call(() => this.core.listNode({ limit: LIST_PAGE_SIZE, _continue: token }));
-      for (const item of page.items) nodes.push(toNode(item));
-      // client-node names the field `_continue` (`continue` is a reserved word in its generator).
-      token = page.metadata?._continue || undefined;
-    } while (token);
-    return nodes;
+  private listAllNodes(): Promise<Node[]> {
+    return listAllPages(
+      (token) => this.core.listNode({ limit: LIST_PAGE_SIZE, _continue: token }),
+      (item) => toNode(item),
+    );
   }
 
-  private async call<T>(request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (err) {
-      throw translateError(err);
-    }
+  private call<T>(request: () => Promise<T>): Promise<T> {
+    return translated(request);
   }
 }
 
@@ -350,6 +341,44 @@ export const HTTP_REASONS: Record<number, string> = {
  * `message` (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/).
  * Anything else (connection refused, TLS failure, a timeout) is passed through unchanged.
  */
+/** A client-node request, its failure translated (`translateError`). */
+export async function translated<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (err) {
+    throw translateError(err);
+  }
+}
+
+/**
+ * Every item of a list the API server pages with limit/continue, as plain JSON. client-node names the
+ * field `_continue` (`continue` is a reserved word in its generator).
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+ */
+export async function listAllPages<T>(
+  fetchPage: (token: string | undefined) => Promise<{ items: object[]; metadata?: { _continue?: string } }>,
+  toItem: (item: object) => T = (item) => toPlainJson(item) as T,
+): Promise<T[]> {
+  const out: T[] = [];
+  let token: string | undefined;
+  do {
+    const page = await translated(() => fetchPage(token));
+    for (const item of page.items) out.push(toItem(item));
+    token = page.metadata?._continue || undefined;
+  } while (token);
+  return out;
+}
+
+/** A list whose continue token expired (410 Gone) is started again, once. */
+export async function relistOnExpired<T>(list: () => Promise<T>): Promise<T> {
+  try {
+    return await list();
+  } catch (err) {
+    if (err instanceof KubernetesApiError && err.statusCode === 410) return list();
+    throw err;
+  }
+}
+
 export function translateError(err: unknown): unknown {
   if (!(err instanceof ApiException)) return err;
   const code = typeof err.code === 'number' ? err.code : 0;

@@ -4,9 +4,11 @@ import {
   apiConfiguration,
   guardedPatch,
   LIST_PAGE_SIZE,
+  listAllPages,
   MERGE_PATCH,
+  relistOnExpired,
   toPlainJson,
-  translateError,
+  translated,
 } from './client-node-adapter.ts';
 import {
   CORDON_PATCH,
@@ -17,7 +19,6 @@ import {
   evictionOutcome,
   type PodDeleteResult,
 } from './drain-port.ts';
-import { KubernetesApiError } from './errors.ts';
 import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
 import type { Node, Pod } from './types.ts';
@@ -42,24 +43,11 @@ export class ClientNodeDrain implements DrainPort {
     // https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
     // https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
     const fieldSelector = `spec.nodeName=${nodeName}`;
-    const listAll = async () => {
-      const pods: Pod[] = [];
-      let token: string | undefined;
-      do {
-        const page = await this.call(() =>
-          this.core.listPodForAllNamespaces({ fieldSelector, limit: LIST_PAGE_SIZE, _continue: token }),
-        );
-        for (const item of page.items) pods.push(toPlainJson(item) as Pod);
-        token = page.metadata?._continue || undefined;
-      } while (token);
-      return pods;
-    };
-    try {
-      return await listAll();
-    } catch (err) {
-      if (err instanceof KubernetesApiError && err.statusCode === 410) return listAll();
-      throw err;
-    }
+    return relistOnExpired(() =>
+      listAllPages<Pod>((token) =>
+        this.core.listPodForAllNamespaces({ fieldSelector, limit: LIST_PAGE_SIZE, _continue: token }),
+      ),
+    );
   }
 
   /**
@@ -91,12 +79,8 @@ export class ClientNodeDrain implements DrainPort {
     return this.call(async () => toPlainJson(await this.core.patchNode({ name, body }, MERGE_PATCH)) as Node);
   }
 
-  private async call<T>(request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (err) {
-      throw translateError(err);
-    }
+  private call<T>(request: () => Promise<T>): Promise<T> {
+    return translated(request);
   }
 }
 

@@ -4,9 +4,11 @@ import {
   apiConfiguration,
   guardedPatch,
   LIST_PAGE_SIZE,
+  listAllPages,
   MERGE_PATCH,
+  relistOnExpired,
   toPlainJson,
-  translateError,
+  translated,
 } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
 import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
@@ -32,35 +34,19 @@ export class ClientNodeServices implements ServicesPort {
 
   async getService(namespace: string, name: string): Promise<Service | undefined> {
     try {
-      return toPlainJson(await this.core.readNamespacedService({ name, namespace })) as Service;
+      return toPlainJson(await this.call(() => this.core.readNamespacedService({ name, namespace }))) as Service;
     } catch (err) {
-      const translated = translateError(err);
-      if (translated instanceof KubernetesApiError && translated.statusCode === 404) return undefined;
-      throw translated;
+      if (err instanceof KubernetesApiError && err.statusCode === 404) return undefined;
+      throw err;
     }
   }
 
   async listServices(): Promise<Service[]> {
-    // An expired continue token (410) means starting the list again, once.
-    // https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
-    const listAll = async () => {
-      const services: Service[] = [];
-      let token: string | undefined;
-      do {
-        const page = await this.call(() =>
-          this.core.listServiceForAllNamespaces({ limit: LIST_PAGE_SIZE, _continue: token }),
-        );
-        for (const item of page.items) services.push(toPlainJson(item) as Service);
-        token = page.metadata?._continue || undefined;
-      } while (token);
-      return services;
-    };
-    try {
-      return await listAll();
-    } catch (err) {
-      if (err instanceof KubernetesApiError && err.statusCode === 410) return listAll();
-      throw err;
-    }
+    return relistOnExpired(() =>
+      listAllPages<Service>((token) =>
+        this.core.listServiceForAllNamespaces({ limit: LIST_PAGE_SIZE, _continue: token }),
+      ),
+    );
   }
 
   async patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
@@ -85,29 +71,18 @@ export class ClientNodeServices implements ServicesPort {
   }
 
   async listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]> {
-    const slices: EndpointSlice[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.call(() =>
-        this.discovery.listNamespacedEndpointSlice({
-          namespace,
-          labelSelector: `${LABEL_SERVICE_NAME}=${serviceName}`,
-          limit: LIST_PAGE_SIZE,
-          _continue: token,
-        }),
-      );
-      for (const item of page.items) slices.push(toPlainJson(item) as EndpointSlice);
-      token = page.metadata?._continue || undefined;
-    } while (token);
-    return slices;
+    return listAllPages<EndpointSlice>((token) =>
+      this.discovery.listNamespacedEndpointSlice({
+        namespace,
+        labelSelector: `${LABEL_SERVICE_NAME}=${serviceName}`,
+        limit: LIST_PAGE_SIZE,
+        _continue: token,
+      }),
+    );
   }
 
-  private async call<T>(request: () => Promise<T>): Promise<T> {
-    try {
-      return await request();
-    } catch (err) {
-      throw translateError(err);
-    }
+  private call<T>(request: () => Promise<T>): Promise<T> {
+    return translated(request);
   }
 }
 
