@@ -101,6 +101,8 @@ export interface PreviousLoadBalancer {
 export interface Pass {
   deps: ServiceDeps;
   service: Service;
+  /** `namespace/name`: the value of the `kubernetes.io/service-name` tag on everything the Service owns. */
+  serviceKey: string;
   batch: ServiceBatch;
   /** Attempt of the key's message (1 first): bounds retries that wait for AWS to show a fresh resource. */
   receiveCount: number;
@@ -131,6 +133,7 @@ export function startPass(
   const pass: Pass = {
     deps,
     service,
+    serviceKey: `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`,
     batch,
     receiveCount,
     changes,

@@ -1,9 +1,8 @@
 import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
-import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { ANNOTATION, describeProblems, type LoadBalancerOptions, ownedByService } from '../annotations.ts';
+import { describeProblems, type LoadBalancerOptions } from '../annotations.ts';
 import type { LoadBalancerBackend } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { AnnotationError, type ServiceDeps } from '../deps.ts';
@@ -14,6 +13,7 @@ import type { Pass } from '../writes.ts';
 import { deleteClassicLoadBalancer, retireClassic } from './cleanup.ts';
 import { elbOf, ensureClassicLoadBalancer } from './load-balancer.ts';
 import { type ClassicSpec, classicSpec } from './model.ts';
+import { findClassic, type ObservedClassic } from './observed.ts';
 import { classicNameFromHostname } from './plans.ts';
 
 /**
@@ -31,13 +31,13 @@ export const classicLoadBalancers: LoadBalancerBackend = {
 
 /** Retires the Classic ELB of that name when it is the Service's: another kind has taken over. */
 async function retireClassicNamed(pass: Pass, name: string, successor: string): Promise<void> {
-  const found = await findClassic(name, pass, false);
+  const found = await findClassic(
+    elbOf(pass),
+    { clusterName: pass.deps.clusterName, serviceKey: pass.serviceKey },
+    name,
+    false,
+  );
   if (found) await retireClassic(found.lb, successor, pass, false);
-}
-
-export interface ObservedClassic {
-  lb: ClassicLoadBalancer;
-  tags: Record<string, string>;
 }
 
 interface ClassicChoice {
@@ -130,9 +130,10 @@ async function chooseClassic(
   const preferred = options.name ?? acceptable[0]!;
   const reference = referenceLoadBalancerName(service.metadata.uid);
   const statusName = classicNameFromHostname(ingressHostname(service));
+  const owner = { clusterName: deps.clusterName, serviceKey: pass.serviceKey };
   let serving: ObservedClassic | undefined;
   for (const name of new Set([statusName, reference, preferred].filter((n): n is string => n !== undefined))) {
-    serving = await findClassic(name, pass, name === preferred);
+    serving = await findClassic(elbOf(pass), owner, name, name === preferred);
     if (serving) break;
   }
   if (!serving) return { name: preferred };
@@ -146,30 +147,14 @@ async function chooseClassic(
   const name = why ? acceptable.find((n) => n !== serving.lb.name && n !== reference) : preferred;
   const replacing = why ?? `the Service now asks for the name ${preferred}`;
   if (!name) return { serving, name: serving.lb.name, replacing, deleteFirst: true };
-  const existing = await findClassic(name, pass, true);
+  const existing = await findClassic(elbOf(pass), owner, name, true);
   return { serving, name, ...(existing ? { existing } : {}), replacing };
-}
-
-/** The Classic ELB of that name when its tags say it is this Service's; one that is not, under a name we would build, is refused. */
-async function findClassic(name: string, pass: Pass, toBuild: boolean): Promise<ObservedClassic | undefined> {
-  const elb = elbOf(pass);
-  const lb = await elb.findLoadBalancer(name);
-  if (!lb) return undefined;
-  const tags = (await elb.describeTags([lb.name])).get(lb.name) ?? {};
-  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
-  if (ownedByService(tags, pass.deps.clusterName, serviceKey)) return { lb, tags };
-  if (!toBuild) return undefined;
-  throw new AnnotationError(
-    `load balancer name ${name} is taken by ${tags[LABEL_SERVICE_NAME] ?? 'a Classic ELB this cluster does not own'}; set ${ANNOTATION.name} to another name`,
-  );
 }
 
 /** Whether a Classic ELB under the reference name carries this Service's tags: a migrated Service whose status was lost. */
 export async function hasReferenceClassic(deps: ServiceDeps, service: Service): Promise<boolean> {
   const name = referenceLoadBalancerName(service.metadata.uid);
   if (!name || !deps.elb) return false;
-  const lb = await deps.elb.findLoadBalancer(name);
-  if (!lb) return false;
-  const tags = (await deps.elb.describeTags([lb.name])).get(lb.name);
-  return ownedByService(tags, deps.clusterName, `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`);
+  const serviceKey = `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
+  return (await findClassic(deps.elb, { clusterName: deps.clusterName, serviceKey }, name, false)) !== undefined;
 }

@@ -10,6 +10,7 @@ import { acceptableNames } from '../nlb/replacement.ts';
 import { deleteSecurityGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
 import { elbOf } from './load-balancer.ts';
+import { findClassic } from './observed.ts';
 import { classicNameFromHostname, classicNodeRule } from './plans.ts';
 
 /**
@@ -23,7 +24,7 @@ import { classicNameFromHostname, classicNodeRule } from './plans.ts';
 export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResult> {
   const { deps, service } = pass;
   const elb = elbOf(pass);
-  const serviceKey = `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
+  const { serviceKey } = pass;
   const identity = {
     clusterName: deps.clusterName,
     namespace: service.metadata.namespace ?? 'default',
@@ -37,11 +38,9 @@ export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResul
   }
   let deletedNow = false;
   for (const name of names.values()) {
-    const lb = await elb.findLoadBalancer(name);
-    if (!lb) continue;
-    const tags = (await elb.describeTags([lb.name])).get(lb.name);
-    if (!ownedByService(tags, deps.clusterName, serviceKey)) continue;
-    await retireClassic(lb, undefined, pass, false);
+    const found = await findClassic(elb, { clusterName: deps.clusterName, serviceKey }, name, false);
+    if (!found) continue;
+    await retireClassic(found.lb, undefined, pass, false);
     deletedNow = true;
   }
   const groups = await pass.ec2.findSecurityGroups({
@@ -90,9 +89,8 @@ export async function retireClassic(
     if (group?.groupName === securityGroupName(lb.name)) {
       // The reference tagged its group with the cluster only: given the Service's tag, it is found again (and
       // collected once free) after the load balancer is gone.
-      const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
       if (group.tags['kubernetes.io/service-name'] === undefined) {
-        await pass.ec2.createTags([group.groupId], { 'kubernetes.io/service-name': serviceKey });
+        await pass.ec2.createTags([group.groupId], { 'kubernetes.io/service-name': pass.serviceKey });
       }
       const rule = classicNodeRule(source);
       const holders = await pass.ec2.findSecurityGroups({ referencingGroupIds: [source] });

@@ -1,13 +1,14 @@
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { ownedByService } from '../annotations.ts';
-import { type ObservedLoadBalancer, observeLoadBalancer } from '../elbv2/observed.ts';
+import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import { REPLACES_TAG } from '../names.ts';
 import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
 import { revokeReferenceNodeRules } from './node-rules.ts';
+import { findOurs } from './replacement.ts';
 
 export interface PassOutcome {
   spec: LoadBalancerSpec;
@@ -73,8 +74,7 @@ export async function retireServing(
   first: boolean,
 ): Promise<void> {
   const { deps } = pass;
-  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
-  const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, serviceKey);
+  const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, pass.serviceKey);
   await pass.event(
     first ? 'Warning' : 'Normal',
     EVENT.replacing,
@@ -91,17 +91,13 @@ export async function retireServing(
   // Its successor of the same name uses the same managed group.
   if (first) return;
   const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter((g) =>
-    ownedByService(g.tags, deps.clusterName, serviceKey),
+    ownedByService(g.tags, deps.clusterName, pass.serviceKey),
   );
   for (const group of managed) await deleteSecurityGroup(group.groupId, pass);
 }
 
 /** Retires the Network Load Balancer of that name when it is the Service's: another kind has taken over. */
 export async function retireNetworkLoadBalancer(pass: Pass, name: string, successor: string): Promise<void> {
-  const lb = await pass.elbv2.findLoadBalancer(name);
-  if (!lb) return;
-  const observed = await observeLoadBalancer(lb, pass.elbv2);
-  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
-  if (!ownedByService(observed.tags.get(lb.arn), pass.deps.clusterName, serviceKey)) return;
-  await retireServing(observed, successor, pass, false);
+  const observed = await findOurs(name, pass, false);
+  if (observed) await retireServing(observed, successor, pass, false);
 }

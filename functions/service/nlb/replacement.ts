@@ -85,13 +85,12 @@ export async function chooseLoadBalancer(
  * The load balancer of that name with everything attached, when its tags say it is this Service's. One of
  * that name that is not (`toBuild`: a name this pass would create) is refused: never adopt or share another's.
  */
-async function findOurs(name: string, pass: Pass, toBuild = true): Promise<ObservedLoadBalancer | undefined> {
+export async function findOurs(name: string, pass: Pass, toBuild = true): Promise<ObservedLoadBalancer | undefined> {
   const lb = await pass.elbv2.findLoadBalancer(name);
   if (!lb) return undefined;
   const observed = await observeLoadBalancer(lb, pass.elbv2);
-  const serviceKey = `${pass.service.metadata.namespace ?? 'default'}/${pass.service.metadata.name}`;
   const tags = observed.tags.get(lb.arn);
-  if (ownedByService(tags, pass.deps.clusterName, serviceKey)) return observed;
+  if (ownedByService(tags, pass.deps.clusterName, pass.serviceKey)) return observed;
   if (!toBuild) return undefined;
   throw new AnnotationError(
     `load balancer name ${name} is taken by ${tags?.[LABEL_SERVICE_NAME] ?? 'a load balancer this cluster does not own'}; set ${ANNOTATION.name} to another name`,
