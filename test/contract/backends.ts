@@ -12,7 +12,7 @@ import {
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
-import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
+import type { Ec2Port, Instance, Subnet } from '../../shared/aws/ec2-port.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
@@ -164,33 +164,15 @@ function fakeEc2Seed(fake: FakeEc2): Ec2Seed {
         const ip = numberToIpv4(base + host);
         const instanceId = id('i');
         const networkInterfaceId = id('eni');
-        const privateDnsName = `ip-${ip.replaceAll('.', '-')}.${EMULATOR_REGION}.compute.internal`;
-        const instance: Instance = {
-          instanceId,
-          state: 'running',
-          instanceType: 'm5.large',
-          availabilityZone: subnet.availabilityZone,
-          vpcId: subnet.vpcId,
-          subnetId,
-          privateDnsName,
-          privateIpAddress: ip,
-          sourceDestCheck: true,
-          networkInterfaces: [
-            {
-              networkInterfaceId,
-              deviceIndex: 0,
-              status: 'in-use',
-              subnetId,
-              privateIpAddresses: [{ address: ip, primary: true, privateDnsName }],
-              ipv6Addresses: [],
-              sourceDestCheck: true,
-              ...(securityGroupIds ? { securityGroupIds: [...securityGroupIds] } : {}),
-            },
-          ],
-          tags: { ...tags },
-        };
+        const instance = fakeRunningInstance(
+          subnet,
+          ip,
+          { instanceId, networkInterfaceId },
+          { tags, securityGroupIds },
+        );
+        const { privateDnsName } = instance;
         fake.putInstance(instance);
-        seeded.push({ instanceId, privateDnsName, privateIpAddress: ip, networkInterfaceId });
+        seeded.push({ instanceId, privateDnsName: privateDnsName!, privateIpAddress: ip, networkInterfaceId });
       }
       return seeded;
     },
@@ -426,4 +408,38 @@ export function ipv6Subnet(block: string, index: number): string {
     .slice(0, 4)
     .map((g) => g.toString(16))
     .join(':')}::/64`;
+}
+
+/** A running instance in the fake, as EC2 describes one just launched into `subnet` at `ip` (one primary interface). */
+export function fakeRunningInstance(
+  subnet: Subnet,
+  ip: string,
+  ids: { instanceId: string; networkInterfaceId: string },
+  options: { tags?: Record<string, string>; securityGroupIds?: readonly string[] } = {},
+): Instance {
+  const privateDnsName = `ip-${ip.replaceAll('.', '-')}.${EMULATOR_REGION}.compute.internal`;
+  return {
+    instanceId: ids.instanceId,
+    state: 'running',
+    instanceType: 'm5.large',
+    availabilityZone: subnet.availabilityZone,
+    vpcId: subnet.vpcId,
+    subnetId: subnet.subnetId,
+    privateDnsName,
+    privateIpAddress: ip,
+    sourceDestCheck: true,
+    networkInterfaces: [
+      {
+        networkInterfaceId: ids.networkInterfaceId,
+        deviceIndex: 0,
+        status: 'in-use',
+        subnetId: subnet.subnetId,
+        privateIpAddresses: [{ address: ip, primary: true, privateDnsName }],
+        ipv6Addresses: [],
+        sourceDestCheck: true,
+        ...(options.securityGroupIds ? { securityGroupIds: [...options.securityGroupIds] } : {}),
+      },
+    ],
+    tags: { ...(options.tags ?? {}) },
+  };
 }

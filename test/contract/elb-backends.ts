@@ -18,7 +18,7 @@ import { FakeElb } from '../../shared/aws/elb-fake.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
-import { type BackendFactory, requestEmulatorCertificate } from './backends.ts';
+import { type BackendFactory, fakeRunningInstance, requestEmulatorCertificate } from './backends.ts';
 
 /**
  * The two backends of the Classic ELB contract suite: `ElbAdapter` over the AWS API emulator, and `ElbAdapter`
@@ -100,30 +100,7 @@ function fakeSeed(ec2: FakeEc2): ElbSeed {
         const host = (hosts.get(subnetId) ?? 3) + 1;
         hosts.set(subnetId, host);
         const ip = `${prefix}.${host}`;
-        const privateDnsName = `ip-${ip.replaceAll('.', '-')}.${EMULATOR_REGION}.compute.internal`;
-        ec2.putInstance({
-          instanceId,
-          state: 'running',
-          instanceType: 'm5.large',
-          availabilityZone: subnet.availabilityZone,
-          vpcId: subnet.vpcId,
-          subnetId,
-          privateDnsName,
-          privateIpAddress: ip,
-          sourceDestCheck: true,
-          networkInterfaces: [
-            {
-              networkInterfaceId: id('eni'),
-              deviceIndex: 0,
-              status: 'in-use',
-              subnetId,
-              privateIpAddresses: [{ address: ip, primary: true, privateDnsName }],
-              ipv6Addresses: [],
-              sourceDestCheck: true,
-            },
-          ],
-          tags: {},
-        });
+        ec2.putInstance(fakeRunningInstance(subnet, ip, { instanceId, networkInterfaceId: id('eni') }));
         return instanceId;
       });
     },
