@@ -159,6 +159,43 @@ export interface SecurityGroupQuery {
   referencingGroupIds?: readonly string[];
 }
 
+/**
+ * A network interface as the IP address manager reads it (DescribeNetworkInterfaces): its secondary IPv4
+ * addresses and /28 prefixes, where it is attached, and its tags (to recognise interfaces we created).
+ */
+export interface NetworkInterfaceDetail {
+  networkInterfaceId: string;
+  /** `available` (attached to nothing), `in-use`, `attaching`, `detaching`, `associated`. */
+  status: string;
+  subnetId: string;
+  vpcId?: string;
+  availabilityZone?: string;
+  /** Present while attached. */
+  attachment?: { instanceId?: string; deviceIndex: number; status?: string };
+  /** Every private IPv4 address, the primary first (as EC2 lists them). */
+  privateIpAddresses: { address: string; primary: boolean }[];
+  /** Delegated IPv4 prefixes (`10.0.1.16/28`), in the order EC2 lists them. */
+  ipv4Prefixes: string[];
+  tags: Record<string, string>;
+}
+
+/** Filters for finding network interfaces; every given field must match (EC2 ANDs filters). */
+export interface NetworkInterfaceQuery {
+  networkInterfaceIds?: readonly string[];
+  vpcId?: string;
+  status?: string;
+  /** Tag key -> value; `undefined` value: any value (`tag-key`). */
+  tags?: Readonly<Record<string, string | undefined>>;
+}
+
+/**
+ * What AssignPrivateIpAddresses gave: the new addresses (or prefixes), straight from its answer (a describe
+ * right after may not show them yet). `subnet-full`: InsufficientFreeAddressesInSubnet or InsufficientCidrBlocks
+ * (no free address, or no free aligned /28, left in the subnet). `interface-full`: PrivateIpAddressLimitExceeded
+ * (the instance type allows no more addresses on this interface).
+ */
+export type AssignResult = { addresses: string[]; prefixes: string[] } | 'subnet-full' | 'interface-full';
+
 /** What the controllers point a route at: an instance (one ENI) or a specific network interface. */
 export type RouteTargetSpec = { instanceId: string } | { networkInterfaceId: string };
 
@@ -228,6 +265,26 @@ export interface Ec2Port {
    * use it, or another group's rule references it) is a retryable error: it clears once they are gone.
    */
   deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'>;
+  /** Network interfaces matching every filter given, all pages; unknown IDs are simply absent. */
+  describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]>;
+  /**
+   * AssignPrivateIpAddresses on one interface: `count` secondary addresses (SecondaryPrivateIpAddressCount)
+   * or `prefixes` /28 prefixes (Ipv4PrefixCount), chosen by EC2 from the interface's subnet.
+   */
+  assignPrivateIpAddresses(
+    networkInterfaceId: string,
+    request: { count: number } | { prefixes: number },
+  ): Promise<AssignResult>;
+  /**
+   * UnassignPrivateIpAddresses: give secondary addresses and/or prefixes back to the subnet. Addresses the
+   * interface no longer has are not an error (someone released them first: the goal is reached).
+   */
+  unassignPrivateIpAddresses(
+    networkInterfaceId: string,
+    release: { addresses?: readonly string[]; prefixes?: readonly string[] },
+  ): Promise<void>;
+  /** `not-found`: already gone. An attached interface is refused (InvalidParameterValue), a retryable error. */
+  deleteNetworkInterface(networkInterfaceId: string): Promise<'deleted' | 'not-found'>;
   /** Add or overwrite tags on EC2 resources. */
   createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
   /** Removes these tag keys (whatever their values) from the resources. */
