@@ -42,7 +42,9 @@ export const issueCertificate: CertificateIssuer = async ({ dnsNames, now, lifet
   const caKeys = await globalThis.crypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const ca = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
-    name: `CN=serverless-ccm-webhook-ca-${new Date(now).toISOString().slice(0, 10)}`,
+    // A name of its own: during a rotation the bundle holds two CAs, and a verifier that looks the
+    // issuer up by name must not find the other one.
+    name: `CN=serverless-ccm-webhook-ca-${serial().slice(0, 12)}`,
     notBefore,
     notAfter,
     keys: caKeys,
