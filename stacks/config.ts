@@ -9,6 +9,7 @@ import {
   type InterruptionStage,
   interruptionStage,
 } from './config-interruption.ts';
+import { IPAM_STAGE_SCHEMA, type IpamStage, ipamProblems, ipamStage } from './config-ipam.ts';
 
 /**
  * The stage configuration: everything `sst deploy --stage <name>` needs to know about the cluster it
@@ -53,6 +54,10 @@ export const FUNCTION_DEFAULTS = {
   // 5 s by default): 1000, the most SQS allows, is over an hour of passes, as long as a lifecycle hook's drain
   // is likely to last. A notice wave (a spot capacity pool reclaimed) drains its Nodes in parallel.
   interruption: { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 10, maxReceiveCount: 1000 },
+  // One key per Windows Node and one for garbage collection; a pass is a few EC2 calls. Every cooldown wait is a
+  // requeue, and so a receive (docs/adr/0002): 100 receives are hours of them. A Node is worked on by one pass at a
+  // time (FIFO group), so concurrency only spreads Nodes; 5 keeps EC2's mutating-call rate limits far away.
+  ipam: { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 5, maxReceiveCount: 100 },
   // Started by a schedule, not a queue: concurrency and receive count do not apply to it.
   resync: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 1 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
@@ -127,6 +132,8 @@ export interface StageConfig {
   };
   /** The interruption controller, deployed only when CCM_INTERRUPTION is on. */
   interruption?: InterruptionStage;
+  /** The Windows IP address manager, deployed only when CCM_IPAM is on (in the VPC of CCM_VPC_ID). */
+  ipam?: IpamStage;
   alarms: { queueAgeSeconds: number; topicArn?: string };
   relay: {
     identity: RelayIdentity;
@@ -219,6 +226,7 @@ const StaticSchema = z
     CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
     ...INTERRUPTION_STAGE_SCHEMA,
+    ...IPAM_STAGE_SCHEMA,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -378,6 +386,10 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
     }
   }
 
+  if (parsed.success) {
+    for (const [setting, message] of ipamProblems(input, parsed.data)) describe(setting, message);
+  }
+
   if (parsed.success && functions['ec2-events']) {
     // Messages the router keeps failing must reach the DLQ (and its alarm) before they expire.
     const events = functions['ec2-events'];
@@ -393,6 +405,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
   if (problems.length > 0 || !parsed.success) throw new StageConfigError(problems);
   const c = parsed.data;
   const interruption = interruptionStage(c);
+  const ipam = ipamStage(c);
   const oidcIssuer = c.CCM_RELAY_OIDC_PROVIDER_ARN?.replace(/^.*:oidc-provider\//, '');
   return {
     clusterName: c.CCM_CLUSTER_NAME,
@@ -444,6 +457,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
         }
       : {}),
     ...(interruption ? { interruption } : {}),
+    ...(ipam ? { ipam } : {}),
     ec2Events: {
       retentionSeconds: c.CCM_EC2_EVENTS_RETENTION_SECONDS,
       ageAlarmSeconds: c.CCM_EC2_EVENTS_AGE_ALARM_SECONDS,

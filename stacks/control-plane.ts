@@ -17,6 +17,7 @@ import {
 } from './iam.ts';
 import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
 import { interruptionReconciler } from './interruption.ts';
+import { ipamReconciler } from './ipam.ts';
 import { Monitoring } from './monitoring.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 import { RelayRole } from './relay.ts';
@@ -71,12 +72,14 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
   const reconcilers: Reconciler[] = [node, lifecycle];
   if (config.routes) reconcilers.push(routeReconciler(stack, ctx, config.routes));
   if (config.services) reconcilers.push(serviceReconciler(stack, ctx, config.services));
+  if (config.ipam) reconcilers.push(ipamReconciler(stack, ctx, config.ipam));
   const byName = (name: string) => reconcilers.find((r) => r.name === name)?.queue;
   new Resync(stack, ctx, {
     node: node.queue,
     nodeLifecycle: lifecycle.queue,
     route: byName('route'),
     service: byName('service'),
+    ipam: byName('ipam'),
   });
 
   // Not among `reconcilers`: the relay and the resync never send it keys, only the EC2 events router does.

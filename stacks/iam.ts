@@ -76,12 +76,15 @@ export function ownedResourceCondition(clusterName: string): Record<string, Reco
 /**
  * Writes to EC2 / ELBv2 resources this cluster owns. Every EC2 or ELBv2 write a reconciler is
  * granted goes through here (the template checks in `policy-rules.ts` fail any that does not).
+ * With `vpcArn`, only to those in that VPC too (`inVpcCondition`; EC2 resources that have `ec2:Vpc`).
  */
 export function ownedResourceWrite(props: {
   clusterName: string;
   actions: readonly string[];
   /** ARN patterns; `*` only where the action has no resource-level permissions. */
   resources: readonly string[];
+  /** The ARN of the one VPC the resources must be in. */
+  vpcArn?: string;
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
@@ -101,8 +104,20 @@ export function ownedResourceWrite(props: {
     effect: Effect.ALLOW,
     actions,
     resources: [...props.resources],
-    conditions: ownedResourceCondition(props.clusterName),
+    conditions: {
+      ...ownedResourceCondition(props.clusterName),
+      ...(props.vpcArn !== undefined ? inVpcCondition(props.vpcArn) : {}),
+    },
   });
+}
+
+/**
+ * The resource is in the one VPC named: `ec2:Vpc` is the ARN of the VPC of a network interface, security group,
+ * subnet or route table. https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ */
+export function inVpcCondition(vpcArn: string): Record<string, Record<string, string>> {
+  if (!VPC_ARN.test(vpcArn)) throw new Error(`the VPC condition takes the ARN of a single VPC, not ${vpcArn}`);
+  return { ArnEquals: { 'ec2:Vpc': vpcArn } };
 }
 
 /** Any other explicit grant (SQS on one queue, a secret, a cluster). */

@@ -220,6 +220,48 @@ describe('policyViolations: ownership of EC2 / ELBv2 writes', () => {
       ).toHaveLength(2);
     });
   });
+
+  describe('secondary addresses of network interfaces in one VPC', () => {
+    const ENI = arn('ec2', 'network-interface/*');
+    const VPC = arn('ec2', 'vpc/vpc-0123456789abcdef0');
+    const IN_VPC = { ArnEquals: { 'ec2:Vpc': VPC } };
+    const ADDRESS_WRITES = ['ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'];
+
+    it('need no tag on network interfaces in one named VPC', () => {
+      expect(violations({ Action: ADDRESS_WRITES, Resource: ENI, Condition: IN_VPC })).toEqual([]);
+    });
+
+    it.each([
+      ['without the VPC condition', ENI, undefined],
+      ['in every VPC', ENI, { ArnEquals: { 'ec2:Vpc': arn('ec2', 'vpc/*') } }],
+      ['in either of two VPCs', ENI, { ArnEquals: { 'ec2:Vpc': [VPC, arn('ec2', 'vpc/vpc-0fedcba9876543210')] } }],
+      ['on instances', arn('ec2', 'instance/*'), IN_VPC],
+      ['on every resource', '*', IN_VPC],
+    ])('are refused %s', (_, resource, condition) => {
+      expect(
+        violations({ Action: ADDRESS_WRITES, Resource: resource, ...(condition ? { Condition: condition } : {}) }),
+      ).toEqual(expect.arrayContaining(ADDRESS_WRITES.map((a) => expect.stringMatching(unconditioned(a)))));
+    });
+
+    it.each(['ec2:DeleteNetworkInterface', 'ec2:CreateTags', 'ec2:AssignIpv6Addresses'])(
+      'excuse no other write on the interfaces: %s',
+      (action) => {
+        expect(violations({ Action: action, Resource: ENI, Condition: IN_VPC })).toEqual([
+          expect.stringMatching(unconditioned(action)),
+        ]);
+      },
+    );
+
+    it('accept the owned tag and the VPC together for deleting and tagging', () => {
+      expect(
+        violations({
+          Action: ['ec2:DeleteNetworkInterface', 'ec2:CreateTags'],
+          Resource: ENI,
+          Condition: { ...OWNED, ...IN_VPC },
+        }),
+      ).toEqual([]);
+    });
+  });
 });
 
 describe('policyViolations: Classic Load Balancer writes', () => {

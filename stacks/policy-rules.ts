@@ -12,6 +12,7 @@ import {
   VPC_ARN,
 } from './iam.ts';
 import { AUTOSCALING_LIFECYCLE_WRITES } from './iam-autoscaling.ts';
+import { NETWORK_INTERFACE_ADDRESS_WRITES, NETWORK_INTERFACE_ARN } from './iam-ipam.ts';
 
 /**
  * Least-privilege rules checked on the synthesized template, by the tests and by `npm run synth`:
@@ -31,6 +32,9 @@ import { AUTOSCALING_LIFECYCLE_WRITES } from './iam-autoscaling.ts';
  *   - CreateSecurityGroup on the ARN of one named VPC needs no tag (the VPC is not ours to tag);
  *   - the listener tag backfill: AddTags on Network Load Balancer listener ARNs only, requiring our `owned`
  *     tag in the request and no tag of this cluster on the listener yet (see `listenerTagBackfill`);
+ *   - assigning and unassigning secondary private addresses (NETWORK_INTERFACE_ADDRESS_WRITES) on network
+ *     interface ARNs only, in one named VPC (`ArnEquals` `ec2:Vpc` = a single VPC ARN; see `addressWriteInVpc`):
+ *     a Node's interface is the instance's and need not carry our tag;
  * - removing tags (TAG_REMOVAL_ACTIONS), besides the owned condition, must name the keys it removes and none
  *   of the ownership tags (`ForAllValues:StringNotEquals` on `aws:TagKeys` listing every `protectedTagKeys`
  *   key, and `Null` `aws:TagKeys` = `false`; see `keepsProtectedTagsCondition`);
@@ -128,7 +132,14 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
     if (action === LISTENER_TAG_BACKFILL_ACTION && untagged && only(NLB_LISTENER_ARN)) return true;
   }
   if (action === 'ec2:CreateSecurityGroup' && only(VPC_ARN)) return true;
+  if (NETWORK_INTERFACE_ADDRESS_WRITES.has(action) && only(NETWORK_INTERFACE_ARN) && inOneVpc(statement)) return true;
   return false;
+}
+
+/** The statement's condition limits it to one VPC: `ArnEquals` `ec2:Vpc` naming the ARN of a single VPC. */
+function inOneVpc(statement: PolicyStatementJson): boolean {
+  const vpcs = list(statement.Condition?.ArnEquals?.['ec2:Vpc'] as unknown);
+  return vpcs.length === 1 && VPC_ARN.test(resourceText(vpcs[0]));
 }
 
 /** Whether a statement allowing an Auto Scaling write confines it to this cluster's groups. */

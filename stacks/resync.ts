@@ -12,12 +12,14 @@ export interface ResyncQueues {
   nodeLifecycle: IQueue;
   route?: IQueue;
   service?: IQueue;
+  ipam?: IQueue;
 }
 
 /**
  * The level-triggered safety net: a schedule starts `functions/resync` every CCM_RESYNC_MINUTES,
- * which lists Nodes and Services and enqueues every key again (the route table's single key and the
- * service controller's garbage-collection key included). It may only send to those queues.
+ * which lists Nodes and Services and enqueues every key again (the route table's single key, the
+ * service controller's and the IP address manager's garbage-collection keys included; Windows Nodes
+ * to the IP address manager). It may only send to those queues.
  */
 export class Resync extends Construct {
   readonly handler: ControllerFunction;
@@ -30,8 +32,9 @@ export class Resync extends Construct {
       NODE_LIFECYCLE_QUEUE_URL: queues.nodeLifecycle.queueUrl,
       ...(queues.route ? { ROUTE_QUEUE_URL: queues.route.queueUrl } : {}),
       ...(queues.service ? { SERVICE_QUEUE_URL: queues.service.queueUrl } : {}),
+      ...(queues.ipam ? { IPAM_QUEUE_URL: queues.ipam.queueUrl } : {}),
     };
-    const targets = [queues.node, queues.nodeLifecycle, queues.route, queues.service].filter(
+    const targets = [queues.node, queues.nodeLifecycle, queues.route, queues.service, queues.ipam].filter(
       (q): q is IQueue => q !== undefined,
     );
     this.handler = new ControllerFunction(this, 'Handler', ctx, {

@@ -1,0 +1,48 @@
+import type { Stack } from 'aws-cdk-lib';
+import type { StageConfig } from './config.ts';
+import { ipamEnvironment } from './config-ipam.ts';
+import type { ControlPlaneContext } from './context.ts';
+import { ec2Describe, ownedResourceWrite } from './iam.ts';
+import { addressWriteInVpc } from './iam-ipam.ts';
+import { type Reconciler, reconciler } from './reconciler.ts';
+
+/**
+ * The Windows IP address manager (functions/ipam): its FIFO queue, DLQ and function, fed by the relay (Windows
+ * Nodes and the Pods bound to them) and the resync (every Windows Node, and the garbage-collection key). It reaches
+ * Kubernetes like the other reconcilers (Pods, the VPC CNI's ConfigMap, Nodes, Events: deploy/README-deploy.md's
+ * ClusterRole), and in EC2, only in the cluster's VPC:
+ * - reads instances, instance types (how many addresses an interface holds), subnets and network interfaces;
+ * - assigns and unassigns secondary private addresses on network interfaces (`addressWriteInVpc` says why these
+ *   need no ownership tag);
+ * - deletes network interfaces, and tags one it has seen available once, only when it is this cluster's own.
+ */
+export function ipamReconciler(
+  stack: Stack,
+  ctx: ControlPlaneContext,
+  ipam: NonNullable<StageConfig['ipam']>,
+): Reconciler {
+  const arn = (resource: string, resourceName: string) =>
+    stack.formatArn({ service: 'ec2', region: ctx.config.region, resource, resourceName });
+  const vpc = arn('vpc', ipam.vpcId);
+  const interfaces = arn('network-interface', '*');
+  return reconciler(stack, ctx, 'ipam', {
+    description: 'secondary private IPv4 addresses for the Pods of Windows Nodes, and their garbage collection',
+    permissions: [
+      ec2Describe('DescribeInstances', 'DescribeInstanceTypes', 'DescribeSubnets', 'DescribeNetworkInterfaces'),
+      addressWriteInVpc({
+        sid: 'PodAddresses',
+        actions: ['ec2:AssignPrivateIpAddresses', 'ec2:UnassignPrivateIpAddresses'],
+        resources: [interfaces],
+        vpcArn: vpc,
+      }),
+      ownedResourceWrite({
+        sid: 'NetworkInterfaceCleanup',
+        clusterName: ctx.config.clusterName,
+        actions: ['ec2:DeleteNetworkInterface', 'ec2:CreateTags'],
+        resources: [interfaces],
+        vpcArn: vpc,
+      }),
+    ],
+    environment: ipamEnvironment(ipam),
+  });
+}
