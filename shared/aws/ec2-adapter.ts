@@ -1,9 +1,11 @@
 import {
   type _InstanceType,
+  AssignPrivateIpAddressesCommand,
   AuthorizeSecurityGroupIngressCommand,
   CreateRouteCommand,
   CreateSecurityGroupCommand,
   CreateTagsCommand,
+  DeleteNetworkInterfaceCommand,
   DeleteRouteCommand,
   DeleteSecurityGroupCommand,
   DeleteTagsCommand,
@@ -11,6 +13,7 @@ import {
   DescribeInstancesCommand,
   type DescribeInstancesCommandOutput,
   DescribeInstanceTypesCommand,
+  DescribeNetworkInterfacesCommand,
   DescribeRouteTablesCommand,
   type DescribeRouteTablesCommandInput,
   DescribeSecurityGroupsCommand,
@@ -22,13 +25,17 @@ import {
   ModifyNetworkInterfaceAttributeCommand,
   ReplaceRouteCommand,
   RevokeSecurityGroupIngressCommand,
+  type NetworkInterface as SdkEni,
   type Instance as SdkInstance,
   type InstanceNetworkInterface as SdkNetworkInterface,
   type Route as SdkRoute,
   type RouteTable as SdkRouteTable,
   type SecurityGroup as SdkSecurityGroup,
+  UnassignPrivateIpAddressesCommand,
 } from '@aws-sdk/client-ec2';
+import { RetryableError } from '../errors.ts';
 import {
+  type AssignResult,
   type AvailabilityZone,
   type Ec2Port,
   INSTANCE_ID_PATTERN,
@@ -37,6 +44,8 @@ import {
   type InstanceTypeInfo,
   LIVE_INSTANCE_STATES,
   type NetworkInterface,
+  type NetworkInterfaceDetail,
+  type NetworkInterfaceQuery,
   type Route,
   type RouteOrigin,
   type RouteTable,
@@ -399,6 +408,98 @@ export class Ec2Adapter implements Ec2Port {
     }
   }
 
+  async describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]> {
+    // Filters rather than NetworkInterfaceIds: an unknown ID there fails the whole call
+    // (InvalidNetworkInterfaceID.NotFound), and an interface deleted a moment ago is simply absent here.
+    const filters: Filter[] = [];
+    if (query.vpcId) filters.push({ Name: 'vpc-id', Values: [query.vpcId] });
+    if (query.status) filters.push({ Name: 'status', Values: [query.status] });
+    for (const [key, value] of Object.entries(query.tags ?? {})) {
+      filters.push(value === undefined ? { Name: 'tag-key', Values: [key] } : { Name: `tag:${key}`, Values: [value] });
+    }
+    if (!query.networkInterfaceIds) return this.networkInterfaces(filters);
+    // EC2 counts filter values over every filter of a call; the IDs get what the other filters leave.
+    const perCall = MAX_FILTER_VALUES_PER_CALL - filters.length;
+    const found = new Map<string, NetworkInterfaceDetail>();
+    for (const chunk of chunks(unique(query.networkInterfaceIds), perCall)) {
+      const withIds = [{ Name: 'network-interface-id', Values: chunk }, ...filters];
+      for (const eni of await this.networkInterfaces(withIds)) found.set(eni.networkInterfaceId, eni);
+    }
+    return [...found.values()];
+  }
+
+  async assignPrivateIpAddresses(
+    networkInterfaceId: string,
+    request: { count: number } | { prefixes: number },
+  ): Promise<AssignResult> {
+    try {
+      const output = await this.client.send(
+        new AssignPrivateIpAddressesCommand({
+          NetworkInterfaceId: networkInterfaceId,
+          ...('count' in request
+            ? { SecondaryPrivateIpAddressCount: request.count }
+            : { Ipv4PrefixCount: request.prefixes }),
+        }),
+      );
+      return {
+        addresses: (output.AssignedPrivateIpAddresses ?? []).flatMap((a) =>
+          a.PrivateIpAddress ? [a.PrivateIpAddress] : [],
+        ),
+        prefixes: (output.AssignedIpv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
+      };
+    } catch (err) {
+      const code = awsErrorCode(err);
+      if (code === 'InsufficientFreeAddressesInSubnet' || code === 'InsufficientCidrBlocks') return 'subnet-full';
+      if (code === 'PrivateIpAddressLimitExceeded') return 'interface-full';
+      throw toControllerError(`assigning private IPv4 addresses to ${networkInterfaceId}`, err);
+    }
+  }
+
+  async unassignPrivateIpAddresses(
+    networkInterfaceId: string,
+    release: { addresses?: readonly string[]; prefixes?: readonly string[] },
+  ): Promise<void> {
+    const addresses = unique(release.addresses ?? []);
+    const prefixes = unique(release.prefixes ?? []);
+    if (addresses.length === 0 && prefixes.length === 0) return;
+    try {
+      await this.client.send(
+        new UnassignPrivateIpAddressesCommand({
+          NetworkInterfaceId: networkInterfaceId,
+          ...(addresses.length > 0 ? { PrivateIpAddresses: addresses } : {}),
+          ...(prefixes.length > 0 ? { Ipv4Prefixes: prefixes } : {}),
+        }),
+      );
+    } catch (err) {
+      if (!isNotAssignedError(err)) {
+        throw toControllerError(`unassigning private IPv4 addresses from ${networkInterfaceId}`, err);
+      }
+      // One address (or prefix) the interface does not have fails the whole call; then each goes on its own, so
+      // that those it still has are released, and those already gone count as released.
+      if (addresses.length + prefixes.length === 1) return;
+      for (const address of addresses)
+        await this.unassignPrivateIpAddresses(networkInterfaceId, { addresses: [address] });
+      for (const prefix of prefixes) await this.unassignPrivateIpAddresses(networkInterfaceId, { prefixes: [prefix] });
+    }
+  }
+
+  async deleteNetworkInterface(networkInterfaceId: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteNetworkInterfaceCommand({ NetworkInterfaceId: networkInterfaceId }));
+      return 'deleted';
+    } catch (err) {
+      if (awsErrorCode(err) === 'InvalidNetworkInterfaceID.NotFound') return 'not-found';
+      const doing = `deleting network interface ${networkInterfaceId}`;
+      // EC2 refuses an attached interface with InvalidParameterValue ("… is currently in use"); it clears once
+      // the interface is detached (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteNetworkInterface.html).
+      if (awsErrorCode(err) === 'InvalidParameterValue') {
+        const detail = err instanceof Error ? err.message : String(err);
+        throw new RetryableError(`${doing}: InvalidParameterValue: ${detail}`, { cause: err });
+      }
+      throw toControllerError(doing, err);
+    }
+  }
+
   async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
     if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
     try {
@@ -418,6 +519,24 @@ export class Ec2Adapter implements Ec2Port {
       );
     } catch (err) {
       throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
+    }
+  }
+
+  /** Every page of a filtered DescribeNetworkInterfaces. */
+  private async networkInterfaces(filters: Filter[]): Promise<NetworkInterfaceDetail[]> {
+    try {
+      const pages = await allPages(
+        (NextToken) =>
+          this.client.send(
+            new DescribeNetworkInterfacesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+          ),
+        (page) => page.NextToken,
+      );
+      return pages.flatMap((page) =>
+        (page.NetworkInterfaces ?? []).flatMap((eni) => toNetworkInterfaceDetail(eni) ?? []),
+      );
+    } catch (err) {
+      throw toControllerError('describing network interfaces', err);
     }
   }
 
@@ -685,4 +804,41 @@ function toNetworkInterface(eni: SdkNetworkInterface): NetworkInterface | undefi
 
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value === '' ? undefined : value;
+}
+
+/**
+ * UnassignPrivateIpAddresses naming an address the interface does not have answers InvalidParameterValue, "Some of
+ * the specified addresses are not assigned to interface eni-…" (the same for prefixes); the message is the only
+ * thing telling it from other invalid values.
+ */
+function isNotAssignedError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  return awsErrorCode(err) === 'InvalidParameterValue' && /not assigned to interface/i.test(message);
+}
+
+function toNetworkInterfaceDetail(sdk: SdkEni): NetworkInterfaceDetail | undefined {
+  if (!sdk.NetworkInterfaceId) return undefined;
+  const privateIpAddresses = (sdk.PrivateIpAddresses ?? []).flatMap((ip) =>
+    ip.PrivateIpAddress ? [{ address: ip.PrivateIpAddress, primary: ip.Primary ?? false }] : [],
+  );
+  // The port promises the primary address first; a stable sort keeps EC2's order otherwise.
+  privateIpAddresses.sort((a, b) => Number(b.primary) - Number(a.primary));
+  const detail: NetworkInterfaceDetail = {
+    networkInterfaceId: sdk.NetworkInterfaceId,
+    status: sdk.Status ?? '',
+    subnetId: sdk.SubnetId ?? '',
+    vpcId: nonEmpty(sdk.VpcId),
+    availabilityZone: nonEmpty(sdk.AvailabilityZone),
+    privateIpAddresses,
+    ipv4Prefixes: (sdk.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
+    tags: fromKeyValues(sdk.TagSet),
+  };
+  if (sdk.Attachment?.DeviceIndex !== undefined) {
+    detail.attachment = {
+      instanceId: nonEmpty(sdk.Attachment.InstanceId),
+      deviceIndex: sdk.Attachment.DeviceIndex,
+      status: nonEmpty(sdk.Attachment.Status),
+    };
+  }
+  return detail;
 }

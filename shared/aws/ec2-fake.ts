@@ -6,6 +6,12 @@ import {
   modifyInstanceAttribute,
   modifyNetworkInterfaceAttribute,
 } from './ec2-fake/instances.ts';
+import {
+  assignPrivateIpAddresses,
+  deleteNetworkInterface,
+  describeNetworkInterfaces,
+  unassignPrivateIpAddresses,
+} from './ec2-fake/network-interfaces.ts';
 import { createRoute, deleteRoute, describeRouteTables, replaceRoute } from './ec2-fake/route-tables.ts';
 import {
   authorizeSecurityGroupIngress,
@@ -18,8 +24,13 @@ import { Ec2State } from './ec2-fake/state.ts';
 import { createTags, deleteTags, describeSubnets } from './ec2-fake/subnets-and-tags.ts';
 import { ec2Error } from './ec2-fake/wire.ts';
 
-export { makeInstance, makeRouteTable, makeSubnet } from './ec2-fake/builders.ts';
-export { type FakeRoute, type FakeRouteTable, NewResourceWindow } from './ec2-fake/state.ts';
+export { makeInstance, makeNetworkInterface, makeRouteTable, makeSubnet } from './ec2-fake/builders.ts';
+export {
+  type FakeNetworkInterface,
+  type FakeRoute,
+  type FakeRouteTable,
+  NewResourceWindow,
+} from './ec2-fake/state.ts';
 
 /**
  * Each EC2 API operation the fake answers, with what it does. The fake answers the SDK commands Ec2Adapter sends
@@ -42,6 +53,10 @@ const OPERATIONS: Record<Ec2Operation, (ec2: Ec2State, input: any) => object> = 
   AuthorizeSecurityGroupIngress: authorizeSecurityGroupIngress,
   RevokeSecurityGroupIngress: revokeSecurityGroupIngress,
   DeleteSecurityGroup: deleteSecurityGroup,
+  DescribeNetworkInterfaces: describeNetworkInterfaces,
+  AssignPrivateIpAddresses: assignPrivateIpAddresses,
+  UnassignPrivateIpAddresses: unassignPrivateIpAddresses,
+  DeleteNetworkInterface: deleteNetworkInterface,
   CreateTags: createTags,
   DeleteTags: deleteTags,
 };
@@ -65,6 +80,10 @@ export type Ec2Operation =
   | 'AuthorizeSecurityGroupIngress'
   | 'RevokeSecurityGroupIngress'
   | 'DeleteSecurityGroup'
+  | 'DescribeNetworkInterfaces'
+  | 'AssignPrivateIpAddresses'
+  | 'UnassignPrivateIpAddresses'
+  | 'DeleteNetworkInterface'
   | 'CreateTags'
   | 'DeleteTags';
 
@@ -79,6 +98,9 @@ export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
   'AuthorizeSecurityGroupIngress',
   'RevokeSecurityGroupIngress',
   'DeleteSecurityGroup',
+  'AssignPrivateIpAddresses',
+  'UnassignPrivateIpAddresses',
+  'DeleteNetworkInterface',
   'CreateTags',
   'DeleteTags',
 ];
@@ -87,7 +109,8 @@ export const EC2_WRITE_OPERATIONS: readonly Ec2Operation[] = [
  * An in-memory EC2 account behind the EC2 API, for `new Ec2Adapter(fake)`: it answers the SDK v3 commands the
  * adapter sends (`send`) with EC2's semantics (paging, filters, limits, error codes as SDK service exceptions), so
  * the adapter's own paging, chunking and error handling run in every test that uses it. Its account: instances
- * with state, ENIs, addresses, DNS names, tags and zones; route tables, subnets and security groups. Eventual
+ * with state, ENIs, addresses, DNS names, tags and zones; standalone network interfaces with secondary addresses and
+ * /28 prefixes drawn from their subnets; route tables, subnets and security groups. Eventual
  * consistency (a new instance stays invisible for N lookups; a security group this fake creates can stay unknown
  * for a while, see `newSecurityGroupInvisibleMs`), throttling and queued errors per operation, and call counters:
  * each command sent is one call of its operation, exactly as the adapter makes them.

@@ -1,5 +1,5 @@
 import type { Instance, Subnet } from '../ec2-port.ts';
-import type { FakeRoute, FakeRouteTable } from './state.ts';
+import type { FakeNetworkInterface, FakeRoute, FakeRouteTable } from './state.ts';
 
 /**
  * A VPC route table as EC2 creates it (the local route), plus a default route to an internet gateway;
@@ -82,6 +82,26 @@ export function makeSubnet(
     availabilityZoneId: `euw1-az${availabilityZone.endsWith('a') ? 3 : availabilityZone.endsWith('b') ? 1 : 2}`,
     cidrBlock: `10.0.${index}.0/24`,
     ...(ipv6 ? { ipv6CidrBlocks: [`2001:db8:0:${index.toString(16)}::/64`] } : {}),
+    tags: {},
+    ...rest,
+  };
+}
+
+/**
+ * A network interface for `putNetworkInterface`: standalone (`available`) in `makeSubnet({ index: 1 })`'s subnet
+ * unless told otherwise, without addresses (the fake gives it the first free one of its subnet as its primary),
+ * prefixes or tags. Pass `attachment` to put it on an instance.
+ */
+export function makeNetworkInterface(
+  overrides: Partial<FakeNetworkInterface> & { index?: number } = {},
+): FakeNetworkInterface {
+  const { index: given, ...rest } = overrides;
+  const index = given ?? ++counter;
+  return {
+    networkInterfaceId: `eni-${(0xe0000 + index).toString(16).padStart(17, '0')}`,
+    subnetId: makeSubnet({ index: 1 }).subnetId,
+    privateIpAddresses: [],
+    ipv4Prefixes: [],
     tags: {},
     ...rest,
   };

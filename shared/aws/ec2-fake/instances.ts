@@ -144,6 +144,12 @@ function toSdkInstance(ec2: Ec2State, i: Instance): SdkInstance {
 /** An interface put without security groups shows none (the fake does not invent them). */
 function toSdkInterface(ec2: Ec2State, eni: NetworkInterface): SdkNetworkInterface {
   const primary = eni.privateIpAddresses.find((a) => a.primary);
+  // Addresses and prefixes assigned a moment ago may not show yet (see `newAddressInvisibleMs`).
+  const shown = ec2.visibleAddresses({
+    networkInterfaceId: eni.networkInterfaceId,
+    privateIpAddresses: eni.privateIpAddresses,
+    ipv4Prefixes: ec2.prefixesOf(eni.networkInterfaceId),
+  });
   return {
     NetworkInterfaceId: eni.networkInterfaceId,
     ...(eni.deviceIndex < Number.MAX_SAFE_INTEGER
@@ -152,11 +158,14 @@ function toSdkInterface(ec2: Ec2State, eni: NetworkInterface): SdkNetworkInterfa
     Status: eni.status as SdkNetworkInterface['Status'],
     SubnetId: eni.subnetId,
     PrivateIpAddress: primary?.address,
-    PrivateIpAddresses: eni.privateIpAddresses.map((a) => ({
+    PrivateIpAddresses: shown.privateIpAddresses.map((a) => ({
       PrivateIpAddress: a.address,
       Primary: a.primary,
       PrivateDnsName: a.privateDnsName,
     })),
+    ...(shown.ipv4Prefixes.length > 0
+      ? { Ipv4Prefixes: shown.ipv4Prefixes.map((Ipv4Prefix) => ({ Ipv4Prefix })) }
+      : {}),
     Ipv6Addresses: eni.ipv6Addresses.map((Ipv6Address) => ({ Ipv6Address })),
     SourceDestCheck: eni.sourceDestCheck,
     ...(eni.securityGroupIds

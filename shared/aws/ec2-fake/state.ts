@@ -12,6 +12,7 @@ import type {
   SecurityGroup,
   Subnet,
 } from '../ec2-port.ts';
+import { addressesOf, freeAddresses, ipv4ToNumber } from './addresses.ts';
 import { isWellFormedId } from './wire.ts';
 
 /**
@@ -33,6 +34,43 @@ export interface FakeRouteTable {
   routes: FakeRoute[];
   /** Subnet associations and `main` (see RouteTable.associations); left out, the table reports none. */
   associations?: RouteTableAssociation[];
+}
+
+/**
+ * A network interface as `putNetworkInterface` takes it: one the IP address manager (or anyone) created. Without
+ * `attachment` it is a standalone interface, `available`; with one it goes on that instance (which must exist) as
+ * an attached interface, listed by DescribeInstances too. Without addresses it gets the first free one of its subnet
+ * as its primary address.
+ */
+export interface FakeNetworkInterface {
+  networkInterfaceId: string;
+  subnetId: string;
+  attachment?: { instanceId: string; deviceIndex: number };
+  /** The primary first. */
+  privateIpAddresses: { address: string; primary: boolean }[];
+  ipv4Prefixes: string[];
+  tags: Record<string, string>;
+}
+
+/**
+ * One network interface as the API calls see it, wherever the fake keeps it (an instance's, or a standalone one).
+ * Its arrays and tags are the stored ones: changing them changes the account.
+ */
+export interface InterfaceRecord {
+  networkInterfaceId: string;
+  subnetId: string;
+  vpcId?: string;
+  availabilityZone?: string;
+  /** `in-use` while attached, `available` otherwise. */
+  status: string;
+  /** The instance it is attached to, and where. */
+  instance?: Instance;
+  deviceIndex?: number;
+  privateIpAddresses: { address: string; primary: boolean; privateDnsName?: string }[];
+  ipv4Prefixes: string[];
+  tags: Record<string, string>;
+  sourceDestCheck?: boolean;
+  securityGroupIds?: string[];
 }
 
 /** Something that keeps a security group in use (a load balancer's network interfaces), until `releaseAt`. */
@@ -137,7 +175,23 @@ export class Ec2State {
   newSecurityGroupInvisibleMs = 0;
   /** ... or for this many lookups of it (each call that would have found it), whichever ends first (0: no limit). */
   newSecurityGroupInvisibleCalls = 0;
+  /** Standalone network interfaces (`putNetworkInterface` without attachment); instances hold their own. */
+  readonly networkInterfaces = new Map<string, FakeNetworkInterface>();
+  /**
+   * Eventual consistency after AssignPrivateIpAddresses (off by default): for this long on `clock` a new secondary
+   * address or prefix is missing from DescribeNetworkInterfaces and DescribeInstances, although it is assigned (no
+   * one else gets it, and it counts against the interface's limit).
+   * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
+   */
+  newAddressInvisibleMs = 0;
+  /** ... or for this many describes that would have shown it, whichever ends first (0: no limit). */
+  newAddressInvisibleCalls = 0;
 
+  /** Tags and prefixes of instances' interfaces (the port's NetworkInterface has neither). */
+  private readonly interfaceExtras = new Map<string, { ipv4Prefixes: string[]; tags: Record<string, string> }>();
+  private readonly hiddenAddresses = new NewResourceWindow(() => this.clock.now());
+  /** Addresses other parties hold (`reserveAddresses`). */
+  private readonly reservedAddresses = new Set<number>();
   private readonly invisibleFor = new Map<string, number>();
   private readonly holds = new Map<string, SecurityGroupHold>();
   private readonly hiddenGroups = new NewResourceWindow(() => this.clock.now());
@@ -201,6 +255,48 @@ export class Ec2State {
     return subnet;
   }
 
+  /**
+   * Add or replace a network interface (see `makeNetworkInterface` and `FakeNetworkInterface`): standalone and
+   * `available`, or attached to the instance its `attachment` names. Answers it as stored (with its primary address).
+   */
+  putNetworkInterface(eni: FakeNetworkInterface): FakeNetworkInterface {
+    const stored = structuredClone(eni);
+    this.removeNetworkInterface(stored.networkInterfaceId);
+    if (stored.privateIpAddresses.length === 0) {
+      const [address] = this.freeAddressesOf(stored.subnetId, 1);
+      stored.privateIpAddresses = [{ address: address!, primary: true }];
+    }
+    this.everHeld.add(stored.networkInterfaceId);
+    if (!stored.attachment) {
+      this.networkInterfaces.set(stored.networkInterfaceId, stored);
+      return structuredClone(stored);
+    }
+    const instance = this.instances.get(stored.attachment.instanceId);
+    if (!instance)
+      throw new Error(`FakeEc2: no instance ${stored.attachment.instanceId} to attach ${eni.networkInterfaceId}`);
+    instance.networkInterfaces.push({
+      networkInterfaceId: stored.networkInterfaceId,
+      deviceIndex: stored.attachment.deviceIndex,
+      status: 'in-use',
+      subnetId: stored.subnetId,
+      privateIpAddresses: stored.privateIpAddresses,
+      ipv6Addresses: [],
+    });
+    instance.networkInterfaces.sort((a, b) => a.deviceIndex - b.deviceIndex);
+    this.interfaceExtras.set(stored.networkInterfaceId, { ipv4Prefixes: stored.ipv4Prefixes, tags: stored.tags });
+    return structuredClone(stored);
+  }
+
+  /**
+   * Other parties (interfaces of other services, addresses kept by hand) take the `count` lowest free addresses of
+   * the subnet: a test's way to leave a subnet nearly or entirely full. Answers the addresses taken.
+   */
+  reserveAddresses(subnetId: string, count: number): string[] {
+    const taken = this.freeAddressesOf(subnetId, count);
+    for (const address of taken) this.reservedAddresses.add(ipv4ToNumber(address));
+    return taken;
+  }
+
   /** Add or replace a security group as another party made it (a node group, a user's group). */
   putSecurityGroup(group: SecurityGroup): SecurityGroup {
     this.securityGroups.set(group.groupId, structuredClone(group));
@@ -233,6 +329,10 @@ export class Ec2State {
 
   /** Empties the account (the zones and instance types stay). */
   protected clearState(): void {
+    this.networkInterfaces.clear();
+    this.interfaceExtras.clear();
+    this.hiddenAddresses.clear();
+    this.reservedAddresses.clear();
     this.subnets.clear();
     this.securityGroups.clear();
     this.hiddenGroups.clear();
@@ -303,6 +403,129 @@ export class Ec2State {
       if (eni) return { instance, eni };
     }
     return undefined;
+  }
+
+  /** Every network interface of the account: those of live instances first, then the standalone ones. */
+  interfaceRecords(): InterfaceRecord[] {
+    const records: InterfaceRecord[] = [];
+    for (const instance of this.instances.values()) {
+      if (instance.state === 'terminated') continue;
+      for (const eni of instance.networkInterfaces) {
+        const subnetId = eni.subnetId ?? instance.subnetId ?? '';
+        let extras = this.interfaceExtras.get(eni.networkInterfaceId);
+        if (!extras) {
+          extras = { ipv4Prefixes: [], tags: {} };
+          this.interfaceExtras.set(eni.networkInterfaceId, extras);
+        }
+        records.push({
+          networkInterfaceId: eni.networkInterfaceId,
+          subnetId,
+          vpcId: this.subnets.get(subnetId)?.vpcId ?? instance.vpcId,
+          availabilityZone: this.subnets.get(subnetId)?.availabilityZone ?? instance.availabilityZone,
+          status: eni.status,
+          instance,
+          deviceIndex: eni.deviceIndex,
+          privateIpAddresses: eni.privateIpAddresses,
+          ipv4Prefixes: extras.ipv4Prefixes,
+          tags: extras.tags,
+          sourceDestCheck: eni.sourceDestCheck,
+          securityGroupIds: eni.securityGroupIds,
+        });
+      }
+    }
+    for (const eni of this.networkInterfaces.values()) {
+      const subnet = this.subnets.get(eni.subnetId);
+      records.push({
+        networkInterfaceId: eni.networkInterfaceId,
+        subnetId: eni.subnetId,
+        vpcId: subnet?.vpcId,
+        availabilityZone: subnet?.availabilityZone,
+        status: 'available',
+        privateIpAddresses: eni.privateIpAddresses,
+        ipv4Prefixes: eni.ipv4Prefixes,
+        tags: eni.tags,
+      });
+    }
+    return records;
+  }
+
+  interfaceRecord(networkInterfaceId: string): InterfaceRecord | undefined {
+    return this.interfaceRecords().find((r) => r.networkInterfaceId === networkInterfaceId);
+  }
+
+  /** The /28 prefixes delegated to one of an instance's interfaces. */
+  prefixesOf(networkInterfaceId: string): string[] {
+    return this.interfaceExtras.get(networkInterfaceId)?.ipv4Prefixes ?? [];
+  }
+
+  /** The tags of an interface, standalone or an instance's; undefined when the account has no such interface. */
+  interfaceTags(networkInterfaceId: string): Record<string, string> | undefined {
+    return this.interfaceRecord(networkInterfaceId)?.tags;
+  }
+
+  /** Forget a standalone interface, or take an interface off its instance; its addresses go back to the subnet. */
+  removeNetworkInterface(networkInterfaceId: string): void {
+    this.networkInterfaces.delete(networkInterfaceId);
+    this.interfaceExtras.delete(networkInterfaceId);
+    for (const instance of this.instances.values()) {
+      instance.networkInterfaces = instance.networkInterfaces.filter(
+        (e) => e.networkInterfaceId !== networkInterfaceId,
+      );
+    }
+  }
+
+  /** Every address some interface (or another party) holds, prefixes' addresses included, in every subnet. */
+  addressesInUse(): Set<number> {
+    const used = new Set(this.reservedAddresses);
+    for (const record of this.interfaceRecords()) {
+      for (const a of record.privateIpAddresses) used.add(ipv4ToNumber(a.address));
+      for (const prefix of record.ipv4Prefixes) for (const n of addressesOf(prefix)) used.add(n);
+    }
+    for (const instance of this.instances.values()) {
+      if (instance.state !== 'terminated' && instance.privateIpAddress)
+        used.add(ipv4ToNumber(instance.privateIpAddress));
+    }
+    return used;
+  }
+
+  /** The IPv4 block of the subnet; a subnet the fake does not hold is a mistake of the test (put it first). */
+  subnetCidr(subnetId: string): string {
+    const cidr = this.subnets.get(subnetId)?.cidrBlock;
+    if (!cidr) throw new Error(`FakeEc2: no subnet ${subnetId} with an IPv4 block: put it first (makeSubnet)`);
+    return cidr;
+  }
+
+  /** Newly assigned addresses or prefixes of an interface: hidden for the configured window. */
+  startAddressWindow(networkInterfaceId: string, values: readonly string[]): void {
+    for (const value of values) {
+      this.hiddenAddresses.start(
+        `${networkInterfaceId} ${value}`,
+        this.newAddressInvisibleMs,
+        this.newAddressInvisibleCalls,
+      );
+    }
+  }
+
+  forgetAddresses(networkInterfaceId: string, values: readonly string[]): void {
+    for (const value of values) this.hiddenAddresses.forget(`${networkInterfaceId} ${value}`);
+  }
+
+  /** The interface's addresses and prefixes as a describe sees them now; counts as one lookup of each hidden one. */
+  visibleAddresses(record: Pick<InterfaceRecord, 'networkInterfaceId' | 'privateIpAddresses' | 'ipv4Prefixes'>): {
+    privateIpAddresses: InterfaceRecord['privateIpAddresses'];
+    ipv4Prefixes: string[];
+  } {
+    const shown = (value: string) => !this.hiddenAddresses.hides(`${record.networkInterfaceId} ${value}`);
+    return {
+      privateIpAddresses: record.privateIpAddresses.filter((a) => a.primary || shown(a.address)),
+      ipv4Prefixes: record.ipv4Prefixes.filter(shown),
+    };
+  }
+
+  private freeAddressesOf(subnetId: string, count: number): string[] {
+    const free = freeAddresses(this.subnetCidr(subnetId), this.addressesInUse(), count);
+    if (!free) throw new Error(`FakeEc2: fewer than ${count} free addresses left in ${subnetId}`);
+    return free;
   }
 
   /** The table's routes with their states worked out from the targets now. */

@@ -119,11 +119,14 @@ function taggable(ec2: Ec2State, id: string): Record<string, string> {
   }
   const resource = ec2.subnets.get(id) ?? ec2.instances.get(id) ?? ec2.routeTables.get(id);
   if (resource) return resource.tags;
+  const interfaceTags = id.startsWith('eni-') ? ec2.interfaceTags(id) : undefined;
+  if (interfaceTags) return interfaceTags;
   const notFound: Record<string, [string, string]> = {
     sg: ['InvalidGroup.NotFound', `The security group '${id}' does not exist`],
     subnet: ['InvalidSubnetID.NotFound', `The subnet ID '${id}' does not exist`],
     i: ['InvalidInstanceID.NotFound', `The instance ID '${id}' does not exist`],
     rtb: ['InvalidRouteTableID.NotFound', `The routeTable ID '${id}' does not exist`],
+    eni: ['InvalidNetworkInterfaceID.NotFound', `The networkInterface ID '${id}' does not exist`],
   };
   const prefix = id.slice(0, Math.max(0, id.indexOf('-')));
   const known = notFound[prefix];
