@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../shared/config/config.ts';
 import { loadRelayConfig, queuesOf, regionFor } from './config.ts';
+import { WATCHED_KINDS } from './kinds.ts';
 
 const NODE = 'https://sqs.eu-west-1.amazonaws.com/123456789012/ccm-node.fifo';
 const IPAM = 'https://sqs.eu-west-1.amazonaws.com/123456789012/ccm-ipam.fifo';
@@ -10,7 +11,7 @@ describe('loadRelayConfig', () => {
     const config = loadRelayConfig({ NODE_QUEUE_URL: NODE, IPAM_QUEUE_URL: IPAM });
     expect(config).toMatchObject({
       RELAY_LEASE_NAME: 'serverless-ccm-relay',
-      RELAY_KINDS: ['Node', 'Service', 'EndpointSlice', 'Pod'],
+      RELAY_KINDS: [...WATCHED_KINDS],
       RELAY_LEADER_ELECT: true,
       RELAY_LEASE_DURATION_SECONDS: 15,
       RELAY_RENEW_DEADLINE_SECONDS: 10,
@@ -18,6 +19,13 @@ describe('loadRelayConfig', () => {
       RELAY_PAGE_SIZE: 500,
       RELAY_PORT: 8080,
       RELAY_MIGRATION_COMPONENT: 'cloud-controller-manager',
+      RELAY_WEBHOOK_ENABLED: false,
+      RELAY_WEBHOOK_PORT: 9443,
+      RELAY_WEBHOOK_TLS: 'self-signed',
+      RELAY_WEBHOOK_SERVICE: 'serverless-ccm-relay-webhook',
+      RELAY_WEBHOOK_SECRET: 'serverless-ccm-webhook-tls',
+      RELAY_WEBHOOK_CONFIGURATION: 'serverless-ccm-ipam-webhook',
+      RELAY_WEBHOOK_CONTROLLER_USERNAMES: ['system:serviceaccount:kube-system:serverless-ccm'],
     });
     expect(queuesOf(config)).toEqual({ node: NODE, ipam: IPAM });
     expect(regionFor(config)).toBe('eu-west-1');
@@ -48,9 +56,37 @@ describe('loadRelayConfig', () => {
     ],
     [{ NODE_QUEUE_URL: NODE, RELAY_LEADER_ELECT: 'yes' }, 'RELAY_LEADER_ELECT (got "yes"): must be true or false'],
     [{ NODE_QUEUE_URL: NODE, RELAY_PORT: 'http' }, 'RELAY_PORT (got "http"): must be a port number'],
+    [
+      { NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_ENABLED: 'true', RELAY_WEBHOOK_PORT: '8080' },
+      'RELAY_WEBHOOK_PORT (got "8080"): must differ from RELAY_PORT',
+    ],
+    [
+      { NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_TLS: 'acme' },
+      'RELAY_WEBHOOK_TLS (got "acme"): must be self-signed or cert-manager',
+    ],
+    [{ NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_CONTROLLER_USERNAMES: ' , ' }, 'must name at least one username'],
+    [{ NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_CONTROLLER_USERNAMES: 'a,*' }, 'a lone * would let everyone'],
   ])('refuses %j, naming the setting', (env, message) => {
     expect(() => loadRelayConfig(env)).toThrow(ConfigError);
     expect(() => loadRelayConfig(env)).toThrow(message);
+  });
+
+  it('reads the webhook settings', () => {
+    const config = loadRelayConfig({
+      NODE_QUEUE_URL: NODE,
+      RELAY_WEBHOOK_ENABLED: 'true',
+      RELAY_WEBHOOK_TLS: 'cert-manager',
+      RELAY_WEBHOOK_CONTROLLER_USERNAMES:
+        'system:serviceaccount:kube-system:serverless-ccm, arn:aws:sts::123456789012:assumed-role/ipam/*',
+    });
+    expect(config).toMatchObject({
+      RELAY_WEBHOOK_ENABLED: true,
+      RELAY_WEBHOOK_TLS: 'cert-manager',
+      RELAY_WEBHOOK_CONTROLLER_USERNAMES: [
+        'system:serviceaccount:kube-system:serverless-ccm',
+        'arn:aws:sts::123456789012:assumed-role/ipam/*',
+      ],
+    });
   });
 
   it('accepts a local SQS endpoint with an explicit region', () => {

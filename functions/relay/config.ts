@@ -58,6 +58,28 @@ const kinds = z
       .min(1, 'must name at least one kind'),
   );
 
+/**
+ * Who the IPAM controller is to the API server, as `request.userInfo.username` names it: in `token` mode
+ * the service account of deploy/README-deploy.md, `system:serviceaccount:kube-system:serverless-ccm`; in
+ * `eks` mode the access entry's default username, `arn:aws:sts::<account>:assumed-role/<role name>/<session>`
+ * (a Lambda's session is its function name), so `arn:aws:sts::<account>:assumed-role/<role name>/*`.
+ */
+export const DEFAULT_CONTROLLER_USERNAMES = ['system:serviceaccount:kube-system:serverless-ccm'];
+
+const usernames = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z
+      .array(z.string().refine((u) => u !== '*', 'a lone * would let everyone write the annotation'))
+      .min(1, 'must name at least one username'),
+  );
+
 export const RelayConfigSchema = z
   .object({
     NODE_QUEUE_URL: queueUrl.optional(),
@@ -89,6 +111,22 @@ export const RelayConfigSchema = z
     RELAY_SHUTDOWN_FLUSH_SECONDS: seconds(0, 300, 20),
     /** A kubeconfig file (local runs); otherwise $KUBECONFIG, ~/.kube/config, or the in-cluster service account. */
     RELAY_KUBECONFIG: z.string().min(1).optional(),
+    /** The IPAM admission webhooks (functions/relay/webhook/), HTTPS on their own port. */
+    RELAY_WEBHOOK_ENABLED: bool.default(false),
+    RELAY_WEBHOOK_PORT: z.coerce.number({ error: 'must be a port number' }).int().min(1).max(65_535).default(9443),
+    RELAY_WEBHOOK_TLS: z
+      .enum(['self-signed', 'cert-manager'], { error: 'must be self-signed or cert-manager' })
+      .default('self-signed'),
+    /** The Service in front of the webhooks, in RELAY_NAMESPACE: the serving certificate's names. */
+    RELAY_WEBHOOK_SERVICE: dnsLabel.default('serverless-ccm-relay-webhook'),
+    /** self-signed: the Secret holding the CA bundle and serving certificate, in RELAY_NAMESPACE. */
+    RELAY_WEBHOOK_SECRET: dnsSubdomain.default('serverless-ccm-webhook-tls'),
+    /** self-signed: the name of both webhook configurations, whose caBundle the relay writes. */
+    RELAY_WEBHOOK_CONFIGURATION: dnsSubdomain.default('serverless-ccm-ipam-webhook'),
+    /** cert-manager: the mounted certificate Secret (tls.crt, tls.key). */
+    RELAY_WEBHOOK_CERT_DIR: z.string().min(1).default('/etc/serverless-ccm-relay/webhook-tls'),
+    RELAY_WEBHOOK_CONTROLLER_USERNAMES: usernames.default(DEFAULT_CONTROLLER_USERNAMES),
+    RELAY_WEBHOOK_REFRESH_SECONDS: seconds(5, 3600, 60),
     LOG_LEVEL: z
       .enum(['DEBUG', 'INFO', 'WARN', 'ERROR'], { error: 'must be DEBUG, INFO, WARN or ERROR' })
       .default('INFO'),
@@ -105,6 +143,9 @@ export const RelayConfigSchema = z
     }
     if (c.RELAY_RENEW_DEADLINE_SECONDS >= c.RELAY_LEASE_DURATION_SECONDS) {
       issue('RELAY_RENEW_DEADLINE_SECONDS', 'must be shorter than RELAY_LEASE_DURATION_SECONDS');
+    }
+    if (c.RELAY_WEBHOOK_ENABLED && c.RELAY_WEBHOOK_PORT === c.RELAY_PORT) {
+      issue('RELAY_WEBHOOK_PORT', 'must differ from RELAY_PORT (the operations server listens there)');
     }
     if (c.RELAY_RETRY_PERIOD_SECONDS >= c.RELAY_RENEW_DEADLINE_SECONDS) {
       issue('RELAY_RETRY_PERIOD_SECONDS', 'must be shorter than RELAY_RENEW_DEADLINE_SECONDS');

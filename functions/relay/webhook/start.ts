@@ -1,0 +1,163 @@
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../../../shared/clock.ts';
+import { errorMessage } from '../../../shared/errors.ts';
+import type { Log } from '../../../shared/observability/log.ts';
+import { Counter, type Registry } from '../prometheus.ts';
+import { type CertificateDirectoryWatch, readKeyPair, watchCertificateDirectory } from './cert-directory.ts';
+import { ClientNodeTlsStore } from './client-node-tls-store.ts';
+import { mutatePod } from './mutate-pod.ts';
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
+import { DEFAULT_SELF_SIGNED_OPTIONS, SelfSignedTls } from './self-signed-tls.ts';
+import { type AdmissionCounter, type KeyPair, startWebhookServer, type WebhookServer } from './server.ts';
+import type { WebhookTlsStore } from './tls-store.ts';
+import { ControllerIdentities, validatePod } from './validate-pod.ts';
+
+/**
+ * The admission webhooks as the relay process runs them: the HTTPS server, and the certificate source
+ * of the configured mode. `self-signed`: every `refreshMs` each replica reconciles the Secret
+ * (self-signed-tls.ts) and serves what it holds, so a standby follows a rotation. `cert-manager`: the
+ * mounted directory is read and watched; nothing is written.
+ */
+
+export interface AdmissionWebhookSettings {
+  port: number;
+  mode: 'self-signed' | 'cert-manager';
+  namespace: string;
+  service: string;
+  secret: string;
+  /** The name of both the MutatingWebhookConfiguration and the ValidatingWebhookConfiguration. */
+  configuration: string;
+  certDir: string;
+  controllerUsernames: readonly string[];
+  /** self-signed: how often the Secret is read again (and the certificate renewed when due). */
+  refreshMs: number;
+  /** cert-manager: how often the directory is read, besides the watch. */
+  pollMs: number;
+  lifetimeMs?: number;
+  promoteAfterMs?: number;
+  host?: string;
+}
+
+export interface AdmissionWebhookDeps {
+  kubeConfig: KubeConfig;
+  log: Log;
+  clock: Clock;
+  /** The relay's metrics registry: `relay_admissions_total` joins it. */
+  registry?: Registry;
+  /** Instead of the client-node adapter (tests). */
+  store?: WebhookTlsStore;
+}
+
+export interface AdmissionWebhooks {
+  /** The port the server listens on; undefined until the first certificate is in hand (self-signed). */
+  port(): number | undefined;
+  /** Resolves when the server listens. */
+  ready: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function serviceDnsNames(service: string, namespace: string): string[] {
+  return [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
+}
+
+export async function startAdmissionWebhooks(
+  settings: AdmissionWebhookSettings,
+  deps: AdmissionWebhookDeps,
+): Promise<AdmissionWebhooks> {
+  const { log } = deps;
+  const admissions: AdmissionCounter = new Counter(
+    'relay_admissions_total',
+    'Admission reviews answered, by webhook and result: allowed, patched, denied, malformed (400), error (500)',
+    ['webhook', 'result'],
+  );
+  deps.registry?.register(admissions);
+  const controller = new ControllerIdentities(settings.controllerUsernames);
+  const webhooks = [
+    { ...MUTATING_WEBHOOK, handle: mutatePod },
+    { ...VALIDATING_WEBHOOK, handle: (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller) },
+  ];
+  let server: WebhookServer | undefined;
+  const listen = async (tls: KeyPair) => {
+    server = await startWebhookServer({ port: settings.port, host: settings.host, webhooks, tls, log, admissions });
+    log.info('admission webhooks listening', { port: server.port, mode: settings.mode });
+  };
+
+  if (settings.mode === 'cert-manager') {
+    // A missing or unreadable mount is a broken deployment: fail at start-up, naming the file.
+    const initial = readKeyPair(settings.certDir);
+    await listen(initial);
+    const watch: CertificateDirectoryWatch = watchCertificateDirectory(
+      settings.certDir,
+      initial,
+      (pair) => server!.setCertificate(pair),
+      { pollMs: settings.pollMs, log },
+    );
+    return {
+      port: () => server?.port,
+      ready: Promise.resolve(),
+      close: async () => {
+        watch.stop();
+        await server?.close();
+      },
+    };
+  }
+
+  const tls = new SelfSignedTls(
+    {
+      dnsNames: serviceDnsNames(settings.service, settings.namespace),
+      lifetimeMs: settings.lifetimeMs ?? DEFAULT_SELF_SIGNED_OPTIONS.lifetimeMs,
+      renewFraction: DEFAULT_SELF_SIGNED_OPTIONS.renewFraction,
+      promoteAfterMs: settings.promoteAfterMs ?? DEFAULT_SELF_SIGNED_OPTIONS.promoteAfterMs,
+    },
+    {
+      store:
+        deps.store ??
+        new ClientNodeTlsStore(deps.kubeConfig, {
+          namespace: settings.namespace,
+          secret: settings.secret,
+          configuration: settings.configuration,
+        }),
+      clock: deps.clock,
+      log,
+    },
+  );
+  let served: KeyPair | undefined;
+  let stopped = false;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  // Until the first pass succeeds (RBAC not applied yet, API server away) nothing listens, and the
+  // webhooks' failurePolicy Ignore lets Pods through; the relay itself keeps forwarding.
+  const refresh = async () => {
+    try {
+      const pair = await tls.reconcile();
+      if (stopped) return;
+      if (!server) {
+        await listen(pair);
+        markReady();
+      } else if (pair.cert !== served?.cert || pair.key !== served?.key) {
+        server.setCertificate(pair);
+        log.info('serving the renewed webhook certificate');
+      }
+      served = pair;
+    } catch (err) {
+      log.error('webhook certificate pass failed; trying again', { error: errorMessage(err) });
+    }
+  };
+  let running: Promise<void> = refresh();
+  const timer = setInterval(() => {
+    running = running.then(refresh);
+  }, settings.refreshMs);
+  timer.unref();
+  return {
+    port: () => server?.port,
+    ready,
+    close: async () => {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+      await server?.close();
+    },
+  };
+}
