@@ -3,7 +3,7 @@ import type { Ec2Port, InstanceTypeInfo } from './ec2-port.ts';
 
 /**
  * Facts that do not change while a Lambda container lives (zone name -> zone ID, instance type
- * limits), cached so a burst of Node initializations costs one DescribeAvailabilityZones in total.
+ * limits, subnet CIDR blocks), cached so a burst of Node initializations costs one DescribeAvailabilityZones in total.
  * An unknown zone triggers one refresh, at most once per `refreshAfterMs`.
  */
 export class Ec2Facts {
@@ -11,6 +11,7 @@ export class Ec2Facts {
   private zonesLoadedAt = Number.NEGATIVE_INFINITY;
   private zonesLoading?: Promise<Map<string, string>>;
   private readonly types = new Map<string, InstanceTypeInfo>();
+  private readonly subnetCidrs = new Map<string, string>();
 
   constructor(
     private readonly ec2: Ec2Port,
@@ -31,6 +32,16 @@ export class Ec2Facts {
       for (const info of await this.ec2.describeInstanceTypes(missing)) this.types.set(info.instanceType, info);
     }
     return new Map(types.flatMap((t) => (this.types.has(t) ? [[t, this.types.get(t)!] as const] : [])));
+  }
+
+  /** A subnet's IPv4 CIDR block (a subnet keeps its primary block for life); undefined when EC2 does not show it. */
+  async subnetCidr(subnetId: string): Promise<string | undefined> {
+    if (!this.subnetCidrs.has(subnetId)) {
+      for (const subnet of await this.ec2.describeSubnets({ subnetIds: [subnetId] })) {
+        if (subnet.cidrBlock) this.subnetCidrs.set(subnet.subnetId, subnet.cidrBlock);
+      }
+    }
+    return this.subnetCidrs.get(subnetId);
   }
 
   private loadZones(): Promise<Map<string, string>> {

@@ -198,6 +198,21 @@ export const ConfigSchema = z
       .min(1, 'must be at least 1 second')
       .max(60, 'cannot exceed 60 seconds (a spot notice leaves two minutes)')
       .default(5),
+    /**
+     * The IP address manager's FIFO queue: Node keys of Windows Nodes (and its garbage-collection key). The relay and
+     * the resync feed it when set; unset, nothing about Pods is watched or sent.
+     */
+    IPAM_QUEUE_URL: url.optional(),
+    /**
+     * Seconds a released Pod address waits before another Pod may get it (kube-proxy and the Windows host need
+     * time to forget it). 30 s as the VPC resource controller.
+     */
+    IPAM_COOLDOWN_SECONDS: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(0, 'cannot be negative')
+      .max(600, 'cannot exceed 600 seconds')
+      .default(30),
     NODE_INDEX_TTL_SECONDS: z.coerce
       .number({ error: 'must be a number of seconds' })
       .int()

@@ -57,6 +57,24 @@ export const MetricName = {
   DrainTimeouts: 'DrainTimeouts',
   /** A Service left to someone else (dimension `reason`: `classic`, `other-controller`, `other-class`). */
   ServicesSkipped: 'ServicesSkipped',
+  /** IPAM: addresses EC2 gave a Node's pool (a prefix counts 16). */
+  IpamAddressesAllocated: 'IpamAddressesAllocated',
+  /** IPAM: addresses given back to the subnet (a prefix counts 16). */
+  IpamAddressesReleased: 'IpamAddressesReleased',
+  /** IPAM: Pods annotated with an address. */
+  IpamAddressesAssigned: 'IpamAddressesAssigned',
+  /** IPAM, per pass: addresses of the Node's pool held by Pods (the value to graph). */
+  IpamAddressesInUse: 'IpamAddressesInUse',
+  /** IPAM, per pass: addresses ready to hand out. */
+  IpamAddressesFree: 'IpamAddressesFree',
+  /** IPAM, per pass: released addresses still in their cooldown. */
+  IpamAddressesCooling: 'IpamAddressesCooling',
+  /** IPAM, per pass: the pool size the warm-pool settings ask for. */
+  IpamWarmTarget: 'IpamWarmTarget',
+  /** IPAM: an allocation refused because the subnet has no free address or /28 block. */
+  IpamSubnetExhausted: 'IpamSubnetExhausted',
+  /** IPAM: network interfaces of ours deleted after being seen available on two sweeps. */
+  IpamInterfacesDeleted: 'IpamInterfacesDeleted',
   Ec2Events: 'Ec2Events',
   UnknownInstanceEvents: 'UnknownInstanceEvents',
   KeysSent: 'KeysSent',

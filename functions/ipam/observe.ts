@@ -1,0 +1,110 @@
+import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
+import type { Ec2Port, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
+import type { PoolRecord } from './record.ts';
+
+/**
+ * What EC2 says about a Node's pool, read only when the journal cannot be trusted alone (none yet, a resync, a
+ * retried pass, or older than VERIFY_AFTER_SECONDS): the primary interface's secondary addresses and prefixes, how
+ * many the instance type allows, and the subnet's prefix length. Instance types and subnet blocks never change, so
+ * each container asks EC2 once per type and subnet (`Ec2Facts`).
+ */
+export type IpamEc2 = Pick<
+  Ec2Port,
+  | 'describeInstances'
+  | 'describeInstanceTypes'
+  | 'describeSubnets'
+  | 'describeNetworkInterfaces'
+  | 'assignPrivateIpAddresses'
+  | 'unassignPrivateIpAddresses'
+  | 'deleteNetworkInterface'
+  | 'createTags'
+  | 'deleteTags'
+>;
+
+/** How long the journal's copy of the interface is trusted without a look at EC2. */
+export const VERIFY_AFTER_SECONDS = 600;
+/** How long an address EC2 gave us may stay unseen in DescribeNetworkInterfaces before it is forgotten. */
+export const FRESH_SECONDS = 300;
+/** How long a released unit still shown by DescribeNetworkInterfaces is waited for before it is released again. */
+export const RELEASE_AGAIN_SECONDS = 60;
+
+export interface ObservedInterface {
+  eni: string;
+  /** Addresses or prefixes besides the primary address: IPv4 addresses per interface - 1. */
+  slots: number;
+  prefixLength: number;
+  addresses: string[];
+  prefixes: string[];
+}
+
+export type Observation = { ok: true; observed: ObservedInterface } | { ok: false; problem: string };
+
+export async function observeInterface(ec2: IpamEc2, facts: Ec2Facts, instanceId: string): Promise<Observation> {
+  const instance = (await ec2.describeInstances([instanceId])).get(instanceId);
+  if (!instance) return { ok: false, problem: `EC2 does not show instance ${instanceId}` };
+  const primary = instance.networkInterfaces.find((e) => e.deviceIndex === 0);
+  if (!primary) return { ok: false, problem: `instance ${instanceId} has no primary network interface` };
+  const [eni] = await ec2.describeNetworkInterfaces({ networkInterfaceIds: [primary.networkInterfaceId] });
+  if (!eni) return { ok: false, problem: `EC2 does not show network interface ${primary.networkInterfaceId}` };
+  const type = (await facts.instanceTypes([instance.instanceType])).get(instance.instanceType);
+  if (!type) return { ok: false, problem: `EC2 does not know instance type ${instance.instanceType}` };
+  const slots = Math.max(0, type.ipv4AddressesPerInterface - 1);
+  const prefixLength = Number((await facts.subnetCidr(eni.subnetId))?.split('/')[1]);
+  if (!Number.isInteger(prefixLength)) return { ok: false, problem: `EC2 does not show subnet ${eni.subnetId}` };
+  return { ok: true, observed: { eni: eni.networkInterfaceId, slots, prefixLength, ...units(eni) } };
+}
+
+function units(eni: NetworkInterfaceDetail): { addresses: string[]; prefixes: string[] } {
+  return {
+    addresses: eni.privateIpAddresses.filter((a) => !a.primary).map((a) => a.address),
+    prefixes: [...eni.ipv4Prefixes],
+  };
+}
+
+/**
+ * The pool from what EC2 shows and the journal: units EC2 gave us that it does not show yet still count (for
+ * FRESH_SECONDS); units being released are not part of it, and those still shown after RELEASE_AGAIN_SECONDS are
+ * released again (`again`). Returns the journal with the interface facts and this look's time.
+ */
+export function mergeObserved(
+  record: PoolRecord,
+  observed: ObservedInterface,
+  now: number,
+): {
+  record: PoolRecord;
+  pool: { addresses: string[]; prefixes: string[] };
+  again: { addresses: string[]; prefixes: string[] };
+} {
+  const shown = new Set([...observed.addresses, ...observed.prefixes]);
+  const fresh: Record<string, number> = {};
+  for (const [unit, since] of Object.entries(record.fresh)) {
+    if (!shown.has(unit) && since + FRESH_SECONDS > now) fresh[unit] = since;
+  }
+  const releasing: Record<string, number> = {};
+  const again = { addresses: [] as string[], prefixes: [] as string[] };
+  for (const [unit, since] of Object.entries(record.releasing)) {
+    if (!shown.has(unit)) continue;
+    const repeat = since + RELEASE_AGAIN_SECONDS <= now;
+    releasing[unit] = repeat ? now : since;
+    if (repeat) (unit.includes('/') ? again.prefixes : again.addresses).push(unit);
+  }
+  const keep = (unit: string) => releasing[unit] === undefined;
+  const unseen = Object.keys(fresh);
+  const pool = {
+    addresses: [...observed.addresses.filter(keep), ...unseen.filter((u) => !u.includes('/'))],
+    prefixes: [...observed.prefixes.filter(keep), ...unseen.filter((u) => u.includes('/'))],
+  };
+  return {
+    record: {
+      ...record,
+      eni: observed.eni,
+      slots: observed.slots,
+      prefixLength: observed.prefixLength,
+      verifiedAt: now,
+      fresh,
+      releasing,
+    },
+    pool,
+    again,
+  };
+}

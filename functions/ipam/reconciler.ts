@@ -1,0 +1,351 @@
+import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
+import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
+import type { Clock } from '../../shared/clock.ts';
+import { RetryableError } from '../../shared/errors.ts';
+import { classifyKubernetesError, isConflict } from '../../shared/k8s/errors.ts';
+import {
+  IPV4_RESOURCE,
+  isFinished,
+  isWindowsNode,
+  POD_IP_ANNOTATION,
+  requestsPodAddress,
+  VPC_CNI_CONFIGMAP,
+} from '../../shared/k8s/ipam-names.ts';
+import type { IpamKubernetesPort } from '../../shared/k8s/ipam-port.ts';
+import { readNode, recordNodeEvent } from '../../shared/k8s/node-ops.ts';
+import type { KubernetesPort } from '../../shared/k8s/port.ts';
+import { type Node, type Pod, podRef } from '../../shared/k8s/types.ts';
+import type { Log } from '../../shared/observability/log.ts';
+import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { isIpamGarbageCollectionKey } from '../../shared/queue/ipam-gc-key.ts';
+import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
+import { sweepInterfaces } from './gc.ts';
+import { type IpamEc2, mergeObserved, observeInterface, VERIFY_AFTER_SECONDS } from './observe.ts';
+import { type PlanInput, type PodView, type PoolPlan, planPool } from './pool.ts';
+import { emptyRecord, POOL_ANNOTATION, type PoolRecord, readRecord, writeRecord } from './record.ts';
+import { type IpamSettings, parseSettings } from './settings.ts';
+
+/**
+ * Windows IP address management (docs/adr/0009-ip-addresses-as-schedulable-resources.md): a Windows Node advertises
+ * its primary interface's capacity as the extended resource `vpc.amazonaws.com/PrivateIPv4Address`, and each Pod
+ * bound to it gets a secondary address of that interface in its annotation, from a warm pool kept with as few EC2
+ * calls as possible. One key per Node, so the FIFO queue never runs two passes over one pool at once; the state is
+ * the interface's addresses (EC2), the Pods' annotations and the journal on the Node (`record.ts`).
+ */
+export interface IpamDeps {
+  clusterName: string;
+  /** The garbage collector only looks at network interfaces in this VPC. */
+  vpcId?: string;
+  kube: KubernetesPort;
+  pods: IpamKubernetesPort;
+  ec2: IpamEc2;
+  /** Instance types and subnets, asked once per container. */
+  facts: Ec2Facts;
+  cooldownSeconds: number;
+  clock: Clock;
+  log: Log;
+  metrics: MetricsPort;
+}
+
+/** Subnet out of addresses (or aligned /28 blocks): look again in about two minutes, as the reference does. */
+export const EXHAUSTED_REQUEUE_SECONDS = 120;
+/** EC2 does not show the Node's instance or interface yet (it was just launched). */
+const NOT_VISIBLE_REQUEUE_SECONDS = 10;
+
+export const ipamReconciler: Reconciler<IpamDeps> = {
+  name: 'ipam',
+  async reconcile(key, deps, _batch, context) {
+    if (isIpamGarbageCollectionKey(key)) return sweepInterfaces(deps);
+    const node = await readNode(deps.kube, key.name);
+    // A deleted Node's pool is forgotten: its journal went with it, and its interface goes with the instance.
+    if (!node || !isWindowsNode(node)) return undefined;
+    const settings = await readSettings(node, deps);
+    // Off: no new addresses, and the Pods that have one keep it.
+    if (!settings.enabled) return undefined;
+    const instanceId = instanceIdFromProviderId(node.spec?.providerID);
+    if (!instanceId) return undefined;
+    return reconcilePool(node, instanceId, settings, deps, context);
+  },
+};
+
+async function readSettings(node: Node, deps: IpamDeps): Promise<IpamSettings> {
+  const configMap = await kubeCall('reading the VPC CNI ConfigMap', () =>
+    deps.pods.getConfigMap(VPC_CNI_CONFIGMAP.namespace, VPC_CNI_CONFIGMAP.name),
+  );
+  const { settings, problems } = parseSettings(configMap);
+  if (problems.length > 0 && settings.enabled) {
+    const message = `${VPC_CNI_CONFIGMAP.namespace}/${VPC_CNI_CONFIGMAP.name}: ${problems.join('; ')}`;
+    deps.log.warn('invalid IPAM setting', { node: node.metadata.name, problems });
+    await recordNodeEvent(deps, node, 'Warning', 'InvalidIPAMConfiguration', message);
+  }
+  return settings;
+}
+
+interface PassState {
+  node: Node;
+  record: PoolRecord;
+  pool: PlanInput['pool'];
+  again: { addresses: string[]; prefixes: string[] };
+  rebuilt: boolean;
+}
+
+async function reconcilePool(
+  node: Node,
+  instanceId: string,
+  settings: IpamSettings,
+  deps: IpamDeps,
+  context: ReconcileContext,
+): Promise<ReconcileResult | undefined> {
+  const now = Math.floor(deps.clock.now() / 1000);
+  const state = await poolState(node, instanceId, deps, context, now);
+  if (!('pool' in state)) return state;
+  const advertised = await advertiseCapacity(state.node, state.record.slots!, settings, deps);
+  const listed = await kubeCall(`listing pods on ${node.metadata.name}`, () =>
+    deps.pods.listPodsOnNode(node.metadata.name),
+  );
+  const pods = new Map(listed.filter(managedPod).map((p) => [p.metadata.uid ?? '', p]));
+  const input: PlanInput = {
+    settings,
+    slots: state.record.slots!,
+    pool: state.pool,
+    record: state.record,
+    rebuilt: state.rebuilt,
+    pods: [...pods.values()].map(podView),
+    now,
+    cooldownSeconds: deps.cooldownSeconds,
+    mayAllocate: true,
+  };
+  const { plan, exhausted } = await planAndAllocate(input, deps, advertised);
+  await writeJournal(advertised, state.record, plan.record, deps);
+  const annotated = await annotatePods(plan, pods, state.record.prefixLength!, deps);
+  await release(state.record.eni!, plan.release, state.again, deps);
+  report(advertised, plan, pods, deps);
+  const waits = [plan.requeueAfterSeconds, exhausted ? EXHAUSTED_REQUEUE_SECONDS : undefined].filter(
+    (s): s is number => s !== undefined,
+  );
+  if (!annotated) throw new RetryableError(`a Pod on ${node.metadata.name} changed while getting its address`);
+  return waits.length > 0 ? { requeueAfterSeconds: Math.min(...waits) } : undefined;
+}
+
+/**
+ * The pool as this pass sees it: the journal alone while it is recent, else EC2's view merged into it. A resync, a
+ * retried pass (the previous one may have stopped between EC2 and the journal) or a missing journal looks at EC2.
+ */
+async function poolState(
+  node: Node,
+  instanceId: string,
+  deps: IpamDeps,
+  context: ReconcileContext,
+  now: number,
+): Promise<PassState | ReconcileResult> {
+  const journal = readRecord(node.metadata.annotations);
+  const record = journal ?? emptyRecord();
+  const trusted =
+    journal?.eni !== undefined &&
+    journal.slots !== undefined &&
+    journal.prefixLength !== undefined &&
+    (journal.verifiedAt ?? 0) + VERIFY_AFTER_SECONDS > now &&
+    context.receiveCount <= 1 &&
+    !context.hints.some((h) => h.eventType === 'RESYNC');
+  const empty = { addresses: [], prefixes: [] };
+  if (trusted) {
+    return {
+      node,
+      record,
+      pool: { addresses: record.addresses, prefixes: record.prefixes },
+      again: empty,
+      rebuilt: false,
+    };
+  }
+  const observation = await observeInterface(deps.ec2, deps.facts, instanceId);
+  if (!observation.ok) {
+    deps.log.info('waiting for EC2 to show the Node', { node: node.metadata.name, problem: observation.problem });
+    return { requeueAfterSeconds: NOT_VISIBLE_REQUEUE_SECONDS };
+  }
+  const merged = mergeObserved(record, observation.observed, now);
+  return { node, ...merged, rebuilt: journal === undefined };
+}
+
+/** `vpc.amazonaws.com/PrivateIPv4Address` in capacity and allocatable, put back whenever it is missing or wrong. */
+async function advertiseCapacity(node: Node, slots: number, settings: IpamSettings, deps: IpamDeps): Promise<Node> {
+  const want = String(slots * (settings.mode === 'prefix' ? 16 : 1));
+  if (node.status?.capacity?.[IPV4_RESOURCE] === want && node.status?.allocatable?.[IPV4_RESOURCE] === want) {
+    return node;
+  }
+  deps.log.info('advertising VPC address capacity', { node: node.metadata.name, capacity: want });
+  return kubeCall(`advertising ${IPV4_RESOURCE} on ${node.metadata.name}`, () =>
+    deps.kube.patchNodeStatus(
+      node.metadata.name,
+      { status: { capacity: { [IPV4_RESOURCE]: want }, allocatable: { [IPV4_RESOURCE]: want } } },
+      { resourceVersion: node.metadata.resourceVersion ?? '' },
+    ),
+  );
+}
+
+/**
+ * Plan; when the plan needs addresses, ask EC2 once for all of them and plan again with what it gave. A subnet out
+ * of addresses is a Warning and a slow look again, never a retry storm.
+ */
+async function planAndAllocate(
+  input: PlanInput,
+  deps: IpamDeps,
+  node: Node,
+): Promise<{ plan: PoolPlan; exhausted: boolean }> {
+  const first = planPool(input);
+  if (!first.allocate) return { plan: first, exhausted: false };
+  const eni = input.record.eni!;
+  const result = await deps.ec2.assignPrivateIpAddresses(eni, first.allocate);
+  if (result === 'subnet-full' || result === 'interface-full') {
+    const again = planPool({ ...input, mayAllocate: false });
+    if (result === 'interface-full') {
+      // The journal thought there was room: look at EC2 on the next pass.
+      deps.log.warn('network interface full', { node: node.metadata.name, eni });
+      return { plan: { ...again, record: { ...again.record, verifiedAt: 0 } }, exhausted: true };
+    }
+    deps.metrics.count(MetricName.IpamSubnetExhausted);
+    const subnet = `the subnet of ${eni} has no free ${'prefixes' in first.allocate ? '/28 block' : 'address'} left`;
+    deps.log.warn('subnet exhausted', { node: node.metadata.name, eni });
+    await recordNodeEvent(deps, node, 'Warning', 'SubnetExhausted', `${subnet}; trying again in 2 minutes`);
+    for (const pod of again.waiting) await podEvent(deps, pod, 'Warning', 'ResourceAllocationFailed', subnet);
+    return { plan: again, exhausted: true };
+  }
+  const now = input.now;
+  const fresh = { ...input.record.fresh };
+  for (const unit of [...result.addresses, ...result.prefixes]) fresh[unit] = now;
+  deps.metrics.count(MetricName.IpamAddressesAllocated, {}, result.addresses.length + 16 * result.prefixes.length);
+  const plan = planPool({
+    ...input,
+    pool: {
+      addresses: [...input.pool.addresses, ...result.addresses],
+      prefixes: [...input.pool.prefixes, ...result.prefixes],
+    },
+    record: { ...input.record, fresh },
+    mayAllocate: false,
+  });
+  return { plan, exhausted: false };
+}
+
+/** The journal, when it changed (the time of the last look at EC2 alone is no reason to write). */
+async function writeJournal(node: Node, before: PoolRecord, after: PoolRecord, deps: IpamDeps): Promise<void> {
+  const text = (r: PoolRecord) => writeRecord({ ...r, verifiedAt: undefined });
+  const existing = node.metadata.annotations?.[POOL_ANNOTATION];
+  if (existing !== undefined && text(before) === text(after) && readRecord(node.metadata.annotations)) return;
+  await kubeCall(`writing the address journal of ${node.metadata.name}`, () =>
+    deps.kube.patchNode(
+      node.metadata.name,
+      { metadata: { annotations: { [POOL_ANNOTATION]: writeRecord(after) } } },
+      { resourceVersion: node.metadata.resourceVersion ?? '' },
+    ),
+  );
+}
+
+/** Annotate each Pod the plan gave an address; false when one changed meanwhile (the journal keeps its address). */
+async function annotatePods(
+  plan: PoolPlan,
+  pods: ReadonlyMap<string, Pod>,
+  prefixLength: number,
+  deps: IpamDeps,
+): Promise<boolean> {
+  let all = true;
+  for (const { pod: view, address } of plan.handouts) {
+    const pod = pods.get(view.uid)!;
+    const value = `${address}/${prefixLength}`;
+    try {
+      const result = await deps.pods.patchPodAnnotations(
+        view.namespace,
+        view.name,
+        { [POD_IP_ANNOTATION]: value },
+        { resourceVersion: pod.metadata.resourceVersion ?? '', uid: view.uid },
+      );
+      if (result === 'gone') continue;
+    } catch (err) {
+      if (!isConflict(err)) throw classifyKubernetesError(`annotating pod ${view.namespace}/${view.name}`, err);
+      all = false;
+      continue;
+    }
+    deps.metrics.count(MetricName.IpamAddressesAssigned);
+    await podEvent(deps, view, 'Normal', 'ResourceAllocated', `Allocated ${IPV4_RESOURCE} ${value} to the Pod`);
+  }
+  return all;
+}
+
+async function release(
+  eni: string,
+  planned: PoolPlan['release'],
+  again: { addresses: string[]; prefixes: string[] },
+  deps: IpamDeps,
+): Promise<void> {
+  const addresses = [...planned.addresses, ...again.addresses];
+  const prefixes = [...planned.prefixes, ...again.prefixes];
+  if (addresses.length + prefixes.length === 0) return;
+  await deps.ec2.unassignPrivateIpAddresses(eni, {
+    ...(addresses.length > 0 ? { addresses } : {}),
+    ...(prefixes.length > 0 ? { prefixes } : {}),
+  });
+  deps.metrics.count(MetricName.IpamAddressesReleased, {}, addresses.length + 16 * prefixes.length);
+}
+
+function report(node: Node, plan: PoolPlan, pods: ReadonlyMap<string, Pod>, deps: IpamDeps): void {
+  const { figures } = plan;
+  deps.metrics.count(MetricName.IpamAddressesInUse, {}, figures.assigned);
+  deps.metrics.count(MetricName.IpamAddressesFree, {}, figures.free);
+  deps.metrics.count(MetricName.IpamAddressesCooling, {}, figures.cooling);
+  deps.metrics.count(MetricName.IpamWarmTarget, {}, figures.target);
+  for (const { address, pods: claimants } of plan.conflicts) {
+    deps.log.error('two Pods hold one address', {
+      node: node.metadata.name,
+      address,
+      pods: claimants.map((p) => `${p.namespace}/${p.name}`),
+    });
+  }
+  if (plan.waiting.length > 0) {
+    deps.log.info('Pods waiting for an address', {
+      node: node.metadata.name,
+      waiting: plan.waiting.length,
+      cooling: figures.cooling,
+      pods: pods.size,
+    });
+  }
+}
+
+/** Pods that want an address (the webhook added the resource) or hold one; host-network Pods use the Node's. */
+function managedPod(pod: Pod): boolean {
+  if (pod.spec?.hostNetwork === true || !pod.metadata.uid) return false;
+  return requestsPodAddress(pod) || pod.metadata.annotations?.[POD_IP_ANNOTATION] !== undefined;
+}
+
+function podView(pod: Pod): PodView {
+  const held = pod.metadata.annotations?.[POD_IP_ANNOTATION]?.split('/')[0];
+  return {
+    uid: pod.metadata.uid!,
+    namespace: pod.metadata.namespace ?? 'default',
+    name: pod.metadata.name,
+    ...(held ? { holds: held } : {}),
+    finished: isFinished(pod),
+    createdAt: pod.metadata.creationTimestamp ?? '',
+  };
+}
+
+/** Events are best effort, as on Nodes. */
+async function podEvent(
+  deps: IpamDeps,
+  view: PodView,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+): Promise<void> {
+  const pod: Pod = { metadata: { name: view.name, namespace: view.namespace, uid: view.uid } };
+  try {
+    await deps.kube.recordEvent({ involvedObject: podRef(pod), type, reason, message });
+  } catch (err) {
+    deps.log.warn('could not record event', { pod: `${view.namespace}/${view.name}`, reason, error: String(err) });
+  }
+}
+
+async function kubeCall<T>(doing: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw classifyKubernetesError(doing, err);
+  }
+}
