@@ -2,7 +2,8 @@ import { KubernetesApiError } from './errors.ts';
 import type { FakeKubernetes } from './fake.ts';
 import { type FakeResponse, type RecordedRequest, status } from './fake-api-server.ts';
 import type { ListsAndWatches } from './fake-kubernetes-lists.ts';
-import type { PodDisruptionBudget } from './types.ts';
+import { requestMergePatch } from './fake-writes.ts';
+import type { Pod, PodDisruptionBudget } from './types.ts';
 
 /**
  * The Pod and PodDisruptionBudget routes of the fake API server (`fake-kubernetes-server.ts`), over
@@ -11,6 +12,9 @@ import type { PodDisruptionBudget } from './types.ts';
  *   (the drain lists with `fieldSelector=spec.nodeName=<node>`);
  * - `GET` and `DELETE /api/v1/namespaces/<ns>/pods/<name>` (DeleteOptions: gracePeriodSeconds,
  *   preconditions.uid); the DELETE answers the Pod, terminating or as it went;
+ * - `PATCH /api/v1/namespaces/<ns>/pods/<name>` with a JSON merge patch whose `metadata.resourceVersion`
+ *   and `metadata.uid` are preconditions (409 when either differs from the stored Pod's, 404 when there is
+ *   none), as the IP address manager writes its annotation;
  * - `POST .../pods/<name>/eviction` (policy/v1 Eviction): 201 with a Success Status when allowed,
  *   429 when a budget would be violated, 500 when two budgets cover the Pod, 404 for an unknown Pod
  *   (https://kubernetes.io/docs/concepts/scheduling-eviction/api-eviction/);
@@ -73,6 +77,10 @@ async function podRequest(
     case 'GET': {
       const pod = fake.workloads.get(namespace, name);
       return pod ? { status: 200, body: pod } : notFound('pods', name);
+    }
+    case 'PATCH': {
+      const { patch, guard, uid } = requestMergePatch<Pod>(req, fake.workloads.get(namespace, name)?.metadata);
+      return { status: 200, body: fake.workloads.patchRequest(namespace, name, patch, { ...guard, uid }) };
     }
     case 'DELETE': {
       const body = JSON.parse(req.body || '{}') as DeleteOptionsBody;

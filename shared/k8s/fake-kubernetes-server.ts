@@ -9,8 +9,9 @@ import {
 } from './fake-api-server.ts';
 import { ListsAndWatches } from './fake-kubernetes-lists.ts';
 import { servePods } from './fake-kubernetes-pods.ts';
+import { requestMergePatch as mergePatch } from './fake-writes.ts';
 import { applyMergePatch } from './merge-patch.ts';
-import type { EventRecord, MergePatch, Node, ObjectMeta, Service } from './types.ts';
+import type { EventRecord, Node, ObjectMeta, Service } from './types.ts';
 
 /**
  * FakeKubernetes served over HTTPS (on `startFakeApiServer`), so the client-node adapters are tested
@@ -21,7 +22,9 @@ import type { EventRecord, MergePatch, Node, ObjectMeta, Service } from './types
  * resourceVersion is 410 Gone (`fake-kubernetes-lists.ts`). Errors queued on the fake
  * (`queueError`) come back as the API server's Status answers. Core Events are stored here (the fake
  * keeps one record per occurrence): create, read and guarded merge patch, as the adapter uses them.
- * Pods, their eviction subresource and PodDisruptionBudgets are `fake-kubernetes-pods.ts`.
+ * Pods, their eviction subresource and PodDisruptionBudgets are `fake-kubernetes-pods.ts`. ConfigMaps are
+ * read only: get (the port's `getConfigMap`), and list and watch (with selectors, e.g.
+ * `fieldSelector=metadata.name=amazon-vpc-cni`, as the relay watches the one it needs).
  */
 
 export interface StoredEvent {
@@ -98,6 +101,7 @@ const NODES = /^\/api\/v1\/nodes(?:\/([^/]+)(\/status)?)?$/;
 const SERVICES = /^\/api\/v1(?:\/namespaces\/([^/]+))?\/services(?:\/([^/]+)(\/status)?)?$/;
 const SLICES = /^\/apis\/discovery\.k8s\.io\/v1(?:\/namespaces\/([^/]+))?\/endpointslices$/;
 const EVENTS = /^\/api\/v1\/namespaces\/([^/]+)\/events(?:\/([^/]+))?$/;
+const CONFIG_MAPS = /^\/api\/v1(?:\/namespaces\/([^/]+))?\/configmaps(?:\/([^/]+))?$/;
 
 async function route(
   fake: FakeKubernetes,
@@ -143,6 +147,18 @@ async function route(
   }
   const event = path.match(EVENTS);
   if (event) return events.serve(req, decode(event[1])!, decode(event[2]));
+  const configMap = path.match(CONFIG_MAPS);
+  if (configMap) {
+    if (method !== 'GET') return methodNotAllowed(method);
+    const [namespace, name] = [decode(configMap[1]), decode(configMap[2])];
+    if (name === undefined) {
+      const current = async () => fake.configMaps.list();
+      return lists.serve({ kind: 'ConfigMap', listKind: 'ConfigMapList', apiVersion: 'v1', namespace, query, current });
+    }
+    if (namespace === undefined) return notFound('configmaps', name);
+    const found = await fake.getConfigMap(namespace, name);
+    return found ? ok(found) : notFound('configmaps', name);
+  }
   const pods = await servePods(fake, lists, req);
   if (pods) return pods;
   return { status: 404, body: status(404, 'NotFound', 'the server could not find the requested resource') };
@@ -202,24 +218,6 @@ async function serviceRequest(
     default:
       return methodNotAllowed(req.method);
   }
-}
-
-/**
- * A JSON merge patch and its guard. Only merge patches are served (the adapters send nothing else); the
- * patch's `metadata.resourceVersion` is the precondition, and a patch without one applies to whatever is
- * stored, as on the real API server.
- */
-function mergePatch<T>(req: RecordedRequest, current: ObjectMeta | undefined) {
-  if (req.headers['content-type'] !== 'application/merge-patch+json') {
-    throw new KubernetesApiError(
-      415,
-      'UnsupportedMediaType',
-      `the fake API server serves merge patches only, not ${String(req.headers['content-type'])}`,
-    );
-  }
-  const patch = JSON.parse(req.body) as MergePatch<T> & { metadata?: { resourceVersion?: string } };
-  const resourceVersion = patch.metadata?.resourceVersion ?? current?.resourceVersion ?? '';
-  return { patch, guard: { resourceVersion } };
 }
 
 function success(resource: string, name: string, uid: string | undefined) {

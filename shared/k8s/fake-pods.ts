@@ -3,7 +3,7 @@ import { isFinishedPod, podGracePeriodSeconds } from './drain.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { KubernetesOperation } from './fake.ts';
 import { admitEviction, budgetStatus, budgetsFor } from './fake-disruption.ts';
-import { apiTime } from './fake-writes.ts';
+import { apiTime, guardedMergePatch } from './fake-writes.ts';
 import type { ObjectMeta, OwnerReference, Pod, PodDisruptionBudget } from './types.ts';
 
 /**
@@ -14,7 +14,8 @@ import type { ObjectMeta, OwnerReference, Pod, PodDisruptionBudget } from './typ
  *   finished or was never scheduled goes at once, and a second delete can shorten the grace period
  *   but never lengthen it;
  * - an eviction is that delete after the PodDisruptionBudget check (`fake-disruption.ts`);
- * - a uid precondition that does not hold is 409, an unknown Pod 404.
+ * - a uid precondition that does not hold is 409, an unknown Pod 404;
+ * - a merge patch is guarded by resourceVersion and uid (409 when either differs), as `patchRequest` says.
  * https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
  */
 
@@ -68,6 +69,20 @@ export class FakePods {
   deleteRequest(namespace: string, name: string, options: DeleteOptions): Pod {
     this.host.call('deletePod');
     return this.delete(namespace, name, options);
+  }
+
+  /**
+   * PATCH .../pods/<name> with a JSON merge patch, counted as `patchPod`: 404 for an unknown Pod, 409 when
+   * the guard's resourceVersion is stale or its uid is another incarnation's. A merge patch that carries
+   * `metadata.uid` cannot change it (uid is immutable), so the API server refuses the write; the guard's
+   * uid plays that part here. Identity fields and `status` in the patch are ignored, as for the other kinds.
+   * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
+   */
+  patchRequest(namespace: string, name: string, patch: unknown, guard: { resourceVersion: string; uid?: string }): Pod {
+    this.host.call('patchPod');
+    const current = this.existing(namespace, name, guard.uid);
+    const next = guardedMergePatch('pods', name, current, patch, guard, false);
+    return this.store(this.pods, next, {});
   }
 
   put(pod: Pod): Pod {

@@ -1,8 +1,9 @@
 import { KubernetesApiError } from './errors.ts';
 import type { AggregatedEvent } from './fake.ts';
+import type { RecordedRequest } from './fake-api-server.ts';
 import { applyMergePatch } from './merge-patch.ts';
 import type { WriteGuard } from './port.ts';
-import type { EventRecord, ObjectMeta } from './types.ts';
+import type { EventRecord, MergePatch, ObjectMeta } from './types.ts';
 
 /** How FakeKubernetes writes, as the API server does: timestamps and guarded merge patches. */
 
@@ -91,4 +92,23 @@ export function aggregateEvents(events: readonly (EventRecord & { timestamp: num
     }
   }
   return [...byKey.values()];
+}
+
+/**
+ * A JSON merge patch sent to the fake API server (`fake-kubernetes-server.ts`), and its guard. Only merge
+ * patches are served (the adapters send nothing else); the patch's `metadata.resourceVersion` is the
+ * precondition, and a patch without one applies to whatever is stored, as on the real API server. Its
+ * `metadata.uid`, when there is one, is returned as `uid`: the Pod routes treat it as a precondition too.
+ */
+export function requestMergePatch<T>(req: RecordedRequest, current: ObjectMeta | undefined) {
+  if (req.headers['content-type'] !== 'application/merge-patch+json') {
+    throw new KubernetesApiError(
+      415,
+      'UnsupportedMediaType',
+      `the fake API server serves merge patches only, not ${String(req.headers['content-type'])}`,
+    );
+  }
+  const patch = JSON.parse(req.body) as MergePatch<T> & { metadata?: { resourceVersion?: string; uid?: string } };
+  const resourceVersion = patch.metadata?.resourceVersion ?? current?.resourceVersion ?? '';
+  return { patch, guard: { resourceVersion }, uid: patch.metadata?.uid };
 }

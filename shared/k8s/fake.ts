@@ -8,9 +8,11 @@ import {
   evictionOutcome,
   type PodDeleteResult,
 } from './drain-port.ts';
-import { KubernetesApiError } from './errors.ts';
+import { isNotFound, KubernetesApiError } from './errors.ts';
+import { FakeConfigMaps } from './fake-config-maps.ts';
 import { FakePods } from './fake-pods.ts';
 import { aggregateEvents, apiTime, checkPreconditions, guardedMergePatch } from './fake-writes.ts';
+import type { ConfigMap, IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from './types.ts';
@@ -30,7 +32,9 @@ export type KubernetesOperation =
   | 'listPodsOnNode'
   | 'evictPod'
   | 'deletePod'
-  | 'cordonNode';
+  | 'cordonNode'
+  | 'patchPod'
+  | 'getConfigMap';
 
 const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'patchNode',
@@ -41,16 +45,17 @@ const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'evictPod',
   'deletePod',
   'cordonNode',
+  'patchPod',
 ];
 
 /** PodDisruptionBudgets are not reported: nothing here watches them. */
-export type WatchedKubernetesKind = 'Node' | 'Service' | 'EndpointSlice' | 'Pod';
+export type WatchedKubernetesKind = 'Node' | 'Service' | 'EndpointSlice' | 'Pod' | 'ConfigMap';
 
 /** One change of a stored object, as a watch reports it; `revision` is the resourceVersion it was written at. */
 export interface KubernetesChange {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
   kind: WatchedKubernetesKind;
-  object: Node | Service | EndpointSlice | Pod;
+  object: Node | Service | EndpointSlice | Pod | ConfigMap;
   revision: number;
 }
 
@@ -68,9 +73,9 @@ export interface AggregatedEvent extends EventRecord {
  * "terminating" (deletionTimestamp set) until they are removed, and stores Events. The client-node
  * adapters are tested against this same fake served over HTTPS (`fake-kubernetes-server.ts`).
  * Pods and PodDisruptionBudgets (graceful deletion on the fake's clock, evictions refused by budgets)
- * are `fake-pods.ts`.
+ * are `fake-pods.ts`, ConfigMaps `fake-config-maps.ts`.
  */
-export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
+export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, IpamKubernetesPort {
   readonly nodes = new Map<string, Node>();
   /** By `namespace/name`. */
   readonly services = new Map<string, Service>();
@@ -86,6 +91,8 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
   onChange?: (kind: 'Node', name: string, object: Node | undefined) => void;
   /** Pods and PodDisruptionBudgets (`fake-pods.ts`). */
   readonly workloads: FakePods;
+  /** ConfigMaps (`fake-config-maps.ts`). */
+  readonly configMaps: FakeConfigMaps;
 
   constructor(private readonly clock: Clock) {
     this.workloads = new FakePods({
@@ -94,6 +101,13 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
       nextUid: () => `uid-${++this.uidCounter}`,
       call: (operation) => this.call(operation),
       podWritten: (type, pod) => (type === 'DELETED' ? this.reportDeleted('Pod', pod) : this.changed('Pod', type, pod)),
+    });
+    this.configMaps = new FakeConfigMaps({
+      nextRevision: () => this.nextRevision(),
+      nextUid: () => `uid-${++this.uidCounter}`,
+      call: (operation) => this.call(operation),
+      written: (type, cm) =>
+        type === 'DELETED' ? this.reportDeleted('ConfigMap', cm) : this.changed('ConfigMap', type, cm),
     });
   }
 
@@ -107,7 +121,7 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
     return ++this.revision;
   }
 
-  /** Calls `listener` with every later change of a Node, Service or EndpointSlice; returns the unsubscribe. */
+  /** Calls `listener` with every later change of a Node, Service, EndpointSlice, Pod or ConfigMap; returns the unsubscribe. */
   watch(listener: (change: KubernetesChange) => void): () => void {
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
@@ -352,6 +366,34 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort {
 
   async deletePod(namespace: string, name: string, options: { uid?: string } = {}): Promise<PodDeleteResult> {
     return deleteOutcome(namespace, name, options, async () => this.workloads.deleteRequest(namespace, name, options));
+  }
+
+  /** A merge patch of the Pod's annotations guarded by resourceVersion and uid (`FakePods.patchRequest`). */
+  async patchPodAnnotations(
+    namespace: string,
+    name: string,
+    annotations: Readonly<Record<string, string | null>>,
+    guard: WriteGuard & { uid: string },
+  ): Promise<Pod | 'gone'> {
+    try {
+      return this.workloads.patchRequest(namespace, name, { metadata: { annotations } }, guard);
+    } catch (err) {
+      if (isNotFound(err)) return 'gone';
+      throw err;
+    }
+  }
+
+  /** Create or overwrite a ConfigMap (as `kubectl apply` would), bumping resourceVersion. */
+  putConfigMap(configMap: ConfigMap): ConfigMap {
+    return this.configMaps.put(configMap);
+  }
+
+  deleteConfigMap(namespace: string, name: string): void {
+    this.configMaps.delete(namespace, name);
+  }
+
+  async getConfigMap(namespace: string, name: string): Promise<ConfigMap | undefined> {
+    return this.configMaps.getRequest(namespace, name);
   }
 
   async cordonNode(name: string, guard: WriteGuard): Promise<Node> {

@@ -9,7 +9,9 @@ import { SignatureV4 } from '@smithy/signature-v4';
 import { type Clock, systemClock } from '../clock.ts';
 import { type Config, requireSetting } from '../config/config.ts';
 import { ClientNodeKubernetes } from './client-node-adapter.ts';
+import { ClientNodeIpam } from './client-node-ipam.ts';
 import { KubernetesApiError } from './errors.ts';
+import type { IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort } from './port.ts';
 
 /**
@@ -110,6 +112,14 @@ export function stsHostname(region: string): string {
 /** The KubernetesPort for this configuration, refreshing credentials on 401 in `token` and `eks` modes. */
 export function createKubernetesPort(config: Config, deps: KubernetesAccessDeps): KubernetesPort {
   return createPort(config, deps, (kubeConfig) => new ClientNodeKubernetes(kubeConfig, { clock: deps.clock }));
+}
+
+/**
+ * The IP address manager's Pod and ConfigMap port for this configuration, with the same access modes and
+ * credential refresh as the Node port (built as `createDrainPort` in client-node-drain.ts is).
+ */
+export function createIpamKubernetesPort(config: Config, deps: KubernetesAccessDeps): IpamKubernetesPort {
+  return createPort(config, deps, (kubeConfig) => new ClientNodeIpam(kubeConfig));
 }
 
 /**

@@ -225,3 +225,13 @@ export function serviceRef(service: Service): ObjectReference {
     uid: service.metadata.uid,
   };
 }
+
+export function podRef(pod: Pod): ObjectReference {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    name: pod.metadata.name,
+    namespace: pod.metadata.namespace,
+    uid: pod.metadata.uid,
+  };
+}
