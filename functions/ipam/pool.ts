@@ -222,11 +222,9 @@ function surplus(input: PlanInput, excess: number, free: readonly string[]): Poo
   const wholePrefixes = input.pool.prefixes.filter((p) => prefixAddresses(p).every((a) => isFree.has(a)));
   const addresses = input.pool.addresses.filter((a) => isFree.has(a));
   const descending = (list: string[]) => [...list].sort((a, b) => compareAddresses(b, a));
-  const units: [string, number][] = [
-    ...descending(addresses).map((a): [string, number] => [a, 1]),
-    ...descending(wholePrefixes).map((p): [string, number] => [p, PREFIX_SIZE]),
-  ];
-  if (input.settings.mode === 'secondary') units.reverse();
+  const singles = descending(addresses).map((a): [string, number] => [a, 1]);
+  const wholes = descending(wholePrefixes).map((p): [string, number] => [p, PREFIX_SIZE]);
+  const units = input.settings.mode === 'secondary' ? [...wholes, ...singles] : [...singles, ...wholes];
   let left = excess;
   for (const [unit, size] of units) {
     if (size > left) continue;
