@@ -7,7 +7,8 @@ import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type
 
 /**
  * Turns listed and watched objects into keys, keeping per object only one fingerprint per
- * reconciler (see forwarding.ts) and, for EndpointSlices, the name of their Service. No object is kept.
+ * reconciler (see forwarding.ts) and, for EndpointSlices and Pods, the name of their Service or Node. No
+ * object is kept.
  *
  * The hint of a key is deterministic: `MODIFIED` (or `DELETED`) and the object's resourceVersion,
  * never ADDED. The deduplication ID is built from the hint, and a list cannot tell an addition from
@@ -46,6 +47,8 @@ class Entry {
     public fingerprints: number[],
     /** EndpointSlice: the Service it belongs to, to forward its deletion found by a relist. */
     public service?: string,
+    /** Pod: the Node it is bound to, for the same reason. */
+    public node?: string,
   ) {}
 }
 
@@ -69,6 +72,12 @@ export class ChangeRouter {
    * be listed before their Service).
    */
   private readonly sliceRevisions = new Map<string, string>();
+  /**
+   * Per reconciler with a `reconciled-nodes` rule (ipam: the VPC CNI's ConfigMap), the newest revision of
+   * that object's changes since this router started. A Node indexed later (listed after it) gets a key with
+   * it too: the Node's own key may be a repeat SQS drops, sent before the ConfigMap changed.
+   */
+  private readonly nodeWideRevisions = new Map<Reconciler, string>();
 
   constructor(private readonly options: ChangeRouterOptions) {
     const active = (kind: WatchedKind) => FORWARDING_RULES[kind].filter((r) => options.reconcilers.has(r.reconciler));
@@ -77,6 +86,7 @@ export class ChangeRouter {
       Service: active('Service'),
       EndpointSlice: active('EndpointSlice'),
       Pod: active('Pod'),
+      ConfigMap: active('ConfigMap'),
     };
   }
 
@@ -126,6 +136,7 @@ export class ChangeRouter {
     // Updated in place: most events (heartbeats) change nothing, and need not leave garbage behind.
     let entry = table.get(key);
     const previous = entry?.fingerprints;
+    const formerNode = entry?.node;
     if (entry) {
       entry.epoch = epoch;
       entry.fingerprints = fingerprints;
@@ -134,13 +145,24 @@ export class ChangeRouter {
       table.set(key, entry);
     }
     if (kind === 'EndpointSlice') entry.service = object.metadata?.labels?.[LABEL_SERVICE_NAME];
+    if (kind === 'Pod') entry.node = (object.spec as { nodeName?: string } | undefined)?.nodeName;
     let outcome: ChangeOutcome = fingerprints.every((f) => f === NOT_RELEVANT) ? 'not-relevant' : 'unchanged';
     if (kind === 'Service') outcome = this.serviceIndexed(outcome, key, object);
 
     const hint = this.hint(object, 'MODIFIED');
     for (let i = 0; i < rules.length; i++) {
-      if (fingerprints[i] === (previous?.[i] ?? NOT_RELEVANT)) continue;
-      outcome = this.forward(outcome, rules[i]!, kind, key, entry, hint);
+      const before = previous?.[i] ?? NOT_RELEVANT;
+      if (fingerprints[i] === before) continue;
+      const rule = rules[i]!;
+      outcome = this.forward(outcome, rule, kind, key, entry, hint);
+      // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
+      // the Node it left has an address to take back.
+      if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerNode && formerNode !== entry.node) {
+        outcome = this.send(outcome, rule.reconciler, [this.podNodeKey(formerNode, hint)]);
+      }
+      if (kind === 'Node' && before === NOT_RELEVANT && rule.target === 'self') {
+        outcome = this.nodeIndexed(outcome, rule.reconciler, key);
+      }
     }
     return outcome;
   }
@@ -166,8 +188,10 @@ export class ChangeRouter {
       const rules = this.rules[kind];
       for (let i = 0; i < rules.length; i++) {
         const rule = rules[i]!;
-        // Node -> load balancers is covered: every Service's own key is sent again.
-        if (rule.reconciler !== reconciler || rule.target === 'load-balancers') continue;
+        // Node -> load balancers and ConfigMap -> Nodes are covered: every Service's and Node's own key is sent again.
+        if (rule.reconciler !== reconciler || rule.target === 'load-balancers' || rule.target === 'reconciled-nodes') {
+          continue;
+        }
         for (const [key, entry] of this.table(kind)) {
           if (entry.fingerprints[i] === NOT_RELEVANT) continue;
           if (this.forward('unchanged', rule, kind, key, entry, hint) === 'forwarded') sent++;
@@ -195,6 +219,7 @@ export class ChangeRouter {
     this.loadBalancers.clear();
     this.nodeSetRevision = undefined;
     this.sliceRevisions.clear();
+    this.nodeWideRevisions.clear();
   }
 
   private deleted(
@@ -257,11 +282,17 @@ export class ChangeRouter {
   ): KeyMessage[] | 'node-set' {
     switch (rule.target) {
       case 'self':
+        // A ConfigMap is no key of its own: its changes become the keys of the Nodes that read it.
+        if (kind === 'ConfigMap') return [];
         return [{ kind, ...splitTableKey(kind, key), hint }];
       case 'route-table':
         return [routeTableMessage(hint)];
       case 'load-balancers':
         return 'node-set';
+      case 'pod-node':
+        return entry.node ? [this.podNodeKey(entry.node, hint)] : [];
+      case 'reconciled-nodes':
+        return this.reconciledNodeKeys(rule.reconciler, hint);
       case 'owning-service': {
         const service = entry.service;
         if (!service) return [];
@@ -280,6 +311,47 @@ export class ChangeRouter {
         return [{ kind: 'Service', namespace, name: service, hint: serviceHint }];
       }
     }
+  }
+
+  /** The Node's key for a change of one of its Pods: MODIFIED (the Node did not change), at the Pod's revision. */
+  private podNodeKey(node: string, hint: KeyHint): KeyMessage {
+    const nodeHint: KeyHint =
+      hint.eventType === 'RESYNC'
+        ? hint
+        : { eventType: 'MODIFIED', resourceVersion: hint.resourceVersion, source: `${SOURCE}/Pod` };
+    return { kind: 'Node', name: node, hint: nodeHint };
+  }
+
+  /**
+   * The key of every Node `reconciler`'s own Node rule reads (ipam: the Windows Nodes), for a change of an
+   * object they all depend on; the Nodes did not change (so MODIFIED), the object's revision orders it.
+   */
+  private reconciledNodeKeys(reconciler: Reconciler, hint: KeyHint): KeyMessage[] {
+    if (hint.eventType === 'RESYNC') return [];
+    const order = compareResourceVersions(this.nodeWideRevisions.get(reconciler), hint.resourceVersion);
+    if (order === undefined || order < 0) this.nodeWideRevisions.set(reconciler, hint.resourceVersion ?? '');
+    const index = this.rules.Node.findIndex((r) => r.reconciler === reconciler && r.target === 'self');
+    if (index < 0) return [];
+    const nodeHint = this.nodeWideHint(reconciler);
+    const keys: KeyMessage[] = [];
+    for (const [name, entry] of this.table('Node')) {
+      if (entry.fingerprints[index] !== NOT_RELEVANT) keys.push({ kind: 'Node', name, hint: nodeHint });
+    }
+    return keys;
+  }
+
+  private nodeWideHint(reconciler: Reconciler): KeyHint {
+    return {
+      eventType: 'MODIFIED',
+      resourceVersion: this.nodeWideRevisions.get(reconciler) ?? '',
+      source: `${SOURCE}/ConfigMap`,
+    };
+  }
+
+  /** A Node `reconciler` now reads also gets a key for the newest change of the objects every such Node depends on. */
+  private nodeIndexed(outcome: ChangeOutcome, reconciler: Reconciler, name: string): ChangeOutcome {
+    if (!this.nodeWideRevisions.has(reconciler)) return outcome;
+    return this.send(outcome, reconciler, [{ kind: 'Node', name, hint: this.nodeWideHint(reconciler) }]);
   }
 
   private hint(object: KubeObject, eventType: 'MODIFIED'): KeyHint {

@@ -1,11 +1,23 @@
 import { describe, expect, it } from 'vitest';
+import { IPV4_RESOURCE, POD_IP_ANNOTATION as POD_IP } from '../../shared/k8s/ipam-names.ts';
 import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { fingerprint, hashString, NOT_RELEVANT } from './fingerprint.ts';
 import { kindsFor, loadBalancerTargets, type Reconciler, ruleFor } from './forwarding.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import { compareResourceVersions } from './kinds.ts';
-import { heartbeat, makeNode, makePod, makeService, makeSlice, setReady, uninitialized } from './testing.ts';
+import {
+  heartbeat,
+  makeAddressPod,
+  makeNode,
+  makePod,
+  makeService,
+  makeSlice,
+  makeVpcCniConfigMap,
+  makeWindowsNode,
+  setReady,
+  uninitialized,
+} from './testing.ts';
 
 /** The forwarding rules: which changes each reconciler hears about. */
 
@@ -151,22 +163,40 @@ describe('Service, EndpointSlice and Pod forwarding rules', () => {
       (p) => (p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'False' }] }),
       false,
     ],
+    ['a label', (p) => (p.metadata!.labels!.team = 'a'), false],
     [
       'the IP annotation',
-      (p) => (p.metadata!.annotations = { 'vpc.amazonaws.com/PrivateIPv4Address': '10.0.1.20/24' }),
+      (p) => (p.metadata!.annotations = { 'vpc.amazonaws.com/PrivateIPv4Address': '10.0.1.20/19' }),
       true,
     ],
     ['phase Succeeded', (p) => (p.status = { phase: 'Succeeded' }), true],
+    ['phase Failed', (p) => (p.status = { phase: 'Failed' }), true],
     ['being deleted', (p) => (p.metadata!.deletionTimestamp = '2026-11-02T09:00:00Z'), true],
+    ['recreated under the same name', (p) => (p.metadata!.uid = 'another-uid'), true],
   ])('Pod change: %s -> %s', (_what, change, expected) => {
-    const before = makePod('default', 'app-1', 'node-a');
+    const before = makeAddressPod('default', 'app-1', 'node-a');
+    before.metadata!.uid = 'uid-1';
     expect(changed('Pod', 'ipam', before, edit(before, change))).toBe(expected);
   });
 
-  it('host-network Pods concern nobody', () => {
-    const pod = makePod('kube-system', 'proxy', 'node-a');
-    (pod.spec as { hostNetwork?: boolean }).hostNetwork = true;
-    expect(relevant('Pod', 'ipam', pod)).toBe(false);
+  it.each<[string, KubeObject, boolean]>([
+    ['bound, asking for an address', makeAddressPod('default', 'app', 'node-a'), true],
+    [
+      'bound, holding an address only',
+      { ...makePod('default', 'app', 'node-a'), metadata: { name: 'app', annotations: { [POD_IP]: '10.0.1.5/19' } } },
+      true,
+    ],
+    ['bound, neither', makePod('default', 'app', 'node-a'), false],
+    ['not bound yet', makeAddressPod('default', 'app', undefined), false],
+    [
+      'host network',
+      edit(makeAddressPod('kube-system', 'proxy', 'node-a'), (p) => {
+        (p.spec as { hostNetwork?: boolean }).hostNetwork = true;
+      }),
+      false,
+    ],
+  ])('a Pod %s concerns ipam: %s', (_what, pod, expected) => {
+    expect(relevant('Pod', 'ipam', pod)).toBe(expected);
   });
 
   it.each<[Record<string, string>, string | undefined, 'instance' | 'ip' | undefined]>([
@@ -179,13 +209,83 @@ describe('Service, EndpointSlice and Pod forwarding rules', () => {
   });
 });
 
+describe('ipam forwarding rules', () => {
+  const windows = () => {
+    const n = makeWindowsNode('ip-10-0-1-20.eu-west-1.compute.internal');
+    n.metadata.uid = 'uid-1';
+    return n;
+  };
+
+  it.each<[string, Node, boolean]>([
+    ['a Windows Node', windows(), true],
+    ['a Linux Node', node(), false],
+    ['a Node with only the beta os label', edit(windows(), (n) => delete n.metadata.labels!['kubernetes.io/os']), true],
+  ])('%s concerns ipam: %s', (_what, subject, expected) => {
+    expect(relevant('Node', 'ipam', subject)).toBe(expected);
+  });
+
+  it.each<[string, (n: Node) => void, boolean]>([
+    ['heartbeat and images', (n) => heartbeat(n, '2026-11-02T08:05:00Z'), false],
+    ['readiness', (n) => setReady(n, false), false],
+    ['another label', (n) => (n.metadata.labels!.team = 'a'), false],
+    ['cpu capacity', (n) => (n.status!.capacity!.cpu = '4'), false],
+    // The controller's own record: forwarding its writes would send it its own key after every pass.
+    [
+      'the pool annotation the controller writes',
+      (n) => (n.metadata.annotations!['serverless-ccm/ipam-pool'] = '{}'),
+      false,
+    ],
+    ['becomes Linux', (n) => (n.metadata.labels!['kubernetes.io/os'] = 'linux'), true],
+    ['the beta os label', (n) => (n.metadata.labels!['beta.kubernetes.io/os'] = 'linux'), true],
+    ['provider ID', (n) => (n.spec!.providerID = 'aws:///eu-west-1b/i-0abc'), true],
+    ['address capacity lost', (n) => delete n.status!.capacity![IPV4_RESOURCE], true],
+    ['address allocatable changed', (n) => (n.status!.allocatable![IPV4_RESOURCE] = '3'), true],
+    ['being deleted', (n) => (n.metadata.deletionTimestamp = '2026-11-02T09:00:00Z'), true],
+    ['recreated under the same name', (n) => (n.metadata.uid = 'another-uid'), true],
+  ])('Windows Node change: %s -> %s', (_what, change, expected) => {
+    const before = windows();
+    expect(changed('Node', 'ipam', before, edit(before, change))).toBe(expected);
+  });
+
+  it('a Linux Node turning Windows becomes its business', () => {
+    expect(
+      changed(
+        'Node',
+        'ipam',
+        node(),
+        edit(node(), (n) => (n.metadata.labels!['kubernetes.io/os'] = 'windows')),
+      ),
+    ).toBe(true);
+  });
+
+  it.each<[string, (c: KubeObject) => void, boolean]>([
+    ['a data key added', (c) => ((c.data as Record<string, string>)['warm-ip-target'] = '3'), true],
+    ['a data value changed', (c) => ((c.data as Record<string, string>)['enable-windows-ipam'] = 'false'), true],
+    ['a label', (c) => (c.metadata!.labels = { team: 'a' }), false],
+    ['an annotation', (c) => (c.metadata!.annotations = { 'example.com/owner': 'a' }), false],
+  ])('VPC CNI ConfigMap change: %s -> %s', (_what, change, expected) => {
+    const before = makeVpcCniConfigMap();
+    expect(changed('ConfigMap', 'ipam', before, edit(before, change))).toBe(expected);
+  });
+
+  it('the same data in another order is no change; another ConfigMap concerns nobody', () => {
+    const a = makeVpcCniConfigMap({ x: '1', y: '2' });
+    const b = makeVpcCniConfigMap({ y: '2', x: '1' });
+    expect(changed('ConfigMap', 'ipam', a, b)).toBe(false);
+    expect(relevant('ConfigMap', 'ipam', { ...a, metadata: { namespace: 'kube-system', name: 'other' } })).toBe(false);
+    expect(relevant('ConfigMap', 'ipam', { ...a, metadata: { namespace: 'default', name: 'amazon-vpc-cni' } })).toBe(
+      false,
+    );
+  });
+});
+
 describe('forwarding helpers', () => {
   it('watches only the kinds configured reconcilers read', () => {
-    expect(kindsFor(['ipam'])).toEqual(['Pod']);
+    expect(kindsFor(['ipam'])).toEqual(['Node', 'Pod', 'ConfigMap']);
     expect(kindsFor(['node', 'route'])).toEqual(['Node']);
     expect(kindsFor(['service'])).toEqual(['Node', 'Service', 'EndpointSlice']);
-    // Pods only for the IP-allocation reconciler: without its queue they are never listed or watched.
-    expect(kindsFor(['node', 'node-lifecycle', 'route', 'service'])).not.toContain('Pod');
+    // Pods and the ConfigMap only for the IP address manager: without its queue they are never listed or watched.
+    expect(kindsFor(['node', 'node-lifecycle', 'route', 'service'])).toEqual(['Node', 'Service', 'EndpointSlice']);
   });
 
   it('fingerprints are never 0 and differ for different fields', () => {

@@ -1,3 +1,13 @@
+import {
+  BETA_OS_LABEL,
+  IPV4_RESOURCE,
+  isFinished,
+  isWindowsNode,
+  OS_LABEL,
+  POD_IP_ANNOTATION,
+  requestsPodAddress,
+  VPC_CNI_CONFIGMAP,
+} from '../../shared/k8s/ipam-names.ts';
 import { isLoadBalancerNodeCandidate } from '../../shared/k8s/load-balancer-nodes.ts';
 import {
   ANNOTATION_PROVIDED_NODE_IP,
@@ -12,7 +22,7 @@ import {
 } from '../../shared/k8s/node-helpers.ts';
 import { ANNOTATION, ANNOTATION_PREFIX } from '../../shared/k8s/service-annotations.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP, LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
-import type { Node } from '../../shared/k8s/types.ts';
+import type { Node, Pod } from '../../shared/k8s/types.ts';
 import { sortedEntries } from './fingerprint.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 
@@ -36,7 +46,11 @@ export type KeyTarget =
   /** EndpointSlice -> its Service (label `kubernetes.io/service-name`), for LoadBalancer Services with IP targets. */
   | 'owning-service'
   /** Node -> every LoadBalancer Service: the Node may take their traffic (instance targets) or need their rules (IP targets). */
-  | 'load-balancers';
+  | 'load-balancers'
+  /** Pod -> its Node's key (`spec.nodeName`): the Node's address pool is what changes, one FIFO group per Node. */
+  | 'pod-node'
+  /** ConfigMap -> the key of every Node the same reconciler's Node rule reads (for ipam: every Windows Node). */
+  | 'reconciled-nodes';
 
 export interface ForwardingRule {
   reconciler: Reconciler;
@@ -46,12 +60,6 @@ export interface ForwardingRule {
   /** The fields the reconciler reads (hashed into the fingerprint), or undefined when the object is none of its business. */
   reads(object: KubeObject): unknown[] | undefined;
 }
-
-/**
- * The address the VPC CNI gives a Pod. Only the relay names it so far: no IP-allocation reconciler
- * exists yet, and Pods are watched only when its queue is configured (kindsFor).
- */
-const ANNOTATION_POD_IP = 'vpc.amazonaws.com/PrivateIPv4Address';
 
 interface ServiceObject extends KubeObject {
   spec?: {
@@ -79,9 +87,8 @@ interface EndpointSliceObject extends KubeObject {
   ports?: { name?: string; port?: number; protocol?: string }[];
 }
 
-interface PodObject extends KubeObject {
-  spec?: { nodeName?: string; hostNetwork?: boolean };
-  status?: { phase?: string };
+interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
 }
 
 const asNode = (object: KubeObject) => object as unknown as Node;
@@ -192,21 +199,45 @@ function endpointSliceReads(object: KubeObject): unknown[] | undefined {
 }
 
 /**
- * ipam (an IP-allocation reconciler to come): a bound Pod needs a VPC address; a finished or
- * deleted one gives it back. Host-network Pods use the Node's address. Container statuses,
- * conditions and restarts (most Pod updates) are left out.
+ * functions/ipam, Windows Nodes: whether the Node is Windows, its instance, and the address capacity it
+ * advertises (the reconciler advertises it again when it went missing). The pool the reconciler records on
+ * the Node (annotation `serverless-ccm/ipam-pool`) is left out: forwarding its own writes back would loop.
  */
-function podReads(object: KubeObject): unknown[] | undefined {
-  const pod = object as PodObject;
-  if (pod.spec?.hostNetwork) return undefined;
-  const phase = pod.status?.phase;
+export function windowsNodeAddressReads(object: KubeObject): unknown[] | undefined {
+  const node = asNode(object);
+  if (!isWindowsNode(node)) return undefined;
+  const labels = node.metadata.labels ?? {};
   return [
-    pod.metadata?.uid,
-    pod.spec?.nodeName,
-    pod.metadata?.annotations?.[ANNOTATION_POD_IP],
-    phase === 'Succeeded' || phase === 'Failed',
+    node.metadata.uid,
+    labels[OS_LABEL],
+    labels[BETA_OS_LABEL],
+    node.spec?.providerID,
+    node.status?.capacity?.[IPV4_RESOURCE],
+    node.status?.allocatable?.[IPV4_RESOURCE],
     deleting(object),
   ];
+}
+
+/**
+ * functions/ipam, Pods: a Pod bound to a Node that asks for a VPC address (the resource the mutating webhook
+ * adds) or holds one (the annotation) needs one; a finished or deleted one gives it back. Host-network Pods
+ * use the Node's address. Container statuses, conditions and restarts (most Pod updates) are left out.
+ */
+export function podAddressReads(object: KubeObject): unknown[] | undefined {
+  const pod = object as unknown as Pod;
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName || pod.spec?.hostNetwork) return undefined;
+  const address = pod.metadata?.annotations?.[POD_IP_ANNOTATION];
+  if (address === undefined && !requestsPodAddress(pod)) return undefined;
+  return [pod.metadata?.uid, nodeName, address, isFinished(pod), deleting(object)];
+}
+
+/** functions/ipam, the VPC CNI's ConfigMap: its keys switch Windows IPAM on and size the warm pool. */
+export function vpcCniConfigReads(object: KubeObject): unknown[] | undefined {
+  const configMap = object as ConfigMapObject;
+  const { namespace, name } = configMap.metadata ?? {};
+  if (namespace !== VPC_CNI_CONFIGMAP.namespace || name !== VPC_CNI_CONFIGMAP.name) return undefined;
+  return [configMap.metadata?.uid, sortedEntries(configMap.data)];
 }
 
 export const FORWARDING_RULES: Readonly<Record<WatchedKind, readonly ForwardingRule[]>> = {
@@ -215,10 +246,12 @@ export const FORWARDING_RULES: Readonly<Record<WatchedKind, readonly ForwardingR
     { reconciler: 'node-lifecycle', target: 'self', onDelete: false, reads: nodeLifecycleReads },
     { reconciler: 'route', target: 'route-table', onDelete: true, reads: nodeRouteReads },
     { reconciler: 'service', target: 'load-balancers', onDelete: true, reads: nodeTargetReads },
+    { reconciler: 'ipam', target: 'self', onDelete: true, reads: windowsNodeAddressReads },
   ],
   Service: [{ reconciler: 'service', target: 'self', onDelete: true, reads: serviceReads }],
   EndpointSlice: [{ reconciler: 'service', target: 'owning-service', onDelete: true, reads: endpointSliceReads }],
-  Pod: [{ reconciler: 'ipam', target: 'self', onDelete: true, reads: podReads }],
+  Pod: [{ reconciler: 'ipam', target: 'pod-node', onDelete: true, reads: podAddressReads }],
+  ConfigMap: [{ reconciler: 'ipam', target: 'reconciled-nodes', onDelete: true, reads: vpcCniConfigReads }],
 };
 
 /** The rule for one reconciler and kind, if that reconciler reads that kind. */

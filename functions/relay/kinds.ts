@@ -1,13 +1,15 @@
+import { VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
+
 /**
  * The kinds the relay lists and watches, and where the API serves them. Objects travel as the API's
  * plain JSON (never client-node model classes), so a listed object and a watched one look the same
  * to the fingerprints.
  */
-export const WATCHED_KINDS = ['Node', 'Service', 'EndpointSlice', 'Pod'] as const;
+export const WATCHED_KINDS = ['Node', 'Service', 'EndpointSlice', 'Pod', 'ConfigMap'] as const;
 export type WatchedKind = (typeof WATCHED_KINDS)[number];
 
 export interface KindInfo {
-  /** Collection path across all namespaces. */
+  /** Collection path: across all namespaces, or in the one namespace the kind is watched in. */
   path: string;
   namespaced: boolean;
   /** Narrows list and watch on the server, so what the relay never needs is never sent. */
@@ -22,6 +24,15 @@ export const KIND_INFO: Record<WatchedKind, KindInfo> = {
   // selector the watch reports a Pod as ADDED when it starts to match (bound), so no bind is missed.
   // https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
   Pod: { path: '/api/v1/pods', namespaced: true, fieldSelector: 'spec.nodeName!=' },
+  // Only the VPC CNI's ConfigMap, which switches Windows IPAM on and sizes its pool: RBAC grants list and
+  // watch of that one name (deploy/relay/rbac-ipam.yaml), which the API server authorizes only for requests
+  // selecting it by `metadata.name`.
+  // https://kubernetes.io/docs/reference/access-authn-authz/rbac/#referring-to-resources
+  ConfigMap: {
+    path: `/api/v1/namespaces/${VPC_CNI_CONFIGMAP.namespace}/configmaps`,
+    namespaced: true,
+    fieldSelector: `metadata.name=${VPC_CNI_CONFIGMAP.name}`,
+  },
 };
 
 /** The metadata every watched object has; the rest is read by the forwarding rules only. */

@@ -13,21 +13,31 @@ import { KIND_INFO, type WatchedKind } from './kinds.ts';
 interface Rule {
   apiGroups?: string[];
   resources?: string[];
+  resourceNames?: string[];
   verbs?: string[];
 }
 
 const manifests = (file: string) =>
   loadAllYaml(readFileSync(new URL(`../../deploy/relay/${file}`, import.meta.url), 'utf8')) as {
     kind?: string;
+    metadata?: { name?: string; namespace?: string };
+    roleRef?: { kind?: string; name?: string };
     rules?: Rule[];
     spec?: { template?: { spec?: { containers?: { env?: { name: string }[] }[] } } };
   }[];
 
-/** `group/resource` the ClusterRoles of a file let the relay list and watch. */
+/**
+ * `group/resource` the ClusterRoles of a file let the relay list and watch, and the Roles (which also grant the
+ * Lease: their rules without list or watch are not about watching).
+ */
 function watchable(file: string): string[] {
-  const rules = manifests(file)
-    .filter((m) => m.kind === 'ClusterRole')
-    .flatMap((m) => m.rules ?? []);
+  const all = manifests(file);
+  const clusterRules = all.filter((m) => m.kind === 'ClusterRole').flatMap((m) => m.rules ?? []);
+  const roleRules = all
+    .filter((m) => m.kind === 'Role')
+    .flatMap((m) => m.rules ?? [])
+    .filter((r) => r.verbs?.some((v) => v === 'list' || v === 'watch'));
+  const rules = [...clusterRules, ...roleRules];
   for (const rule of rules) expect(rule.verbs).toEqual(['list', 'watch']);
   return rules
     .flatMap((r) => (r.apiGroups ?? []).flatMap((g) => (r.resources ?? []).map((res) => `${g}/${res}`)))
@@ -69,6 +79,34 @@ describe('deploy/relay RBAC', () => {
     const base = kindsFor(defaultReconcilers());
     const added = kindsFor([reconciler]).filter((kind) => !base.includes(kind));
     expect(watchable(file)).toEqual(resources(added));
+  });
+
+  it('a kind watched in one namespace, by name, is granted there for that name only (a Role and its binding)', () => {
+    const scoped = kindsFor(['ipam']).filter((kind) => KIND_INFO[kind].path.includes('/namespaces/'));
+    expect(scoped).toEqual(['ConfigMap']);
+    const all = manifests('rbac-ipam.yaml');
+    for (const kind of scoped) {
+      const { path, fieldSelector } = KIND_INFO[kind];
+      const [, namespace, resource] = path.match(/\/namespaces\/([^/]+)\/([^/]+)$/)!;
+      const role = all.find((m) => m.kind === 'Role' && m.rules?.some((r) => r.resources?.includes(resource!)));
+      expect(role?.metadata?.namespace).toBe(namespace);
+      expect(role?.rules).toEqual([
+        {
+          apiGroups: [''],
+          resources: [resource],
+          resourceNames: [fieldSelector!.replace('metadata.name=', '')],
+          verbs: ['list', 'watch'],
+        },
+      ]);
+      const binding = all.find((m) => m.kind === 'RoleBinding' && m.roleRef?.name === role?.metadata?.name);
+      expect(binding?.metadata?.namespace).toBe(namespace);
+    }
+    expect(
+      all
+        .filter((m) => m.kind === 'ClusterRole')
+        .flatMap((m) => m.rules ?? [])
+        .flatMap((r) => r.resources),
+    ).not.toContain('configmaps');
   });
 
   it('kustomization.yaml applies the base files and names each optional one', () => {

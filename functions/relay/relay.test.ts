@@ -4,8 +4,29 @@ import type { Node } from '../../shared/k8s/types.ts';
 import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
-import { heartbeat, keysOn, makePod, QUEUE_NAMES, reconcilerQueues, setReady, until } from './testing.ts';
-import { cluster, N1, N2, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
+import {
+  heartbeat,
+  keysOn,
+  makeAddressPod,
+  makeNode,
+  QUEUE_NAMES,
+  reconcilerQueues,
+  setReady,
+  until,
+} from './testing.ts';
+import {
+  cluster,
+  N1,
+  N2,
+  relayFor,
+  serve,
+  settled,
+  start,
+  stopStarted,
+  W1,
+  W2,
+  windowsCluster,
+} from './testing-relay.ts';
 
 /**
  * The relay end to end: the real client-node adapters against a local HTTPS server speaking the
@@ -29,8 +50,8 @@ describe('relay: changes to keys', () => {
     expect(names(keysOn(sqs, 'node-lifecycle'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
     expect(new Set(names(keysOn(sqs, 'route')))).toEqual(new Set(['RouteTable//cluster']));
     expect(new Set(names(keysOn(sqs, 'service')))).toEqual(new Set(['Service/default/web', 'Service/default/web-ip']));
-    // Bound Pods only (field selector), and not host-network ones.
-    expect(names(keysOn(sqs, 'ipam'))).toEqual(['Pod/default/app-1']);
+    // Bound Pods only (field selector), and not host-network ones: the key of the Node they are bound to.
+    expect(names(keysOn(sqs, 'ipam'))).toEqual([`Node//${N1}`]);
 
     const node = c.get('Node', N1)!;
     expect(keysOn(sqs, 'node').find((k) => k.name === N1)).toEqual({
@@ -65,7 +86,7 @@ describe('relay: changes to keys', () => {
       ipam: keysOn(sqs, 'ipam').length,
     };
 
-    c.apply('Pod', makePod('default', 'app-2', N2));
+    c.apply('Pod', makeAddressPod('default', 'app-2', N2));
     c.mutate('Pod', 'default/pending-1', (p) => {
       (p.spec as { nodeName?: string }).nodeName = N1;
     });
@@ -78,7 +99,7 @@ describe('relay: changes to keys', () => {
     c.mutate<Node>('Node', N1, (n) => setReady(n, false));
     await settled(relay, c);
 
-    expect(names(keysOn(sqs, 'ipam').slice(before.ipam))).toEqual(['Pod/default/app-2', 'Pod/default/pending-1']);
+    expect(names(keysOn(sqs, 'ipam').slice(before.ipam))).toEqual([`Node//${N1}`, `Node//${N2}`]);
     expect(names(keysOn(sqs, 'node-lifecycle').slice(before.lifecycle))).toEqual([`Node//${N1}`]);
     // Readiness is no business of the node (initialization) reconciler, nor of the load balancers' target
     // set (KEP-3458): web-ip's endpoints changed, nothing for web, nothing for the ClusterIP Service.
@@ -158,17 +179,94 @@ describe('relay: changes to keys', () => {
           .map((k) => k.name),
       ).toEqual([N2]);
       const deleted = keysOn(sqs, 'ipam').slice(ipamBefore);
+      // The Pod's Node, remembered from before: the relist has no Pod object to read it from.
       expect(deleted).toEqual([
         {
-          kind: 'Pod',
-          namespace: 'default',
-          name: 'app-1',
-          hint: { eventType: 'DELETED', resourceVersion: expect.any(String), source: 'relay' },
+          kind: 'Node',
+          name: N1,
+          hint: { eventType: 'MODIFIED', resourceVersion: expect.any(String), source: 'relay/Pod' },
         },
       ]);
       expect(relay.metrics.watchRestarts.get({ kind: 'Node', reason: 'expired' })).toBe(1);
     },
   );
+});
+
+describe('relay: Windows IPAM keys', () => {
+  it('watches Pods and only the VPC CNI ConfigMap, and only with the ipam queue', async () => {
+    const c = windowsCluster();
+    const api = await serve(c);
+    const { sqs, urls } = reconcilerQueues();
+    const withoutIpam = start(relayFor(api, sqs, { node: urls.node, service: urls.service }, { identity: 'a' }));
+    await settled(withoutIpam, c);
+    expect(api.requests.filter((r) => r.kind === 'Pod' || r.kind === 'ConfigMap')).toEqual([]);
+    await withoutIpam.stop(1_000);
+
+    const relay = start(relayFor(api, sqs, { ipam: urls.ipam }, { identity: 'b' }));
+    await settled(relay, c);
+    expect(relay.kinds).toEqual(['Node', 'Pod', 'ConfigMap']);
+    await until(() => api.openWatches('ConfigMap') === 1, 'the ConfigMap watch');
+    const configMapRequests = api.requests.filter((r) => r.kind === 'ConfigMap');
+    expect(configMapRequests.map((r) => [r.path, r.query.get('fieldSelector'), r.watch])).toEqual([
+      ['/api/v1/namespaces/kube-system/configmaps', 'metadata.name=amazon-vpc-cni', false],
+      ['/api/v1/namespaces/kube-system/configmaps', 'metadata.name=amazon-vpc-cni', true],
+    ]);
+    // The Windows Nodes (their own change and the ConfigMap's), W1 for its Pod; nothing for the Linux Node.
+    expect(new Set(names(keysOn(sqs, 'ipam')))).toEqual(new Set([`Node//${W1}`, `Node//${W2}`]));
+  });
+
+  it('a change of the ConfigMap data, or its deletion, sends every Windows Node its key', async () => {
+    const c = windowsCluster();
+    const api = await serve(c);
+    const { sqs, urls } = reconcilerQueues();
+    const relay = start(relayFor(api, sqs, { ipam: urls.ipam }));
+    await settled(relay, c);
+    let before = keysOn(sqs, 'ipam').length;
+
+    c.mutate('ConfigMap', 'kube-system/coredns', (m) => {
+      m.data = { Corefile: '.:5353 {}' };
+    });
+    c.mutate('ConfigMap', 'kube-system/amazon-vpc-cni', (m) => {
+      m.metadata!.labels = { owner: 'eks' };
+    });
+    c.mutate('ConfigMap', 'kube-system/amazon-vpc-cni', (m) => {
+      m.data = { 'enable-windows-ipam': 'true', 'warm-ip-target': '3' };
+    });
+    await settled(relay, c);
+    const changed = keysOn(sqs, 'ipam').slice(before);
+    const revision = c.get('ConfigMap', 'kube-system/amazon-vpc-cni')!.metadata!.resourceVersion;
+    expect(changed.map((k) => [k.name, k.hint]).sort()).toEqual([
+      [W1, { eventType: 'MODIFIED', resourceVersion: revision, source: 'relay/ConfigMap' }],
+      [W2, { eventType: 'MODIFIED', resourceVersion: revision, source: 'relay/ConfigMap' }],
+    ]);
+
+    before = keysOn(sqs, 'ipam').length;
+    c.remove('ConfigMap', 'kube-system/amazon-vpc-cni');
+    await settled(relay, c);
+    expect(names(keysOn(sqs, 'ipam').slice(before))).toEqual([`Node//${W1}`, `Node//${W2}`]);
+  });
+
+  it("Pod changes and deletions become their Node's key, the last one at the newest Pod revision", async () => {
+    const c = windowsCluster();
+    const api = await serve(c);
+    const { sqs, urls } = reconcilerQueues();
+    const relay = start(relayFor(api, sqs, { ipam: urls.ipam }));
+    await settled(relay, c);
+    const before = keysOn(sqs, 'ipam').length;
+
+    for (let i = 0; i < 20; i++) c.apply('Pod', makeAddressPod('default', `burst-${i}`, W2));
+    c.remove('Pod', 'default/win-app-1');
+    const removedAt = String(c.revision);
+    c.remove('Pod', 'default/linux-app-1');
+    await settled(relay, c);
+
+    const sent = keysOn(sqs, 'ipam').slice(before);
+    expect(new Set(names(sent))).toEqual(new Set([`Node//${W1}`, `Node//${W2}`]));
+    expect(sent.filter((k) => k.name === W2).at(-1)?.hint?.resourceVersion).toBe(
+      c.get('Pod', 'default/burst-19')!.metadata!.resourceVersion,
+    );
+    expect(sent.filter((k) => k.name === W1).map((k) => k.hint?.resourceVersion)).toEqual([removedAt]);
+  });
 });
 
 describe('relay: at least once', () => {
@@ -225,7 +323,7 @@ describe('relay: at least once', () => {
     await settled(second, c);
     const depths = Object.values(QUEUE_NAMES).map((q) => sqs.depth(q));
     expect(names(keysOn(sqs, 'node'))).toEqual([`Node//${N1}`, `Node//${N2}`]);
-    expect(names(keysOn(sqs, 'ipam'))).toEqual(['Pod/default/app-1']);
+    expect(names(keysOn(sqs, 'ipam'))).toEqual([`Node//${N1}`]);
     await second.stop(1_000);
 
     // A third start with one Node changed meanwhile: every key is sent again, only the change is new.
@@ -268,17 +366,17 @@ describe('relay: at least once', () => {
     const relay = relayFor(
       api,
       slow,
-      { ipam: urls.ipam },
+      { node: urls.node },
       { forwarder: { lingerMs: 5, maxInFlightBatches: 1, retryBaseMs: 20, retryMaxMs: 200 } },
     );
     relay.start();
     await until(() => relay.status().synced, 'sync');
-    for (let i = 0; i < 40; i++) c.apply('Pod', makePod('default', `burst-${i}`, N1));
+    for (let i = 0; i < 40; i++) c.apply('Node', makeNode(`burst-${i}`));
     await until(() => relay.status().pending >= 30, 'keys to wait');
 
     const result = await relay.stop(5_000);
 
     expect(result).toEqual({ flushed: true, pending: 0 });
-    expect(keysOn(sqs, 'ipam').filter((k) => k.name.startsWith('burst-'))).toHaveLength(40);
+    expect(keysOn(sqs, 'node').filter((k) => k.name.startsWith('burst-'))).toHaveLength(40);
   });
 });

@@ -6,7 +6,17 @@ import { ClientNodeListWatch } from './client-node-source.ts';
 import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Reconciler } from './forwarding.ts';
 import { Relay, type RelayOptions } from './relay.ts';
-import { makeNode, makePod, makeService, makeSlice, uninitialized, until } from './testing.ts';
+import {
+  makeAddressPod,
+  makeNode,
+  makePod,
+  makeService,
+  makeSlice,
+  makeVpcCniConfigMap,
+  makeWindowsNode,
+  uninitialized,
+  until,
+} from './testing.ts';
 
 /** Relay settings for tests: every wait in tens of milliseconds. */
 export const FAST: Pick<RelayOptions, 'listWatch' | 'forwarder' | 'nodeSetDebounceMs' | 'sendBudgetMs'> = {
@@ -66,7 +76,7 @@ export const N2 = 'ip-10-0-1-11.eu-west-1.compute.internal';
 
 /**
  * Two Nodes (N2 uninitialized), LoadBalancer Services with instance and IP targets and a ClusterIP
- * one with their EndpointSlices, a bound Pod, a pending one and a host-network one.
+ * one with their EndpointSlices, a bound Pod asking for a VPC address, a pending one and a host-network one.
  */
 export function cluster(): FakeCluster {
   const c = new FakeCluster();
@@ -82,12 +92,31 @@ export function cluster(): FakeCluster {
   c.apply('Service', makeService('default', 'internal', 'ClusterIP'));
   c.apply('EndpointSlice', makeSlice('default', 'web-ip', 'abcde', ['10.244.1.5']));
   c.apply('EndpointSlice', makeSlice('default', 'internal', 'fghij', ['10.244.1.6']));
-  c.apply('Pod', makePod('default', 'app-1', N1));
-  c.apply('Pod', makePod('default', 'pending-1', undefined));
+  c.apply('Pod', makeAddressPod('default', 'app-1', N1));
+  c.apply('Pod', makeAddressPod('default', 'pending-1', undefined));
   c.apply(
     'Pod',
     makePod('kube-system', 'kube-proxy-x', N1, { spec: { nodeName: N1, hostNetwork: true, containers: [] } }),
   );
+  return c;
+}
+
+export const W1 = 'ip-10-0-2-10.eu-west-1.compute.internal';
+export const W2 = 'ip-10-0-2-11.eu-west-1.compute.internal';
+
+/**
+ * Windows IPAM: two Windows Nodes (W1, W2) and a Linux one (N1), the VPC CNI's ConfigMap and another
+ * kube-system ConfigMap, a Pod on W1 asking for an address and one on N1 that does not.
+ */
+export function windowsCluster(): FakeCluster {
+  const c = new FakeCluster();
+  c.apply('Node', makeWindowsNode(W1));
+  c.apply('Node', makeWindowsNode(W2));
+  c.apply('Node', makeNode(N1));
+  c.apply('ConfigMap', makeVpcCniConfigMap());
+  c.apply('ConfigMap', { metadata: { namespace: 'kube-system', name: 'coredns' }, data: { Corefile: '.:53 {}' } });
+  c.apply('Pod', makeAddressPod('default', 'win-app-1', W1));
+  c.apply('Pod', makePod('default', 'linux-app-1', N1));
   return c;
 }
 

@@ -1,4 +1,5 @@
 import { systemClock } from '../../shared/clock.ts';
+import { IPV4_RESOURCE, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
 import { TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -98,6 +99,33 @@ export function makePod(
     },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [] },
     ...extra,
+  } as KubeObject;
+}
+
+/** A Windows Node advertising `addresses` VPC addresses for Pods, as the IPAM reconciler leaves it. */
+export function makeWindowsNode(name: string, addresses = '9'): Node {
+  const node = makeNode(name);
+  node.metadata.labels = { ...node.metadata.labels, 'kubernetes.io/os': 'windows', 'beta.kubernetes.io/os': 'windows' };
+  node.status!.capacity = { ...node.status!.capacity, [IPV4_RESOURCE]: addresses };
+  node.status!.allocatable = { ...node.status!.allocatable, [IPV4_RESOURCE]: addresses };
+  return node;
+}
+
+/** A Pod asking for a VPC address, as the mutating webhook leaves a Windows Pod. */
+export function makeAddressPod(namespace: string, name: string, nodeName: string | undefined) {
+  const pod = makePod(namespace, name, nodeName);
+  const resources = { requests: { [IPV4_RESOURCE]: '1' }, limits: { [IPV4_RESOURCE]: '1' } };
+  (pod.spec as { containers: { resources: unknown }[] }).containers[0]!.resources = resources;
+  return pod;
+}
+
+/** The VPC CNI's ConfigMap (kube-system/amazon-vpc-cni). */
+export function makeVpcCniConfigMap(data: Record<string, string> = { 'enable-windows-ipam': 'true' }) {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { ...VPC_CNI_CONFIGMAP },
+    data,
   } as KubeObject;
 }
 
