@@ -20,6 +20,8 @@ import { startOperationsServer } from './http-server.ts';
 import { parseLeaderMigrationConfiguration } from './leader-migration.ts';
 import { DEFAULT_LIST_WATCH_OPTIONS } from './list-watch.ts';
 import { Relay } from './relay.ts';
+import { type AdmissionWebhooks, startAdmissionWebhooks } from './webhook/start.ts';
+import type { WebhookTlsStore } from './webhook/tls-store.ts';
 
 /**
  * The relay process: configuration, clients, the operations server and signals. Everything else is
@@ -37,6 +39,8 @@ export interface WiringDeps {
   /** Reads the LeaderMigrationConfiguration file. */
   readFile?: (path: string) => string;
   identity?: string;
+  /** The webhooks' Secret and caBundles, instead of the client-node adapter (tests). */
+  webhookTlsStore?: WebhookTlsStore;
 }
 
 /** Build the relay and its operations server from a parsed configuration. */
@@ -102,7 +106,39 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
     },
   );
   const operations = await startOperationsServer(relay, config.RELAY_PORT);
-  return { relay, operations, identity, namespace };
+  let webhooks: AdmissionWebhooks | undefined;
+  if (config.RELAY_WEBHOOK_ENABLED) {
+    try {
+      webhooks = await startAdmissionWebhooks(
+        {
+          port: config.RELAY_WEBHOOK_PORT,
+          mode: config.RELAY_WEBHOOK_TLS,
+          namespace,
+          service: config.RELAY_WEBHOOK_SERVICE,
+          secret: config.RELAY_WEBHOOK_SECRET,
+          configuration: config.RELAY_WEBHOOK_CONFIGURATION,
+          certDir: config.RELAY_WEBHOOK_CERT_DIR,
+          controllerUsernames: config.RELAY_WEBHOOK_CONTROLLER_USERNAMES,
+          refreshMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
+          pollMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
+        },
+        {
+          kubeConfig: deps.kubeConfig,
+          log,
+          clock: systemClock,
+          registry: relay.metrics.registry,
+          store: deps.webhookTlsStore,
+        },
+      );
+    } catch (err) {
+      await operations.close();
+      // A mount that is not there, or a port taken: a deployment problem, reported like a bad setting.
+      throw new ConfigError([
+        `RELAY_WEBHOOK_TLS=${config.RELAY_WEBHOOK_TLS}: starting the admission webhooks: ${errorMessage(err)}`,
+      ]);
+    }
+  }
+  return { relay, operations, webhooks, identity, namespace };
 }
 
 export function loadKubeConfig(config: RelayConfig): KubeConfig {
@@ -142,7 +178,15 @@ export async function main(env: Record<string, string | undefined> = process.env
     ...(endpoint ? { useQueueUrlAsEndpoint: false } : {}),
   });
   const sqs = new SqsAdapter(client, endpoint ? { endpoint } : {});
-  const { relay, operations } = await wire(config, { kubeConfig: loadKubeConfig(config), sqs, log, identity });
+  let wired: Awaited<ReturnType<typeof wire>>;
+  try {
+    wired = await wire(config, { kubeConfig: loadKubeConfig(config), sqs, log, identity });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`serverless-ccm relay: ${err.message}\n`);
+    process.exit(2);
+  }
+  const { relay, operations, webhooks } = wired;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -150,6 +194,7 @@ export async function main(env: Record<string, string | undefined> = process.env
     stopping = true;
     log.info('shutting down', { signal });
     const { flushed } = await relay.stop(config.RELAY_SHUTDOWN_FLUSH_SECONDS * 1000);
+    await webhooks?.close();
     await operations.close();
     process.exit(flushed ? 0 : 1);
   };
