@@ -1,4 +1,5 @@
 import {
+  CreateNetworkInterfaceCommand,
   CreateRouteTableCommand,
   CreateSubnetCommand,
   CreateVpcCommand,
@@ -56,6 +57,11 @@ export interface Ec2Seed {
   }): Promise<SeededInstance[]>;
   stop(instanceIds: readonly string[]): Promise<void>;
   terminate(instanceIds: readonly string[]): Promise<void>;
+  /** A standalone network interface (`available`) in the subnet, with its primary address chosen by EC2. */
+  networkInterface(input: {
+    subnetId: string;
+    tags?: Record<string, string>;
+  }): Promise<{ networkInterfaceId: string; privateIpAddress: string }>;
   routeTable(input: { vpcId: string; tags?: Record<string, string> }): Promise<string>;
 }
 
@@ -156,10 +162,14 @@ function fakeEc2Seed(fake: FakeEc2): Ec2Seed {
       const subnet = fake.subnets.get(subnetId);
       if (!subnet?.cidrBlock) throw new Error(`seed: no subnet ${subnetId}`);
       const base = ipv4ToNumber(subnet.cidrBlock.split('/')[0]!);
+      const used = fake.addressesInUse();
       const seeded: SeededInstance[] = [];
       for (let n = 0; n < count; n++) {
-        // EC2 keeps the first four addresses of a subnet; hosts start at .4.
-        const host = (subnetHosts.get(subnetId) ?? 3) + 1;
+        // EC2 keeps the first four addresses of a subnet; hosts start at .4, skipping addresses interfaces hold.
+        let host = subnetHosts.get(subnetId) ?? 3;
+        do host++;
+        while (used.has(base + host));
+        used.add(base + host);
         subnetHosts.set(subnetId, host);
         const ip = numberToIpv4(base + host);
         const instanceId = id('i');
@@ -181,6 +191,16 @@ function fakeEc2Seed(fake: FakeEc2): Ec2Seed {
     },
     async terminate(instanceIds) {
       for (const instanceId of instanceIds) fake.setState(instanceId, 'terminated');
+    },
+    async networkInterface({ subnetId, tags = {} }) {
+      const stored = fake.putNetworkInterface({
+        networkInterfaceId: id('eni'),
+        subnetId,
+        privateIpAddresses: [],
+        ipv4Prefixes: [],
+        tags: { ...tags },
+      });
+      return { networkInterfaceId: stored.networkInterfaceId, privateIpAddress: stored.privateIpAddresses[0]!.address };
     },
     async routeTable({ vpcId, tags = {} }) {
       const vpc = vpcs.get(vpcId);
@@ -280,6 +300,16 @@ function emulatorEc2Seed(client: EC2Client): Ec2Seed {
     async terminate(instanceIds) {
       await client.send(new TerminateInstancesCommand({ InstanceIds: [...instanceIds] }));
     },
+    async networkInterface({ subnetId, tags = {} }) {
+      const created = await client.send(
+        new CreateNetworkInterfaceCommand({ SubnetId: subnetId, ...tagSpecification('network-interface', tags) }),
+      );
+      const networkInterfaceId = created.NetworkInterface?.NetworkInterfaceId;
+      const privateIpAddress = created.NetworkInterface?.PrivateIpAddress;
+      if (!networkInterfaceId || !privateIpAddress)
+        throw new Error('seed: CreateNetworkInterface answered without an ID');
+      return { networkInterfaceId, privateIpAddress };
+    },
     async routeTable({ vpcId, tags = {} }) {
       const created = await client.send(
         new CreateRouteTableCommand({ VpcId: vpcId, ...tagSpecification('route-table', tags) }),
@@ -322,7 +352,10 @@ export async function requestEmulatorCertificate(emulator: Emulator, domain: str
   return body.CertificateArn;
 }
 
-function tagSpecification(resourceType: 'subnet' | 'instance' | 'route-table', tags: Record<string, string>) {
+function tagSpecification(
+  resourceType: 'subnet' | 'instance' | 'route-table' | 'network-interface',
+  tags: Record<string, string>,
+) {
   const list: Tag[] = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
   return list.length > 0 ? { TagSpecifications: [{ ResourceType: resourceType, Tags: list }] } : {};
 }
