@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { QUEUE_URL_VARIABLES } from './config.ts';
+import { loadRelayConfig, QUEUE_URL_VARIABLES } from './config.ts';
 import { kindsFor, type Reconciler } from './forwarding.ts';
 import { KIND_INFO, type WatchedKind } from './kinds.ts';
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './webhook/names.ts';
+import { serviceDnsNames } from './webhook/start.ts';
 
 /**
  * deploy/relay grants the relay what it watches and nothing more: rbac.yaml what the default
@@ -112,8 +114,119 @@ describe('deploy/relay RBAC', () => {
   it('kustomization.yaml applies the base files and names each optional one', () => {
     const text = readFileSync(new URL('../../deploy/relay/kustomization.yaml', import.meta.url), 'utf8');
     expect(text).toMatch(/^ {2}- rbac\.yaml$/m);
-    for (const optional of ['rbac-service.yaml', 'rbac-ipam.yaml', 'leader-migration.yaml']) {
+    for (const optional of [
+      'rbac-service.yaml',
+      'rbac-ipam.yaml',
+      'leader-migration.yaml',
+      'webhook.yaml',
+      'rbac-webhook.yaml',
+      'webhook-cert-manager.yaml',
+    ]) {
       expect(text).toMatch(new RegExp(`^ {2}# - ${optional.replace('.', '\\.')}$`, 'm'));
     }
+  });
+});
+
+interface WebhookDoc {
+  kind?: string;
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: {
+    ports?: { port: number; targetPort: string }[];
+    secretName?: string;
+    dnsNames?: string[];
+    template?: { spec?: { containers?: { ports?: { name: string; containerPort: number }[] }[] } };
+  };
+  rules?: (Rule & { resourceNames?: string[] })[];
+  webhooks?: {
+    name: string;
+    clientConfig: { caBundle?: string; service: { name: string; namespace: string; path: string; port: number } };
+    rules: { operations: string[]; apiGroups: string[]; apiVersions: string[]; resources: string[] }[];
+    failurePolicy: string;
+    sideEffects: string;
+    admissionReviewVersions: string[];
+  }[];
+}
+
+const docs = (file: string) => manifests(file) as unknown as WebhookDoc[];
+const one = (file: string, kind: string) => docs(file).find((d) => d.kind === kind)!;
+/** The defaults the relay starts with: the manifests must name the same objects. */
+const defaults = loadRelayConfig({ NODE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/1/n.fifo' });
+
+describe.each(['webhook.yaml', 'webhook-cert-manager.yaml'])('deploy/relay/%s', (file) => {
+  it('registers the webhooks the relay serves, by name and path, failing open', () => {
+    const mutating = one(file, 'MutatingWebhookConfiguration');
+    const validating = one(file, 'ValidatingWebhookConfiguration');
+    expect(mutating.metadata?.name).toBe(defaults.RELAY_WEBHOOK_CONFIGURATION);
+    expect(validating.metadata?.name).toBe(defaults.RELAY_WEBHOOK_CONFIGURATION);
+    const service = { name: defaults.RELAY_WEBHOOK_SERVICE, namespace: 'kube-system', port: 443 };
+    expect(mutating.webhooks).toEqual([
+      expect.objectContaining({
+        name: MUTATING_WEBHOOK.name,
+        clientConfig: { service: { ...service, path: MUTATING_WEBHOOK.path } },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      }),
+    ]);
+    expect(validating.webhooks).toEqual([
+      expect.objectContaining({
+        name: VALIDATING_WEBHOOK.name,
+        clientConfig: { service: { ...service, path: VALIDATING_WEBHOOK.path } },
+        rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      }),
+    ]);
+  });
+
+  it("sends the Service's port 443 to the container port the relay listens on", () => {
+    const service = one(file, 'Service');
+    expect(service.metadata).toMatchObject({ name: defaults.RELAY_WEBHOOK_SERVICE, namespace: 'kube-system' });
+    const [port] = service.spec?.ports ?? [];
+    expect(port).toMatchObject({ port: 443 });
+    const container = one('deployment.yaml', 'Deployment').spec?.template?.spec?.containers?.[0];
+    expect(container?.ports).toContainEqual({
+      name: port!.targetPort,
+      containerPort: defaults.RELAY_WEBHOOK_PORT,
+      protocol: 'TCP',
+    });
+  });
+});
+
+describe('webhook TLS manifests', () => {
+  it('webhook-cert-manager.yaml issues the certificate for the Service and injects its CA into both configurations', () => {
+    const certificate = one('webhook-cert-manager.yaml', 'Certificate');
+    expect(certificate.spec?.secretName).toBe(defaults.RELAY_WEBHOOK_SECRET);
+    expect(certificate.spec?.dnsNames).toEqual(serviceDnsNames(defaults.RELAY_WEBHOOK_SERVICE, 'kube-system'));
+    const source = `${certificate.metadata?.namespace}/${certificate.metadata?.name}`;
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      expect(one('webhook-cert-manager.yaml', kind).metadata?.annotations).toEqual({
+        'cert-manager.io/inject-ca-from': source,
+      });
+      expect(one('webhook.yaml', kind).metadata?.annotations).toBeUndefined();
+    }
+  });
+
+  it('rbac-webhook.yaml grants the one Secret and the two configurations by name, create alone unnamed', () => {
+    const rules = docs('rbac-webhook.yaml')
+      .filter((d) => d.kind === 'Role' || d.kind === 'ClusterRole')
+      .flatMap((d) => d.rules ?? []);
+    expect(rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        resourceNames: [defaults.RELAY_WEBHOOK_SECRET],
+        verbs: ['get', 'update'],
+      },
+      {
+        apiGroups: ['admissionregistration.k8s.io'],
+        resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+        resourceNames: [defaults.RELAY_WEBHOOK_CONFIGURATION],
+        verbs: ['get', 'patch'],
+      },
+    ]);
   });
 });
