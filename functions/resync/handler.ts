@@ -15,10 +15,11 @@ const queues = {
   nodeLifecycle: config.NODE_LIFECYCLE_QUEUE_URL,
   route: config.ROUTE_QUEUE_URL,
   service: config.SERVICE_QUEUE_URL,
+  ipam: config.IPAM_QUEUE_URL,
 };
 if (!Object.values(queues).some(Boolean)) {
   throw new ConfigError([
-    'NODE_QUEUE_URL, NODE_LIFECYCLE_QUEUE_URL, ROUTE_QUEUE_URL, SERVICE_QUEUE_URL: the resync needs at least one queue to feed',
+    'NODE_QUEUE_URL, NODE_LIFECYCLE_QUEUE_URL, ROUTE_QUEUE_URL, SERVICE_QUEUE_URL, IPAM_QUEUE_URL: the resync needs at least one queue to feed',
   ]);
 }
 const { logger, metrics, log, metricsPort } = createPowertools('resync', config.LOG_LEVEL);

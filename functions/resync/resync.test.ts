@@ -11,6 +11,7 @@ const bodies = (queue: string) => w.sqs.bodies(queue).map((b) => JSON.parse(b));
 beforeEach(() => {
   w = createWorld();
   w.sqs.createQueue('service.fifo', { maxReceiveCount: 5 });
+  w.sqs.createQueue('ipam.fifo', { maxReceiveCount: 5 });
   for (const name of ['a', 'b', 'c']) w.kube.putNode(makeNode(name));
   w.kube.putService({
     metadata: { name: 'web', namespace: 'shop' },
@@ -49,6 +50,28 @@ describe('resync', () => {
       { kind: 'Service', name: 'garbage-collection', hint },
     ]);
     expect(w.metrics.total(MetricName.KeysSent, { source: 'resync' })).toBe(10);
+  });
+
+  it('sends every Windows Node and the IPAM garbage-collection key to the ipam queue', async () => {
+    w.kube.putNode(makeNode('win-a', { labels: { 'kubernetes.io/os': 'windows' } }));
+    w.kube.putNode(makeNode('win-b', { labels: { 'beta.kubernetes.io/os': 'windows' } }));
+    const ipam = w.sqs.urlOf('ipam.fifo');
+    expect(await resync('round-1', { ...deps, queues: { ipam }, services: undefined })).toEqual({ sent: 3 });
+    const hint = { eventType: 'RESYNC', eventId: 'round-1' };
+    expect(bodies('ipam.fifo')).toEqual([
+      { kind: 'Node', name: 'win-a', hint },
+      { kind: 'Node', name: 'win-b', hint },
+      { kind: 'Node', namespace: 'ipam', name: 'garbage-collection', hint },
+    ]);
+    expect(w.sqs.depth('node.fifo')).toBe(0);
+  });
+
+  it('with no Windows Node, the ipam queue still gets its garbage-collection key', async () => {
+    await resync('r', { ...deps, queues: { ...deps.queues, ipam: w.sqs.urlOf('ipam.fifo') } });
+    expect(bodies('ipam.fifo').map((k) => `${k.kind}/${k.namespace ?? ''}/${k.name}`)).toEqual([
+      'Node/ipam/garbage-collection',
+    ]);
+    expect(w.sqs.depth('node.fifo')).toBe(3);
   });
 
   it('a retried round is deduplicated; the next round is not', async () => {

@@ -1,8 +1,10 @@
 import { errorMessage } from '../../shared/errors.ts';
+import { isWindowsNode } from '../../shared/k8s/ipam-names.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP, type ServicesPort } from '../../shared/k8s/service-port.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';
 import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
@@ -14,6 +16,8 @@ export interface ResyncQueues {
   nodeLifecycle?: string;
   route?: string;
   service?: string;
+  /** The Windows IP address manager (functions/ipam). */
+  ipam?: string;
 }
 
 export interface ResyncDeps {
@@ -39,13 +43,19 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
   const batches: [string, KeyMessage[]][] = [];
   const { queues } = deps;
 
-  if (queues.node || queues.nodeLifecycle || queues.route) {
+  if (queues.node || queues.nodeLifecycle || queues.route || queues.ipam) {
     const nodes = await deps.kube.listNodes();
-    const nodeKeys = nodes.map((n): KeyMessage => ({ kind: 'Node', name: n.metadata.name, hint }));
+    const nodeKey = (n: (typeof nodes)[number]): KeyMessage => ({ kind: 'Node', name: n.metadata.name, hint });
+    const nodeKeys = nodes.map(nodeKey);
     if (queues.node) batches.push([queues.node, nodeKeys]);
     if (queues.nodeLifecycle) batches.push([queues.nodeLifecycle, nodeKeys]);
     // One pass over the whole route table covers every Node (docs/adr/0003).
     if (queues.route) batches.push([queues.route, [routeTableMessage(hint)]]);
+    // Only Windows Nodes get VPC addresses for their Pods; the GC key sweeps the interfaces no Node holds.
+    if (queues.ipam) {
+      const windowsKeys = nodes.filter((n) => isWindowsNode(n)).map(nodeKey);
+      batches.push([queues.ipam, [...windowsKeys, ipamGarbageCollectionMessage(hint)]]);
+    }
   }
   if (queues.service && deps.services) {
     const services = await deps.services.listServices();
