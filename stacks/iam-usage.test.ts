@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VPC_CNI_CONFIGMAP } from '../shared/k8s/ipam-names.ts';
 import { analyzeEntries, type CodeUsage, iamActionOfCommand } from '../test/helpers/code-usage.ts';
 import { stubCode } from './code.ts';
 import { FUNCTION_NAMES, type FunctionName } from './config.ts';
@@ -46,10 +47,11 @@ const BASE_ENV = {
   CCM_CLUSTER_NAME: 'prod-eu',
   CCM_REGION: 'eu-west-1',
   CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-  // Every controller deployed: the route, service and interruption controllers too.
+  // Every controller deployed: the route, service and interruption controllers and the IP address manager too.
   CCM_CLUSTER_CIDRS: '100.64.0.0/16',
   CCM_VPC_ID: 'vpc-0123456789abcdef0',
   CCM_INTERRUPTION: 'true',
+  CCM_IPAM: 'true',
 };
 const KMS_KEY = 'arn:aws:kms:eu-west-1:111122223333:key/abcd';
 const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
@@ -165,6 +167,9 @@ describe('the AWS calls derived from the code', () => {
     ['client-secrets-manager', 'GetSecretValueCommand', 'secretsmanager:GetSecretValue'],
     ['client-ecr-public', 'GetAuthorizationTokenCommand', 'ecr-public:GetAuthorizationToken'],
     ['client-auto-scaling', 'CompleteLifecycleActionCommand', 'autoscaling:CompleteLifecycleAction'],
+    ['client-ec2', 'AssignPrivateIpAddressesCommand', 'ec2:AssignPrivateIpAddresses'],
+    ['client-ec2', 'UnassignPrivateIpAddressesCommand', 'ec2:UnassignPrivateIpAddresses'],
+    ['client-ec2', 'DeleteNetworkInterfaceCommand', 'ec2:DeleteNetworkInterface'],
   ])('%s %s is %s', (pkg, command, action) => {
     expect(iamActionOfCommand(pkg, command)).toBe(action);
   });
@@ -289,27 +294,47 @@ function rbacRule(call: string): string {
   return `${group}/${kind.toLowerCase()}s${status ? '/status' : ''}:${VERB[verb]}`;
 }
 
-/** The ClusterRoles of deploy/README-deploy.md, by name, as `<group>/<resource>:<verb>` rules. */
-function documentedClusterRoles(): Map<string, string[]> {
+/** One documented grant: `<group>/<resource>:<verb>`, and where a namespaced Role or `resourceNames` narrow it. */
+interface DocumentedRule {
+  rule: string;
+  /** A Role's namespace; undefined for a ClusterRole. */
+  namespace?: string;
+  resourceNames?: string[];
+}
+
+/**
+ * The ClusterRoles of deploy/README-deploy.md, by name, with the rules of the namespaced Roles of the same name (a
+ * function reading one object of one namespace, like the VPC CNI's ConfigMap, gets a Role for it).
+ */
+function documentedRoles(): Map<string, DocumentedRule[]> {
   const guide = readFileSync(join(ROOT, 'deploy/README-deploy.md'), 'utf8');
   const section = guide.slice(guide.indexOf('### Grant the functions their Kubernetes permissions'));
   const yaml = /```yaml\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   // `[""]` (the core group) is one empty item.
   const items = (text: string) => text.split(',').map((s) => s.trim().replace(/^"|"$/g, ''));
-  const roles = new Map<string, string[]>();
+  const roles = new Map<string, DocumentedRule[]>();
   for (const document of yaml.split(/^---$/m)) {
-    if (!/^kind: ClusterRole$/m.test(document)) continue;
-    const name = /^metadata: \{ name: (\S+) \}$/m.exec(document)?.[1];
-    if (!name) throw new Error(`a ClusterRole without a name in deploy/README-deploy.md:\n${document}`);
-    const rules: string[] = [];
-    for (const [, groups = '', kinds = '', verbs = ''] of document.matchAll(
-      /^ {2}- \{ apiGroups: \[(.*?)\], resources: \[(.*?)\], verbs: \[(.*?)\] \}$/gm,
+    const kind = /^kind: (ClusterRole|Role)$/m.exec(document)?.[1];
+    if (!kind) continue;
+    const [, name, namespace] = /^metadata: \{ name: ([^\s,]+)(?:, namespace: (\S+))? \}$/m.exec(document) ?? [];
+    if (!name) throw new Error(`a ${kind} without a name in deploy/README-deploy.md:\n${document}`);
+    if ((kind === 'Role') !== (namespace !== undefined)) {
+      throw new Error(`${kind} ${name} in deploy/README-deploy.md: only a Role has a namespace`);
+    }
+    const rules = roles.get(name) ?? [];
+    for (const [, groups = '', kinds = '', names, verbs = ''] of document.matchAll(
+      /^ {2}- \{ apiGroups: \[(.*?)\], resources: \[(.*?)\],(?: resourceNames: \[(.*?)\],)? verbs: \[(.*?)\] \}$/gm,
     )) {
       for (const group of items(groups))
         for (const resource of items(kinds))
-          for (const verb of items(verbs)) rules.push(`${group}/${resource}:${verb}`);
+          for (const verb of items(verbs))
+            rules.push({
+              rule: `${group}/${resource}:${verb}`,
+              ...(namespace ? { namespace } : {}),
+              ...(names !== undefined ? { resourceNames: items(names) } : {}),
+            });
     }
-    roles.set(name, sorted(rules));
+    roles.set(name, rules);
   }
   return roles;
 }
@@ -331,8 +356,24 @@ describe('the ClusterRoles in deploy/README-deploy.md allow exactly what the cod
   });
 
   it.each(FUNCTION_NAMES)('serverless-ccm:%s', (name) => {
-    const documented = documentedClusterRoles().get(`serverless-ccm:${name}`);
+    const documented = documentedRoles().get(`serverless-ccm:${name}`);
     expect(documented, `no ClusterRole serverless-ccm:${name} in deploy/README-deploy.md`).toBeDefined();
-    expect(documented).toEqual(sorted([...codeUsage(name).kubernetesCalls].map(rbacRule)));
+    expect(sorted((documented ?? []).map((r) => r.rule))).toEqual(
+      sorted([...codeUsage(name).kubernetesCalls].map(rbacRule)),
+    );
+  });
+
+  it('serverless-ccm:ipam reads only the VPC CNI ConfigMap, and nothing else is narrowed to one namespace', () => {
+    const narrowed = [...documentedRoles()].flatMap(([name, rules]) =>
+      rules.filter((r) => r.namespace !== undefined || r.resourceNames !== undefined).map((r) => ({ name, ...r })),
+    );
+    expect(narrowed).toEqual([
+      {
+        name: 'serverless-ccm:ipam',
+        rule: '/configmaps:get',
+        namespace: VPC_CNI_CONFIGMAP.namespace,
+        resourceNames: [VPC_CNI_CONFIGMAP.name],
+      },
+    ]);
   });
 });

@@ -406,6 +406,8 @@ export function ownedTagRemoval(props: {
   /** Each in TAG_REMOVAL_ACTIONS. */
   actions: readonly string[];
   resources: readonly string[];
+  /** The ARN of the one VPC the resources must be in (`inVpcCondition`). */
+  vpcArn?: string;
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
@@ -423,6 +425,10 @@ export function ownedTagRemoval(props: {
     effect: Effect.ALLOW,
     actions,
     resources: [...props.resources],
-    conditions: { ...ownedResourceCondition(props.clusterName), ...keepsProtectedTagsCondition(props.clusterName) },
+    conditions: {
+      ...ownedResourceCondition(props.clusterName),
+      ...keepsProtectedTagsCondition(props.clusterName),
+      ...(props.vpcArn !== undefined ? inVpcCondition(props.vpcArn) : {}),
+    },
   });
 }

@@ -223,6 +223,21 @@ describe('a stage with CCM_IPAM=true', () => {
     expect(arnText(cleanup?.Condition?.ArnEquals?.['ec2:Vpc'])).toBe(VPC);
   });
 
+  it('removes tags only from the cluster’s own network interfaces in its VPC, never the ownership tags', () => {
+    const removal = roleStatements(on, `${PREFIX}-ipam`).find((s) => s.Sid === 'NetworkInterfaceTagRemoval');
+    expect(removal).toMatchObject({
+      Effect: 'Allow',
+      Action: 'ec2:DeleteTags',
+      Condition: {
+        StringEquals: OWNED,
+        'ForAllValues:StringNotEquals': { 'aws:TagKeys': expect.arrayContaining(['kubernetes.io/cluster/prod-eu']) },
+        Null: { 'aws:TagKeys': 'false' },
+      },
+    });
+    expect(arnText(removal?.Resource)).toBe(INTERFACES);
+    expect(arnText(removal?.Condition?.ArnEquals?.['ec2:Vpc'])).toBe(VPC);
+  });
+
   it('passes the least-privilege rules', () => {
     expect(policyViolations(on, 'prod-eu')).toEqual([]);
   });

@@ -2,7 +2,7 @@ import type { Stack } from 'aws-cdk-lib';
 import type { StageConfig } from './config.ts';
 import { ipamEnvironment } from './config-ipam.ts';
 import type { ControlPlaneContext } from './context.ts';
-import { ec2Describe, ownedResourceWrite } from './iam.ts';
+import { ec2Describe, ownedResourceWrite, ownedTagRemoval } from './iam.ts';
 import { addressWriteInVpc } from './iam-ipam.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 
@@ -14,7 +14,8 @@ import { type Reconciler, reconciler } from './reconciler.ts';
  * - reads instances, instance types (how many addresses an interface holds), subnets and network interfaces;
  * - assigns and unassigns secondary private addresses on network interfaces (`addressWriteInVpc` says why these
  *   need no ownership tag);
- * - deletes network interfaces, and tags one it has seen available once, only when it is this cluster's own.
+ * - deletes network interfaces, tags one it has seen available once and removes that mark when it is attached
+ *   again (functions/ipam/gc.ts), only when the interface is this cluster's own; never its ownership tags.
  */
 export function ipamReconciler(
   stack: Stack,
@@ -39,6 +40,13 @@ export function ipamReconciler(
         sid: 'NetworkInterfaceCleanup',
         clusterName: ctx.config.clusterName,
         actions: ['ec2:DeleteNetworkInterface', 'ec2:CreateTags'],
+        resources: [interfaces],
+        vpcArn: vpc,
+      }),
+      ownedTagRemoval({
+        sid: 'NetworkInterfaceTagRemoval',
+        clusterName: ctx.config.clusterName,
+        actions: ['ec2:DeleteTags'],
         resources: [interfaces],
         vpcArn: vpc,
       }),
