@@ -9,9 +9,9 @@ import { synthesizeOffline } from './synth.ts';
 /**
  * cfn-lint (the CloudFormation linter: resource schemas, allowed values per region, intrinsic functions,
  * dependencies) on every template variant the stack produces: with and without the route controller
- * (CCM_CLUSTER_CIDRS) and the service controller (CCM_VPC_ID), in eks and token auth modes. Any error
- * fails, and so does any warning not listed in stacks/cfn-lint-ignores.json (the ones aws-cdk-lib itself
- * causes, each with its reason). cfn-lint is a Python tool that is not in package.json: where it is not on
+ * (CCM_CLUSTER_CIDRS) and the service controller (CCM_VPC_ID), in eks and token auth modes, and with the
+ * interruption controller and the IP address manager. Any error fails, and so does any warning not listed in
+ * stacks/cfn-lint-ignores.json (the ones aws-cdk-lib itself causes, each with its reason). cfn-lint is a Python tool that is not in package.json: where it is not on
  * PATH this check is skipped, and says so.
  */
 
@@ -71,6 +71,17 @@ VARIANTS['eks with CA, no access entries, +route +service'] = { ...BASE, ...EKS_
 const INTERRUPTION = { CCM_INTERRUPTION: 'true', CCM_INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain' };
 VARIANTS['eks, +interruption'] = { ...BASE, ...INTERRUPTION };
 VARIANTS['token, +route +service +interruption'] = { ...BASE, ...TOKEN, ...ROUTE, ...SERVICE, ...INTERRUPTION };
+// The Windows IP address manager (in the service controller's VPC): its queue, function and network interface grants.
+const IPAM = { CCM_IPAM: 'true', CCM_IPAM_COOLDOWN_SECONDS: '45' };
+VARIANTS['eks, +service +ipam'] = { ...BASE, ...SERVICE, ...IPAM };
+VARIANTS['token, +route +service +interruption +ipam'] = {
+  ...BASE,
+  ...TOKEN,
+  ...ROUTE,
+  ...SERVICE,
+  ...INTERRUPTION,
+  ...IPAM,
+};
 
 interface Finding {
   Filename: string;
