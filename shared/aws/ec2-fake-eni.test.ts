@@ -468,4 +468,17 @@ describe('FakeEc2 network interfaces: eventual consistency after an assignment',
     expect(await secondaries(eniId)).toEqual([]);
     expect(await secondaries(eniId)).toEqual(addresses);
   });
+
+  it('only a describe that would have shown a hidden address uses up one of its calls', async () => {
+    fake.newAddressInvisibleCalls = 1;
+    const { eniId } = putInstanceIn(subnet, '10.0.1.4');
+    const other = fake.putNetworkInterface(makeNetworkInterface({ index: 1 }));
+    const { addresses } = assigned(await ec2.assignPrivateIpAddresses(eniId, { count: 1 }));
+
+    await ec2.describeNetworkInterfaces({ networkInterfaceIds: [other.networkInterfaceId] });
+    await ec2.describeNetworkInterfaces({ status: 'available' });
+
+    expect(await secondaries(eniId)).toEqual([]);
+    expect(await secondaries(eniId)).toEqual(addresses);
+  });
 });

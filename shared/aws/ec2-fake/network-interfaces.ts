@@ -44,8 +44,12 @@ export function describeNetworkInterfaces(
     if (missing) throw interfaceNotFound(ec2, missing);
     records = ids.map((id) => records.find((r) => r.networkInterfaceId === id)!);
   }
-  const shown = records.map((record) => ({ ...record, ...ec2.visibleAddresses(record) }));
-  const matching = shown.filter((r) => matchesFilters(input.Filters, interfaceFields(r), r.tags));
+  // Matched on everything the interface holds first (a superset), so that only describes that would have shown a
+  // hidden address count as lookups of it; then on what shows now.
+  const matching = records
+    .filter((r) => matchesFilters(input.Filters, interfaceFields(r), r.tags))
+    .map((record) => ({ ...record, ...ec2.visibleAddresses(record) }))
+    .filter((r) => matchesFilters(input.Filters, interfaceFields(r), r.tags));
   const { items, NextToken } = page('DescribeNetworkInterfaces', input, matching, { min: 5, max: 1000 });
   return { NetworkInterfaces: items.map(toSdkInterface), ...(NextToken ? { NextToken } : {}) };
 }
