@@ -113,7 +113,9 @@ export function ownedResourceWrite(props: {
 
 /**
  * The resource is in the one VPC named: `ec2:Vpc` is the ARN of the VPC of a network interface, security group,
- * subnet or route table. https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ * subnet or route table. Only where the action has the key for that resource type: IAM evaluates a condition on a
+ * key the request lacks as false, so the grant would deny everything (EC2's DeleteTags, for one, has no `ec2:Vpc`).
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
  */
 export function inVpcCondition(vpcArn: string): Record<string, Record<string, string>> {
   if (!VPC_ARN.test(vpcArn)) throw new Error(`the VPC condition takes the ARN of a single VPC, not ${vpcArn}`);
@@ -406,8 +408,6 @@ export function ownedTagRemoval(props: {
   /** Each in TAG_REMOVAL_ACTIONS. */
   actions: readonly string[];
   resources: readonly string[];
-  /** The ARN of the one VPC the resources must be in (`inVpcCondition`). */
-  vpcArn?: string;
   sid?: string;
 }): PolicyStatement {
   const actions = explicitActions(props.actions);
@@ -425,10 +425,6 @@ export function ownedTagRemoval(props: {
     effect: Effect.ALLOW,
     actions,
     resources: [...props.resources],
-    conditions: {
-      ...ownedResourceCondition(props.clusterName),
-      ...keepsProtectedTagsCondition(props.clusterName),
-      ...(props.vpcArn !== undefined ? inVpcCondition(props.vpcArn) : {}),
-    },
+    conditions: { ...ownedResourceCondition(props.clusterName), ...keepsProtectedTagsCondition(props.clusterName) },
   });
 }

@@ -14,8 +14,12 @@ import { type Reconciler, reconciler } from './reconciler.ts';
  * - reads instances, instance types (how many addresses an interface holds), subnets and network interfaces;
  * - assigns and unassigns secondary private addresses on network interfaces (`addressWriteInVpc` says why these
  *   need no ownership tag);
- * - deletes network interfaces, tags one it has seen available once and removes that mark when it is attached
- *   again (functions/ipam/gc.ts), only when the interface is this cluster's own; never its ownership tags.
+ * - deletes network interfaces and tags one it has seen available once, only when the interface is this cluster's
+ *   own and in its VPC; removes that mark when it is attached again (functions/ipam/gc.ts), only from the
+ *   cluster's own interfaces, never their ownership tags.
+ * AWS's reference lists `ec2:Vpc` for the `network-interface` resource of AssignPrivateIpAddresses,
+ * UnassignPrivateIpAddresses, DeleteNetworkInterface and CreateTags, not of DeleteTags.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
  */
 export function ipamReconciler(
   stack: Stack,
@@ -43,12 +47,12 @@ export function ipamReconciler(
         resources: [interfaces],
         vpcArn: vpc,
       }),
+      // DeleteTags has no `ec2:Vpc` (AWS's reference lists only tag keys for it), so only the owned tag limits it.
       ownedTagRemoval({
         sid: 'NetworkInterfaceTagRemoval',
         clusterName: ctx.config.clusterName,
         actions: ['ec2:DeleteTags'],
         resources: [interfaces],
-        vpcArn: vpc,
       }),
     ],
     environment: ipamEnvironment(ipam),
