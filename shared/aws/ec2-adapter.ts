@@ -419,7 +419,7 @@ export class Ec2Adapter implements Ec2Port {
     }
     if (!query.networkInterfaceIds) return this.networkInterfaces(filters);
     // EC2 counts filter values over every filter of a call; the IDs get what the other filters leave.
-    const perCall = MAX_FILTER_VALUES_PER_CALL - filters.length;
+    const perCall = Math.max(1, MAX_FILTER_VALUES_PER_CALL - filters.length);
     const found = new Map<string, NetworkInterfaceDetail>();
     for (const chunk of chunks(unique(query.networkInterfaceIds), perCall)) {
       const withIds = [{ Name: 'network-interface-id', Values: chunk }, ...filters];
