@@ -16,11 +16,14 @@ function pod(spec: Record<string, unknown>, annotations?: Record<string, string>
   return { metadata: { name: 'p', namespace: 'default', ...(annotations ? { annotations } : {}) }, spec };
 }
 
+type PodObject = Record<string, unknown>;
+
 const decodePatch = (patch: string | undefined) => JSON.parse(Buffer.from(patch ?? '', 'base64').toString('utf8'));
 
 /** Applies the `add` operations of a patch, as the API server would (enough for these tests). */
-function applyPatch(object: unknown, patch: { op: string; path: string; value: unknown }[]): any {
-  const copy = structuredClone(object) as any;
+type Patched = { spec: { containers: { name?: string; resources?: unknown }[] } };
+function applyPatch(object: unknown, patch: { op: string; path: string; value: unknown }[]): Patched {
+  const copy = structuredClone(object) as Record<string, unknown>;
   for (const op of patch) {
     expect(op.op).toBe('add');
     const tokens = op.path
@@ -28,11 +31,14 @@ function applyPatch(object: unknown, patch: { op: string; path: string; value: u
       .slice(1)
       .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = tokens.pop()!;
-    const parent = tokens.reduce((node, token) => node[token], copy);
+    const parent = tokens.reduce<Record<string, unknown>>(
+      (node, token) => node[token] as Record<string, unknown>,
+      copy,
+    );
     expect(parent, `parent of ${op.path}`).toBeDefined();
     parent[last] = op.value;
   }
-  return copy;
+  return copy as Patched;
 }
 
 const windows = { nodeSelector: { 'kubernetes.io/os': 'windows' } };
@@ -47,7 +53,7 @@ describe('mutatePod (mpod.vpc.k8s.aws)', () => {
     expect(response).toMatchObject({ uid: 'uid-1', allowed: true, patchType: 'JSONPatch' });
     const patch = decodePatch(response.patch);
     const patched = applyPatch(object, patch);
-    expect(patched.spec.containers[0].resources).toEqual({
+    expect(patched.spec.containers[0]?.resources).toEqual({
       requests: { [IPV4_RESOURCE]: '1' },
       limits: { [IPV4_RESOURCE]: '1' },
     });
@@ -64,7 +70,7 @@ describe('mutatePod (mpod.vpc.k8s.aws)', () => {
       '/spec/containers/0/resources/requests/vpc.amazonaws.com~1PrivateIPv4Address',
       '/spec/containers/0/resources/limits/vpc.amazonaws.com~1PrivateIPv4Address',
     ]);
-    expect(applyPatch(object, patch).spec.containers[0].resources).toEqual({
+    expect(applyPatch(object, patch).spec.containers[0]?.resources).toEqual({
       requests: { cpu: '1', [IPV4_RESOURCE]: '1' },
       limits: { memory: '1Gi', [IPV4_RESOURCE]: '1' },
     });
@@ -73,7 +79,7 @@ describe('mutatePod (mpod.vpc.k8s.aws)', () => {
   it('creates the missing one of requests and limits', () => {
     const object = pod({ ...windows, containers: [{ name: 'a', resources: { limits: { cpu: '2' } } }] });
     const patched = applyPatch(object, decodePatch(mutatePod(request({ object })).patch));
-    expect(patched.spec.containers[0].resources).toEqual({
+    expect(patched.spec.containers[0]?.resources).toEqual({
       requests: { [IPV4_RESOURCE]: '1' },
       limits: { cpu: '2', [IPV4_RESOURCE]: '1' },
     });
@@ -122,15 +128,12 @@ describe('validatePod (vpod.vpc.k8s.aws)', () => {
     expect(validatePod(request({ object: plain }), controller)).toEqual({ uid: 'uid-1', allowed: true });
   });
 
-  it.each<[string, unknown, unknown]>([
+  it.each<[string, PodObject, PodObject]>([
     ['added', plain, annotated('10.0.0.5/19')],
     ['changed', annotated('10.0.0.5/19'), annotated('10.0.0.6/19')],
     ['removed', annotated('10.0.0.5/19'), plain],
   ])('on update, refuses it %s by someone else and allows it from the controller', (change, oldObject, object) => {
-    const byAlice = validatePod(
-      request({ operation: 'UPDATE', oldObject: oldObject as any, object: object as any }),
-      controller,
-    );
+    const byAlice = validatePod(request({ operation: 'UPDATE', oldObject, object }), controller);
     expect(byAlice.allowed).toBe(false);
     expect(byAlice.status?.message).toContain(change);
     expect(byAlice.status?.message).toContain('alice');
@@ -138,7 +141,7 @@ describe('validatePod (vpod.vpc.k8s.aws)', () => {
 
     for (const username of [CONTROLLER, 'arn:aws:sts::123456789012:assumed-role/ipam-role/prod-serverless-ccm-ipam']) {
       const response = validatePod(
-        request({ operation: 'UPDATE', oldObject: oldObject as any, object: object as any, userInfo: { username } }),
+        request({ operation: 'UPDATE', oldObject, object, userInfo: { username } }),
         controller,
       );
       expect(response.allowed, username).toBe(true);
