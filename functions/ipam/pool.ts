@@ -106,7 +106,9 @@ export function planPool(input: PlanInput): PoolPlan {
 
   const record = nextRecord(input, { assigned, cooling, release });
   const coolingNow = Object.values(cooling).filter((since) => since + cooldownSeconds > now);
-  const wantsCooled = coolingNow.length > 0 && (waiting.length > 0 || total - target > 0);
+  // Only Pods that cannot get an address otherwise wait for one to cool: a requeue holds the Node's whole FIFO
+  // group, so a pool that merely shrinks later is left to the next pass (any change of the Node's Pods, or resync).
+  const wantsCooled = coolingNow.length > 0 && waiting.length > 0;
   return {
     ...(allocate ? { allocate } : {}),
     handouts,

@@ -115,10 +115,26 @@ async function reconcilePool(
     cooldownSeconds: deps.cooldownSeconds,
     mayAllocate: true,
   };
-  const { plan, exhausted } = await planAndAllocate(input, deps, advertised);
-  await writeJournal(advertised, state.record, plan.record, deps);
-  const annotated = await annotatePods(plan, pods, state.record.prefixLength!, deps);
-  await release(state.record.eni!, plan.release, state.again, deps);
+  const served = planPool({ ...input, mayAllocate: false });
+  const eni = state.record.eni!;
+  let outcome: { plan: PoolPlan; exhausted: boolean };
+  let annotated: boolean;
+  if (served.waiting.length === 0) {
+    // Every Pod is served from the warm pool: it gets its address before any EC2 call, and the pool is refilled after.
+    const written = await writeJournal(advertised, state.record, served.record, deps);
+    annotated = await annotatePods(served, pods, state.record.prefixLength!, deps);
+    await release(eni, served.release, state.again, deps);
+    outcome = await planAndAllocate(afterServing(input, served), deps, written);
+    await writeJournal(written, served.record, outcome.plan.record, deps);
+    outcome.plan.handouts.unshift(...served.handouts);
+  } else {
+    // Pods wait for EC2 anyway: one allocation for all of them and the warm pool, then they are served.
+    outcome = await planAndAllocate(input, deps, advertised);
+    await writeJournal(advertised, state.record, outcome.plan.record, deps);
+    annotated = await annotatePods(outcome.plan, pods, state.record.prefixLength!, deps);
+    await release(eni, outcome.plan.release, state.again, deps);
+  }
+  const { plan, exhausted } = outcome;
   report(advertised, plan, pods, deps);
   const waits = [plan.requeueAfterSeconds, exhausted ? EXHAUSTED_REQUEUE_SECONDS : undefined].filter(
     (s): s is number => s !== undefined,
@@ -226,17 +242,28 @@ async function planAndAllocate(
 }
 
 /** The journal, when it changed (the time of the last look at EC2 alone is no reason to write). */
-async function writeJournal(node: Node, before: PoolRecord, after: PoolRecord, deps: IpamDeps): Promise<void> {
+async function writeJournal(node: Node, before: PoolRecord, after: PoolRecord, deps: IpamDeps): Promise<Node> {
   const text = (r: PoolRecord) => writeRecord({ ...r, verifiedAt: undefined });
-  const existing = node.metadata.annotations?.[POOL_ANNOTATION];
-  if (existing !== undefined && text(before) === text(after) && readRecord(node.metadata.annotations)) return;
-  await kubeCall(`writing the address journal of ${node.metadata.name}`, () =>
+  if (readRecord(node.metadata.annotations) && text(before) === text(after)) return node;
+  return kubeCall(`writing the address journal of ${node.metadata.name}`, () =>
     deps.kube.patchNode(
       node.metadata.name,
       { metadata: { annotations: { [POOL_ANNOTATION]: writeRecord(after) } } },
       { resourceVersion: node.metadata.resourceVersion ?? '' },
     ),
   );
+}
+
+/** The plan's input once its handouts are made: the Pods hold their addresses, the journal is the plan's. */
+function afterServing(input: PlanInput, served: PoolPlan): PlanInput {
+  const given = new Map(served.handouts.map((h) => [h.pod.uid, h.address]));
+  return {
+    ...input,
+    record: served.record,
+    pool: { addresses: served.record.addresses, prefixes: served.record.prefixes },
+    rebuilt: false,
+    pods: input.pods.map((p) => (given.has(p.uid) ? { ...p, holds: given.get(p.uid)! } : p)),
+  };
 }
 
 /** Annotate each Pod the plan gave an address; false when one changed meanwhile (the journal keeps its address). */

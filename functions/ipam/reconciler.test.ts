@@ -1,0 +1,284 @@
+import { describe, expect, it } from 'vitest';
+import { IPV4_RESOURCE } from '../../shared/k8s/ipam-names.ts';
+import { MetricName } from '../../shared/observability/metrics.ts';
+import { fifoRecord } from '../../test/helpers/records.ts';
+import { ipamReconciler } from './reconciler.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing.ts';
+
+const NODE = 'win-1';
+
+function addresses(w: IpamWorld, names: string[]): string[] {
+  return names.map((n) => w.podAddress('default', n) ?? '');
+}
+
+function expectUnique(values: string[]) {
+  expect(new Set(values).size).toBe(values.length);
+}
+
+describe('ipam: Windows Pods get VPC addresses', () => {
+  it('advertises capacity and annotates each bound Pod with an address EC2 shows on the Node interface', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    for (const name of ['a', 'b', 'c']) w.addPod(NODE, name);
+    await w.settle(NODE);
+
+    const node = w.kube.nodes.get(NODE)!;
+    // m5.large: 10 IPv4 addresses per interface, the primary one is the Node's.
+    expect(node.status?.capacity?.[IPV4_RESOURCE]).toBe('9');
+    expect(node.status?.allocatable?.[IPV4_RESOURCE]).toBe('9');
+    const given = addresses(w, ['a', 'b', 'c']);
+    for (const value of given) expect(value).toMatch(/^10\.0\.1\.\d+\/24$/);
+    expectUnique(given);
+    const onInterface = (await w.interfaceAddresses(instance.instanceId)).addresses;
+    for (const value of given) expect(onInterface).toContain(value.split('/')[0]);
+    // Three Pods and the warm pool: one allocation.
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(1);
+    expect(w.kube.eventsFor('Pod', 'a', 'ResourceAllocated')).toHaveLength(1);
+    expect(w.metrics.total(MetricName.IpamAddressesAssigned)).toBe(3);
+    // 3 in use + 3 warm.
+    expect(onInterface).toHaveLength(6);
+  });
+
+  it('leaves Linux Nodes, host-network Pods, and everything while the ConfigMap does not turn it on', async () => {
+    const w = createIpamWorld();
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toBeUndefined();
+    expect(w.ec2.callCount()).toBe(0);
+
+    w.configure();
+    w.addPod(NODE, 'host', { hostNetwork: true });
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toBeDefined();
+    expect(w.podAddress('default', 'host')).toBeUndefined();
+
+    w.kube.putNode({
+      ...w.kube.nodes.get(NODE)!,
+      metadata: { ...w.kube.nodes.get(NODE)!.metadata, labels: { 'kubernetes.io/os': 'linux' } },
+    });
+    w.addPod(NODE, 'linux');
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'linux')).toBeUndefined();
+  });
+
+  it('turning the flag off stops new assignments and leaves running Pods alone', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    const held = w.podAddress('default', 'a');
+    w.configure({ 'enable-windows-ipam': 'false' });
+    w.addPod(NODE, 'b');
+    w.ec2.resetCalls();
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toBe(held);
+    expect(w.podAddress('default', 'b')).toBeUndefined();
+    expect(w.ec2.writeCallCount()).toBe(0);
+  });
+
+  it('uses the beta os label when the GA one is absent', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    const node = w.kube.nodes.get(NODE)!;
+    w.kube.putNode({ ...node, metadata: { ...node.metadata, labels: { 'beta.kubernetes.io/os': 'windows' } } });
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toBeDefined();
+  });
+
+  it('puts the capacity back when it goes missing', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    await w.settle(NODE);
+    const node = w.kube.nodes.get(NODE)!;
+    w.kube.putNode({ ...node, status: { ...node.status, capacity: {}, allocatable: {} } });
+    await w.settle(NODE);
+    expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe('9');
+  });
+
+  it('prefix mode: capacity x16, addresses from /28 prefixes', async () => {
+    const w = createIpamWorld();
+    w.configure({ 'enable-windows-prefix-delegation': 'true' });
+    const instance = w.addWindowsNode(NODE);
+    for (const name of ['a', 'b']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe('144');
+    const { prefixes } = await w.interfaceAddresses(instance.instanceId);
+    expect(prefixes).toHaveLength(1);
+    const base = Number(prefixes[0]!.split('/')[0]!.split('.')[3]);
+    for (const value of addresses(w, ['a', 'b'])) {
+      const last = Number(value.split('/')[0]!.split('.')[3]);
+      expect(last).toBeGreaterThanOrEqual(base);
+      expect(last).toBeLessThan(base + 16);
+    }
+  });
+});
+
+describe('ipam: release, cooldown, warm pool', () => {
+  it("a deleted Pod's address cools down for 30 s, is never handed out inside it, then is reused", async () => {
+    const w = createIpamWorld();
+    w.configure({ 'warm-ip-target': '1', 'minimum-ip-target': '1' });
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    const freed = w.podAddress('default', 'a')!;
+    w.kube.workloads.deleteRequest('default', 'a', { gracePeriodSeconds: 0 });
+    await w.enqueue(IPAM_QUEUE, [w.keyOf(NODE)]);
+    await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records));
+    expect(w.journal(NODE)!.cooling[freed.split('/')[0]!]).toBeDefined();
+
+    // Inside the cooldown a new Pod gets another address.
+    w.clock.advance(10_000);
+    w.addPod(NODE, 'b');
+    await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf(NODE), hint: { resourceVersion: 'b' } }]);
+    await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records));
+    expect(w.podAddress('default', 'b')).toBeDefined();
+    expect(w.podAddress('default', 'b')).not.toBe(freed);
+
+    // After it, the cooled address is the next one handed out.
+    w.clock.advance(25_000);
+    w.addPod(NODE, 'c');
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'c')).toBe(freed);
+  });
+
+  it('a finished Pod gives its address back', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'job');
+    await w.settle(NODE);
+    const pod = w.kube.workloads.pods.get('default/job')!;
+    w.kube.putPod({ ...pod, status: { ...pod.status, phase: 'Succeeded' } });
+    await w.settle(NODE);
+    const address = w.podAddress('default', 'job')!.split('/')[0]!;
+    expect(w.journal(NODE)!.assigned[address]).toBeUndefined();
+  });
+
+  it('a warm hit: the Pod has its address before any EC2 call; the refill and the shrink are one call each', async () => {
+    const w = createIpamWorld({ instanceType: 'm5.large' });
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    for (const name of ['a', 'b', 'c', 'd', 'e']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    expect((await w.interfaceAddresses(instance.instanceId)).addresses).toHaveLength(8);
+
+    w.ec2.resetCalls();
+    const annotatedAtFirstCall: (string | undefined)[] = [];
+    w.ec2.beforeCall = () => {
+      if (annotatedAtFirstCall.length === 0) annotatedAtFirstCall.push(w.podAddress('default', 'warm'));
+    };
+    w.addPod(NODE, 'warm');
+    await w.settle(NODE);
+    w.ec2.beforeCall = undefined;
+    expect(annotatedAtFirstCall).toEqual([w.podAddress('default', 'warm')]);
+    expect(annotatedAtFirstCall[0]).toMatch(/^10\.0\.1\./);
+    // 6 in use + warm 3 = 9, the interface's capacity: one refill of 1.
+    expect(Object.fromEntries(w.ec2.calls)).toEqual({ AssignPrivateIpAddresses: 1 });
+
+    w.ec2.resetCalls();
+    for (const name of ['a', 'b', 'c', 'd', 'e'])
+      w.kube.workloads.deleteRequest('default', name, { gracePeriodSeconds: 0 });
+    await w.settle(NODE);
+    w.clock.advance(31_000);
+    await w.settle(NODE);
+    // 1 in use, warm 3, minimum 3: 4 stay once the cooled addresses are free again.
+    expect((await w.interfaceAddresses(instance.instanceId)).addresses).toHaveLength(4);
+    // The free surplus goes at once, the cooled addresses once their cooldown is over.
+    expect(w.ec2.callCount('UnassignPrivateIpAddresses')).toBe(2);
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(0);
+  });
+});
+
+describe('ipam: never one address on two Pods', () => {
+  it('duplicates, redelivery and two Lambdas at once over one Node', async () => {
+    const w = createIpamWorld({ instanceType: 'm5.2xlarge' });
+    w.configure();
+    w.addWindowsNode(NODE, 'm5.xlarge');
+    const names = Array.from({ length: 12 }, (_, i) => `p${i}`);
+    for (const name of names) w.addPod(NODE, name);
+    const record = () => fifoRecord(w.keyOf(NODE));
+    // Two invocations of the same key at once, as a redelivery after a visibility timeout can cause.
+    await Promise.allSettled([
+      w.invoke(ipamReconciler, w.deps, [record(), record()]),
+      w.invoke(ipamReconciler, w.deps, [record()]),
+    ]);
+    await w.settle(NODE);
+    const given = addresses(w, names);
+    expect(given.filter((a) => a === '')).toEqual([]);
+    expectUnique(given);
+  });
+
+  it('a pass that stops between the journal and the Pod gives the same address next time', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    w.kube.queueError('patchPod', new Error('connection reset'));
+    await w.settle(NODE);
+    const promised = Object.entries(w.journal(NODE)!.assigned);
+    expect(promised).toHaveLength(1);
+    expect(w.podAddress('default', 'a')).toBe(`${promised[0]![0]}/24`);
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(1);
+  });
+
+  it('addresses EC2 does not show yet are neither lost nor handed out twice', async () => {
+    const w = createIpamWorld();
+    w.ec2.newAddressInvisibleCalls = 3;
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    for (const name of ['a', 'b']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    w.addPod(NODE, 'c');
+    await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf(NODE), hint: { eventType: 'RESYNC', eventId: 'r1' } }]);
+    await w.settle();
+    const given = addresses(w, ['a', 'b', 'c']);
+    expectUnique(given);
+    w.ec2.newAddressInvisibleCalls = 0;
+    const onInterface = (await w.interfaceAddresses(instance.instanceId)).addresses;
+    for (const value of given) expect(onInterface).toContain(value.split('/')[0]);
+  });
+});
+
+describe('ipam: failures', () => {
+  it('a full subnet is a Warning and a look again in 2 minutes, not a retry storm', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    w.fillSubnet();
+    w.addPod(NODE, 'a');
+    await w.enqueue(IPAM_QUEUE, [w.keyOf(NODE)]);
+    for (let minute = 0; minute < 10; minute++) {
+      await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records));
+      w.clock.advance(60_000);
+    }
+    expect(w.podAddress('default', 'a')).toBeUndefined();
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBeLessThanOrEqual(6);
+    expect(w.kube.eventsFor('Node', NODE, 'SubnetExhausted').length).toBeGreaterThanOrEqual(1);
+    expect(w.kube.eventsFor('Pod', 'a', 'ResourceAllocationFailed').length).toBeGreaterThanOrEqual(1);
+    expect(w.metrics.total(MetricName.IpamSubnetExhausted)).toBeGreaterThanOrEqual(1);
+    expect(w.sqs.depth('ipam-dlq.fifo')).toBe(0);
+  });
+
+  it('an unusable warm target is a Warning naming the key, and the default applies', async () => {
+    const w = createIpamWorld();
+    w.configure({ 'warm-ip-target': 'lots' });
+    w.addWindowsNode(NODE);
+    await w.settle(NODE);
+    const [event] = w.kube.eventsFor('Node', NODE, 'InvalidIPAMConfiguration');
+    expect(event?.message).toContain('warm-ip-target: "lots"');
+    expect(w.journal(NODE)!.addresses).toHaveLength(3);
+  });
+
+  it('a deleted Node is forgotten: nothing read, nothing written', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    await w.settle('gone');
+    expect(w.ec2.callCount()).toBe(0);
+  });
+});
