@@ -382,6 +382,10 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         ['serverless-ccm:resync'],
       ]);
       for (const [, entry] of entries) expect(entry).toMatchObject({ ClusterName: 'prod-eu', Type: 'STANDARD' });
+      // A fixed username per function (the relay's validating webhook names the IPAM controller by it).
+      expect(entries.map(([, e]) => e.Username).sort()).toEqual(
+        entries.map(([, e]) => (e.KubernetesGroups as string[])[0]).sort(),
+      );
     });
   });
 

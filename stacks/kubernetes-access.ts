@@ -64,6 +64,11 @@ export function kubernetesGroup(name: FunctionName): string {
   return `${APP_NAME}:${name}`;
 }
 
+/** The Kubernetes username of a function's access entry (eks mode): `serverless-ccm:<function>`. */
+export function kubernetesUsername(name: FunctionName): string {
+  return `${APP_NAME}:${name}`;
+}
+
 /**
  * eks mode: the function role becomes an EKS access entry in its own Kubernetes group, so what it
  * may do in the cluster is plain RBAC (deploy/README-deploy.md lists the bindings). Needs the
@@ -76,6 +81,9 @@ export function eksAccessEntry(scope: Construct, config: StageConfig, name: Func
     clusterName: config.kubernetes.eksClusterName,
     principalArn: role.roleArn,
     type: 'STANDARD',
+    // A fixed username (instead of EKS's default, the assumed-role ARN with a generated role name), so the relay's
+    // validating webhook can name the one identity allowed to write the Pod address annotation.
+    username: kubernetesUsername(name),
     kubernetesGroups: [kubernetesGroup(name)],
   });
 }

@@ -25,7 +25,7 @@ describe('loadRelayConfig', () => {
       RELAY_WEBHOOK_SERVICE: 'serverless-ccm-relay-webhook',
       RELAY_WEBHOOK_SECRET: 'serverless-ccm-webhook-tls',
       RELAY_WEBHOOK_CONFIGURATION: 'serverless-ccm-ipam-webhook',
-      RELAY_WEBHOOK_CONTROLLER_USERNAMES: ['system:serviceaccount:kube-system:serverless-ccm'],
+      RELAY_WEBHOOK_CONTROLLER_USERNAMES: ['system:serviceaccount:kube-system:serverless-ccm', 'serverless-ccm:ipam'],
     });
     expect(queuesOf(config)).toEqual({ node: NODE, ipam: IPAM });
     expect(regionFor(config)).toBe('eu-west-1');

@@ -59,12 +59,11 @@ const kinds = z
   );
 
 /**
- * Who the IPAM controller is to the API server, as `request.userInfo.username` names it: in `token` mode
- * the service account of deploy/README-deploy.md, `system:serviceaccount:kube-system:serverless-ccm`; in
- * `eks` mode the access entry's default username, `arn:aws:sts::<account>:assumed-role/<role name>/<session>`
- * (a Lambda's session is its function name), so `arn:aws:sts::<account>:assumed-role/<role name>/*`.
+ * Who the IPAM controller is to the API server, as `request.userInfo.username` names it: in `token` mode the
+ * service account of deploy/README-deploy.md, `system:serviceaccount:kube-system:serverless-ccm`; in `eks` mode the
+ * username the stack gives the function's access entry, `serverless-ccm:ipam` (stacks/kubernetes-access.ts).
  */
-export const DEFAULT_CONTROLLER_USERNAMES = ['system:serviceaccount:kube-system:serverless-ccm'];
+export const DEFAULT_CONTROLLER_USERNAMES = ['system:serviceaccount:kube-system:serverless-ccm', 'serverless-ccm:ipam'];
 
 const usernames = z
   .string()
