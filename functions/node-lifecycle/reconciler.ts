@@ -14,6 +14,7 @@ import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { isNodeKey } from '../../shared/queue/message.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
 import { lifecycleAction } from './diff.ts';
 
@@ -37,6 +38,8 @@ export interface LifecycleBatch {
  */
 export const nodeLifecycleReconciler: Reconciler<LifecycleDeps, LifecycleBatch> = {
   name: 'node-lifecycle',
+  // Another queue's key (a Service, the route table, the IPAM GC key) names no Node to look at.
+  accepts: isNodeKey,
 
   async prepareBatch(keys, deps) {
     const nodes = new Map<string, Node | undefined>();

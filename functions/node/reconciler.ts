@@ -10,7 +10,7 @@ import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
-import type { ObjectKey } from '../../shared/queue/message.ts';
+import { isNodeKey, type ObjectKey } from '../../shared/queue/message.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
 import { addressesEqual, desiredAddresses, type IpFamily, initializationPatch, instanceAddresses } from './diff.ts';
 
@@ -53,6 +53,8 @@ export function lookupFor(node: Node): Lookup {
  */
 export const nodeReconciler: Reconciler<NodeDeps, NodeBatch> = {
   name: 'node',
+  // Another queue's key (a Service, the route table, the IPAM GC key) names no Node to look at.
+  accepts: isNodeKey,
 
   /** Every key of the batch shares one DescribeInstances (by ID) and one by private DNS name. */
   async prepareBatch(keys, deps) {

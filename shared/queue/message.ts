@@ -42,6 +42,11 @@ export interface ObjectKey {
   name: string;
 }
 
+/** A Node's key: kind Node and no namespace (Nodes are cluster-scoped; a namespaced Node key is synthetic). */
+export function isNodeKey(key: ObjectKey): boolean {
+  return key.kind === 'Node' && key.namespace === undefined;
+}
+
 /** `Kind/namespace/name` (namespace empty for cluster-scoped kinds): the FIFO MessageGroupId. */
 export function keyString(key: ObjectKey): string {
   return `${key.kind}/${key.namespace ?? ''}/${key.name}`;

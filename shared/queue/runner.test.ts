@@ -71,6 +71,19 @@ describe('runBatch', () => {
     expect(metrics.total(MetricName.MalformedMessages, { reconciler: 'toy' })).toBe(4);
   });
 
+  it('acknowledges and counts keys the reconciler does not accept, and still reconciles the good ones', async () => {
+    const toy = toyReconciler(async () => undefined);
+    const picky: Reconciler<object> = { ...toy.reconciler, accepts: (key) => key.kind === 'Node' };
+    const records = [
+      fifoRecord({ kind: 'Service', namespace: 'default', name: 'web' }, { messageId: 's' }),
+      fifoRecord(nodeKey('good'), { messageId: 'g' }),
+    ];
+    const response = await runBatch(picky, records, {}, runner);
+    expect(response.batchItemFailures).toEqual([]);
+    expect(toy.seen).toEqual(['good']);
+    expect(metrics.total(MetricName.MalformedMessages, { reconciler: 'toy' })).toBe(1);
+  });
+
   it('fails only the records of a failed key, every record of that group, and delays them with backoff', async () => {
     const toy = toyReconciler(async (key) => {
       if (key.name === 'bad') throw new RetryableError('describing instances: InternalError');

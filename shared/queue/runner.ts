@@ -50,6 +50,11 @@ export interface Reconciler<TDeps, TBatch = undefined> {
   reportTerminal?(key: ObjectKey, error: TerminalError, deps: TDeps): Promise<void>;
   /** For a queue whose messages are not plain key messages: the key (and payload) of a body. */
   parse?(body: string): ParsedRecord;
+  /**
+   * Whether a parsed key is one this reconciler works on. A key that is not (another queue's key, sent to the
+   * wrong queue) is acknowledged and counted as malformed: it would never mean anything here. Without it every key is.
+   */
+  accepts?(key: ObjectKey): boolean;
 }
 
 /** A message body as the runner groups it: its key, why it was sent, and what else it carries. */
@@ -117,7 +122,7 @@ export async function runBatch<TDeps, TBatch>(
   policy: BackoffPolicy = DEFAULT_BACKOFF,
 ): Promise<SQSBatchResponse> {
   const dims = { reconciler: reconciler.name };
-  const groups = groupByKey(reconciler.name, records, runner, reconciler.parse ?? parseKeyRecord);
+  const groups = groupByKey(reconciler, records, runner);
   const grouped = [...groups.values()].reduce((n, g) => n + g.records.length, 0);
   if (grouped > groups.size) runner.metrics.count(MetricName.CoalescedMessages, dims, grouped - groups.size);
 
@@ -221,15 +226,15 @@ export async function runBatch<TDeps, TBatch>(
   return { batchItemFailures: failures };
 }
 
-function groupByKey(
-  name: string,
+function groupByKey<TDeps, TBatch>(
+  reconciler: Reconciler<TDeps, TBatch>,
   records: readonly SQSRecord[],
   runner: RunnerDeps,
-  parse: (body: string) => ParsedRecord,
 ): Map<string, KeyGroup> {
+  const { name } = reconciler;
   const groups = new Map<string, KeyGroup>();
   for (const record of records) {
-    const parsed = parse(record.body);
+    const parsed = acceptedRecord(reconciler, record.body);
     if (!parsed.ok) {
       // Acknowledged: a body that does not parse now never will. Logged once, counted.
       runner.metrics.count(MetricName.MalformedMessages, { reconciler: name });
@@ -249,6 +254,12 @@ function groupByKey(
     groups.set(id, group);
   }
   return groups;
+}
+
+function acceptedRecord<TDeps, TBatch>(reconciler: Reconciler<TDeps, TBatch>, body: string): ParsedRecord {
+  const parsed = (reconciler.parse ?? parseKeyRecord)(body);
+  if (!parsed.ok || !reconciler.accepts || reconciler.accepts(parsed.key)) return parsed;
+  return { ok: false, error: `the ${reconciler.name} queue takes no key ${keyString(parsed.key)}` };
 }
 
 function receiveCount(record: SQSRecord): number {
