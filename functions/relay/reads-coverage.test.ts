@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { IPV4_RESOURCE, POD_IP_ANNOTATION } from '../../shared/k8s/ipam-names.ts';
+import { POOL_ANNOTATION } from '../ipam/record.ts';
 import {
   LABEL_BETA_INSTANCE_TYPE,
   LABEL_BETA_REGION,
@@ -21,9 +23,9 @@ import {
 import { recordReconcilerReads } from './testing-reconciler-reads.ts';
 
 /**
- * Every field a reconciler reads of a Node, Service or EndpointSlice must be in the fingerprint the
- * relay keeps for that reconciler and kind (forwarding.ts): otherwise a change of that field never
- * reaches the reconciler until the periodic resync. The reconcilers run on recorded objects
+ * Every field a reconciler reads of a watched object (Node, Service, EndpointSlice, Pod, the VPC CNI
+ * ConfigMap) must be in the fingerprint the relay keeps for that reconciler and kind (forwarding.ts):
+ * otherwise a change of that field never reaches the reconciler until the periodic resync. The reconcilers run on recorded objects
  * (testing-reconciler-reads.ts); for each field read, changing only that field on a copy of an object
  * it was read from must change the fingerprint. Reads that cannot matter are listed below, each with
  * the reason.
@@ -36,11 +38,13 @@ interface Allowed {
   kinds: readonly WatchedKind[];
   /** This field and everything under it. */
   path: string;
+  /** This field alone, not what is under it (a map read only while it is missing). */
+  exact?: true;
   why: string;
 }
 
-const READERS = ['node', 'node-lifecycle', 'route', 'service'] as const satisfies readonly Reconciler[];
-const ALL_KINDS: readonly WatchedKind[] = ['Node', 'Service', 'EndpointSlice'];
+const READERS = ['node', 'node-lifecycle', 'route', 'service', 'ipam'] as const satisfies readonly Reconciler[];
+const ALL_KINDS: readonly WatchedKind[] = ['Node', 'Service', 'EndpointSlice', 'Pod', 'ConfigMap'];
 const INITIALIZATION_LABELS = [
   LABEL_INSTANCE_TYPE,
   LABEL_BETA_INSTANCE_TYPE,
@@ -91,6 +95,35 @@ const ALLOWED: readonly Allowed[] = [
     path: 'status',
     why: 'the reconciler writes it (the load balancer hostname); a Classic ELB hostname there predates the migration',
   },
+  {
+    reconcilers: ['ipam'],
+    kinds: ['Node'],
+    path: `metadata.annotations.${POOL_ANNOTATION}`,
+    why: "the reconciler's own journal: forwarding its own writes back would loop; a pass reads it afresh",
+  },
+  {
+    reconcilers: ['ipam'],
+    kinds: ['Node'],
+    path: 'metadata.annotations',
+    exact: true,
+    why: 'read whole only on a Node without annotations, looking for the journal there',
+  },
+  {
+    reconcilers: ['ipam'],
+    kinds: ['Pod'],
+    path: 'metadata.creationTimestamp',
+    why: 'fixed for the life of a Pod (it orders who gets an address first); a Pod created again has a new uid, which is fingerprinted',
+  },
+  {
+    // https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#consuming-extended-resources
+    reconcilers: ['ipam'],
+    kinds: ['Pod'],
+    path: 'spec.containers[].resources',
+    why:
+      'fixed for the life of a Pod: only cpu and memory can be resized in place, and an extended resource has a ' +
+      'limit equal to its request (API validation), so the request never changes alone; whether a Pod asks for an ' +
+      'address is in the fingerprint all the same (podAddressReads: requestsPodAddress)',
+  },
 ];
 
 const fieldText = (read: Read) => pathText({ ...read, how: 'value' });
@@ -101,7 +134,7 @@ function allowance(reconciler: string, kind: WatchedKind, read: Read): Allowed |
     (a) =>
       (a.reconcilers as readonly string[]).includes(reconciler) &&
       a.kinds.includes(kind) &&
-      (text === a.path || text.startsWith(`${a.path}.`) || text.startsWith(`${a.path}[`)),
+      (text === a.path || (!a.exact && (text.startsWith(`${a.path}.`) || text.startsWith(`${a.path}[`)))),
   );
 }
 
@@ -182,6 +215,30 @@ describe('the relay fingerprints every field a reconciler reads', () => {
     expect(readsOf('service', 'EndpointSlice')).toEqual(
       expect.arrayContaining(['endpoints[].addresses[]', 'endpoints[].conditions.ready', 'ports[].port']),
     );
+    expect(readsOf('ipam', 'Node')).toEqual(
+      expect.arrayContaining([
+        'metadata.labels.kubernetes.io/os',
+        'metadata.labels.beta.kubernetes.io/os',
+        'spec.providerID',
+        `status.capacity.${IPV4_RESOURCE}`,
+        `status.allocatable.${IPV4_RESOURCE}`,
+      ]),
+    );
+    expect(readsOf('ipam', 'Pod')).toEqual(
+      expect.arrayContaining([
+        'spec.hostNetwork',
+        `spec.containers[].resources.requests.${IPV4_RESOURCE}`,
+        `metadata.annotations.${POD_IP_ANNOTATION}`,
+        'status.phase',
+      ]),
+    );
+    expect(readsOf('ipam', 'ConfigMap')).toEqual(
+      expect.arrayContaining([
+        'data.enable-windows-ipam',
+        'data.enable-windows-prefix-delegation',
+        'data.warm-ip-target',
+      ]),
+    );
   });
 
   it('reports a field left out of a fingerprint', () => {
@@ -206,6 +263,31 @@ describe('the relay fingerprints every field a reconciler reads', () => {
         'node-lifecycle Node status.conditions[].status',
         'node-lifecycle Node status.conditions[].type',
       ]),
+    );
+  });
+
+  it('reports an IPAM field left out of a fingerprint', () => {
+    const without =
+      (kind: 'Node' | 'Pod', drop: (copy: { status?: Record<string, unknown> }) => void): Reads =>
+      (object) => {
+        const copy = structuredClone(object) as { status?: Record<string, unknown> };
+        drop(copy);
+        return ruleFor(kind, 'ipam')!.reads(copy as KubeObject);
+      };
+    const rules = (kind: WatchedKind, reconciler: Reconciler) =>
+      reconciler !== 'ipam'
+        ? ruleFor(kind, reconciler)?.reads
+        : kind === 'Pod'
+          ? without('Pod', (p) => delete p.status?.phase)
+          : kind === 'Node'
+            ? without('Node', (n) => delete n.status?.allocatable)
+            : ruleFor(kind, reconciler)?.reads;
+    const unnoticed = unnoticedReads(
+      recorder.objects.filter((o) => o.reconciler === 'ipam'),
+      rules,
+    );
+    expect(unnoticed).toEqual(
+      expect.arrayContaining(['ipam Pod status.phase', `ipam Node status.allocatable.${IPV4_RESOURCE}`]),
     );
   });
 

@@ -8,9 +8,12 @@ import {
 import type { Node } from '../../shared/k8s/types.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
+import { podOnNode } from '../../test/helpers/pods.ts';
 import { fifoRecord, nodeKey } from '../../test/helpers/records.ts';
 import { createServiceWorld } from '../../test/helpers/service-world.ts';
 import { createWorld } from '../../test/helpers/world.ts';
+import { ipamReconciler } from '../ipam/reconciler.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from '../ipam/testing.ts';
 import { LABEL_ZONE } from '../node/diff.ts';
 import { nodeReconciler } from '../node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../node-lifecycle/reconciler.ts';
@@ -19,10 +22,10 @@ import type { Reconciler } from './forwarding.ts';
 import { type ReadRecorder, recordingPort } from './testing-reads.ts';
 
 /**
- * The reconcilers that read Nodes, Services and EndpointSlices, run on the fakes over objects chosen
- * to take every branch that reads something (tainted or not, excluded or not, IP or instance targets,
- * being deleted...), with their Kubernetes port handing out recorded objects. Test support for
- * reads-coverage.test.ts.
+ * The reconcilers that read Nodes, Services, EndpointSlices, Pods and the VPC CNI ConfigMap, run on the
+ * fakes over objects chosen to take every branch that reads something (tainted or not, excluded or not,
+ * IP or instance targets, being deleted, finished...), with their Kubernetes ports handing out recorded
+ * objects. Test support for reads-coverage.test.ts.
  */
 
 /** Which kind each reading method of the ports answers with. */
@@ -36,6 +39,9 @@ const KINDS = {
   patchService: 'Service',
   patchServiceStatus: 'Service',
   listEndpointSlices: 'EndpointSlice',
+  listPodsOnNode: 'Pod',
+  patchPodAnnotations: 'Pod',
+  getConfigMap: 'ConfigMap',
 } as const;
 
 const DELETING = '2026-11-02T09:00:00Z';
@@ -46,12 +52,13 @@ function deleting(node: Node): Node {
   return node;
 }
 
-/** Every reconciler that reads Nodes, Services or EndpointSlices, on its scenarios; reads go to `recorder`. */
+/** Every reconciler that reads a watched kind, on its scenarios; reads go to `recorder`. */
 export async function recordReconcilerReads(recorder: ReadRecorder): Promise<void> {
   await recordNodeReads(recorder);
   await recordLifecycleReads(recorder);
   await recordRouteReads(recorder);
   await recordServiceReads(recorder);
+  await recordIpamReads(recorder);
 }
 
 /** Result of one Lambda invocation; the scenarios expect every key to succeed. */
@@ -196,4 +203,73 @@ async function recordServiceReads(recorder: ReadRecorder): Promise<void> {
     s.spec!.type = 'ClusterIP';
   });
   await pass();
+}
+
+/** The IPAM world's deps with both Kubernetes ports (Nodes and Events; Pods and the ConfigMap) recording. */
+function recordingIpamDeps(w: IpamWorld, recorder: ReadRecorder) {
+  return { ...w.deps, kube: recordingPort(w.kube, recorder, KINDS), pods: recordingPort(w.kube, recorder, KINDS) };
+}
+
+/** Send the Nodes' keys and play the IPAM queue until it is empty; every message must be handled, none dead-lettered. */
+async function settleRecorded(w: IpamWorld, recorder: ReadRecorder, names: string[], eventId: string): Promise<void> {
+  await w.enqueue(
+    IPAM_QUEUE,
+    names.map((name) => ({ ...w.keyOf(name), hint: { eventId } })),
+  );
+  await w.drain(IPAM_QUEUE, ipamReconciler, recordingIpamDeps(w, recorder));
+  if (w.sqs.depth('ipam-dlq.fifo') > 0)
+    throw new Error('ipam: a key was dead-lettered; the scenario no longer runs through');
+}
+
+/**
+ * Windows Nodes (GA and beta os label, capacity to advertise, a journal to trust or rebuild) with Pods that get
+ * addresses, keep them, finish, are deleted (terminating, then gone) or never take part (host network, no
+ * request); a Linux Node and a missing one; a setting that cannot be used; prefix mode; the flag off.
+ */
+async function recordIpamReads(recorder: ReadRecorder): Promise<void> {
+  recorder.reconciler = 'ipam';
+  const w = createIpamWorld();
+  w.configure();
+  w.addWindowsNode('win-1');
+  w.addWindowsNode('win-beta');
+  w.kube.mutateNode('win-beta', (n) => {
+    n.metadata.labels = { 'beta.kubernetes.io/os': 'windows' };
+  });
+  w.kube.putNode(makeNode('linux-1', { initialized: true, labels: { 'kubernetes.io/os': 'linux' } }));
+  for (const name of ['a', 'b', 'c', 'job']) w.addPod('win-1', name);
+  w.addPod('win-1', 'host', { hostNetwork: true });
+  w.kube.putPod(podOnNode('win-1', 'plain', { phase: 'Running' }));
+  w.addPod('win-beta', 'beta-a');
+  await settleRecorded(w, recorder, ['win-1', 'win-beta', 'linux-1', 'gone'], 'first');
+  if (!w.podAddress('default', 'a') || !w.podAddress('default', 'beta-a')) {
+    throw new Error('ipam: the first pass no longer hands out addresses');
+  }
+
+  // A finished Pod, one being deleted, one gone, a new one; the capacity went missing; a RESYNC looks at EC2.
+  const job = w.kube.workloads.pods.get('default/job')!;
+  w.kube.putPod({ ...job, status: { ...job.status, phase: 'Succeeded' } });
+  w.kube.workloads.deleteRequest('default', 'b', { gracePeriodSeconds: 30 });
+  w.kube.workloads.deleteRequest('default', 'c', { gracePeriodSeconds: 0 });
+  w.addPod('win-1', 'd');
+  w.kube.mutateNode('win-beta', (n) => {
+    n.status = { ...n.status, capacity: {}, allocatable: {} };
+  });
+  await settleRecorded(w, recorder, ['win-1', 'win-beta'], 'second');
+  await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf('win-1'), hint: { eventType: 'RESYNC', eventId: 'resync' } }]);
+  await w.drain(IPAM_QUEUE, ipamReconciler, recordingIpamDeps(w, recorder));
+
+  // A setting that cannot be used (a Warning on the Node), then the flag off.
+  w.configure({ 'warm-ip-target': 'lots' });
+  w.addPod('win-1', 'e');
+  await settleRecorded(w, recorder, ['win-1'], 'invalid');
+  w.configure({ 'enable-windows-ipam': 'false' });
+  w.addPod('win-1', 'f');
+  await settleRecorded(w, recorder, ['win-1'], 'off');
+
+  const prefixes = createIpamWorld();
+  prefixes.configure({ 'enable-windows-prefix-delegation': 'true', 'windows-minimum-ip-target': '4' });
+  prefixes.addWindowsNode('win-p');
+  for (const name of ['p', 'q']) prefixes.addPod('win-p', name);
+  await settleRecorded(prefixes, recorder, ['win-p'], 'prefix');
+  if (!prefixes.podAddress('default', 'p')) throw new Error('ipam: prefix mode no longer hands out addresses');
 }
