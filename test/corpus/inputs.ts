@@ -9,7 +9,7 @@ import type { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
 export type Case<T = string> = readonly [label: string, input: T];
 
 const fixtures = new URL('../fixtures/', import.meta.url);
-export const fixture = (path: string) => readFileSync(new URL(path, fixtures), 'utf8');
+export const fixture = (path: string) => readFileSync(new URL(path, fixtures), 'utf8').trim();
 
 /** Every strict prefix of `text`, the empty one included: a body cut off anywhere. */
 export function prefixes(text: string): Case[] {
@@ -131,7 +131,12 @@ export const BAD_EC2_EVENTS: Case[] = [
   ['an unknown state', detail({ state: 'exploding' })],
   ['a numeric state', detail({ state: 3 })],
   ['no state', detail({})],
-  ['a 1 MiB detail', detail({ state: 'stopped', padding: 'p'.repeat(MIB) })],
+];
+
+/** Events with fields the router does not know: AWS adds fields to events, so these must still be routed. */
+export const TOLERATED_EC2_EVENTS: Case[] = [
+  ['an unknown detail field of 1 MiB', detail({ state: 'stopped', padding: 'p'.repeat(MIB) })],
+  ['an unknown top-level field', event({ 'new-field': { nested: [1, 2, 3] } })],
 ];
 
 // ---- interruption notices (shared/queue/interruption.ts) ---------------------------------------------
