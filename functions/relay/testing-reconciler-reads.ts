@@ -255,6 +255,10 @@ async function recordIpamReads(recorder: ReadRecorder): Promise<void> {
     n.status = { ...n.status, capacity: {}, allocatable: {} };
   });
   await settleRecorded(w, recorder, ['win-1', 'win-beta'], 'second');
+  const finished = w.podAddress('default', 'job')!.split('/')[0]!;
+  if (!w.podAddress('default', 'd') || w.journal('win-1')?.assigned[finished] !== undefined) {
+    throw new Error('ipam: the second pass no longer serves a new Pod or takes a finished one back');
+  }
   await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf('win-1'), hint: { eventType: 'RESYNC', eventId: 'resync' } }]);
   await w.drain(IPAM_QUEUE, ipamReconciler, recordingIpamDeps(w, recorder));
 
