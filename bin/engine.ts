@@ -3,6 +3,7 @@ import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { type RouterDeps, routeEc2Events } from '../functions/ec2-events/router.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from '../functions/interruption/plan.ts';
 import { type InterruptionDeps, interruptionReconciler } from '../functions/interruption/reconciler.ts';
+import { type IpamDeps, ipamReconciler } from '../functions/ipam/reconciler.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
 import type { Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
@@ -17,6 +18,7 @@ import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
+import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { Cidr } from '../shared/net/cidr.ts';
@@ -62,6 +64,18 @@ export interface EngineOptions {
     /** INTERRUPTION_DRAIN_REQUEUE_SECONDS; default 5, as deployed. */
     drainRequeueSeconds?: number;
   } & Partial<Pick<InterruptionDeps, 'actions' | 'outOfServiceTaint'>>;
+  /**
+   * Windows IP address management (functions/ipam): the relay sends Pod and VPC CNI ConfigMap changes to its queue
+   * as the Node's key; whether it hands out addresses is the ConfigMap's `enable-windows-ipam`.
+   */
+  ipam?: {
+    /** Pods on a Node and the VPC CNI ConfigMap; `kube` serves the Nodes. */
+    pods: IpamKubernetesPort;
+    /** The garbage collector only looks at network interfaces in this VPC. */
+    vpcId?: string;
+    /** IPAM_COOLDOWN_SECONDS; default 30, as deployed. */
+    cooldownSeconds?: number;
+  };
 }
 
 export const QUEUES = {
@@ -71,6 +85,7 @@ export const QUEUES = {
   service: 'service.fifo',
   ec2Events: 'ec2-events',
   interruption: 'interruption.fifo',
+  ipam: 'ipam.fifo',
 } as const;
 export const DLQS = [
   'node-dlq.fifo',
@@ -79,6 +94,7 @@ export const DLQS = [
   'service-dlq.fifo',
   'ec2-events-dlq',
   'interruption-dlq.fifo',
+  'ipam-dlq.fifo',
 ];
 /**
  * Receives before an interruption notice is dead-lettered, while the stack has no setting of its own for it: a
@@ -93,6 +109,7 @@ export const RECONCILER_QUEUES = {
   'node-lifecycle': QUEUES.lifecycle,
   route: QUEUES.route,
   service: QUEUES.service,
+  ipam: QUEUES.ipam,
 } as const satisfies Partial<Record<RelayReconciler, string>>;
 export type EngineReconciler = keyof typeof RECONCILER_QUEUES;
 
@@ -126,6 +143,7 @@ function createQueues(clock: Clock, region: string): FakeSqs {
     maxReceiveCount: interruption?.maxReceiveCount ?? INTERRUPTION_MAX_RECEIVES,
     deadLetterQueue: DLQS[5],
   });
+  sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: DLQS[6] });
   return sqs;
 }
 
@@ -164,6 +182,22 @@ function interruptionDeps(
     actions: interruption.actions ?? DEFAULT_INTERRUPTION_ACTIONS,
     outOfServiceTaint: interruption.outOfServiceTaint ?? false,
     drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
+    clock: o.clock,
+    log: o.log,
+    metrics: o.metrics,
+  };
+}
+
+/** The IP address manager's deps, exactly the fields its Lambda handler sets (functions/ipam/handler.ts). */
+function ipamDeps(o: EngineOptions, ipam: NonNullable<EngineOptions['ipam']>): IpamDeps {
+  return {
+    clusterName: o.clusterName,
+    ...(ipam.vpcId ? { vpcId: ipam.vpcId } : {}),
+    kube: o.kube,
+    pods: ipam.pods,
+    ec2: o.ec2,
+    facts: new Ec2Facts(o.ec2, o.clock),
+    cooldownSeconds: ipam.cooldownSeconds ?? 30,
     clock: o.clock,
     log: o.log,
     metrics: o.metrics,
@@ -215,6 +249,7 @@ function createHandlers(o: EngineOptions, sqs: FakeSqs, wake: () => void): Map<s
   if (o.interruption) {
     handlers.set(QUEUES.interruption, reconcile(interruptionReconciler, interruptionDeps(o, o.interruption)));
   }
+  if (o.ipam) handlers.set(QUEUES.ipam, reconcile(ipamReconciler, ipamDeps(o, o.ipam)));
   return handlers;
 }
 
@@ -242,7 +277,8 @@ function createWake() {
 
 /**
  * One round of functions/resync on these queues: every Node key, the route table key, every LoadBalancer
- * Service (and every Service still holding the cleanup finalizer) and the garbage-collection key, each to
+ * Service (and every Service still holding the cleanup finalizer), every Windows Node key and the IPAM and
+ * Service garbage-collection keys, each to
  * the queue of a reconciler that runs and that `allows` (default all). Throws ResyncError when keys were
  * refused, after sending the rest.
  */
@@ -254,6 +290,7 @@ function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<Eng
       nodeLifecycle: url('node-lifecycle'),
       route: url('route'),
       service: url('service'),
+      ipam: url('ipam'),
     };
     return resync(round, {
       kube: o.kube,

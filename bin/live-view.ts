@@ -46,9 +46,22 @@ export function summaryRows(s: ViewSource): [string, string | number][] {
         .map(([op, n]) => `${op} ${n}`)
         .join(', ') || '0',
     ],
+    ...ipamRows(m),
     ['malformed messages', m.total(MetricName.MalformedMessages)],
     ['DLQ messages', s.dlqDepth()],
     ...(s.extra?.() ?? []),
+  ];
+}
+
+/** Windows IP address management (functions/ipam), once it did anything: Pod addresses and the EC2 side of them. */
+function ipamRows(m: RecordingMetrics): [string, string | number][] {
+  const assigned = m.total(MetricName.IpamAddressesAssigned);
+  const allocated = m.total(MetricName.IpamAddressesAllocated);
+  const released = m.total(MetricName.IpamAddressesReleased);
+  if (assigned + allocated + released === 0) return [];
+  return [
+    ['Pod VPC addresses assigned', assigned],
+    ['  from EC2 / given back', `${allocated} / ${released}`],
   ];
 }
 

@@ -13,6 +13,7 @@ import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { createEngine, DLQS } from './engine.ts';
 import { interruptionScenario } from './sim-interruption.ts';
+import { ipamScenario, SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS_INSTANCE_TYPE } from './sim-ipam.ts';
 import { startSimulatedRelay } from './sim-relay.ts';
 
 export const SIM_CLUSTER = 'local-sim';
@@ -31,6 +32,8 @@ const SIM_CLASSIC_GROUP = 'sg-0000000000000clb0';
 /** The cluster's pod network (kube-controller-manager --cluster-cidr); each Node gets a /24 of it. */
 export const SIM_CLUSTER_CIDR = '10.244.0.0/16';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
+/** Windows Nodes after the Linux ones, in the first zone's subnet: their Pods get VPC addresses (bin/sim-ipam.ts). */
+export const SIM_WINDOWS_NODES = 2;
 
 export interface SimulationOptions {
   nodes: number;
@@ -82,6 +85,7 @@ export function createSimulation(options: SimulationOptions) {
       provisioningRequeueSeconds: 30,
     },
     interruption: { drain: kube },
+    ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are
@@ -103,6 +107,7 @@ export function createSimulation(options: SimulationOptions) {
     tags: { [`kubernetes.io/cluster/${SIM_CLUSTER}`]: 'owned' },
     ingress: [],
   });
+  ec2.instanceTypes.set(SIM_WINDOWS_INSTANCE_TYPE.instanceType, SIM_WINDOWS_INSTANCE_TYPE);
   let classicHostname: string | undefined;
   /** What the reference controller left for a Service on a Classic ELB, and that Service. */
   async function seedReferenceClassic(): Promise<string> {
@@ -179,19 +184,24 @@ export function createSimulation(options: SimulationOptions) {
     });
   };
 
-  for (let i = 0; i < options.nodes; i++) {
+  const windows: Instance[] = [];
+  for (let i = 0; i < options.nodes + SIM_WINDOWS_NODES; i++) {
+    const isWindows = i >= options.nodes;
     const base = makeInstance({
       index: 1 + i,
-      availabilityZone: ZONES[i % ZONES.length],
+      availabilityZone: isWindows ? ZONES[0] : ZONES[i % ZONES.length],
       clusterName: SIM_CLUSTER,
       state: 'pending',
-      instanceType: i % 2 ? 'm5.large' : 't3.medium',
+      instanceType: isWindows ? SIM_WINDOWS_INSTANCE_TYPE.instanceType : i % 2 ? 'm5.large' : 't3.medium',
     });
-    const instance: Instance = {
-      ...base,
-      networkInterfaces: base.networkInterfaces.map((eni) => ({ ...eni, securityGroupIds: [NODE_SECURITY_GROUP] })),
-    };
+    const instance: Instance = isWindows
+      ? windowsInstance(base, windows.length)
+      : {
+          ...base,
+          networkInterfaces: base.networkInterfaces.map((eni) => ({ ...eni, securityGroupIds: [NODE_SECURITY_GROUP] })),
+        };
     instances.push(instance);
+    if (isWindows) windows.push(instance);
     const launch = 1 + i * 0.5;
     at(launch, `launch ${instance.instanceId}`, () => {
       // New instances are not visible to every EC2 endpoint at once.
@@ -200,7 +210,13 @@ export function createSimulation(options: SimulationOptions) {
     at(launch + 8, `${instance.instanceId} running`, () => setState(instance, 'running'));
     at(launch + 20, `kubelet registers ${instance.privateDnsName}`, () => {
       kube.putNode({
-        metadata: { name: instance.privateDnsName!, labels: { 'kubernetes.io/hostname': instance.privateDnsName! } },
+        metadata: {
+          name: instance.privateDnsName!,
+          labels: {
+            'kubernetes.io/hostname': instance.privateDnsName!,
+            ...(isWindows ? { 'kubernetes.io/os': 'windows' } : {}),
+          },
+        },
         spec: {
           // kube-controller-manager allocates the pod CIDR when the Node registers.
           podCIDR: `10.244.${i}.0/24`,
@@ -271,6 +287,8 @@ export function createSimulation(options: SimulationOptions) {
       instances[3],
       end + 85,
     );
+  // Windows Pods get VPC addresses once the Windows Nodes are initialized; one goes and its address cools down.
+  const ipam = ipamScenario({ clock, start, kube, ec2, log, at }, windows, end + 5);
   if (options.throttleDescribes > 0) {
     at(1 + options.nodes * 0.25 + 20, 'EC2 starts throttling DescribeInstances', () =>
       ec2.throttle('DescribeInstances', options.throttleDescribes),
@@ -293,6 +311,7 @@ export function createSimulation(options: SimulationOptions) {
         await step.run();
       }
       interruption?.tick();
+      ipam?.tick();
       const handled = await engine.pumpOnce();
       onTick?.();
       if (handled > 0) {
@@ -368,7 +387,7 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`targets ${registered.join(',')} != ready Nodes' instances ${wanted.join(',')}`);
       }
     }
-    out.push(...classicProblems(), ...(interruption?.problems() ?? []));
+    out.push(...classicProblems(), ...(interruption?.problems() ?? []), ...(ipam?.problems() ?? []));
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
@@ -413,6 +432,7 @@ export function createSimulation(options: SimulationOptions) {
     metrics,
     instances,
     interruption,
+    ipam,
     runToCompletion,
     problems,
     elapsed: () => clock.now() - start,
@@ -420,6 +440,27 @@ export function createSimulation(options: SimulationOptions) {
 }
 
 export type Simulation = ReturnType<typeof createSimulation>;
+
+/**
+ * A Windows instance with its primary interface in the first zone's subnet (10.0.100.0/24), where the IP address
+ * manager takes its Pods' addresses from: the subnet must be one the simulated EC2 knows.
+ */
+function windowsInstance(base: Instance, nth: number): Instance {
+  const subnet = makeSubnet({ index: 100, zone: ZONES[0] });
+  const ip = `10.0.100.${240 + nth}`;
+  return {
+    ...base,
+    subnetId: subnet.subnetId,
+    privateIpAddress: ip,
+    privateDnsName: `ip-${ip.replaceAll('.', '-')}.eu-west-1.compute.internal`,
+    networkInterfaces: base.networkInterfaces.map((eni) => ({
+      ...eni,
+      subnetId: subnet.subnetId,
+      privateIpAddresses: [{ address: ip, primary: true }],
+      securityGroupIds: [NODE_SECURITY_GROUP],
+    })),
+  };
+}
 
 function clusterCidr() {
   const parsed = parseCidr(SIM_CLUSTER_CIDR);
