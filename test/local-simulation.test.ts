@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { SIM_WORKLOAD } from '../bin/sim-interruption.ts';
-import { createSimulation, SIM_CLASSIC_SERVICE, SIM_SERVICE } from '../bin/simulation.ts';
+import { SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS } from '../bin/sim-ipam.ts';
+import { createSimulation, SIM_CLASSIC_SERVICE, SIM_SERVICE, SIM_WINDOWS_NODES } from '../bin/simulation.ts';
+import { readRecord } from '../functions/ipam/record.ts';
+import { POD_IP_ANNOTATION } from '../shared/k8s/ipam-names.ts';
 import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { silentLog } from '../shared/observability/log.ts';
 import { MetricName } from '../shared/observability/metrics.ts';
@@ -35,8 +38,9 @@ describe('npm start scenario (embedded simulation)', () => {
         expect.objectContaining({ type: 'NetworkUnavailable', status: 'False', reason: 'RouteCreated' }),
       );
     }
-    expect(routes.filter((r) => r.destination.startsWith('10.244.'))).toHaveLength(7);
-    expect(sim.kube.events.filter((e) => e.reason === 'Synced')).toHaveLength(9);
+    // 9 Linux Nodes and the Windows ones, less the terminated and the interrupted.
+    expect(routes.filter((r) => r.destination.startsWith('10.244.'))).toHaveLength(7 + SIM_WINDOWS_NODES);
+    expect(sim.kube.events.filter((e) => e.reason === 'Synced')).toHaveLength(9 + SIM_WINDOWS_NODES);
 
     // The LoadBalancer Service: an active NLB, its hostname in the status, the ready Nodes as targets.
     const service = sim.kube.services.get(`${SIM_SERVICE.namespace}/${SIM_SERVICE.name}`)!;
@@ -94,5 +98,55 @@ describe('npm start scenario (embedded simulation)', () => {
     expect(sim.metrics.total(MetricName.PodsEvicted)).toBe(SIM_WORKLOAD.replicas);
     // The budget did hold evictions back: the replacements had to become Ready first.
     expect(sim.metrics.total(MetricName.PdbWaits)).toBeGreaterThan(0);
+  });
+
+  it("Windows IPAM: Pods annotated with their Node's addresses, a deleted Pod's address cooled down then reused, never on two Pods", async () => {
+    const sim = createSimulation({ nodes: 9, ec2LatencyMs: 0, throttleDescribes: 0, log: silentLog });
+    const scenario = sim.ipam!;
+    // Every tick: no address on two live Pods, and who held what.
+    const doubled: string[] = [];
+    const holders = new Map<string, Set<string>>();
+    await sim.runToCompletion(() => {
+      const seen = new Map<string, string>();
+      for (const pod of sim.kube.workloads.pods.values()) {
+        const address = pod.metadata.annotations?.[POD_IP_ANNOTATION];
+        if (!address || pod.metadata.namespace !== SIM_WINDOWS.namespace) continue;
+        if (seen.has(address)) doubled.push(`${address}: ${seen.get(address)} and ${pod.metadata.name}`);
+        seen.set(address, pod.metadata.name);
+        holders.set(address, new Set([...(holders.get(address) ?? []), pod.metadata.name]));
+      }
+    });
+
+    expect(sim.problems()).toEqual([]);
+    expect(doubled).toEqual([]);
+    const pods = [...sim.kube.workloads.pods.values()].filter((p) => p.metadata.namespace === SIM_WINDOWS.namespace);
+    expect(pods.map((p) => p.metadata.name).sort()).toEqual(['iis-0', 'iis-2', 'iis-3', 'iis-4', 'iis-5', 'iis-6']);
+    for (const pod of pods) {
+      const value = pod.metadata.annotations?.[POD_IP_ANNOTATION];
+      // An address of the Node's subnet (10.0.100.0/24), with its prefix length.
+      expect(value).toMatch(/^10\.0\.100\.\d+\/24$/);
+      const node = sim.kube.nodes.get(pod.spec!.nodeName!)!;
+      const eni = readRecord(node.metadata.annotations)!.eni!;
+      const onInterface = sim.ec2.interfaceRecord(eni)!.privateIpAddresses.map((a) => a.address);
+      expect(onInterface).toContain(value!.split('/')[0]);
+    }
+    const addresses = pods.map((p) => p.metadata.annotations?.[POD_IP_ANNOTATION]);
+    expect(new Set(addresses).size).toBe(addresses.length);
+
+    // iis-1's address cooled down: iis-5, created meanwhile, got another one; iis-6, created after, got it.
+    const reuse = scenario.reuse()!;
+    expect(reuse).toMatchObject({ from: `${SIM_WINDOWS.namespace}/iis-1`, to: `${SIM_WINDOWS.namespace}/iis-6` });
+    expect(reuse.afterMs).toBeGreaterThanOrEqual(SIM_IPAM_COOLDOWN_SECONDS * 1000);
+    const value = `${reuse.address}/24`;
+    expect([...holders.get(value)!].sort()).toEqual(['iis-1', 'iis-6']);
+    expect(sim.kube.workloads.get(SIM_WINDOWS.namespace, 'iis-5')!.metadata.annotations?.[POD_IP_ANNOTATION]).not.toBe(
+      value,
+    );
+    const allocated = sim.kube.events.filter((e) => e.reason === 'ResourceAllocated').map((e) => e.involvedObject.name);
+    expect(allocated.sort()).toEqual(['iis-0', 'iis-1', 'iis-2', 'iis-3', 'iis-4', 'iis-5', 'iis-6']);
+    // Windows Nodes advertise their interface's addresses (m5.xlarge: 15 per interface, 14 secondary).
+    for (const name of scenario.nodeNames) {
+      expect(sim.kube.nodes.get(name)!.status?.capacity?.['vpc.amazonaws.com/PrivateIPv4Address']).toBe('14');
+    }
   });
 });
