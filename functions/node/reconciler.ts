@@ -3,7 +3,7 @@ import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
 import { clusterTagKey, isClusterResource } from '../../shared/aws/ownership.ts';
 import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
-import { RetryableError, type TerminalError } from '../../shared/errors.ts';
+import { RetryableError, TerminalError } from '../../shared/errors.ts';
 import { hasTaint, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
@@ -102,6 +102,9 @@ async function syncNode(node: Node, deps: NodeDeps, batch: NodeBatch): Promise<v
   const uninitialized = hasTaint(node, TAINT_UNINITIALIZED);
   const lookup = batch.lookups.get(name) ?? lookupFor(node);
   if (lookup.by === 'none') {
+    // An `aws://` provider ID that names no instance is a broken Node of ours, which no retry mends: said once
+    // as a terminal error (an Event on the Node, TerminalErrors). Another cloud's provider ID is simply not ours.
+    if (node.spec?.providerID?.startsWith('aws:')) throw new TerminalError(`node ${name}: ${lookup.why}`);
     deps.log.info('node skipped: not an AWS instance', { node: name, reason: lookup.why });
     return;
   }
