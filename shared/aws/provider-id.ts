@@ -8,7 +8,8 @@ import { INSTANCE_ID_PATTERN } from './ec2-port.ts';
 export function instanceIdFromProviderId(providerId: string | undefined): string | undefined {
   if (!providerId) return undefined;
   if (INSTANCE_ID_PATTERN.test(providerId)) return providerId;
-  const match = /^aws:\/\/\/(?:[a-z0-9-]*\/)?(i-[0-9a-f]+)$/.exec(providerId);
+  // A zone name is short (`eu-west-1a`, `us-east-1-bos-1a`): a long one is no zone, and its ID no instance of ours.
+  const match = /^aws:\/\/\/(?:[a-z0-9-]{0,64}\/)?(i-[0-9a-f]+)$/.exec(providerId);
   return match && INSTANCE_ID_PATTERN.test(match[1]!) ? match[1] : undefined;
 }
 
