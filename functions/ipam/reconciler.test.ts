@@ -282,3 +282,21 @@ describe('ipam: failures', () => {
     expect(w.ec2.callCount()).toBe(0);
   });
 });
+
+describe('ipam: a full subnet never holds up Pods the pool can serve', () => {
+  it('a refill refused by a full subnet is no requeue while every Pod has an address', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    await w.settle(NODE);
+    w.fillSubnet();
+    w.addPod(NODE, 'a');
+    await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf(NODE), hint: { eventId: 'served' } }]);
+    const response = await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records));
+    expect(response).toBe(1);
+    expect(w.podAddress('default', 'a')).toBeDefined();
+    expect(w.kube.eventsFor('Node', NODE, 'SubnetExhausted')).toHaveLength(1);
+    // Nothing holds the Node's message group: the queue is empty at once.
+    expect(w.sqs.depth(IPAM_QUEUE)).toBe(0);
+  });
+});

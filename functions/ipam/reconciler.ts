@@ -117,7 +117,7 @@ async function reconcilePool(
   };
   const served = planPool({ ...input, mayAllocate: false });
   const eni = state.record.eni!;
-  let outcome: { plan: PoolPlan; exhausted: boolean };
+  let outcome: { plan: PoolPlan; exhausted?: number };
   let annotated: boolean;
   if (served.waiting.length === 0) {
     // Every Pod is served from the warm pool: it gets its address before any EC2 call, and the pool is refilled after.
@@ -136,9 +136,9 @@ async function reconcilePool(
   }
   const { plan, exhausted } = outcome;
   report(advertised, plan, pods, deps);
-  const waits = [plan.requeueAfterSeconds, exhausted ? EXHAUSTED_REQUEUE_SECONDS : undefined].filter(
-    (s): s is number => s !== undefined,
-  );
+  // A requeue holds the Node's whole message group: only for Pods still waiting.
+  const blocked = exhausted && plan.waiting.length > 0 ? exhausted : undefined;
+  const waits = [plan.requeueAfterSeconds, blocked].filter((s): s is number => s !== undefined);
   if (!annotated) throw new RetryableError(`a Pod on ${node.metadata.name} changed while getting its address`);
   return waits.length > 0 ? { requeueAfterSeconds: Math.min(...waits) } : undefined;
 }
@@ -200,15 +200,16 @@ async function advertiseCapacity(node: Node, slots: number, settings: IpamSettin
 
 /**
  * Plan; when the plan needs addresses, ask EC2 once for all of them and plan again with what it gave. A subnet out
- * of addresses is a Warning and a slow look again, never a retry storm.
+ * of addresses is a Warning and a slow look again, never a retry storm; `exhausted` is when to look again (a full
+ * interface means the journal was wrong: soon, with a fresh look at EC2).
  */
 async function planAndAllocate(
   input: PlanInput,
   deps: IpamDeps,
   node: Node,
-): Promise<{ plan: PoolPlan; exhausted: boolean }> {
+): Promise<{ plan: PoolPlan; exhausted?: number }> {
   const first = planPool(input);
-  if (!first.allocate) return { plan: first, exhausted: false };
+  if (!first.allocate) return { plan: first };
   const eni = input.record.eni!;
   const result = await deps.ec2.assignPrivateIpAddresses(eni, first.allocate);
   if (result === 'subnet-full' || result === 'interface-full') {
@@ -216,14 +217,14 @@ async function planAndAllocate(
     if (result === 'interface-full') {
       // The journal thought there was room: look at EC2 on the next pass.
       deps.log.warn('network interface full', { node: node.metadata.name, eni });
-      return { plan: { ...again, record: { ...again.record, verifiedAt: 0 } }, exhausted: true };
+      return { plan: { ...again, record: { ...again.record, verifiedAt: 0 } }, exhausted: NOT_VISIBLE_REQUEUE_SECONDS };
     }
     deps.metrics.count(MetricName.IpamSubnetExhausted);
     const subnet = `the subnet of ${eni} has no free ${'prefixes' in first.allocate ? '/28 block' : 'address'} left`;
     deps.log.warn('subnet exhausted', { node: node.metadata.name, eni });
     await recordNodeEvent(deps, node, 'Warning', 'SubnetExhausted', `${subnet}; trying again in 2 minutes`);
     for (const pod of again.waiting) await podEvent(deps, pod, 'Warning', 'ResourceAllocationFailed', subnet);
-    return { plan: again, exhausted: true };
+    return { plan: again, exhausted: EXHAUSTED_REQUEUE_SECONDS };
   }
   const now = input.now;
   const fresh = { ...input.record.fresh };
@@ -238,7 +239,7 @@ async function planAndAllocate(
     record: { ...input.record, fresh },
     mayAllocate: false,
   });
-  return { plan, exhausted: false };
+  return { plan };
 }
 
 /** The journal, when it changed (the time of the last look at EC2 alone is no reason to write). */
