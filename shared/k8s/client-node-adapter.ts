@@ -370,6 +370,21 @@ export async function listAllPages<T>(
 }
 
 /** A list whose continue token expired (410 Gone) is started again, once. */
+/**
+ * The Pods bound to a Node, of every namespace: filtered by the API server (spec.nodeName is a field selector every
+ * Pod list supports), paged, and listed again once when a continue token expires (410).
+ * https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+ */
+export function listPodsBoundTo<T>(core: CoreV1Api, nodeName: string): Promise<T[]> {
+  const fieldSelector = `spec.nodeName=${nodeName}`;
+  return relistOnExpired(() =>
+    listAllPages<T>((token) =>
+      core.listPodForAllNamespaces({ fieldSelector, limit: LIST_PAGE_SIZE, _continue: token }),
+    ),
+  );
+}
+
 export async function relistOnExpired<T>(list: () => Promise<T>): Promise<T> {
   try {
     return await list();

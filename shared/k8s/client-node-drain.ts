@@ -3,10 +3,8 @@ import type { Config } from '../config/config.ts';
 import {
   apiConfiguration,
   guardedPatch,
-  LIST_PAGE_SIZE,
-  listAllPages,
+  listPodsBoundTo,
   MERGE_PATCH,
-  relistOnExpired,
   toPlainJson,
   translated,
 } from './client-node-adapter.ts';
@@ -37,17 +35,7 @@ export class ClientNodeDrain implements DrainPort {
   }
 
   async listPodsOnNode(nodeName: string): Promise<Pod[]> {
-    // The API server filters by spec.nodeName itself (a field selector every Pod list supports), so
-    // a drain reads its Node's Pods, not the cluster's. An expired continue token (410) means
-    // starting the list again, once.
-    // https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
-    // https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
-    const fieldSelector = `spec.nodeName=${nodeName}`;
-    return relistOnExpired(() =>
-      listAllPages<Pod>((token) =>
-        this.core.listPodForAllNamespaces({ fieldSelector, limit: LIST_PAGE_SIZE, _continue: token }),
-      ),
-    );
+    return listPodsBoundTo<Pod>(this.core, nodeName);
   }
 
   /**

@@ -1,13 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import {
-  apiConfiguration,
-  LIST_PAGE_SIZE,
-  listAllPages,
-  MERGE_PATCH,
-  relistOnExpired,
-  toPlainJson,
-  translated,
-} from './client-node-adapter.ts';
+import { apiConfiguration, listPodsBoundTo, MERGE_PATCH, toPlainJson, translated } from './client-node-adapter.ts';
 import { isNotFound } from './errors.ts';
 import type { ConfigMap, IpamKubernetesPort } from './ipam-port.ts';
 import type { WriteGuard } from './port.ts';
@@ -27,15 +19,7 @@ export class ClientNodeIpam implements IpamKubernetesPort {
   }
 
   async listPodsOnNode(nodeName: string): Promise<Pod[]> {
-    // Filtered by the API server (spec.nodeName is a field selector every Pod list supports); an expired
-    // continue token (410) starts the list again, once.
-    // https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
-    const fieldSelector = `spec.nodeName=${nodeName}`;
-    return relistOnExpired(() =>
-      listAllPages<Pod>((token) =>
-        this.core.listPodForAllNamespaces({ fieldSelector, limit: LIST_PAGE_SIZE, _continue: token }),
-      ),
-    );
+    return listPodsBoundTo<Pod>(this.core, nodeName);
   }
 
   /**
