@@ -32,7 +32,10 @@ const SIM_CLASSIC_GROUP = 'sg-0000000000000clb0';
 /** The cluster's pod network (kube-controller-manager --cluster-cidr); each Node gets a /24 of it. */
 export const SIM_CLUSTER_CIDR = '10.244.0.0/16';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
-/** Windows Nodes after the Linux ones, in the first zone's subnet: their Pods get VPC addresses (bin/sim-ipam.ts). */
+/**
+ * The last Nodes of the scenario are Windows, in the first zone's subnet: their Pods get VPC addresses
+ * (bin/sim-ipam.ts). Only when there are Nodes enough beyond the four the other stories use.
+ */
 export const SIM_WINDOWS_NODES = 2;
 
 export interface SimulationOptions {
@@ -185,8 +188,9 @@ export function createSimulation(options: SimulationOptions) {
   };
 
   const windows: Instance[] = [];
-  for (let i = 0; i < options.nodes + SIM_WINDOWS_NODES; i++) {
-    const isWindows = i >= options.nodes;
+  const windowsNodes = options.nodes >= 4 + SIM_WINDOWS_NODES ? SIM_WINDOWS_NODES : 0;
+  for (let i = 0; i < options.nodes; i++) {
+    const isWindows = i >= options.nodes - windowsNodes;
     const base = makeInstance({
       index: 1 + i,
       availabilityZone: isWindows ? ZONES[0] : ZONES[i % ZONES.length],
