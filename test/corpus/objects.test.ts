@@ -3,7 +3,6 @@ import { createIpamWorld } from '../../functions/ipam/testing.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
-import { serviceReconciler } from '../../functions/service/reconciler.ts';
 import { makeInstance, makeRouteTable } from '../../shared/aws/ec2-fake.ts';
 import { POD_IP_ANNOTATION } from '../../shared/k8s/ipam-names.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';

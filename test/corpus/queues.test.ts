@@ -57,7 +57,7 @@ const keyBody = (message: KeyMessage) => ({ body: JSON.stringify(message), group
 
 function keySubject(
   name: string,
-  world: ReturnType<typeof createWorld>,
+  world: Pick<ReturnType<typeof createWorld>, 'sqs' | 'drain' | 'metrics'>,
   queue: string,
   dlq: string,
   reconciler: Reconciler<never, never>,
