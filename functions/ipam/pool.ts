@@ -17,6 +17,8 @@ export interface PodView {
   name: string;
   /** The address of its annotation, without the prefix length. */
   holds?: string;
+  /** It requests an address (the webhook added the resource); false for a Pod that only holds one. */
+  wants?: boolean;
   /** Succeeded or Failed: its address goes back to the pool. */
   finished: boolean;
   createdAt: string;
@@ -78,7 +80,7 @@ export function planPool(input: PlanInput): PoolPlan {
   const holding = new Set(Object.values(assigned));
   const free = freeInOrder(poolAddresses, input.pool.prefixes, assigned, isCooling, settings.mode);
   const waiting: PodView[] = [];
-  for (const pod of live.filter((p) => !p.holds && !holding.has(p.uid))) {
+  for (const pod of live.filter((p) => !p.holds && p.wants !== false && !holding.has(p.uid))) {
     const address = free.shift();
     if (address === undefined) {
       waiting.push(pod);

@@ -40,6 +40,17 @@ describe('ipam: Windows Pods get VPC addresses', () => {
     expect(onInterface).toHaveLength(6);
   });
 
+  it('the first Pods of a new Node get their addresses in one pass (what EC2 just gave is never cooling)', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.enqueue(IPAM_QUEUE, [w.keyOf(NODE)]);
+    expect(await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records))).toBe(1);
+    expect(w.podAddress('default', 'a')).toBeDefined();
+    expect(w.sqs.depth(IPAM_QUEUE)).toBe(0);
+  });
+
   it('leaves Linux Nodes, host-network Pods, and everything while the ConfigMap does not turn it on', async () => {
     const w = createIpamWorld();
     w.addWindowsNode(NODE);
@@ -298,5 +309,36 @@ describe('ipam: a full subnet never holds up Pods the pool can serve', () => {
     expect(w.kube.eventsFor('Node', NODE, 'SubnetExhausted')).toHaveLength(1);
     // Nothing holds the Node's message group: the queue is empty at once.
     expect(w.sqs.depth(IPAM_QUEUE)).toBe(0);
+  });
+});
+
+describe('ipam: unreadable input', () => {
+  it('a Pod address annotation that is no <ip>/<length> is a Warning, and the Pod gets a real address', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    w.addWindowsNode(NODE);
+    const pod = w.addPod(NODE, 'a');
+    w.kube.putPod({
+      ...pod,
+      metadata: { ...pod.metadata, annotations: { 'vpc.amazonaws.com/PrivateIPv4Address': '10.0.1.999/24' } },
+    });
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toMatch(/^10\.0\.1\.\d{1,3}\/24$/);
+    expect(w.podAddress('default', 'a')).not.toBe('10.0.1.999/24');
+    const [event] = w.kube.eventsFor('Pod', 'a', 'InvalidIPAddressAnnotation');
+    expect(event?.message).toContain('"10.0.1.999/24" is no <IPv4 address>/<prefix length>');
+    expect(w.metrics.total(MetricName.IpamInvalidInput, { input: 'PodAnnotation' })).toBe(1);
+  });
+
+  it('an enable flag that is neither true nor false is named in a Warning (and IPAM stays off)', async () => {
+    const w = createIpamWorld();
+    w.configure({ 'enable-windows-ipam': 'yes' });
+    w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    expect(w.podAddress('default', 'a')).toBeUndefined();
+    const [event] = w.kube.eventsFor('Node', NODE, 'InvalidIPAMConfiguration');
+    expect(event?.message).toContain('enable-windows-ipam: "yes" is neither "true" nor "false"');
+    expect(w.metrics.total(MetricName.IpamInvalidInput, { input: 'ConfigMap' })).toBe(1);
   });
 });

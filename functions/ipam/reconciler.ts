@@ -18,6 +18,7 @@ import { type Node, type Pod, podRef } from '../../shared/k8s/types.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { isIpamGarbageCollectionKey } from '../../shared/queue/ipam-gc-key.ts';
+import { isNodeKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { sweepInterfaces } from './gc.ts';
 import { type IpamEc2, mergeObserved, observeInterface, VERIFY_AFTER_SECONDS } from './observe.ts';
@@ -54,6 +55,8 @@ const NOT_VISIBLE_REQUEUE_SECONDS = 10;
 
 export const ipamReconciler: Reconciler<IpamDeps> = {
   name: 'ipam',
+  /** A Node's key, or the garbage-collection key; any other key is another queue's, counted as malformed. */
+  accepts: (key) => isNodeKey(key) || isIpamGarbageCollectionKey(key),
   async reconcile(key, deps, _batch, context) {
     if (isIpamGarbageCollectionKey(key)) return sweepInterfaces(deps);
     const node = await readNode(deps.kube, key.name);
@@ -73,7 +76,8 @@ async function readSettings(node: Node, deps: IpamDeps): Promise<IpamSettings> {
     deps.pods.getConfigMap(VPC_CNI_CONFIGMAP.namespace, VPC_CNI_CONFIGMAP.name),
   );
   const { settings, problems } = parseSettings(configMap);
-  if (problems.length > 0 && settings.enabled) {
+  if (problems.length > 0) {
+    deps.metrics.count(MetricName.IpamInvalidInput, { input: 'ConfigMap' }, problems.length);
     const message = `${VPC_CNI_CONFIGMAP.namespace}/${VPC_CNI_CONFIGMAP.name}: ${problems.join('; ')}`;
     deps.log.warn('invalid IPAM setting', { node: node.metadata.name, problems });
     await recordNodeEvent(deps, node, 'Warning', 'InvalidIPAMConfiguration', message);
@@ -104,6 +108,7 @@ async function reconcilePool(
     deps.pods.listPodsOnNode(node.metadata.name),
   );
   const pods = new Map(listed.filter(managedPod).map((p) => [p.metadata.uid ?? '', p]));
+  await reportUnreadableAnnotations(pods, deps);
   const input: PlanInput = {
     settings,
     slots: state.record.slots!,
@@ -227,7 +232,9 @@ async function planAndAllocate(
     return { plan: again, exhausted: EXHAUSTED_REQUEUE_SECONDS };
   }
   const now = input.now;
-  const fresh = { ...input.record.fresh };
+  // Planned again from the first plan's journal (a rebuilt journal's cooling already applied to what EC2 showed):
+  // the addresses EC2 just gave are free, never "unknown".
+  const fresh = { ...first.record.fresh };
   for (const unit of [...result.addresses, ...result.prefixes]) fresh[unit] = now;
   deps.metrics.count(MetricName.IpamAddressesAllocated, {}, result.addresses.length + 16 * result.prefixes.length);
   const plan = planPool({
@@ -236,7 +243,8 @@ async function planAndAllocate(
       addresses: [...input.pool.addresses, ...result.addresses],
       prefixes: [...input.pool.prefixes, ...result.prefixes],
     },
-    record: { ...input.record, fresh },
+    record: { ...first.record, fresh },
+    rebuilt: false,
     mayAllocate: false,
   });
   return { plan };
@@ -342,16 +350,46 @@ function managedPod(pod: Pod): boolean {
   return requestsPodAddress(pod) || pod.metadata.annotations?.[POD_IP_ANNOTATION] !== undefined;
 }
 
+/** `<dotted IPv4>/<prefix length>`, as the Windows CNI reads it. */
+const ADDRESS_ANNOTATION =
+  /^((?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d))\/(?:3[0-2]|[12]?\d)$/;
+
+/** The annotation's address; undefined when there is none or it is no `<ip>/<length>` (the Pod gets a new one). */
+export function heldAddress(pod: Pod): string | undefined {
+  return ADDRESS_ANNOTATION.exec(pod.metadata.annotations?.[POD_IP_ANNOTATION] ?? '')?.[1];
+}
+
 function podView(pod: Pod): PodView {
-  const held = pod.metadata.annotations?.[POD_IP_ANNOTATION]?.split('/')[0];
+  const held = heldAddress(pod);
   return {
     uid: pod.metadata.uid!,
     namespace: pod.metadata.namespace ?? 'default',
     name: pod.metadata.name,
     ...(held ? { holds: held } : {}),
+    wants: requestsPodAddress(pod),
     finished: isFinished(pod),
     createdAt: pod.metadata.creationTimestamp ?? '',
   };
+}
+
+/**
+ * An address annotation that is no `<ip>/<length>` (written while the validating webhook was down, or by hand) is
+ * a Warning on the Pod; a Pod that requests an address gets a new one over it.
+ */
+async function reportUnreadableAnnotations(pods: ReadonlyMap<string, Pod>, deps: IpamDeps): Promise<void> {
+  for (const pod of pods.values()) {
+    const value = pod.metadata.annotations?.[POD_IP_ANNOTATION];
+    if (value === undefined || heldAddress(pod) !== undefined || isFinished(pod)) continue;
+    const message = `${POD_IP_ANNOTATION}: "${value.slice(0, 64)}" is no <IPv4 address>/<prefix length>${
+      requestsPodAddress(pod) ? '; a new address replaces it' : ''
+    }`;
+    deps.metrics.count(MetricName.IpamInvalidInput, { input: 'PodAnnotation' });
+    deps.log.warn('unreadable Pod address annotation', {
+      pod: `${pod.metadata.namespace}/${pod.metadata.name}`,
+      value: value.slice(0, 64),
+    });
+    await podEvent(deps, podView(pod), 'Warning', 'InvalidIPAddressAnnotation', message);
+  }
 }
 
 /** Events are best effort, as on Nodes. */

@@ -39,6 +39,12 @@ export function parseSettings(configMap: ConfigMap | undefined): ParsedSettings 
   const mode = data[PREFIX_DELEGATION_KEY] === 'true' ? 'prefix' : 'secondary';
   const raw = {} as Record<TargetKey, number | undefined>;
   for (const key of TARGET_KEYS) raw[key] = target(data, key, problems);
+  for (const key of [ENABLE_KEY, PREFIX_DELEGATION_KEY]) {
+    const value = data[key];
+    if (value !== undefined && value !== 'true' && value !== 'false') {
+      problems.push(`${key}: "${value}" is neither "true" nor "false"; taken as false`);
+    }
+  }
   const settings = { enabled: data[ENABLE_KEY] === 'true', mode, ...targets(mode, raw) } as const;
   return { settings, problems };
 }

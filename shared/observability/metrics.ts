@@ -73,6 +73,8 @@ export const MetricName = {
   IpamWarmTarget: 'IpamWarmTarget',
   /** IPAM: an allocation refused because the subnet has no free address or /28 block. */
   IpamSubnetExhausted: 'IpamSubnetExhausted',
+  /** IPAM: input it could not use (dimension `input`: `ConfigMap` for a setting, `PodAnnotation` for an address). */
+  IpamInvalidInput: 'IpamInvalidInput',
   /** IPAM: network interfaces of ours deleted after being seen available on two sweeps. */
   IpamInterfacesDeleted: 'IpamInterfacesDeleted',
   Ec2Events: 'Ec2Events',

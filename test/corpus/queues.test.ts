@@ -246,10 +246,7 @@ const OWN: Record<string, string[]> = { route: ['the route table key'], service:
 describe.each(['node', 'node-lifecycle', 'route', 'service', 'ipam'])(
   'keys of another queue on the %s queue',
   (name) => {
-    // Known defect: functions/ipam/reconciler.ts declares no `accepts` (shared/queue/runner.ts), so it reads any
-    // key's name as a Node's and acknowledges it silently. Expected to fail until it does.
-    const test = name === 'ipam' ? it.fails : it;
-    test.each(FOREIGN_KEYS.filter(([label]) => !OWN[name]?.includes(label)))(
+    it.each(FOREIGN_KEYS.filter(([label]) => !OWN[name]?.includes(label)))(
       '%s is acknowledged, counted and logged',
       async (_label, foreign) => {
         const subject = SUBJECTS[name]!();
