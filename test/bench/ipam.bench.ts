@@ -166,7 +166,8 @@ async function leaked(b: BenchWorld): Promise<{ leaked: number; onInterfaces: nu
     const live = podsOf(w).filter((p) => p.spec?.nodeName === nodeName(i)).length;
     const target = Math.max(settings.minimumIpTarget, live + settings.warmIpTarget);
     const record = readRecord(w.kube.nodes.get(nodeName(i))?.metadata.annotations);
-    const cooling = Object.keys(record?.cooling ?? {}).length;
+    const now = Math.floor(w.clock.now() / 1000);
+    const cooling = Object.values(record?.cooling ?? {}).filter((since) => since + w.deps.cooldownSeconds > now).length;
     onInterfaces += addresses.length;
     total += addresses.length - target;
     detail.push(`${nodeName(i)}: ${addresses.length} on ENI, ${live} Pods, target ${target}, ${cooling} cooling`);
