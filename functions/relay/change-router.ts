@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
+import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
-import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
+import { type KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { FORWARDING_RULES, type ForwardingRule, loadBalancerTargets, type Reconciler } from './forwarding.ts';
@@ -37,6 +39,11 @@ export interface ChangeRouterOptions {
   emit(key: RoutedKey): void;
   /** A Node's part in the load balancers' target set changed: send `loadBalancerKeys()` soon. */
   nodeSetChanged(): void;
+  /**
+   * An object the forwarding rules cannot read (a field of an unexpected type), or a key no queue would take (a name
+   * no Kubernetes object can have): nothing is sent for it, and the relay says so (a log line and a metric).
+   */
+  invalid?(problem: { kind: WatchedKind; name: string; reason: string }): void;
 }
 
 class Entry {
@@ -131,7 +138,7 @@ export class ChangeRouter {
     if (key === undefined) return 'not-relevant';
     const rules = this.rules[kind];
     const table = this.table(kind);
-    const fingerprints = rules.map((rule) => fingerprint(rule.reads(object)));
+    const fingerprints = rules.map((rule) => this.fingerprintOf(kind, rule, object));
     const epoch = this.epochs.get(kind) ?? 0;
     // Updated in place: most events (heartbeats) change nothing, and need not leave garbage behind.
     let entry = table.get(key);
@@ -264,8 +271,35 @@ export class ChangeRouter {
   private send(outcome: ChangeOutcome, reconciler: Reconciler, keys: KeyMessage[]): ChangeOutcome {
     if (keys.length === 0) return outcome;
     if (!this.options.allows(reconciler)) return outcome === 'forwarded' ? outcome : 'held';
-    for (const message of keys) this.options.emit({ reconciler, message });
-    return 'forwarded';
+    let sent = false;
+    for (const message of keys) {
+      const valid = sendable(message);
+      if (valid.ok) {
+        this.options.emit({ reconciler, message: valid.message });
+        sent = true;
+      } else {
+        this.options.invalid?.({
+          kind: message.kind as WatchedKind,
+          name: message.name.slice(0, 300),
+          reason: valid.error,
+        });
+      }
+    }
+    return sent ? 'forwarded' : outcome;
+  }
+
+  /**
+   * A rule's fingerprint of the object; an object whose fields have types the rule cannot read (the API server
+   * never serves one, but a broken aggregated API or a hand-made fake might) counts as nothing to forward.
+   */
+  private fingerprintOf(kind: WatchedKind, rule: ForwardingRule, object: KubeObject): number {
+    try {
+      return fingerprint(rule.reads(object));
+    } catch (err) {
+      const name = String(object.metadata?.name ?? '').slice(0, 300);
+      this.options.invalid?.({ kind, name, reason: `unreadable for ${rule.reconciler}: ${errorMessage(err)}` });
+      return NOT_RELEVANT;
+    }
   }
 
   /** Service keys for a node-set change: MODIFIED (the Service did not change), at the newest Node revision. */
@@ -390,3 +424,23 @@ export class ChangeRouter {
     return table;
   }
 }
+
+/**
+ * The key message as a queue will take it: a resourceVersion longer than the schema allows is replaced by its SHA-256
+ * (still one value per revision, so deduplication is unchanged) and an over-long uid is left out (it only labels
+ * the hint). A name no Kubernetes object can have is refused with the schema's words.
+ */
+function sendable(message: KeyMessage): { ok: true; message: KeyMessage } | { ok: false; error: string } {
+  const hint = message.hint && { ...message.hint };
+  if (hint?.resourceVersion !== undefined && hint.resourceVersion.length > HINT_FIELD_LIMIT) {
+    hint.resourceVersion = createHash('sha256').update(hint.resourceVersion).digest('hex');
+  }
+  if (hint?.uid !== undefined && hint.uid.length > HINT_FIELD_LIMIT) delete hint.uid;
+  const candidate = hint ? { ...message, hint } : message;
+  const parsed = KeyMessage.safeParse(candidate);
+  if (parsed.success) return { ok: true, message: candidate };
+  return { ok: false, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
+}
+
+/** `KeyHint`'s limit for uid and resourceVersion (shared/queue/message.ts). */
+const HINT_FIELD_LIMIT = 64;

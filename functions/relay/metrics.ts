@@ -49,6 +49,13 @@ export class RelayMetrics {
       ['kind', 'reason'],
     ),
   );
+  readonly invalidObjects = this.registry.register(
+    new Counter(
+      'relay_invalid_objects_total',
+      'Objects the forwarding rules could not read, or whose key no queue would take: nothing sent for them',
+      ['kind'],
+    ),
+  );
   readonly relists = this.registry.register(
     new Counter('relay_relists_total', 'Full lists: initial, expired (410 Gone), periodic', ['kind', 'reason']),
   );

@@ -224,6 +224,10 @@ export class Relay {
       allows: (reconciler) => this.gate?.allows(reconciler) ?? true,
       emit: ({ reconciler, message }) => this.forwarder.enqueue(reconciler, message),
       nodeSetChanged: () => this.nodeSetChanged(term),
+      invalid: ({ kind, name, reason }) => {
+        this.metrics.invalidObjects.inc({ kind });
+        this.deps.log.warn('object not forwarded', { kind, name, reason });
+      },
     });
     this.router = router;
     const handler = this.handler(term, router);

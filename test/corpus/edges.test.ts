@@ -65,27 +65,26 @@ describe('relay change router: objects from watches', () => {
     ],
   ];
 
-  // Known defects (reported): the forwarding rules (functions/relay/forwarding.ts, shared/k8s/load-balancer-nodes.ts)
-  // trust the shape of what they read and throw on these. Expected to fail until they do not.
-  const THROWS = new Set([
-    'conditions that are no list',
-    'taints that are no list',
-    'labels that are a string',
-    'a Service with ports that are a string',
-  ]);
-  it.each(odd.filter(([label]) => !THROWS.has(label)))('%s: never throws', (_label, kind, object) => {
+  it.each(odd)('%s: never throws', (_label, kind, object) => {
     const { r } = router();
     expect(() => r.observe(kind, object as KubeObject)).not.toThrow();
     expect(() => r.remove(kind, object as KubeObject)).not.toThrow();
   });
-  it.fails.each(odd.filter(([label]) => THROWS.has(label)))(
-    '%s: never throws (known defect)',
-    (_label, kind, object) => {
-      const { r } = router();
-      expect(() => r.observe(kind, object as KubeObject)).not.toThrow();
-      expect(() => r.remove(kind, object as KubeObject)).not.toThrow();
-    },
-  );
+
+  it('an object the rules cannot read is reported, naming the object and the reconciler', () => {
+    const problems: { kind: string; name: string; reason: string }[] = [];
+    const r = new ChangeRouter({
+      reconcilers: new Set(RECONCILERS),
+      allows: () => true,
+      emit: () => {},
+      nodeSetChanged: () => {},
+      invalid: (problem) => problems.push(problem),
+    });
+    r.observe('Node', { ...node('n-cond'), status: { conditions: 'Ready' } } as unknown as KubeObject);
+    expect(problems.length).toBeGreaterThan(0);
+    expect(problems[0]).toMatchObject({ kind: 'Node', name: 'n-cond' });
+    expect(problems[0]!.reason).toMatch(/^unreadable for [a-z-]+: /);
+  });
 
   // A key the relay sends must be one the reconciler's runner will take: otherwise the change is lost downstream
   // as a MalformedMessage, silently for the relay.
@@ -95,9 +94,7 @@ describe('relay change router: objects from watches', () => {
     ['a resourceVersion of 100 characters', node('n-rv', { resourceVersion: '9'.repeat(100) })],
     ['a uid of 100 characters', node('n-uid', { uid: 'u'.repeat(100) })],
   ];
-  // Known defect (reported): the change router emits whatever name, uid and resourceVersion it was given; a key
-  // the schema refuses is dropped downstream as a MalformedMessage, and the change is lost. Expected to fail.
-  it.fails.each(badKeys)('%s: every key emitted is a valid key message (known defect)', (_label, object) => {
+  it.each(badKeys)('%s: every key emitted is a valid key message', (_label, object) => {
     const { r, keys } = router();
     r.observe('Node', object);
     for (const key of keys) {
