@@ -1,0 +1,265 @@
+import { OWNER_TAG } from '../../functions/ipam/gc.ts';
+import { POOL_ANNOTATION } from '../../functions/ipam/record.ts';
+import { clusterTagKey } from '../../shared/aws/ownership.ts';
+import { POD_IP_ANNOTATION } from '../../shared/k8s/ipam-names.ts';
+import type { PodDisruptionBudget } from '../../shared/k8s/types.ts';
+import { CLUSTER, CLUSTER_CIDR, type Cluster, NODE_GROUP } from './cluster.ts';
+
+const BACKEND_ROLE_TAG = 'serverless-ccm/security-group-role';
+
+import { NAMESPACE, nodeNameOf, SERVICES, type Truth } from './history.ts';
+
+/**
+ * What the property compares and checks: a projection of the final Kubernetes and AWS state without generated IDs,
+ * ARNs, DNS names or times (two runs that reached the same state compare equal however they got there), the
+ * invariants that must hold after every step, and the ownership of every AWS resource the controller made.
+ */
+
+const clusterTag = clusterTagKey(CLUSTER);
+const sorted = <T>(xs: T[]) => [...xs].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
+const routePrefix = CLUSTER_CIDR.split('.').slice(0, 2).join('.');
+
+export function projection(c: Cluster) {
+  const { ec2, elbv2, elb, kube } = c;
+  const groupName = (id: string) => ec2.securityGroups.get(id)?.groupName ?? `missing:${id}`;
+  const tgName = (arn: string | undefined) =>
+    arn ? ([...elbv2.targetGroups.values()].find((g) => g.tg.arn === arn)?.tg.name ?? `missing:${arn}`) : undefined;
+  const lbByDns = (host: string | undefined) =>
+    host === undefined
+      ? undefined
+      : ([...elbv2.loadBalancers.values()].find((l) => l.lb.dnsName === host)?.lb.name ??
+        [...elb.loadBalancers.values()].find((l) => l.dnsName === host)?.name ??
+        `unknown:${host}`);
+
+  const nodes = sorted(
+    [...kube.nodes.values()].map((n) => ({
+      name: n.metadata.name,
+      providerID: n.spec?.providerID,
+      unschedulable: n.spec?.unschedulable ?? false,
+      taints: sorted((n.spec?.taints ?? []).map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`)),
+      labels: n.metadata.labels,
+      annotations: Object.keys(n.metadata.annotations ?? {})
+        .filter((k) => k !== POOL_ANNOTATION)
+        .sort()
+        .map((k) => `${k}=${n.metadata.annotations![k]}`),
+      addresses: sorted((n.status?.addresses ?? []).map((a) => `${a.type}:${a.address}`)),
+      networkUnavailable: n.status?.conditions?.find((x) => x.type === 'NetworkUnavailable')?.status,
+      terminating: Boolean(n.metadata.deletionTimestamp),
+    })),
+  );
+  const services = sorted(
+    [...kube.services.values()].map((s) => ({
+      key: `${s.metadata.namespace}/${s.metadata.name}`,
+      finalizers: [...(s.metadata.finalizers ?? [])].sort(),
+      terminating: Boolean(s.metadata.deletionTimestamp),
+      ingress: (s.status?.loadBalancer?.ingress ?? []).map((i) => lbByDns(i.hostname) ?? i.ip ?? ''),
+    })),
+  );
+  const pods = sorted(
+    kube.workloads.list().map((p) => ({
+      key: `${p.metadata.namespace}/${p.metadata.name}`,
+      phase: p.status?.phase,
+      terminating: Boolean(p.metadata.deletionTimestamp),
+      // Which address a Pod got depends on the order the controller saw them in; that it has one does not.
+      address: p.metadata.annotations?.[POD_IP_ANNOTATION] !== undefined,
+    })),
+  );
+  const routes = sorted(
+    [...ec2.routeTables.values()].flatMap((t) =>
+      t.routes
+        .filter((r) => r.destination.startsWith(routePrefix))
+        .map((r) => `${t.routeTableId} ${r.destination} -> ${r.target.instanceId ?? JSON.stringify(r.target)}`),
+    ),
+  );
+  const loadBalancers = sorted(
+    [...elbv2.loadBalancers.values()].map(({ lb, tags }) => ({
+      name: lb.name,
+      scheme: lb.scheme,
+      state: lb.state,
+      subnets: lb.subnets.map((s) => s.subnetId).sort(),
+      securityGroups: lb.securityGroups.map(groupName).sort(),
+      tags,
+      listeners: sorted(
+        elbv2.listenersOf(lb.arn).map((l) => `${l.protocol}:${l.port} -> ${tgName(l.targetGroupArn) ?? 'none'}`),
+      ),
+    })),
+  );
+  const targetGroups = sorted(
+    [...elbv2.targetGroups.values()].map(({ tg, tags, targets }) => ({
+      name: tg.name,
+      protocol: tg.protocol,
+      port: tg.port,
+      targetType: tg.targetType,
+      tags,
+      targets: [...targets.values()]
+        .filter((t) => t.state !== 'draining')
+        .map((t) => `${t.target.id}:${t.target.port}`)
+        .sort(),
+    })),
+  );
+  const classic = sorted(
+    [...elb.loadBalancers.values()].map((l) => ({
+      name: l.name,
+      scheme: l.scheme,
+      subnets: [...l.subnets].sort(),
+      securityGroups: l.securityGroups.map(groupName).sort(),
+      listeners: [...l.listeners.values()]
+        .map(
+          ({ listener }) =>
+            `${listener.protocol}:${listener.loadBalancerPort} -> ${listener.instanceProtocol}:${listener.instancePort}`,
+        )
+        .sort(),
+      instances: [...l.instances.keys()].sort(),
+      tags: l.tags,
+    })),
+  );
+  // The backend group and the Nodes' rules from it outlive the last load balancer by design (ADR 0005): whether
+  // they exist then depends on whether a load balancer got that far, not on where the cluster ended.
+  const backend = [...ec2.securityGroups.values()].find((g) => g.tags[BACKEND_ROLE_TAG] === 'backend');
+  const backendUsed =
+    backend !== undefined &&
+    ([...elbv2.loadBalancers.values()].some((l) => l.lb.securityGroups.includes(backend.groupId)) ||
+      [...elb.loadBalancers.values()].some((l) => l.securityGroups.includes(backend.groupId)));
+  const leftover = (id: string | undefined) => backend !== undefined && !backendUsed && id === backend.groupId;
+  const securityGroups = sorted(
+    [...ec2.securityGroups.values()]
+      .filter((g) => !leftover(g.groupId))
+      .map((g) => ({
+        name: g.groupName,
+        tags: g.tags,
+        ingress: g.ingress
+          .filter((r) => !leftover(r.sourceGroupId))
+          .map(
+            (r) =>
+              `${r.protocol}:${r.fromPort}-${r.toPort}:${r.cidrIpv4 ?? r.cidrIpv6 ?? groupName(r.sourceGroupId ?? '')}:${r.description ?? ''}`,
+          )
+          .sort(),
+      })),
+  );
+  const interfaces = sorted(
+    ec2.interfaceRecords().map((e) => ({
+      at: e.instance ? `${e.instance.instanceId}#${e.deviceIndex}` : `standalone:${e.subnetId}`,
+      status: e.status,
+      secondary: e.privateIpAddresses.filter((a) => !a.primary).length,
+      prefixes: e.ipv4Prefixes.length,
+      owned: e.tags[OWNER_TAG] ?? '',
+    })),
+  );
+  return { nodes, services, pods, routes, loadBalancers, targetGroups, classic, securityGroups, interfaces };
+}
+
+export type Projection = ReturnType<typeof projection>;
+
+/** What must hold after every step: budgets kept during drains, no address on two live Pods, no Node lost. */
+export function stepViolations(c: Cluster, truth: Truth): string[] {
+  const out: string[] = [];
+  const pods = c.kube.workloads.list();
+  for (const budget of c.kube.workloads.listBudgets() as PodDisruptionBudget[]) {
+    const min = budget.spec?.minAvailable;
+    if (typeof min !== 'number') continue;
+    const labels = budget.spec?.selector?.matchLabels ?? {};
+    const healthy = pods.filter(
+      (p) =>
+        p.metadata.namespace === budget.metadata.namespace &&
+        Object.entries(labels).every(([k, v]) => p.metadata.labels?.[k] === v) &&
+        !p.metadata.deletionTimestamp &&
+        p.status?.conditions?.some((x) => x.type === 'Ready' && x.status === 'True'),
+    );
+    if (healthy.length < min) {
+      out.push(`PodDisruptionBudget ${budget.metadata.name}: ${healthy.length} healthy Pods < minAvailable ${min}`);
+    }
+  }
+  const holders = new Map<string, string>();
+  for (const p of pods) {
+    const address = p.metadata.annotations?.[POD_IP_ANNOTATION];
+    if (!address || p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed') continue;
+    const key = `${p.metadata.namespace}/${p.metadata.name}`;
+    const other = holders.get(address);
+    if (other) out.push(`address ${address} on two live Pods: ${other} and ${key}`);
+    holders.set(address, key);
+  }
+  for (const s of truth.nodesToKeep()) {
+    if (!c.kube.nodes.has(nodeNameOf(s))) {
+      out.push(`Node ${nodeNameOf(s)} deleted though its instance is ${truth.state.get(s)} and nobody deleted it`);
+    }
+  }
+  return out;
+}
+
+/** Every AWS resource carrying the cluster's ownership tag has an owner that still wants it. */
+export function orphans(c: Cluster): string[] {
+  const out: string[] = [];
+  const { ec2, elbv2, elb, kube } = c;
+  const liveServices = new Set(
+    [...kube.services.values()]
+      .filter((s) => s.spec?.type === 'LoadBalancer' && !s.metadata.deletionTimestamp)
+      .map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
+  );
+  const ownerOf = (tags: Record<string, string>) => tags['kubernetes.io/service-name'];
+  for (const { lb, tags } of elbv2.loadBalancers.values()) {
+    const owner = ownerOf(tags);
+    if (tags[clusterTag] === 'owned' && !(owner && liveServices.has(owner)))
+      out.push(`NLB ${lb.name} (${owner}) has no Service wanting it`);
+  }
+  for (const { tg, tags } of elbv2.targetGroups.values()) {
+    const owner = ownerOf(tags);
+    if (tags[clusterTag] === 'owned' && !(owner && liveServices.has(owner)))
+      out.push(`target group ${tg.name} (${owner}) has no Service wanting it`);
+  }
+  for (const l of elb.loadBalancers.values()) {
+    const owner = ownerOf(l.tags);
+    if (l.tags[clusterTag] === 'owned' && !(owner && liveServices.has(owner)))
+      out.push(`Classic ELB ${l.name} (${owner}) has no Service wanting it`);
+  }
+  const usedGroups = new Set([
+    ...[...elbv2.loadBalancers.values()].flatMap((l) => l.lb.securityGroups),
+    ...[...elb.loadBalancers.values()].flatMap((l) => l.securityGroups),
+  ]);
+  for (const g of ec2.securityGroups.values()) {
+    // The Nodes' group is the cluster's; the backend group outlives the last Service by design (ADR 0005).
+    if (g.groupId === NODE_GROUP || g.tags[clusterTag] !== 'owned' || g.tags[BACKEND_ROLE_TAG] === 'backend') continue;
+    if (!usedGroups.has(g.groupId)) out.push(`security group ${g.groupName} is used by no load balancer`);
+  }
+  for (const g of ec2.securityGroups.values()) {
+    for (const r of g.ingress) {
+      if (r.sourceGroupId && !ec2.securityGroups.has(r.sourceGroupId))
+        out.push(`rule of ${g.groupName} names deleted group ${r.sourceGroupId}`);
+    }
+  }
+  const podCidrs = new Set([...kube.nodes.values()].flatMap((n) => n.spec?.podCIDRs ?? []));
+  for (const t of ec2.routeTables.values()) {
+    for (const r of t.routes) {
+      if (r.destination.startsWith(routePrefix) && !podCidrs.has(r.destination))
+        out.push(`route ${r.destination} claimed by no Node`);
+    }
+  }
+  const windowsNodes = new Set(
+    [...kube.nodes.values()]
+      .map((n) => n.spec?.providerID?.split('/').pop())
+      .filter((x): x is string => x !== undefined),
+  );
+  for (const e of ec2.interfaceRecords()) {
+    if (e.tags[OWNER_TAG] === undefined) continue;
+    if (!e.instance || !windowsNodes.has(e.instance.instanceId))
+      out.push(`network interface ${e.networkInterfaceId} (${e.status}) belongs to no Node`);
+  }
+  return out;
+}
+
+/** What the model says the settled cluster must look like, whatever happened on the way. */
+export function modelViolations(c: Cluster, truth: Truth): string[] {
+  const out: string[] = [];
+  for (const s of truth.nodesToKeep()) {
+    const node = c.kube.nodes.get(nodeNameOf(s));
+    if (!node) continue; // reported by stepViolations
+    if (!node.spec?.providerID) out.push(`Node ${node.metadata.name} never initialized`);
+    if (node.spec?.taints?.some((t) => t.key === 'node.cloudprovider.kubernetes.io/uninitialized'))
+      out.push(`Node ${node.metadata.name} still has the uninitialized taint`);
+  }
+  for (const def of SERVICES) {
+    const s = c.kube.services.get(`${NAMESPACE}/${def.name}`);
+    if (s?.metadata.deletionTimestamp) out.push(`Service ${def.name} still terminating`);
+    else if (s && !s.status?.loadBalancer?.ingress?.length) out.push(`Service ${def.name} has no load balancer`);
+  }
+  return out;
+}
