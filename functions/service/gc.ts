@@ -255,9 +255,12 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
     const named = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
     if (named.ok) for (const group of named.spec.targetGroups) targetGroups.add(group.name);
   }
-  // The managed group of the load balancer that serves (and of the one asked for); a replaced one's group is
-  // garbage once its load balancer has let go of it, and a successor's is held by the successor.
-  const securityGroups = new Set([securityGroupName(serving), built.spec.securityGroupName]);
+  // The managed group of the load balancer that serves (and, before any serves or when the name annotation asks
+  // for another, of the one asked for); a replaced one's group is garbage once its load balancer has let go of
+  // it, and a successor's is held by the successor. Once a successor of our own naming serves, the default name
+  // is the replaced one's: keeping its group would keep it forever.
+  const askedFor = named === undefined || options.name !== undefined ? [built.spec.securityGroupName] : [];
+  const securityGroups = new Set([securityGroupName(serving), ...askedFor]);
   const loadBalancers = new Set([serving, ...(reference ? [reference] : [])]);
   return { loadBalancers, serving, targetGroups, securityGroups, spec: built.spec };
 }
