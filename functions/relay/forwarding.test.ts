@@ -165,9 +165,10 @@ describe('Service, EndpointSlice and Pod forwarding rules', () => {
     ],
     ['a label', (p) => (p.metadata!.labels!.team = 'a'), false],
     [
+      // The controller's own write: no echo (ADR 0009).
       'the IP annotation',
       (p) => (p.metadata!.annotations = { 'vpc.amazonaws.com/PrivateIPv4Address': '10.0.1.20/19' }),
-      true,
+      false,
     ],
     ['phase Succeeded', (p) => (p.status = { phase: 'Succeeded' }), true],
     ['phase Failed', (p) => (p.status = { phase: 'Failed' }), true],

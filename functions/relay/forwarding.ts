@@ -229,7 +229,9 @@ export function podAddressReads(object: KubeObject): unknown[] | undefined {
   if (!nodeName || pod.spec?.hostNetwork) return undefined;
   const address = pod.metadata?.annotations?.[POD_IP_ANNOTATION];
   if (address === undefined && !requestsPodAddress(pod)) return undefined;
-  return [pod.metadata?.uid, nodeName, address, isFinished(pod), deleting(object)];
+  // Not the address itself: the controller writes it, and hearing its own write back would double every pass. Only
+  // the controller may write it (the validating webhook), and what it wrote is in its journal on the Node.
+  return [pod.metadata?.uid, nodeName, isFinished(pod), deleting(object)];
 }
 
 /** functions/ipam, the VPC CNI's ConfigMap: its keys switch Windows IPAM on and size the warm pool. */

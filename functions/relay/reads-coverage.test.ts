@@ -103,6 +103,12 @@ const ALLOWED: readonly Allowed[] = [
   },
   {
     reconcilers: ['ipam'],
+    kinds: ['Pod'],
+    path: `metadata.annotations.${POD_IP_ANNOTATION}`,
+    why: 'written by the reconciler itself (its journal on the Node says what it wrote); only it may write it (the validating webhook); hearing its own write back would double every pass',
+  },
+  {
+    reconcilers: ['ipam'],
     kinds: ['Node'],
     path: 'metadata.annotations',
     exact: true,
