@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 export const USAGE = `usage: npm start -- [options]
 
 Simulation (default, whatever KUBECONFIG says): every reconciler on an embedded simulated AWS account and cluster.
-  --nodes N              instances/Nodes in the scenario (default 9, at least 3)
+  --nodes N              instances/Nodes in the scenario (default 9, at least 3; from 6, the last two are Windows)
   --ec2-latency-ms MS    real time each simulated EC2 call takes (default 30)
   --throttle N           DescribeInstances calls EC2 throttles mid-scenario (default 2)
   --speed N              simulated seconds per real second (default 10; 0 = as fast as possible)

@@ -54,6 +54,7 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
       ['Kubernetes writes', sim.kube.writeCount()],
       ['Events recorded', sim.kube.events.length],
       ['spot interruption', sim.interruption?.summary() ?? 'none (fewer than 4 Nodes)'],
+      ['Windows Pod addresses', sim.ipam?.summary() ?? 'none (fewer than 6 Nodes)'],
     ],
   };
   if (!process.stdout.isTTY || a.plain) console.log(`${source.title}\n`);
@@ -74,6 +75,8 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
     process.exit(1);
   }
   console.log(
-    '\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered, the spot-interrupted Node out of the load balancers and drained within its PDB before its instance went.',
+    `\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered, the spot-interrupted Node out of the load balancers and drained within its PDB before its instance went${
+      sim.ipam ? ', the Windows Pods given VPC addresses and a released one reused only after its cooldown' : ''
+    }.`,
   );
 }
