@@ -4,7 +4,7 @@ import { clusterTagKey, isClusterResource } from '../../shared/aws/ownership.ts'
 import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { RetryableError, TerminalError } from '../../shared/errors.ts';
-import { hasTaint, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
+import { hasTaint, instanceGraceLeftMs, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -114,6 +114,11 @@ async function syncNode(node: Node, deps: NodeDeps, batch: NodeBatch): Promise<v
   if (!instance) {
     if (!uninitialized) return; // gone instances are the lifecycle controller's business
     const where = lookup.by === 'id' ? `instance ${lookup.instanceId}` : `an instance with private DNS name ${name}`;
+    // Past the young-Node grace a missing instance is gone (terminated before its Node was initialized, which loses
+    // its DNS name): retrying mends nothing and ends in the DLQ. Said once; the next resync round looks again.
+    if (instanceGraceLeftMs(node, deps.clock.now()) === 0) {
+      throw new TerminalError(`initializing node ${name}: ${where} not found in EC2`);
+    }
     await recordNodeEvent(deps, node, 'Warning', 'InstanceNotFound', `${where} not found in EC2 (yet); will retry`);
     throw new RetryableError(`initializing node ${name}: ${where} not found`);
   }
