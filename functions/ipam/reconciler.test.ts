@@ -342,3 +342,29 @@ describe('ipam: unreadable input', () => {
     expect(w.metrics.total(MetricName.IpamInvalidInput, { input: 'ConfigMap' })).toBe(1);
   });
 });
+
+describe('ipam: capacity from DescribeInstanceTypes', () => {
+  it('is asked once per instance type, however many Nodes of a batch need it', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    const nodes = ['w1', 'w2', 'w3', 'w4'];
+    for (const name of nodes) w.addWindowsNode(name, 'm5.xlarge');
+    await w.settle(...nodes);
+    for (const name of nodes) expect(w.kube.nodes.get(name)!.status?.capacity?.[IPV4_RESOURCE]).toBe('14');
+    expect(w.ec2.callCount('DescribeInstanceTypes')).toBe(1);
+  });
+
+  it('an instance type EC2 launched after this code was written works on day one', async () => {
+    const w = createIpamWorld();
+    w.ec2.instanceTypes.set('z9.metal-next', {
+      instanceType: 'z9.metal-next',
+      maximumNetworkInterfaces: 15,
+      ipv4AddressesPerInterface: 50,
+      ipv6AddressesPerInterface: 50,
+    });
+    w.configure();
+    w.addWindowsNode(NODE, 'z9.metal-next');
+    await w.settle(NODE);
+    expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe('49');
+  });
+});

@@ -11,6 +11,7 @@ export class Ec2Facts {
   private zonesLoadedAt = Number.NEGATIVE_INFINITY;
   private zonesLoading?: Promise<Map<string, string>>;
   private readonly types = new Map<string, InstanceTypeInfo>();
+  private readonly typesLoading = new Map<string, Promise<void>>();
   private readonly subnetCidrs = new Map<string, string>();
 
   constructor(
@@ -27,10 +28,20 @@ export class Ec2Facts {
   }
 
   async instanceTypes(types: readonly string[]): Promise<Map<string, InstanceTypeInfo>> {
-    const missing = [...new Set(types)].filter((t) => !this.types.has(t));
+    const missing = [...new Set(types)].filter((t) => !this.types.has(t) && !this.typesLoading.has(t));
     if (missing.length > 0) {
-      for (const info of await this.ec2.describeInstanceTypes(missing)) this.types.set(info.instanceType, info);
+      // Concurrent reconciles of one batch asking for the same type share one DescribeInstanceTypes.
+      const loading = this.ec2.describeInstanceTypes(missing).then((infos) => {
+        for (const info of infos) this.types.set(info.instanceType, info);
+      });
+      for (const t of missing) this.typesLoading.set(t, loading);
+      void loading
+        .finally(() => {
+          for (const t of missing) this.typesLoading.delete(t);
+        })
+        .catch(() => {});
     }
+    await Promise.all([...new Set(types)].map((t) => this.typesLoading.get(t)));
     return new Map(types.flatMap((t) => (this.types.has(t) ? [[t, this.types.get(t)!] as const] : [])));
   }
 
