@@ -155,7 +155,8 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   } catch (err) {
     throw classifyKubernetesError('listing services', err);
   }
-  const wanted = new Map(services.map((s) => [serviceKey(s), wantedBy(s, deps)] as const));
+  const existing = new Set(networkLbs.map((lb) => lb.name.toLowerCase()));
+  const wanted = new Map(services.map((s) => [serviceKey(s), wantedBy(s, deps, existing)] as const));
 
   const ownerOf = (resourceTags: Readonly<Record<string, string>> | undefined): string | undefined =>
     resourceTags?.[clusterTag] === 'owned' ? resourceTags[LABEL_SERVICE_NAME] : undefined;
@@ -165,12 +166,16 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
     return w !== 'keep-all' && test(w);
   };
 
+  // A successor being built for the serving load balancer is kept, unless it has a scheme the Service no longer
+  // asks for: the Service changed back before the replacement finished, and no pass would make it serve.
+  const successor = (replaces: string | undefined, scheme: string, w: Exclude<Wanted, 'keep-all'>) =>
+    replaces === w.serving && scheme === w.spec.scheme;
   const doomedLbs = loadBalancers.filter((lb) => {
     const owner = ownerOf(tags.get(lb.arn));
     const replaces = tags.get(lb.arn)?.[REPLACES_TAG]?.toLowerCase();
     return (
       owner !== undefined &&
-      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && replaces !== w.serving)
+      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && !successor(replaces, lb.scheme, w))
     );
   });
   const doomedLbArns = new Set(doomedLbs.map((lb) => lb.arn));
@@ -180,7 +185,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
     const replaces = lbTags?.[REPLACES_TAG]?.toLowerCase();
     const doomed =
       owner !== undefined &&
-      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && replaces !== w.serving);
+      unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && !successor(replaces, lb.scheme, w));
     return doomed ? [{ lb, owner }] : [];
   });
   const doomedClassicNames = new Set(doomedClassic.map((c) => c.lb.name));
@@ -229,7 +234,7 @@ async function revokeUnneededNodeRules(garbage: Garbage, deps: ServiceDeps): Pro
   return revoked;
 }
 
-function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
+function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlySet<string>): Wanted | undefined {
   const decision = decide(service, deps.loadBalancerClass);
   // Its own key is deleting it (with Events and the finalizer): leave that to it.
   if (decision.action === 'delete') return 'keep-all';
@@ -251,7 +256,10 @@ function wantedBy(service: Service, deps: ServiceDeps): Wanted | undefined {
     name: service.metadata.name,
   };
   const targetGroups = new Set<string>();
+  // The target groups of a load balancer that exists (a pass makes the load balancer before its target groups); an
+  // unattached one named for a load balancer that is gone (an abandoned successor's) is garbage.
   for (const name of acceptableNames(identity, service.metadata.uid, options.name)) {
+    if (!existing.has(name.toLowerCase())) continue;
     const named = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
     if (named.ok) for (const group of named.spec.targetGroups) targetGroups.add(group.name);
   }
