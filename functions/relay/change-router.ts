@@ -3,7 +3,7 @@ import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import { type KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
-import { fingerprint, NOT_RELEVANT } from './fingerprint.ts';
+import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { FORWARDING_RULES, type ForwardingRule, loadBalancerTargets, type Reconciler } from './forwarding.ts';
 import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
 
@@ -46,24 +46,17 @@ export interface ChangeRouterOptions {
   invalid?(problem: { kind: WatchedKind; name: string; reason: string }): void;
 }
 
-class Entry {
-  constructor(
-    /** The list (see `listStarted`) that last saw the object. */
-    public epoch: number,
-    /** One per active rule of the kind, in order; NOT_RELEVANT where the reconciler does not care. */
-    public fingerprints: number[],
-    /** EndpointSlice: the Service it belongs to, to forward its deletion found by a relist. */
-    public service?: string,
-    /** Pod: the Node it is bound to, for the same reason. */
-    public node?: string,
-  ) {}
-}
+/**
+ * Per object, in its kind's FingerprintTable: the list (see `listStarted`) that last saw it, one fingerprint per
+ * active rule of the kind (NOT_RELEVANT where the reconciler does not care) and its owner: for an EndpointSlice the
+ * Service it belongs to, for a Pod the Node it is bound to, to forward a deletion a relist finds.
+ */
 
 const SOURCE = 'relay';
 
 export class ChangeRouter {
   private readonly rules: Record<WatchedKind, readonly ForwardingRule[]>;
-  private readonly tables = new Map<WatchedKind, Map<string, Entry>>();
+  private readonly tables = new Map<WatchedKind, FingerprintTable>();
   private readonly epochs = new Map<WatchedKind, number>();
   /** LoadBalancer Services and how they pick targets: which ones a Node or an EndpointSlice concerns. */
   private readonly loadBalancers = new Map<string, 'instance' | 'ip'>();
@@ -85,6 +78,9 @@ export class ChangeRouter {
    * it too: the Node's own key may be a repeat SQS drops, sent before the ConfigMap changed.
    */
   private readonly nodeWideRevisions = new Map<Reconciler, string>();
+
+  /** Fingerprints of the object being observed (no router call observes another meanwhile). */
+  private readonly values: number[] = [];
 
   constructor(private readonly options: ChangeRouterOptions) {
     const active = (kind: WatchedKind) => FORWARDING_RULES[kind].filter((r) => options.reconcilers.has(r.reconciler));
@@ -124,10 +120,12 @@ export class ChangeRouter {
     const table = this.table(kind);
     const epoch = this.epochs.get(kind) ?? 0;
     const outcomes: ChangeOutcome[] = [];
-    for (const [key, entry] of table) {
-      if (entry.epoch === epoch) continue;
+    for (const [key, slot] of table.entries()) {
+      if (table.epoch(slot) === epoch) continue;
+      const fingerprints = table.fingerprints(slot);
+      const owner = table.owner(slot);
       table.delete(key);
-      outcomes.push(this.deleted(kind, key, entry, resourceVersion, undefined));
+      outcomes.push(this.deleted(kind, key, fingerprints, owner, resourceVersion, undefined));
     }
     return outcomes;
   }
@@ -138,34 +136,41 @@ export class ChangeRouter {
     if (key === undefined) return 'not-relevant';
     const rules = this.rules[kind];
     const table = this.table(kind);
-    const fingerprints = rules.map((rule) => this.fingerprintOf(kind, rule, object));
     const epoch = this.epochs.get(kind) ?? 0;
     // Updated in place: most events (heartbeats) change nothing, and need not leave garbage behind.
-    let entry = table.get(key);
-    const previous = entry?.fingerprints;
-    const formerNode = entry?.node;
-    if (entry) {
-      entry.epoch = epoch;
-      entry.fingerprints = fingerprints;
-    } else {
-      entry = new Entry(epoch, fingerprints);
-      table.set(key, entry);
+    let slot = table.slot(key);
+    if (slot === undefined) slot = table.add(key);
+    table.setEpoch(slot, epoch);
+    const values = this.values;
+    let relevant = false;
+    let changed = false;
+    for (let i = 0; i < rules.length; i++) {
+      const value = this.fingerprintOf(kind, rules[i]!, object);
+      values[i] = value;
+      if (value !== NOT_RELEVANT) relevant = true;
+      if (value !== table.fingerprint(slot, i)) changed = true;
     }
-    if (kind === 'EndpointSlice') entry.service = object.metadata?.labels?.[LABEL_SERVICE_NAME];
-    if (kind === 'Pod') entry.node = (object.spec as { nodeName?: string } | undefined)?.nodeName;
-    let outcome: ChangeOutcome = fingerprints.every((f) => f === NOT_RELEVANT) ? 'not-relevant' : 'unchanged';
+    const formerOwner = table.owner(slot);
+    let owner = formerOwner;
+    if (kind === 'EndpointSlice') owner = object.metadata?.labels?.[LABEL_SERVICE_NAME];
+    if (kind === 'Pod') owner = (object.spec as { nodeName?: string } | undefined)?.nodeName;
+    if (owner !== formerOwner) table.setOwner(slot, owner);
+    let outcome: ChangeOutcome = relevant ? 'unchanged' : 'not-relevant';
     if (kind === 'Service') outcome = this.serviceIndexed(outcome, key, object);
+    if (!changed) return outcome;
 
     const hint = this.hint(object, 'MODIFIED');
     for (let i = 0; i < rules.length; i++) {
-      const before = previous?.[i] ?? NOT_RELEVANT;
-      if (fingerprints[i] === before) continue;
       const rule = rules[i]!;
-      outcome = this.forward(outcome, rule, kind, key, entry, hint);
+      const before = table.fingerprint(slot, i);
+      const value = values[i]!;
+      if (value === before) continue;
+      table.setFingerprint(slot, i, value);
+      outcome = this.forward(outcome, rule, kind, key, owner, hint);
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
-      if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerNode && formerNode !== entry.node) {
-        outcome = this.send(outcome, rule.reconciler, [this.podNodeKey(formerNode, hint)]);
+      if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerOwner && formerOwner !== owner) {
+        outcome = this.send(outcome, rule.reconciler, [this.podNodeKey(formerOwner, hint)]);
       }
       if (kind === 'Node' && before === NOT_RELEVANT && rule.target === 'self') {
         outcome = this.nodeIndexed(outcome, rule.reconciler, key);
@@ -179,10 +184,12 @@ export class ChangeRouter {
     const key = tableKey(kind, object);
     if (key === undefined) return 'not-relevant';
     const table = this.table(kind);
-    const entry = table.get(key);
-    if (!entry) return 'not-relevant';
+    const slot = table.slot(key);
+    if (slot === undefined) return 'not-relevant';
+    const fingerprints = table.fingerprints(slot);
+    const owner = table.owner(slot);
     table.delete(key);
-    return this.deleted(kind, key, entry, object.metadata?.resourceVersion ?? '', object);
+    return this.deleted(kind, key, fingerprints, owner, object.metadata?.resourceVersion ?? '', object);
   }
 
   /**
@@ -199,9 +206,10 @@ export class ChangeRouter {
         if (rule.reconciler !== reconciler || rule.target === 'load-balancers' || rule.target === 'reconciled-nodes') {
           continue;
         }
-        for (const [key, entry] of this.table(kind)) {
-          if (entry.fingerprints[i] === NOT_RELEVANT) continue;
-          if (this.forward('unchanged', rule, kind, key, entry, hint) === 'forwarded') sent++;
+        const table = this.table(kind);
+        for (const [key, slot] of table.entries()) {
+          if (table.fingerprint(slot, i) === NOT_RELEVANT) continue;
+          if (this.forward('unchanged', rule, kind, key, table.owner(slot), hint) === 'forwarded') sent++;
         }
       }
     }
@@ -232,7 +240,8 @@ export class ChangeRouter {
   private deleted(
     kind: WatchedKind,
     key: string,
-    entry: Entry,
+    fingerprints: readonly number[],
+    owner: string | undefined,
     resourceVersion: string,
     object: KubeObject | undefined,
   ): ChangeOutcome {
@@ -242,8 +251,8 @@ export class ChangeRouter {
     const rules = this.rules[kind];
     let outcome: ChangeOutcome = 'not-relevant';
     for (let i = 0; i < rules.length; i++) {
-      if (!rules[i]!.onDelete || entry.fingerprints[i] === NOT_RELEVANT) continue;
-      outcome = this.forward(outcome, rules[i]!, kind, key, entry, hint);
+      if (!rules[i]!.onDelete || fingerprints[i] === NOT_RELEVANT) continue;
+      outcome = this.forward(outcome, rules[i]!, kind, key, owner, hint);
     }
     return outcome;
   }
@@ -254,10 +263,10 @@ export class ChangeRouter {
     rule: ForwardingRule,
     kind: WatchedKind,
     key: string,
-    entry: Entry,
+    owner: string | undefined,
     hint: KeyHint,
   ): ChangeOutcome {
-    const keys = this.keysFor(rule, kind, key, entry, hint);
+    const keys = this.keysFor(rule, kind, key, owner, hint);
     if (keys !== 'node-set') return this.send(outcome, rule.reconciler, keys);
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
@@ -311,7 +320,8 @@ export class ChangeRouter {
     rule: ForwardingRule,
     kind: WatchedKind,
     key: string,
-    entry: Entry,
+    /** The Pod's Node, or the EndpointSlice's Service. */
+    owner: string | undefined,
     hint: KeyHint,
   ): KeyMessage[] | 'node-set' {
     switch (rule.target) {
@@ -324,11 +334,11 @@ export class ChangeRouter {
       case 'load-balancers':
         return 'node-set';
       case 'pod-node':
-        return entry.node ? [this.podNodeKey(entry.node, hint)] : [];
+        return owner ? [this.podNodeKey(owner, hint)] : [];
       case 'reconciled-nodes':
         return this.reconciledNodeKeys(rule.reconciler, hint);
       case 'owning-service': {
-        const service = entry.service;
+        const service = owner;
         if (!service) return [];
         const { namespace } = splitTableKey(kind, key);
         const serviceKey = `${namespace}/${service}`;
@@ -368,8 +378,9 @@ export class ChangeRouter {
     if (index < 0) return [];
     const nodeHint = this.nodeWideHint(reconciler);
     const keys: KeyMessage[] = [];
-    for (const [name, entry] of this.table('Node')) {
-      if (entry.fingerprints[index] !== NOT_RELEVANT) keys.push({ kind: 'Node', name, hint: nodeHint });
+    const nodes = this.table('Node');
+    for (const [name, slot] of nodes.entries()) {
+      if (nodes.fingerprint(slot, index) !== NOT_RELEVANT) keys.push({ kind: 'Node', name, hint: nodeHint });
     }
     return keys;
   }
@@ -415,10 +426,10 @@ export class ChangeRouter {
     return this.send(outcome, 'service', [{ kind: 'Service', namespace, name, hint }]);
   }
 
-  private table(kind: WatchedKind): Map<string, Entry> {
+  private table(kind: WatchedKind): FingerprintTable {
     let table = this.tables.get(kind);
     if (!table) {
-      table = new Map();
+      table = new FingerprintTable(this.rules[kind].length);
       this.tables.set(kind, table);
     }
     return table;
