@@ -155,7 +155,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   } catch (err) {
     throw classifyKubernetesError('listing services', err);
   }
-  const existing = new Set(networkLbs.map((lb) => lb.name.toLowerCase()));
+  const existing = new Map([...networkLbs, ...classic.all].map((lb) => [lb.name.toLowerCase(), lb.scheme] as const));
   const wanted = new Map(services.map((s) => [serviceKey(s), wantedBy(s, deps, existing)] as const));
 
   const ownerOf = (resourceTags: Readonly<Record<string, string>> | undefined): string | undefined =>
@@ -234,7 +234,8 @@ async function revokeUnneededNodeRules(garbage: Garbage, deps: ServiceDeps): Pro
   return revoked;
 }
 
-function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlySet<string>): Wanted | undefined {
+/** `existing`: the scheme of every load balancer there is, by lowercase name. */
+function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlyMap<string, string>): Wanted | undefined {
   const decision = decide(service, deps.loadBalancerClass);
   // Its own key is deleting it (with Events and the finalizer): leave that to it.
   if (decision.action === 'delete') return 'keep-all';
@@ -268,7 +269,16 @@ function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlySet<str
   // it, and a successor's is held by the successor. Once a successor of our own naming serves, the default name
   // is the replaced one's: keeping its group would keep it forever.
   const askedFor = named === undefined || options.name !== undefined ? [built.spec.securityGroupName] : [];
-  const securityGroups = new Set([securityGroupName(serving), ...askedFor]);
+  // While the serving one has another scheme than the Service asks for, a successor is on its way: a pass makes its
+  // group before the load balancer that will hold it, and may need a while for AWS to show it.
+  const servingScheme = existing.get(serving);
+  const successors =
+    servingScheme !== undefined && servingScheme !== built.spec.scheme
+      ? acceptableNames(identity, service.metadata.uid, options.name)
+          .filter((n) => n.toLowerCase() !== serving)
+          .map(securityGroupName)
+      : [];
+  const securityGroups = new Set([securityGroupName(serving), ...askedFor, ...successors]);
   const loadBalancers = new Set([serving, ...(reference ? [reference] : [])]);
   return { loadBalancers, serving, targetGroups, securityGroups, spec: built.spec };
 }
