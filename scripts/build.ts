@@ -6,7 +6,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 export const LAMBDA_FUNCTIONS = readdirSync('functions').filter((name) =>
   existsSync(join('functions', name, 'handler.ts')),
@@ -17,9 +17,11 @@ export interface BundleInfo {
   file: string;
   /** Every file of the package: the entry and its on-demand chunks. */
   bytes: number;
-  /** What a cold start loads: the entry file alone. */
+  /** What a cold start loads: the entry and the chunks it imports statically. */
   entryBytes: number;
   inputs: string[];
+  /** The source files of what a cold start loads. */
+  coldInputs: string[];
 }
 
 export async function bundleFunction(name: string, outDir = 'dist/functions'): Promise<BundleInfo> {
@@ -37,6 +39,10 @@ export async function bundleFunction(name: string, outDir = 'dist/functions'): P
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
+    // ESM builds first (the SDK's dist-es, per command and schema) so esbuild can drop what is unused;
+    // the single-file dist-cjs of a client keeps all of it.
+    mainFields: ['module', 'main'],
+    plugins: [leftOut(LEFT_OUT)],
     minify: true,
     sourcemap: false,
     platform: 'node',
@@ -50,7 +56,50 @@ export async function bundleFunction(name: string, outDir = 'dist/functions'): P
   });
   writeFileSync(join(dir, 'meta.json'), JSON.stringify(result.metafile));
   const bytes = Object.keys(result.metafile.outputs).reduce((n, out) => n + statSync(out).size, 0);
-  return { name, file, bytes, entryBytes: statSync(file).size, inputs: Object.keys(result.metafile.inputs) };
+  const cold = coldStartFiles(result.metafile, file);
+  const entryBytes = cold.reduce((n, out) => n + statSync(out).size, 0);
+  const coldInputs = cold.flatMap((out) => Object.keys(result.metafile.outputs[out]?.inputs ?? {}));
+  return { name, file, bytes, entryBytes, inputs: Object.keys(result.metafile.inputs), coldInputs };
+}
+
+/**
+ * Packages the Lambdas never load, left out of the package: client-node serves kubeconfig mode (local
+ * runs, which the stacks never configure) and the relay; the Lambdas reach the API server through
+ * `shared/k8s/rest-client.ts`. Marked side-effect free too, so an import nothing uses (lambda-access.ts
+ * names KubeConfig for createPort and tokenKubeConfig) is dropped rather than kept as a bare import.
+ * https://esbuild.github.io/plugins/#on-resolve-results (external, sideEffects)
+ */
+export const LEFT_OUT = ['@kubernetes/client-node'];
+
+function leftOut(packages: string[]): Plugin {
+  const filter = new RegExp(`^(${packages.map((p) => p.replace(/[/.]/g, '\\$&')).join('|')})(/.*)?$`);
+  return {
+    name: 'left-out',
+    setup(b) {
+      b.onResolve({ filter }, ({ path }) => ({ path, external: true, sideEffects: false }));
+    },
+  };
+}
+
+/**
+ * The files a cold start loads: the entry and the chunks it imports statically, transitively (chunks
+ * reached only through import() load on demand). Throws when one of them imports a left-out package.
+ */
+function coldStartFiles(metafile: Metafile, entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const { path, kind, external } of metafile.outputs[file]?.imports ?? []) {
+      if (kind !== 'import-statement') continue;
+      if (external && LEFT_OUT.some((p) => path === p || path.startsWith(`${p}/`))) {
+        throw new Error(`bundling ${entry}: ${file} loads ${path} at start, which the package leaves out`);
+      }
+      if (!external) visit(path);
+    }
+  };
+  visit(entry);
+  return [...seen];
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

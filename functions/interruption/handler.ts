@@ -1,7 +1,6 @@
 import { createAutoScalingPort, createEc2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
-import { createDrainPort } from '../../shared/k8s/client-node-drain.ts';
-import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import { awsKubernetesAccessDeps, createDrainPort, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from './plan.ts';
 import { interruptionReconciler } from './reconciler.ts';

@@ -4,8 +4,7 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
-import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
-import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
 import { type ResyncDeps, resync } from './resync.ts';
 

@@ -1,8 +1,7 @@
 import { createEc2Port, createElbPort, createElbv2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { loadConfig, requireSetting } from '../../shared/config/config.ts';
-import { createServicesPort } from '../../shared/k8s/client-node-services.ts';
-import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
+import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
 import { serviceControllerKube } from '../../shared/k8s/service-port.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { serviceReconciler } from './reconciler.ts';

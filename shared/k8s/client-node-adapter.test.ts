@@ -1,12 +1,11 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ClientNodeKubernetes } from './client-node-adapter.ts';
+import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeKubernetes } from './fake.ts';
-import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
+import { status } from './fake-api-server.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
-import { tokenKubeConfig } from './lambda-access.ts';
+import type { KubernetesPort } from './port.ts';
 import type { Node } from './types.ts';
 
 /**
@@ -15,11 +14,6 @@ import type { Node } from './types.ts';
  * reconcilers' tests run on. These tests pin the exact requests (method, path, Content-Type, body) and
  * the error translation. Events: client-node-events.test.ts.
  */
-
-/** The kubeconfig the Lambdas build (tokenKubeConfig), pointed at the fake API server. */
-function kubeConfigFor(server: FakeKubernetesServer, token = 'test-token'): KubeConfig {
-  return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, token);
-}
 
 function node(name: string): Node {
   return {
@@ -49,17 +43,17 @@ function node(name: string): Node {
   };
 }
 
-describe('ClientNodeKubernetes', () => {
+describe.each(ADAPTER_CLIENTS)('KubernetesPort over $name', (client) => {
   let fake: FakeKubernetes;
   let server: FakeKubernetesServer;
-  let kubernetes: ClientNodeKubernetes;
+  let kubernetes: KubernetesPort;
   let clock: FakeClock;
 
   beforeEach(async () => {
     clock = new FakeClock(Date.parse('2026-11-02T08:00:00Z'));
     fake = new FakeKubernetes(clock);
     server = await startFakeKubernetesServer(fake);
-    kubernetes = new ClientNodeKubernetes(kubeConfigFor(server), { clock });
+    kubernetes = client.kubernetes(server, { clock });
   });
 
   afterEach(async () => {
@@ -329,7 +323,7 @@ describe('ClientNodeKubernetes', () => {
     it('translates 401 (which client-node reports without a body) to 401 Unauthorized', async () => {
       await server.close();
       server = await startFakeKubernetesServer(fake, { authenticate: (token) => token === 'another-token' });
-      kubernetes = new ClientNodeKubernetes(kubeConfigFor(server), { clock });
+      kubernetes = client.kubernetes(server, { clock });
 
       await expect(kubernetes.listNodes()).rejects.toMatchObject({ statusCode: 401, reason: 'Unauthorized' });
     });

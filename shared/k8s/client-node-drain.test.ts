@@ -4,6 +4,7 @@ import { makeNode } from '../../test/helpers/nodes.ts';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { FakeClock } from '../clock.ts';
 import { RetryableError, TerminalError } from '../errors.ts';
+import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { apiConfiguration } from './client-node-adapter.ts';
 import { ClientNodeDrain } from './client-node-drain.ts';
 import { isDrained, planDrain } from './drain.ts';
@@ -27,12 +28,13 @@ function kubeConfigFor(server: FakeKubernetesServer, token = 'test-token'): Kube
 let clock: FakeClock;
 let fake: FakeKubernetes;
 let server: FakeKubernetesServer;
-let drain: ClientNodeDrain;
+let drain: DrainPort;
 
 beforeEach(async () => {
   clock = new FakeClock();
   fake = new FakeKubernetes(clock);
   server = await startFakeKubernetesServer(fake);
+  // The fake API server's own tests below drain through client-node; the port tests through each client.
   drain = new ClientNodeDrain(kubeConfigFor(server));
 });
 
@@ -50,119 +52,125 @@ const web = (name: string, node = 'n1') =>
     }),
   );
 
-describe('ClientNodeDrain.listPodsOnNode', () => {
-  it("lists the Node's Pods of every namespace by field selector, 500 at a time, as the API sent them", async () => {
-    for (let i = 0; i < 501; i++) fake.putPod(podOnNode('n1', `p${i}`, { namespace: `ns${i % 3}` }));
-    fake.putPod(podOnNode('n2', 'elsewhere'));
-    const listed = await drain.listPodsOnNode('n1');
-    expect(listed).toHaveLength(501);
-    expect(listed.find((p) => p.metadata.name === 'p7')).toEqual(fake.workloads.get('ns1', 'p7'));
-    expect(new Set(listed.map((p) => p.metadata.namespace))).toEqual(new Set(['ns0', 'ns1', 'ns2']));
-    expect(server.requests.map((r) => r.url)).toEqual([
-      '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500',
-      expect.stringMatching(/^\/api\/v1\/pods\?continue=[A-Za-z0-9_-]+&fieldSelector=spec.nodeName%3Dn1&limit=500$/),
-    ]);
-    expect(fake.callCount('listPodsOnNode')).toBe(1);
+describe.each(ADAPTER_CLIENTS)('DrainPort over $name', (client) => {
+  beforeEach(() => {
+    drain = client.drain(server);
   });
 
-  it('starts the list again once when its continue token has expired (410)', async () => {
-    for (let i = 0; i < 501; i++) fake.putPod(podOnNode('n1', `p${i}`));
-    let compacted = false;
-    server.intercept = (req) => {
-      if (req.query.get('continue') && !compacted) {
-        compacted = true;
-        fake.putPod(podOnNode('n1', 'late'));
-        server.compact();
-      }
-      return undefined;
-    };
-    expect(await drain.listPodsOnNode('n1')).toHaveLength(502);
-    expect(server.requests).toHaveLength(4);
-  });
-});
-
-describe('ClientNodeDrain.evictPod', () => {
-  it('posts a policy/v1 Eviction with the grace period and the uid precondition; the Pod terminates', async () => {
-    const pod = web('w1');
-    expect(await drain.evictPod('shop', 'w1', { gracePeriodSeconds: 20, uid: pod.metadata.uid })).toBe('evicted');
-    const [request] = server.requests;
-    expect(request).toMatchObject({ method: 'POST', url: '/api/v1/namespaces/shop/pods/w1/eviction' });
-    expect(JSON.parse(request!.body)).toEqual({
-      apiVersion: 'policy/v1',
-      kind: 'Eviction',
-      metadata: { name: 'w1', namespace: 'shop' },
-      deleteOptions: { gracePeriodSeconds: 20, preconditions: { uid: pod.metadata.uid } },
+  describe('listPodsOnNode', () => {
+    it("lists the Node's Pods of every namespace by field selector, 500 at a time, as the API sent them", async () => {
+      for (let i = 0; i < 501; i++) fake.putPod(podOnNode('n1', `p${i}`, { namespace: `ns${i % 3}` }));
+      fake.putPod(podOnNode('n2', 'elsewhere'));
+      const listed = await drain.listPodsOnNode('n1');
+      expect(listed).toHaveLength(501);
+      expect(listed.find((p) => p.metadata.name === 'p7')).toEqual(fake.workloads.get('ns1', 'p7'));
+      expect(new Set(listed.map((p) => p.metadata.namespace))).toEqual(new Set(['ns0', 'ns1', 'ns2']));
+      expect(server.requests.map((r) => r.url)).toEqual([
+        '/api/v1/pods?fieldSelector=spec.nodeName%3Dn1&limit=500',
+        expect.stringMatching(/^\/api\/v1\/pods\?continue=[A-Za-z0-9_-]+&fieldSelector=spec.nodeName%3Dn1&limit=500$/),
+      ]);
+      expect(fake.callCount('listPodsOnNode')).toBe(1);
     });
-    expect(fake.workloads.get('shop', 'w1')!.metadata.deletionTimestamp).toBe('2026-11-02T08:00:20Z');
-    clock.advance(20_000);
-    expect(await drain.listPodsOnNode('n1')).toEqual([]);
-  });
 
-  it('answers blocked when the budget allows no disruption, and deletes nothing', async () => {
-    web('w1');
-    web('w2');
-    fake.workloads.putBudget(budget('web', { app: 'web' }, { namespace: 'shop', minAvailable: 2 }));
-    expect(await drain.evictPod('shop', 'w1')).toBe('blocked');
-    expect(server.requests.map((r) => r.method)).toEqual(['POST']);
-    expect(fake.workloads.get('shop', 'w1')!.metadata.deletionTimestamp).toBeUndefined();
-  });
-
-  it('answers gone for an unknown Pod, and for a new Pod under the same name', async () => {
-    expect(await drain.evictPod('shop', 'nope')).toBe('gone');
-    web('db-0');
-    expect(await drain.evictPod('shop', 'db-0', { uid: 'uid-of-the-old-one' })).toBe('gone');
-    expect(fake.workloads.get('shop', 'db-0')!.metadata.deletionTimestamp).toBeUndefined();
-  });
-
-  it('throws the other refusals classified: two budgets (500) retryable, 403 terminal', async () => {
-    web('w1');
-    fake.workloads.putBudget(budget('a', { app: 'web' }, { namespace: 'shop', maxUnavailable: 1 }));
-    fake.workloads.putBudget(budget('b', {}, { namespace: 'shop', maxUnavailable: 1 }));
-    await expect(drain.evictPod('shop', 'w1')).rejects.toThrow(
-      expect.objectContaining({ constructor: RetryableError, message: expect.stringMatching(/more than one/) }),
-    );
-    server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'pods "w1" is forbidden') });
-    await expect(drain.evictPod('shop', 'w1')).rejects.toBeInstanceOf(TerminalError);
-  });
-
-  it('leaves a 401 unclassified, so the credential refresh retries the eviction once', async () => {
-    web('w1');
-    await server.close();
-    server = await startFakeKubernetesServer(fake, { authenticate: (token) => token === 'fresh' });
-    const tokens = ['stale', 'fresh'];
-    const port = refreshingPort<DrainPort>(
-      async () => ({ kubeConfig: kubeConfigFor(server, tokens.shift()), refreshAt: clock.now() + 600_000 }),
-      clock,
-      (kubeConfig) => new ClientNodeDrain(kubeConfig),
-    );
-    expect(await port.evictPod('shop', 'w1')).toBe('evicted');
-    expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer stale', 'Bearer fresh']);
-  });
-});
-
-describe('ClientNodeDrain.deletePod and cordonNode', () => {
-  it('deletes a finished Pod at once; an unknown one is gone', async () => {
-    const done = fake.putPod(podOnNode('n1', 'job', { namespace: 'batch', phase: 'Succeeded' }));
-    expect(await drain.deletePod('batch', 'job', { uid: done.metadata.uid })).toBe('deleted');
-    expect(server.requests[0]).toMatchObject({ method: 'DELETE', url: '/api/v1/namespaces/batch/pods/job' });
-    expect(JSON.parse(server.requests[0]!.body)).toEqual({ preconditions: { uid: done.metadata.uid } });
-    expect(fake.workloads.get('batch', 'job')).toBeUndefined();
-    expect(await drain.deletePod('batch', 'job')).toBe('gone');
-  });
-
-  it('cordons with a merge patch guarded by resourceVersion; a stale one is 409', async () => {
-    const rv = fake.putNode(makeNode('n1')).metadata.resourceVersion!;
-    const cordoned = await drain.cordonNode('n1', { resourceVersion: rv });
-    expect(cordoned.spec?.unschedulable).toBe(true);
-    expect(fake.nodes.get('n1')!.spec?.unschedulable).toBe(true);
-    expect(server.requests[0]!.headers['content-type']).toBe('application/merge-patch+json');
-    expect(JSON.parse(server.requests[0]!.body)).toEqual({
-      spec: { unschedulable: true },
-      metadata: { resourceVersion: rv },
+    it('starts the list again once when its continue token has expired (410)', async () => {
+      for (let i = 0; i < 501; i++) fake.putPod(podOnNode('n1', `p${i}`));
+      let compacted = false;
+      server.intercept = (req) => {
+        if (req.query.get('continue') && !compacted) {
+          compacted = true;
+          fake.putPod(podOnNode('n1', 'late'));
+          server.compact();
+        }
+        return undefined;
+      };
+      expect(await drain.listPodsOnNode('n1')).toHaveLength(502);
+      expect(server.requests).toHaveLength(4);
     });
-    const stale = await drain.cordonNode('n1', { resourceVersion: rv }).catch((e: unknown) => e);
-    expect(stale).toBeInstanceOf(KubernetesApiError);
-    expect(stale).toMatchObject({ statusCode: 409 });
+  });
+
+  describe('evictPod', () => {
+    it('posts a policy/v1 Eviction with the grace period and the uid precondition; the Pod terminates', async () => {
+      const pod = web('w1');
+      expect(await drain.evictPod('shop', 'w1', { gracePeriodSeconds: 20, uid: pod.metadata.uid })).toBe('evicted');
+      const [request] = server.requests;
+      expect(request).toMatchObject({ method: 'POST', url: '/api/v1/namespaces/shop/pods/w1/eviction' });
+      expect(JSON.parse(request!.body)).toEqual({
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: 'w1', namespace: 'shop' },
+        deleteOptions: { gracePeriodSeconds: 20, preconditions: { uid: pod.metadata.uid } },
+      });
+      expect(fake.workloads.get('shop', 'w1')!.metadata.deletionTimestamp).toBe('2026-11-02T08:00:20Z');
+      clock.advance(20_000);
+      expect(await drain.listPodsOnNode('n1')).toEqual([]);
+    });
+
+    it('answers blocked when the budget allows no disruption, and deletes nothing', async () => {
+      web('w1');
+      web('w2');
+      fake.workloads.putBudget(budget('web', { app: 'web' }, { namespace: 'shop', minAvailable: 2 }));
+      expect(await drain.evictPod('shop', 'w1')).toBe('blocked');
+      expect(server.requests.map((r) => r.method)).toEqual(['POST']);
+      expect(fake.workloads.get('shop', 'w1')!.metadata.deletionTimestamp).toBeUndefined();
+    });
+
+    it('answers gone for an unknown Pod, and for a new Pod under the same name', async () => {
+      expect(await drain.evictPod('shop', 'nope')).toBe('gone');
+      web('db-0');
+      expect(await drain.evictPod('shop', 'db-0', { uid: 'uid-of-the-old-one' })).toBe('gone');
+      expect(fake.workloads.get('shop', 'db-0')!.metadata.deletionTimestamp).toBeUndefined();
+    });
+
+    it('throws the other refusals classified: two budgets (500) retryable, 403 terminal', async () => {
+      web('w1');
+      fake.workloads.putBudget(budget('a', { app: 'web' }, { namespace: 'shop', maxUnavailable: 1 }));
+      fake.workloads.putBudget(budget('b', {}, { namespace: 'shop', maxUnavailable: 1 }));
+      await expect(drain.evictPod('shop', 'w1')).rejects.toThrow(
+        expect.objectContaining({ constructor: RetryableError, message: expect.stringMatching(/more than one/) }),
+      );
+      server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'pods "w1" is forbidden') });
+      await expect(drain.evictPod('shop', 'w1')).rejects.toBeInstanceOf(TerminalError);
+    });
+
+    it('leaves a 401 unclassified, so the credential refresh retries the eviction once', async () => {
+      web('w1');
+      await server.close();
+      server = await startFakeKubernetesServer(fake, { authenticate: (token) => token === 'fresh' });
+      const tokens = ['stale', 'fresh'];
+      const port = refreshingPort<DrainPort, string>(
+        async () => ({ kubeConfig: tokens.shift()!, refreshAt: clock.now() + 600_000 }),
+        clock,
+        (token) => client.drain(server, token),
+      );
+      expect(await port.evictPod('shop', 'w1')).toBe('evicted');
+      expect(server.requests.map((r) => r.headers.authorization)).toEqual(['Bearer stale', 'Bearer fresh']);
+    });
+  });
+
+  describe('deletePod and cordonNode', () => {
+    it('deletes a finished Pod at once; an unknown one is gone', async () => {
+      const done = fake.putPod(podOnNode('n1', 'job', { namespace: 'batch', phase: 'Succeeded' }));
+      expect(await drain.deletePod('batch', 'job', { uid: done.metadata.uid })).toBe('deleted');
+      expect(server.requests[0]).toMatchObject({ method: 'DELETE', url: '/api/v1/namespaces/batch/pods/job' });
+      expect(JSON.parse(server.requests[0]!.body)).toEqual({ preconditions: { uid: done.metadata.uid } });
+      expect(fake.workloads.get('batch', 'job')).toBeUndefined();
+      expect(await drain.deletePod('batch', 'job')).toBe('gone');
+    });
+
+    it('cordons with a merge patch guarded by resourceVersion; a stale one is 409', async () => {
+      const rv = fake.putNode(makeNode('n1')).metadata.resourceVersion!;
+      const cordoned = await drain.cordonNode('n1', { resourceVersion: rv });
+      expect(cordoned.spec?.unschedulable).toBe(true);
+      expect(fake.nodes.get('n1')!.spec?.unschedulable).toBe(true);
+      expect(server.requests[0]!.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(server.requests[0]!.body)).toEqual({
+        spec: { unschedulable: true },
+        metadata: { resourceVersion: rv },
+      });
+      const stale = await drain.cordonNode('n1', { resourceVersion: rv }).catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(KubernetesApiError);
+      expect(stale).toMatchObject({ statusCode: 409 });
+    });
   });
 });
 

@@ -1,12 +1,12 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ClientNodeKubernetes, EVENT_COMPONENT, EVENT_WRITE_ATTEMPTS, eventName } from './client-node-adapter.ts';
+import { ADAPTER_CLIENTS } from './adapter-clients.ts';
+import { EVENT_COMPONENT, EVENT_WRITE_ATTEMPTS, eventName } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeKubernetes } from './fake.ts';
-import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
+import { status } from './fake-api-server.ts';
 import { type FakeKubernetesServer, type StoredEvent, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
-import { tokenKubeConfig } from './lambda-access.ts';
+import type { KubernetesPort } from './port.ts';
 import type { EventRecord } from './types.ts';
 
 /**
@@ -14,10 +14,6 @@ import type { EventRecord } from './types.ts';
  * (409 AlreadyExists on a taken name, merge patches guarded by resourceVersion). The exact requests are
  * pinned: Events are aggregated by a name derived from their content, across Lambda containers.
  */
-
-function kubeConfigFor(server: FakeKubernetesServer): KubeConfig {
-  return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, 'test-token');
-}
 
 /** An Event as the API server would store it after a create by another container. */
 function storedShape(event: EventRecord): StoredEvent {
@@ -37,17 +33,17 @@ function storedShape(event: EventRecord): StoredEvent {
   };
 }
 
-describe('ClientNodeKubernetes.recordEvent', () => {
+describe.each(ADAPTER_CLIENTS)('recordEvent over $name', (client) => {
   let fake: FakeKubernetes;
   let server: FakeKubernetesServer;
-  let kubernetes: ClientNodeKubernetes;
+  let kubernetes: KubernetesPort;
   let clock: FakeClock;
 
   beforeEach(async () => {
     clock = new FakeClock(Date.parse('2026-11-02T08:00:00Z'));
     fake = new FakeKubernetes(clock);
     server = await startFakeKubernetesServer(fake);
-    kubernetes = new ClientNodeKubernetes(kubeConfigFor(server), { clock });
+    kubernetes = client.kubernetes(server, { clock });
   });
 
   afterEach(async () => {
@@ -161,7 +157,7 @@ describe('ClientNodeKubernetes.recordEvent', () => {
   });
 
   it('counts an Event another container created: create answers 409 AlreadyExists, then read and patch', async () => {
-    await new ClientNodeKubernetes(kubeConfigFor(server), { clock }).recordEvent(failing);
+    await client.kubernetes(server, { clock }).recordEvent(failing);
     clock.advance(60_000);
     await kubernetes.recordEvent(failing);
     clock.advance(60_000);

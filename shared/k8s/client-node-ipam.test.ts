@@ -3,14 +3,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { podOnNode } from '../../test/helpers/pods.ts';
 import { FakeClock } from '../clock.ts';
 import { loadConfig } from '../config/config.ts';
+import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { apiConfiguration } from './client-node-adapter.ts';
-import { ClientNodeIpam } from './client-node-ipam.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeKubernetes } from './fake.ts';
 import { FakeAccessDeps } from './fake-access.ts';
 import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
 import { POD_IP_ANNOTATION, VPC_CNI_CONFIGMAP } from './ipam-names.ts';
+import type { IpamKubernetesPort } from './ipam-port.ts';
 import { createIpamKubernetesPort, tokenKubeConfig } from './lambda-access.ts';
 
 /**
@@ -26,13 +27,12 @@ function kubeConfigFor(server: FakeKubernetesServer, token = 'test-token'): Kube
 let clock: FakeClock;
 let fake: FakeKubernetes;
 let server: FakeKubernetesServer;
-let ipam: ClientNodeIpam;
+let ipam: IpamKubernetesPort;
 
 beforeEach(async () => {
   clock = new FakeClock();
   fake = new FakeKubernetes(clock);
   server = await startFakeKubernetesServer(fake);
-  ipam = new ClientNodeIpam(kubeConfigFor(server));
 });
 
 afterEach(async () => {
@@ -44,85 +44,95 @@ const guardOf = (pod: { metadata: { resourceVersion?: string; uid?: string } }) 
   uid: pod.metadata.uid!,
 });
 
-describe('ClientNodeIpam.listPodsOnNode', () => {
-  it("lists the Node's Pods of every namespace by field selector, 500 at a time, as the API sent them", async () => {
-    for (let i = 0; i < 501; i++) fake.putPod(podOnNode('win-1', `p${i}`, { namespace: `ns${i % 2}` }));
-    fake.putPod(podOnNode('win-2', 'elsewhere'));
-    const listed = await ipam.listPodsOnNode('win-1');
-    expect(listed).toHaveLength(501);
-    expect(listed.find((p) => p.metadata.name === 'p3')).toEqual(fake.workloads.get('ns1', 'p3'));
-    expect(server.requests.map((r) => r.url)).toEqual([
-      '/api/v1/pods?fieldSelector=spec.nodeName%3Dwin-1&limit=500',
-      expect.stringMatching(/^\/api\/v1\/pods\?continue=[A-Za-z0-9_-]+&fieldSelector=spec.nodeName%3Dwin-1&limit=500$/),
-    ]);
-    expect(fake.callCount('listPodsOnNode')).toBe(1);
+describe.each(ADAPTER_CLIENTS)('IpamKubernetesPort over $name', (client) => {
+  beforeEach(() => {
+    ipam = client.ipam(server);
   });
-});
 
-describe('ClientNodeIpam.patchPodAnnotations', () => {
-  it('sends a merge patch of the annotations with resourceVersion and uid as preconditions', async () => {
-    const pod = fake.putPod(podOnNode('win-1', 'web', { namespace: 'shop', annotations: { old: 'x' } }));
-    const patched = await ipam.patchPodAnnotations(
-      'shop',
-      'web',
-      { [POD_IP_ANNOTATION]: '10.0.1.5/19', old: null },
-      guardOf(pod),
-    );
-    const [request] = server.requests;
-    expect(request).toMatchObject({ method: 'PATCH', url: '/api/v1/namespaces/shop/pods/web' });
-    expect(request!.headers['content-type']).toBe('application/merge-patch+json');
-    expect(JSON.parse(request!.body)).toEqual({
-      metadata: {
-        annotations: { [POD_IP_ANNOTATION]: '10.0.1.5/19', old: null },
-        resourceVersion: pod.metadata.resourceVersion,
-        uid: pod.metadata.uid,
-      },
+  describe('listPodsOnNode', () => {
+    it("lists the Node's Pods of every namespace by field selector, 500 at a time, as the API sent them", async () => {
+      for (let i = 0; i < 501; i++) fake.putPod(podOnNode('win-1', `p${i}`, { namespace: `ns${i % 2}` }));
+      fake.putPod(podOnNode('win-2', 'elsewhere'));
+      const listed = await ipam.listPodsOnNode('win-1');
+      expect(listed).toHaveLength(501);
+      expect(listed.find((p) => p.metadata.name === 'p3')).toEqual(fake.workloads.get('ns1', 'p3'));
+      expect(server.requests.map((r) => r.url)).toEqual([
+        '/api/v1/pods?fieldSelector=spec.nodeName%3Dwin-1&limit=500',
+        expect.stringMatching(
+          /^\/api\/v1\/pods\?continue=[A-Za-z0-9_-]+&fieldSelector=spec.nodeName%3Dwin-1&limit=500$/,
+        ),
+      ]);
+      expect(fake.callCount('listPodsOnNode')).toBe(1);
     });
-    const stored = fake.workloads.get('shop', 'web')!;
-    expect(stored.metadata.annotations).toEqual({ [POD_IP_ANNOTATION]: '10.0.1.5/19' });
-    expect(patched).toEqual(stored);
-    expect(fake.callCount('patchPod')).toBe(1);
   });
 
-  it('throws 409 Conflict for a stale resourceVersion and for another incarnation of the Pod', async () => {
-    const pod = fake.putPod(podOnNode('win-1', 'db-0'));
-    const moved = fake.putPod({ ...pod, metadata: { ...pod.metadata, labels: { moved: 'on' } } });
-    const stale = await ipam.patchPodAnnotations('default', 'db-0', { a: 'b' }, guardOf(pod)).catch((e: unknown) => e);
-    expect(stale).toBeInstanceOf(KubernetesApiError);
-    expect(stale).toMatchObject({ statusCode: 409, reason: 'Conflict' });
-    const guard = { resourceVersion: moved.metadata.resourceVersion!, uid: 'uid-of-the-old-one' };
-    const other = await ipam.patchPodAnnotations('default', 'db-0', { a: 'b' }, guard).catch((e: unknown) => e);
-    expect(other).toMatchObject({ statusCode: 409, reason: 'Conflict' });
-    expect(fake.workloads.get('default', 'db-0')!.metadata.annotations).toBeUndefined();
+  describe('patchPodAnnotations', () => {
+    it('sends a merge patch of the annotations with resourceVersion and uid as preconditions', async () => {
+      const pod = fake.putPod(podOnNode('win-1', 'web', { namespace: 'shop', annotations: { old: 'x' } }));
+      const patched = await ipam.patchPodAnnotations(
+        'shop',
+        'web',
+        { [POD_IP_ANNOTATION]: '10.0.1.5/19', old: null },
+        guardOf(pod),
+      );
+      const [request] = server.requests;
+      expect(request).toMatchObject({ method: 'PATCH', url: '/api/v1/namespaces/shop/pods/web' });
+      expect(request!.headers['content-type']).toBe('application/merge-patch+json');
+      expect(JSON.parse(request!.body)).toEqual({
+        metadata: {
+          annotations: { [POD_IP_ANNOTATION]: '10.0.1.5/19', old: null },
+          resourceVersion: pod.metadata.resourceVersion,
+          uid: pod.metadata.uid,
+        },
+      });
+      const stored = fake.workloads.get('shop', 'web')!;
+      expect(stored.metadata.annotations).toEqual({ [POD_IP_ANNOTATION]: '10.0.1.5/19' });
+      expect(patched).toEqual(stored);
+      expect(fake.callCount('patchPod')).toBe(1);
+    });
+
+    it('throws 409 Conflict for a stale resourceVersion and for another incarnation of the Pod', async () => {
+      const pod = fake.putPod(podOnNode('win-1', 'db-0'));
+      const moved = fake.putPod({ ...pod, metadata: { ...pod.metadata, labels: { moved: 'on' } } });
+      const stale = await ipam
+        .patchPodAnnotations('default', 'db-0', { a: 'b' }, guardOf(pod))
+        .catch((e: unknown) => e);
+      expect(stale).toBeInstanceOf(KubernetesApiError);
+      expect(stale).toMatchObject({ statusCode: 409, reason: 'Conflict' });
+      const guard = { resourceVersion: moved.metadata.resourceVersion!, uid: 'uid-of-the-old-one' };
+      const other = await ipam.patchPodAnnotations('default', 'db-0', { a: 'b' }, guard).catch((e: unknown) => e);
+      expect(other).toMatchObject({ statusCode: 409, reason: 'Conflict' });
+      expect(fake.workloads.get('default', 'db-0')!.metadata.annotations).toBeUndefined();
+    });
+
+    it('answers gone when the Pod does not exist (404)', async () => {
+      const guard = { resourceVersion: '1', uid: 'uid-1' };
+      expect(await ipam.patchPodAnnotations('shop', 'nope', { a: 'b' }, guard)).toBe('gone');
+      expect(server.requests[0]).toMatchObject({ method: 'PATCH', url: '/api/v1/namespaces/shop/pods/nope' });
+    });
+
+    it('throws the other API errors as KubernetesApiError', async () => {
+      const pod = fake.putPod(podOnNode('win-1', 'web'));
+      server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'pods "web" is forbidden') });
+      const refused = await ipam.patchPodAnnotations('default', 'web', { a: 'b' }, guardOf(pod)).catch((e) => e);
+      expect(refused).toBeInstanceOf(KubernetesApiError);
+      expect(refused).toMatchObject({ statusCode: 403, reason: 'Forbidden' });
+    });
   });
 
-  it('answers gone when the Pod does not exist (404)', async () => {
-    const guard = { resourceVersion: '1', uid: 'uid-1' };
-    expect(await ipam.patchPodAnnotations('shop', 'nope', { a: 'b' }, guard)).toBe('gone');
-    expect(server.requests[0]).toMatchObject({ method: 'PATCH', url: '/api/v1/namespaces/shop/pods/nope' });
-  });
+  describe('getConfigMap', () => {
+    const { namespace, name } = VPC_CNI_CONFIGMAP;
 
-  it('throws the other API errors as KubernetesApiError', async () => {
-    const pod = fake.putPod(podOnNode('win-1', 'web'));
-    server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'pods "web" is forbidden') });
-    const refused = await ipam.patchPodAnnotations('default', 'web', { a: 'b' }, guardOf(pod)).catch((e) => e);
-    expect(refused).toBeInstanceOf(KubernetesApiError);
-    expect(refused).toMatchObject({ statusCode: 403, reason: 'Forbidden' });
-  });
-});
-
-describe('ClientNodeIpam.getConfigMap', () => {
-  const { namespace, name } = VPC_CNI_CONFIGMAP;
-
-  it('reads the ConfigMap as the API sent it; 404 is undefined', async () => {
-    expect(await ipam.getConfigMap(namespace, name)).toBeUndefined();
-    const stored = fake.putConfigMap({ metadata: { namespace, name }, data: { 'enable-windows-ipam': 'true' } });
-    expect(await ipam.getConfigMap(namespace, name)).toEqual(stored);
-    expect(server.requests.map((r) => [r.method, r.url])).toEqual([
-      ['GET', '/api/v1/namespaces/kube-system/configmaps/amazon-vpc-cni'],
-      ['GET', '/api/v1/namespaces/kube-system/configmaps/amazon-vpc-cni'],
-    ]);
-    expect(fake.callCount('getConfigMap')).toBe(2);
+    it('reads the ConfigMap as the API sent it; 404 is undefined', async () => {
+      expect(await ipam.getConfigMap(namespace, name)).toBeUndefined();
+      const stored = fake.putConfigMap({ metadata: { namespace, name }, data: { 'enable-windows-ipam': 'true' } });
+      expect(await ipam.getConfigMap(namespace, name)).toEqual(stored);
+      expect(server.requests.map((r) => [r.method, r.url])).toEqual([
+        ['GET', '/api/v1/namespaces/kube-system/configmaps/amazon-vpc-cni'],
+        ['GET', '/api/v1/namespaces/kube-system/configmaps/amazon-vpc-cni'],
+      ]);
+      expect(fake.callCount('getConfigMap')).toBe(2);
+    });
   });
 });
 

@@ -1,12 +1,11 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ClientNodeServices } from './client-node-services.ts';
+import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeKubernetes } from './fake.ts';
-import { FAKE_API_SERVER_CA_DATA } from './fake-api-server.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
-import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
+import { refreshingPort } from './lambda-access.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';
 
@@ -15,11 +14,6 @@ import type { EndpointSlice, Service } from './types.ts';
  * controller's tests run on (guarded merge patches, status subresource, finalizers), seen through the
  * real client.
  */
-
-/** The kubeconfig the Lambdas build (tokenKubeConfig), pointed at the fake API server. */
-function kubeConfigFor(server: FakeKubernetesServer, token = 'test-token'): KubeConfig {
-  return tokenKubeConfig({ endpoint: server.url, caData: FAKE_API_SERVER_CA_DATA }, token);
-}
 
 const FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
 
@@ -54,15 +48,15 @@ function slice(name: string, serviceName: string, namespace = 'shop'): EndpointS
   };
 }
 
-describe('ClientNodeServices', () => {
+describe.each(ADAPTER_CLIENTS)('ServicesPort over $name', (client) => {
   let fake: FakeKubernetes;
   let server: FakeKubernetesServer;
-  let services: ClientNodeServices;
+  let services: ServicesPort;
 
   beforeEach(async () => {
     fake = new FakeKubernetes(new FakeClock(Date.parse('2026-11-02T08:00:00Z')));
     server = await startFakeKubernetesServer(fake);
-    services = new ClientNodeServices(kubeConfigFor(server));
+    services = client.services(server);
   });
 
   afterEach(async () => {

@@ -3,16 +3,20 @@ import type { EKSClient } from '@aws-sdk/client-eks';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import { formatUrl } from '@aws-sdk/util-format-url';
+// Only tokenKubeConfig (tests, the relay) uses it at load; everything a Lambda may run imports client-node
+// on first use, so the Lambda packages leave it out (scripts/build.ts, docs/adr/0010-lambda-cold-start.md).
 import { KubeConfig } from '@kubernetes/client-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type Clock, systemClock } from '../clock.ts';
 import { type Config, requireSetting } from '../config/config.ts';
-import { ClientNodeKubernetes } from './client-node-adapter.ts';
-import { ClientNodeIpam } from './client-node-ipam.ts';
+import type { DrainPort } from './drain-port.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort } from './port.ts';
+import type { TokenKubeConfig } from './rest-client.ts';
+import { RestDrain, RestIpam, RestKubernetes, RestServices } from './rest-ports.ts';
+import type { ServicesPort } from './service-port.ts';
 
 /**
  * How a Lambda reaches the Kubernetes API (docs/architecture.md, "Reaching the Kubernetes API from
@@ -109,22 +113,92 @@ export function stsHostname(region: string): string {
   return region.startsWith('cn-') ? `sts.${region}.amazonaws.com.cn` : `sts.${region}.amazonaws.com`;
 }
 
-/** The KubernetesPort for this configuration, refreshing credentials on 401 in `token` and `eks` modes. */
-export function createKubernetesPort(config: Config, deps: KubernetesAccessDeps): KubernetesPort {
-  return createPort(config, deps, (kubeConfig) => new ClientNodeKubernetes(kubeConfig, { clock: deps.clock }));
-}
-
 /**
- * The IP address manager's Pod and ConfigMap port for this configuration, with the same access modes and
- * credential refresh as the Node port (built as `createDrainPort` in client-node-drain.ts is).
+ * The KubernetesPort (Nodes, Events) for this configuration, refreshing credentials on 401 in `token` and
+ * `eks` modes. The Lambdas' ports go over the small REST client (`rest-ports.ts`); kubeconfig mode (local
+ * runs: exec plugins, OIDC, client certificates) over client-node, loaded on first use.
  */
+export function createKubernetesPort(config: Config, deps: KubernetesAccessDeps): KubernetesPort {
+  return createRestPort<KubernetesPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestKubernetes(kubeConfig, { clock: deps.clock }),
+    async () => {
+      const { ClientNodeKubernetes } = await import('./client-node-adapter.ts');
+      return (kubeConfig) => new ClientNodeKubernetes(kubeConfig, { clock: deps.clock });
+    },
+  );
+}
+
+/** The IP address manager's Pod and ConfigMap port, with the same access modes and credential refresh. */
 export function createIpamKubernetesPort(config: Config, deps: KubernetesAccessDeps): IpamKubernetesPort {
-  return createPort(config, deps, (kubeConfig) => new ClientNodeIpam(kubeConfig));
+  return createRestPort<IpamKubernetesPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestIpam(kubeConfig),
+    async () => {
+      const { ClientNodeIpam } = await import('./client-node-ipam.ts');
+      return (kubeConfig) => new ClientNodeIpam(kubeConfig);
+    },
+  );
+}
+
+/** The service controller's Services and EndpointSlices, with the same access modes and credential refresh. */
+export function createServicesPort(config: Config, deps: KubernetesAccessDeps): ServicesPort {
+  return createRestPort<ServicesPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestServices(kubeConfig),
+    async () => {
+      const { ClientNodeServices } = await import('./client-node-services.ts');
+      return (kubeConfig) => new ClientNodeServices(kubeConfig);
+    },
+  );
+}
+
+/** The interruption controller's evictions and cordons, with the same access modes and credential refresh. */
+export function createDrainPort(config: Config, deps: KubernetesAccessDeps): DrainPort {
+  return createRestPort<DrainPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestDrain(kubeConfig),
+    async () => {
+      const { ClientNodeDrain } = await import('./client-node-drain.ts');
+      return (kubeConfig) => new ClientNodeDrain(kubeConfig);
+    },
+  );
 }
 
 /**
- * Any client-node backed port (Nodes, Services, ...) for this configuration: built from the default
- * kubeconfig, or from credentials that are refreshed when due and when the API server answers 401.
+ * A port over the REST client in `token` and `eks` modes (credentials refreshed when due and on a 401),
+ * and over client-node in kubeconfig mode, whose module `clientNodePort` imports on first use so a
+ * Lambda's cold start never loads it.
+ */
+export function createRestPort<P extends object>(
+  config: Config,
+  deps: KubernetesAccessDeps,
+  portFor: (kubeConfig: TokenKubeConfig) => P,
+  clientNodePort: () => Promise<(kubeConfig: KubeConfig) => P>,
+): P {
+  switch (config.KUBERNETES_AUTH_MODE) {
+    case 'kubeconfig':
+      return lazyPort(async () => {
+        const [build, kubeConfig] = await Promise.all([
+          clientNodePort(),
+          deps.loadDefaultKubeConfig?.() ?? loadDefaultKubeConfig(),
+        ]);
+        return build(kubeConfig);
+      });
+    case 'token':
+      return refreshingPort(tokenSecretSource(config, deps), deps.clock, portFor);
+    case 'eks':
+      return refreshingPort(eksSource(config, deps), deps.clock, portFor);
+  }
+}
+
+/**
+ * Any client-node backed port for this configuration (the relay's, and adapters not yet on the REST
+ * client): built from the default kubeconfig, or from credentials refreshed when due and on a 401.
  */
 export function createPort<P extends object>(
   config: Config,
@@ -134,12 +208,40 @@ export function createPort<P extends object>(
   switch (config.KUBERNETES_AUTH_MODE) {
     case 'kubeconfig':
       // Exec plugins and OIDC refresh themselves inside client-node; nothing to add here.
-      return portFor(deps.loadDefaultKubeConfig?.() ?? loadDefaultKubeConfig());
+      return lazyPort(async () => portFor(deps.loadDefaultKubeConfig?.() ?? (await loadDefaultKubeConfig())));
     case 'token':
-      return refreshingPort(tokenSecretSource(config, deps), deps.clock, portFor);
+      return refreshingPort(asClientNodeKubeConfig(tokenSecretSource(config, deps)), deps.clock, portFor);
     case 'eks':
-      return refreshingPort(eksSource(config, deps), deps.clock, portFor);
+      return refreshingPort(asClientNodeKubeConfig(eksSource(config, deps)), deps.clock, portFor);
   }
+}
+
+function asClientNodeKubeConfig(source: CredentialSource): CredentialSource<KubeConfig> {
+  return async () => {
+    const [{ kubeConfig, refreshAt }, clientNode] = await Promise.all([source(), import('@kubernetes/client-node')]);
+    const { server, caData, token } = kubeConfig;
+    return { kubeConfig: buildKubeConfig(clientNode.KubeConfig, { endpoint: server, caData }, token), refreshAt };
+  };
+}
+
+/** A port built on first use; a failed build is tried again by the next call. */
+function lazyPort<P extends object>(load: () => Promise<P>): P {
+  let pending: Promise<P> | undefined;
+  return new Proxy({} as P, {
+    get: (_target, method) =>
+      async function callOnceLoaded(...args: unknown[]) {
+        pending ??= load();
+        const loading = pending;
+        let port: P;
+        try {
+          port = await loading;
+        } catch (err) {
+          if (pending === loading) pending = undefined;
+          throw err;
+        }
+        return (port as Record<PropertyKey, (...a: unknown[]) => Promise<unknown>>)[method]!(...args);
+      },
+  });
 }
 
 /** The real ports: Secrets Manager, the default credential chain, EKS. Clients are made on first use. */
@@ -181,7 +283,11 @@ export function awsKubernetesAccessDeps(config: Config): KubernetesAccessDeps {
 
 /** A KubeConfig for one API server, CA and bearer token. */
 export function tokenKubeConfig(access: ClusterAccess, token: string): KubeConfig {
-  const kubeConfig = new KubeConfig();
+  return buildKubeConfig(KubeConfig, access, token);
+}
+
+function buildKubeConfig(KubeConfigClass: typeof KubeConfig, access: ClusterAccess, token: string): KubeConfig {
+  const kubeConfig = new KubeConfigClass();
   kubeConfig.loadFromOptions({
     clusters: [{ name: 'cluster', server: access.endpoint, caData: access.caData, skipTLSVerify: false }],
     users: [{ name: 'serverless-ccm', token }],
@@ -191,19 +297,23 @@ export function tokenKubeConfig(access: ClusterAccess, token: string): KubeConfi
   return kubeConfig;
 }
 
-function loadDefaultKubeConfig(): KubeConfig {
-  const kubeConfig = new KubeConfig();
+async function loadDefaultKubeConfig(): Promise<KubeConfig> {
+  const clientNode = await import('@kubernetes/client-node');
+  const kubeConfig = new clientNode.KubeConfig();
   kubeConfig.loadFromDefault();
   return kubeConfig;
 }
 
-/** Credentials for one stretch of time: a KubeConfig, and when to stop using it (Infinity: until a 401). */
-export interface Credentials {
-  kubeConfig: KubeConfig;
+/**
+ * Credentials for one stretch of time: a kubeconfig (the REST client's server, CA and token, or
+ * client-node's KubeConfig), and when to stop using it (Infinity: until a 401).
+ */
+export interface Credentials<K = TokenKubeConfig> {
+  kubeConfig: K;
   refreshAt: number;
 }
 
-export type CredentialSource = () => Promise<Credentials>;
+export type CredentialSource<K = TokenKubeConfig> = () => Promise<Credentials<K>>;
 
 /**
  * `token` mode: a Secrets Manager secret holding `{"token": "<service-account token>", "ca": "<base64
@@ -244,7 +354,7 @@ function tokenSecretSource(config: Config, deps: KubernetesAccessDeps): Credenti
     // A PEM pasted as is (not base64) is accepted too: KubeConfig wants base64.
     const caData = ca.startsWith('-----BEGIN') ? Buffer.from(ca).toString('base64') : ca;
     return {
-      kubeConfig: tokenKubeConfig({ endpoint, caData }, fields.token.trim()),
+      kubeConfig: { server: endpoint, caData, token: fields.token.trim() },
       refreshAt: Number.POSITIVE_INFINITY,
     };
   };
@@ -280,7 +390,10 @@ function eksSource(config: Config, deps: KubernetesAccessDeps): CredentialSource
     const now = deps.clock.now();
     const token = await eksToken({ clusterName, region: config.AWS_REGION, credentials, now });
     // Role credentials that expire before the token does show up as a 401, which mints a new token.
-    return { kubeConfig: tokenKubeConfig(access, token), refreshAt: now + EKS_TOKEN_REFRESH_MS };
+    return {
+      kubeConfig: { server: access.endpoint, caData: access.caData, token },
+      refreshAt: now + EKS_TOKEN_REFRESH_MS,
+    };
   };
 }
 
@@ -296,10 +409,10 @@ interface Generation<P> {
  * caller's. Concurrent requests that fail with the same credentials share one refresh.
  * Every method of the port goes through this (a Proxy), so one mechanism serves every port shape.
  */
-export function refreshingPort<P extends object>(
-  source: CredentialSource,
+export function refreshingPort<P extends object, K = KubeConfig>(
+  source: CredentialSource<K>,
   clock: Clock,
-  portFor: (kubeConfig: KubeConfig) => P,
+  portFor: (kubeConfig: K) => P,
 ): P {
   const holder = new CredentialHolder(source, clock, portFor);
   return new Proxy({} as P, {
@@ -312,13 +425,13 @@ export function refreshingPort<P extends object>(
   });
 }
 
-class CredentialHolder<P> {
+class CredentialHolder<P, K> {
   private pending: Promise<Generation<P>> | undefined;
 
   constructor(
-    private readonly source: CredentialSource,
+    private readonly source: CredentialSource<K>,
     private readonly clock: Clock,
-    private readonly portFor: (kubeConfig: KubeConfig) => P,
+    private readonly portFor: (kubeConfig: K) => P,
   ) {}
 
   async run<T>(operation: (port: P) => Promise<T>): Promise<T> {

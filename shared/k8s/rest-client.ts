@@ -1,0 +1,187 @@
+import { Agent, request as httpsRequest } from 'node:https';
+import { KubernetesApiError } from './errors.ts';
+
+/**
+ * The Kubernetes REST client of the Lambdas: JSON over `node:https`, a bearer token and a CA, one keep-alive
+ * connection pool per set of credentials. The Lambdas make a handful of calls (get, list, patch, create,
+ * delete of Nodes, Services, EndpointSlices, Pods, ConfigMaps and Events) and never watch, exec or read a
+ * kubeconfig, so they need none of @kubernetes/client-node's generated models, YAML, WebSocket or auth
+ * plugins, which made up most of every bundle and of its cold import (docs/adr/0010-lambda-cold-start.md).
+ * Not global `fetch`: it takes a private CA only through an undici dispatcher, which is the package this
+ * module exists to leave out. client-node stays for kubeconfig mode (local runs) and the relay.
+ */
+
+/** Server, CA and token: everything of a kubeconfig the Lambdas use (`token` and `eks` modes). */
+export interface TokenKubeConfig {
+  /** https:// URL of the API server. */
+  server: string;
+  /** Base64 PEM CA bundle of the API server. */
+  caData: string;
+  token: string;
+}
+
+/** Sent as User-Agent, and the component name on Events, as `kubectl describe` shows it. */
+export const EVENT_COMPONENT = 'serverless-ccm';
+
+/** Page size for lists (https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks). */
+export const LIST_PAGE_SIZE = 500;
+
+/** RFC 7386 JSON merge patch (https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/). */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** The Status reason for a code whose body has none (a 401 has no body). */
+export const HTTP_REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};
+
+export interface RestRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** Path with its segments already encoded (`path` below). */
+  path: string;
+  query?: Record<string, string | number | undefined>;
+  body?: unknown;
+  contentType?: string;
+}
+
+/** A path from segments, each URI-encoded: `/api/v1/nodes/a%20b`. */
+export function path(...segments: string[]): string {
+  return `/${segments.map(encodeURIComponent).join('/')}`;
+}
+
+export class KubernetesRestClient {
+  private readonly base: URL;
+  private readonly agent: Agent;
+
+  constructor(
+    private readonly kubeConfig: TokenKubeConfig,
+    private readonly userAgent = EVENT_COMPONENT,
+  ) {
+    this.base = new URL(kubeConfig.server.replace(/\/+$/, ''));
+    // One pool for the life of these credentials: a warm Lambda reuses its TLS connection.
+    this.agent = new Agent({ keepAlive: true, ca: Buffer.from(kubeConfig.caData, 'base64') });
+  }
+
+  /**
+   * The response body as JSON (undefined when empty). An HTTP error is a `KubernetesApiError` with the
+   * reason and message of the API server's Status (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/);
+   * anything else (connection refused, TLS failure) is thrown as Node reports it.
+   */
+  send<T>(req: RestRequest): Promise<T> {
+    const url = new URL(this.base.pathname.replace(/\/$/, '') + req.path, this.base);
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined && value !== '') query.set(key, String(value));
+    }
+    query.sort();
+    url.search = query.toString();
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      Authorization: `Bearer ${this.kubeConfig.token}`,
+      'User-Agent': this.userAgent,
+    };
+    if (body !== undefined) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    return new Promise<T>((resolve, reject) => {
+      const outgoing = httpsRequest(url, { method: req.method, headers, agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const code = res.statusCode ?? 0;
+          if (code < 200 || code > 299) {
+            reject(apiError(code, text));
+            return;
+          }
+          try {
+            resolve((text.trim() === '' ? undefined : JSON.parse(text)) as T);
+          } catch (err) {
+            reject(
+              new Error(`reading the API server's answer to ${req.method} ${req.path}: ${String(err)}`, { cause: err }),
+            );
+          }
+        });
+      });
+      outgoing.on('error', reject);
+      outgoing.end(body);
+    });
+  }
+
+  /**
+   * Every item of a list the API server pages with limit/continue; a continue token that expired
+   * (410 Gone: the list took longer than etcd keeps the revision) starts the list again, once.
+   * https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
+   */
+  async listAll<T>(listPath: string, query: Record<string, string> = {}): Promise<T[]> {
+    try {
+      return await this.listPages<T>(listPath, query);
+    } catch (err) {
+      if (err instanceof KubernetesApiError && err.statusCode === 410) return this.listPages<T>(listPath, query);
+      throw err;
+    }
+  }
+
+  private async listPages<T>(listPath: string, query: Record<string, string>): Promise<T[]> {
+    const out: T[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.send<{ items?: T[]; metadata?: { continue?: string } }>({
+        method: 'GET',
+        path: listPath,
+        query: { ...query, limit: LIST_PAGE_SIZE, continue: token },
+      });
+      out.push(...(page.items ?? []));
+      token = page.metadata?.continue || undefined;
+    } while (token);
+    return out;
+  }
+}
+
+function apiError(code: number, text: string): KubernetesApiError {
+  const status = parseStatus(text);
+  const reason = status.reason || HTTP_REASONS[code] || 'Unknown';
+  const message = status.message || text.trim() || `HTTP ${code} ${reason}`;
+  return new KubernetesApiError(code, reason, message.slice(0, 1000), { cause: { statusCode: code, body: text } });
+}
+
+function parseStatus(text: string): { reason?: string; message?: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return {};
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  const { reason, message } = value as Record<string, unknown>;
+  return {
+    reason: typeof reason === 'string' ? reason : undefined,
+    message: typeof message === 'string' ? message : undefined,
+  };
+}
+
+/**
+ * The guard's resourceVersion goes into the patch itself: the API server then applies the patch only
+ * to that version and answers 409 Conflict otherwise (optimistic concurrency).
+ * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
+ */
+export function guardedPatch<T extends object>(patch: T, guard: { resourceVersion: string }): T {
+  const metadata = (patch as { metadata?: object | null }).metadata ?? {};
+  return { ...patch, metadata: { ...metadata, resourceVersion: guard.resourceVersion } };
+}
