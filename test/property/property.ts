@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { createCluster } from './cluster.ts';
+import { type Cluster, createCluster } from './cluster.ts';
 import {
   type AwsFault,
   FaultPlayer,
@@ -34,6 +34,8 @@ export interface RunResult {
   final: Projection;
   violations: string[];
   played: string[];
+  /** The cluster as the run left it, for a closer look at a failure. */
+  cluster: Cluster;
 }
 
 class RunFailure extends Error {}
@@ -89,7 +91,7 @@ export async function runHistory(history: readonly Step[], schedule: FaultSchedu
     if (!(err instanceof RunFailure)) throw err;
     if (!violations.includes(err.message)) violations.push(err.message);
   }
-  return { final: projection(c, player.truth), violations, played: faults.played };
+  return { final: projection(c, player.truth), violations, played: faults.played, cluster: c };
 }
 
 const awsFault: fc.Arbitrary<AwsFault> = fc.oneof(
