@@ -8,7 +8,7 @@ import { engineProperty } from './property.ts';
  */
 describe('the engine under faults', () => {
   it('ends where the calm run ends, owns nothing unwanted, dead-letters nothing, keeps budgets and addresses', async () => {
-    const result = await fc.check(engineProperty(), { numRuns: 200 });
+    const result = await fc.check(engineProperty(), { numRuns: 300 });
     const report = result.failed
       ? `${fc.defaultReportMessage(result)}\n${String((result.errorInstance as Error | undefined)?.message ?? '')}\nreplay: npm run test:soak -- --seed ${result.seed} --path ${result.counterexamplePath}`
       : '';
