@@ -123,35 +123,6 @@ export class KubernetesRestClient {
       outgoing.end(body);
     });
   }
-
-  /**
-   * Every item of a list the API server pages with limit/continue; a continue token that expired
-   * (410 Gone: the list took longer than etcd keeps the revision) starts the list again, once.
-   * https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks
-   */
-  async listAll<T>(listPath: string, query: Record<string, string> = {}): Promise<T[]> {
-    try {
-      return await this.listPages<T>(listPath, query);
-    } catch (err) {
-      if (err instanceof KubernetesApiError && err.statusCode === 410) return this.listPages<T>(listPath, query);
-      throw err;
-    }
-  }
-
-  private async listPages<T>(listPath: string, query: Record<string, string>): Promise<T[]> {
-    const out: T[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.send<{ items?: T[]; metadata?: { continue?: string } }>({
-        method: 'GET',
-        path: listPath,
-        query: { ...query, limit: LIST_PAGE_SIZE, continue: token },
-      });
-      out.push(...(page.items ?? []));
-      token = page.metadata?.continue || undefined;
-    } while (token);
-    return out;
-  }
 }
 
 function apiError(code: number, text: string): KubernetesApiError {

@@ -12,14 +12,8 @@ import {
 import { isConflict, isNotFound } from './errors.ts';
 import type { ConfigMap, IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
-import {
-  EVENT_COMPONENT,
-  guardedPatch,
-  KubernetesRestClient,
-  MERGE_PATCH_TYPE,
-  path,
-  type TokenKubeConfig,
-} from './rest-client.ts';
+import { CoreV1Api, DiscoveryV1Api, listAll } from './rest-api.ts';
+import { EVENT_COMPONENT, guardedPatch, KubernetesRestClient, type TokenKubeConfig } from './rest-client.ts';
 import { LABEL_SERVICE_NAME, type ServicesPort } from './service-port.ts';
 import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from './types.ts';
 
@@ -60,19 +54,19 @@ interface StoredEvent {
 
 /** Nodes and Events (`KubernetesPort`). */
 export class RestKubernetes implements KubernetesPort {
-  private readonly api: KubernetesRestClient;
+  private readonly core: CoreV1Api;
   private readonly clock: Clock;
   /** What this container last wrote to each Event it recorded, by `namespace/name`; see recordEvent. */
   private readonly knownEvents = new Map<string, KnownEvent>();
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    this.api = new KubernetesRestClient(kubeConfig, options.userAgent);
+    this.core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
     this.clock = options.clock ?? systemClock;
   }
 
   async getNode(name: string): Promise<Node | undefined> {
     try {
-      return await this.api.send<Node>({ method: 'GET', path: path('api', 'v1', 'nodes', name) });
+      return await this.core.readNode<Node>(name);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -80,15 +74,15 @@ export class RestKubernetes implements KubernetesPort {
   }
 
   listNodes(): Promise<Node[]> {
-    return this.api.listAll<Node>('/api/v1/nodes');
+    return listAll((query) => this.core.listNode<Node>(query));
   }
 
   patchNode(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
-    return this.patch<Node>(path('api', 'v1', 'nodes', name), guardedPatch(patch, guard));
+    return this.core.patchNode<Node>(name, guardedPatch(patch, guard));
   }
 
   patchNodeStatus(name: string, patch: MergePatch<Node>, guard: WriteGuard): Promise<Node> {
-    return this.patch<Node>(`${path('api', 'v1', 'nodes', name)}/status`, guardedPatch(patch, guard));
+    return this.core.patchNodeStatus<Node>(name, guardedPatch(patch, guard));
   }
 
   /**
@@ -100,7 +94,7 @@ export class RestKubernetes implements KubernetesPort {
     const body = {
       preconditions: definedOnly({ uid: preconditions.uid, resourceVersion: preconditions.resourceVersion }),
     };
-    await this.api.send({ method: 'DELETE', path: path('api', 'v1', 'nodes', name), body });
+    await this.core.deleteNode(name, body);
   }
 
   /**
@@ -113,45 +107,40 @@ export class RestKubernetes implements KubernetesPort {
     const namespace = event.involvedObject.namespace || 'default';
     const name = eventName(event);
     const key = `${namespace}/${name}`;
-    const events = path('api', 'v1', 'namespaces', namespace, 'events');
     let known = this.knownEvents.get(key);
     for (let attempt = 1; attempt <= EVENT_WRITE_ATTEMPTS; attempt++) {
       const now = new Date(this.clock.now());
       if (!known) {
         try {
-          const created = await this.api.send<StoredEvent>({
-            method: 'POST',
-            path: events,
-            body: newEvent(event, namespace, name, now),
-          });
+          const created = await this.core.createNamespacedEvent<StoredEvent>(
+            namespace,
+            newEvent(event, namespace, name, now),
+          );
           this.rememberEvent(key, created);
           return;
         } catch (err) {
           if (!isConflict(err)) throw err; // 409 AlreadyExists: an identical Event is there
         }
-        known = await this.readEvent(`${events}/${encodeURIComponent(name)}`);
+        known = await this.readEvent(namespace, name);
         if (!known) continue; // it expired (--event-ttl) since the create: create it again
       }
       const body = guardedPatch({ count: known.count + 1, lastTimestamp: now.toISOString() }, known);
       try {
-        const patched = await this.patch<StoredEvent>(`${events}/${encodeURIComponent(name)}`, body);
+        const patched = await this.core.patchNamespacedEvent<StoredEvent>(namespace, name, body);
         this.rememberEvent(key, patched);
         return;
       } catch (err) {
         this.knownEvents.delete(key);
         if (!isNotFound(err) && !isConflict(err)) throw err;
         // 404: it expired, create it again. 409: someone counted it meanwhile, read the new count.
-        known =
-          isConflict(err) && attempt < EVENT_WRITE_ATTEMPTS
-            ? await this.readEvent(`${events}/${encodeURIComponent(name)}`)
-            : undefined;
+        known = isConflict(err) && attempt < EVENT_WRITE_ATTEMPTS ? await this.readEvent(namespace, name) : undefined;
       }
     }
   }
 
-  private async readEvent(eventPath: string): Promise<KnownEvent | undefined> {
+  private async readEvent(namespace: string, name: string): Promise<KnownEvent | undefined> {
     try {
-      return knownEvent(await this.api.send<StoredEvent>({ method: 'GET', path: eventPath }));
+      return knownEvent(await this.core.readNamespacedEvent<StoredEvent>(namespace, name));
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -167,23 +156,22 @@ export class RestKubernetes implements KubernetesPort {
       this.knownEvents.delete(this.knownEvents.keys().next().value!);
     }
   }
-
-  private patch<T>(objectPath: string, body: object): Promise<T> {
-    return this.api.send<T>({ method: 'PATCH', path: objectPath, body, contentType: MERGE_PATCH_TYPE });
-  }
 }
 
 /** Services and their EndpointSlices (`ServicesPort`). */
 export class RestServices implements ServicesPort {
-  private readonly api: KubernetesRestClient;
+  private readonly core: CoreV1Api;
+  private readonly discovery: DiscoveryV1Api;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    this.api = new KubernetesRestClient(kubeConfig, options.userAgent);
+    const api = new KubernetesRestClient(kubeConfig, options.userAgent);
+    this.core = new CoreV1Api(api);
+    this.discovery = new DiscoveryV1Api(api);
   }
 
   async getService(namespace: string, name: string): Promise<Service | undefined> {
     try {
-      return await this.api.send<Service>({ method: 'GET', path: servicePath(namespace, name) });
+      return await this.core.readNamespacedService<Service>(namespace, name);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -191,60 +179,47 @@ export class RestServices implements ServicesPort {
   }
 
   listServices(): Promise<Service[]> {
-    return this.api.listAll<Service>('/api/v1/services');
+    return listAll((query) => this.core.listServiceForAllNamespaces<Service>(query));
   }
 
   patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
-    const body = guardedPatch(patch, guard);
-    return this.api.send({ method: 'PATCH', path: servicePath(namespace, name), body, contentType: MERGE_PATCH_TYPE });
+    return this.core.patchNamespacedService<Service>(namespace, name, guardedPatch(patch, guard));
   }
 
   patchServiceStatus(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
-    const body = guardedPatch(patch, guard);
-    const statusPath = `${servicePath(namespace, name)}/status`;
-    return this.api.send({ method: 'PATCH', path: statusPath, body, contentType: MERGE_PATCH_TYPE });
+    return this.core.patchNamespacedServiceStatus<Service>(namespace, name, guardedPatch(patch, guard));
   }
 
-  /** Not started again on 410, as the client-node adapter does not either: the next pass lists anew. */
-  async listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]> {
-    const slices = path('apis', 'discovery.k8s.io', 'v1', 'namespaces', namespace, 'endpointslices');
-    const out: EndpointSlice[] = [];
-    let token: string | undefined;
-    do {
-      const page = await this.api.send<{ items?: EndpointSlice[]; metadata?: { continue?: string } }>({
-        method: 'GET',
-        path: slices,
-        query: { labelSelector: `${LABEL_SERVICE_NAME}=${serviceName}`, limit: 500, continue: token },
-      });
-      out.push(...(page.items ?? []));
-      token = page.metadata?.continue || undefined;
-    } while (token);
-    return out;
+  /** Not started again on 410, as the client-node adapter's is not either: the next pass lists anew. */
+  listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]> {
+    const labelSelector = `${LABEL_SERVICE_NAME}=${serviceName}`;
+    return listAll(
+      (query) => this.discovery.listNamespacedEndpointSlice<EndpointSlice>(namespace, { ...query, labelSelector }),
+      { relistOnExpired: false },
+    );
   }
 }
-
-const servicePath = (namespace: string, name: string) => path('api', 'v1', 'namespaces', namespace, 'services', name);
-const podPath = (namespace: string, name: string) => path('api', 'v1', 'namespaces', namespace, 'pods', name);
 
 /**
  * The Pods bound to a Node, of every namespace: filtered by the API server (spec.nodeName is a field
  * selector every Pod list supports), paged, and listed again once when a continue token expires (410).
  * https://kubernetes.io/docs/concepts/overview/working-with-objects/field-selectors/
  */
-function listPodsBoundTo(api: KubernetesRestClient, nodeName: string): Promise<Pod[]> {
-  return api.listAll<Pod>('/api/v1/pods', { fieldSelector: `spec.nodeName=${nodeName}` });
+function listPodsBoundTo(core: CoreV1Api, nodeName: string): Promise<Pod[]> {
+  const fieldSelector = `spec.nodeName=${nodeName}`;
+  return listAll((query) => core.listPodForAllNamespaces<Pod>({ ...query, fieldSelector }));
 }
 
 /** The IP address manager's Pods and ConfigMap (`IpamKubernetesPort`). */
 export class RestIpam implements IpamKubernetesPort {
-  private readonly api: KubernetesRestClient;
+  private readonly core: CoreV1Api;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    this.api = new KubernetesRestClient(kubeConfig, options.userAgent);
+    this.core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
   }
 
   listPodsOnNode(nodeName: string): Promise<Pod[]> {
-    return listPodsBoundTo(this.api, nodeName);
+    return listPodsBoundTo(this.core, nodeName);
   }
 
   /** Guarded by resourceVersion and uid, as `ClientNodeIpam.patchPodAnnotations` explains. */
@@ -256,12 +231,7 @@ export class RestIpam implements IpamKubernetesPort {
   ): Promise<Pod | 'gone'> {
     const body = { metadata: { annotations, resourceVersion: guard.resourceVersion, uid: guard.uid } };
     try {
-      return await this.api.send<Pod>({
-        method: 'PATCH',
-        path: podPath(namespace, name),
-        body,
-        contentType: MERGE_PATCH_TYPE,
-      });
+      return await this.core.patchNamespacedPod<Pod>(namespace, name, body);
     } catch (err) {
       if (isNotFound(err)) return 'gone';
       throw err;
@@ -270,10 +240,7 @@ export class RestIpam implements IpamKubernetesPort {
 
   async getConfigMap(namespace: string, name: string): Promise<ConfigMap | undefined> {
     try {
-      return await this.api.send<ConfigMap>({
-        method: 'GET',
-        path: path('api', 'v1', 'namespaces', namespace, 'configmaps', name),
-      });
+      return await this.core.readNamespacedConfigMap<ConfigMap>(namespace, name);
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -283,14 +250,14 @@ export class RestIpam implements IpamKubernetesPort {
 
 /** Evictions, Pod deletes and cordons (`DrainPort`), answered as `drain-port.ts` says. */
 export class RestDrain implements DrainPort {
-  private readonly api: KubernetesRestClient;
+  private readonly core: CoreV1Api;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    this.api = new KubernetesRestClient(kubeConfig, options.userAgent);
+    this.core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
   }
 
   listPodsOnNode(nodeName: string): Promise<Pod[]> {
-    return listPodsBoundTo(this.api, nodeName);
+    return listPodsBoundTo(this.core, nodeName);
   }
 
   /** A policy/v1 Eviction: https://kubernetes.io/docs/concepts/scheduling-eviction/api-eviction/ */
@@ -302,24 +269,19 @@ export class RestDrain implements DrainPort {
       deleteOptions: deleteOptions(options),
     };
     return evictionOutcome(namespace, name, options, () =>
-      this.api.send({ method: 'POST', path: `${podPath(namespace, name)}/eviction`, body }),
+      this.core.createNamespacedPodEviction(namespace, name, body),
     );
   }
 
   deletePod(namespace: string, name: string, options: { uid?: string } = {}): Promise<PodDeleteResult> {
     return deleteOutcome(namespace, name, options, () =>
-      this.api.send({ method: 'DELETE', path: podPath(namespace, name), body: deleteOptions(options) }),
+      this.core.deleteNamespacedPod(namespace, name, deleteOptions(options)),
     );
   }
 
   cordonNode(name: string, guard: WriteGuard): Promise<Node> {
     const body = guardedPatch(structuredClone(CORDON_PATCH), guard);
-    return this.api.send({
-      method: 'PATCH',
-      path: path('api', 'v1', 'nodes', name),
-      body,
-      contentType: MERGE_PATCH_TYPE,
-    });
+    return this.core.patchNode<Node>(name, body);
   }
 }
 

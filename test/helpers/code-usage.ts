@@ -27,7 +27,10 @@ export interface CodeUsage {
   awsActions: Set<string>;
   /** `Ec2Port.describeInstances`: interface members the code calls (or refers to), by interface name. */
   interfaceMembers: Set<string>;
-  /** `CoreV1Api.readNode`: the `@kubernetes/client-node` API methods the code calls. */
+  /**
+   * `CoreV1Api.readNode`: the Kubernetes API methods the code calls, of `@kubernetes/client-node` or of the
+   * Lambdas' REST client (`shared/k8s/rest-api.ts`, which names its methods as client-node does).
+   */
   kubernetesCalls: Set<string>;
 }
 
@@ -81,7 +84,7 @@ export function iamActionOfCommand(clientPackage: string, commandName: string): 
 }
 
 const CLIENT_PACKAGE = /\/node_modules\/@aws-sdk\/(client-[a-z0-9-]+)\//;
-const KUBERNETES_CLIENT = '/node_modules/@kubernetes/client-node/';
+const KUBERNETES_CLIENTS = ['/node_modules/@kubernetes/client-node/', '/shared/k8s/rest-api.ts'];
 /** client-node generates each API group's class several times (`ObjectCoreV1Api`, `PromiseCoreV1Api`, ...). */
 const KUBERNETES_API_CLASS = /^(?:Object|Promise|Observable)?([A-Z][A-Za-z0-9]*Api)$/;
 
@@ -205,10 +208,8 @@ class Reachability {
     if (!symbol) return;
     if (symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
     for (const declaration of symbol.declarations ?? []) {
-      if (!this.ours(declaration)) {
-        this.kubernetesCall(declaration, symbol.getName());
-        continue;
-      }
+      this.kubernetesCall(declaration, symbol.getName());
+      if (!this.ours(declaration)) continue;
       if (ts.isMethodSignature(declaration) || ts.isPropertySignature(declaration)) {
         const owner = declaration.parent;
         if (ts.isInterfaceDeclaration(owner)) this.reachMember(owner, symbol.getName());
@@ -225,9 +226,10 @@ class Reachability {
     }
   }
 
-  /** A method of one of client-node's API classes: one Kubernetes API request. */
+  /** A method of one of the Kubernetes clients' API classes: one Kubernetes API request. */
   private kubernetesCall(declaration: ts.Declaration, name: string): void {
-    if (!declaration.getSourceFile().fileName.includes(KUBERNETES_CLIENT)) return;
+    const file = declaration.getSourceFile().fileName;
+    if (!KUBERNETES_CLIENTS.some((client) => file.includes(client))) return;
     if (!ts.isMethodDeclaration(declaration) && !ts.isMethodSignature(declaration)) return;
     const owner = declaration.parent;
     const ownerName = (ts.isClassLike(owner) || ts.isInterfaceDeclaration(owner)) && owner.name?.text;
