@@ -24,6 +24,8 @@ export const SERVICES = [
 ] as const;
 export const NAMESPACE = 'shop';
 export const WINDOWS_PODS = 4;
+/** How long EC2's spot interruption warning comes before the interruption. */
+const SPOT_NOTICE_MS = 2 * 60_000;
 
 export type Op =
   /** EC2 launches the slot's instance; it stays unseen by this many lookups (eventual consistency). */
@@ -158,7 +160,8 @@ export class Truth {
   readonly launched = new Set<number>();
   readonly joined = new Set<number>();
   readonly left = new Set<number>();
-  readonly spotted = new Set<number>();
+  /** When each slot's spot warning came. */
+  readonly spotted = new Map<number, number>();
   readonly services = new Set<number>();
   readonly deletedServices = new Set<number>();
   readonly winPods = new Set<number>();
@@ -264,6 +267,15 @@ export class HistoryPlayer {
 
   constructor(private readonly c: Cluster) {}
 
+  /**
+   * Within the two minutes a spot warning gives, the instance stays and its Node with it: how far a drain got when
+   * either went sooner would depend on how fast the controller was, not on what it did.
+   */
+  private warned(s: number): boolean {
+    const at = this.truth.spotted.get(s);
+    return at !== undefined && this.c.clock.now() < at + SPOT_NOTICE_MS;
+  }
+
   private setState(s: number, state: InstanceState): void {
     const { instanceId } = instanceOf(s);
     this.c.ec2.setState(instanceId, state);
@@ -340,7 +352,7 @@ export class HistoryPlayer {
         if (alive(op.slot) && truth.state.get(op.slot) === 'running') this.setReady(op.slot, 'True');
         return;
       case 'stop':
-        if (!alive(op.slot) || truth.state.get(op.slot) !== 'running') return;
+        if (!alive(op.slot) || truth.state.get(op.slot) !== 'running' || this.warned(op.slot)) return;
         this.setState(op.slot, 'stopped');
         this.setReady(op.slot, 'Unknown');
         return;
@@ -350,13 +362,13 @@ export class HistoryPlayer {
         this.setReady(op.slot, 'True');
         return;
       case 'terminate':
-        if (!alive(op.slot)) return;
+        if (!alive(op.slot) || this.warned(op.slot)) return;
         this.setState(op.slot, 'terminated');
         this.setReady(op.slot, 'Unknown');
         return;
       case 'leave': {
         const name = nodeNameOf(op.slot);
-        if (!truth.joined.has(op.slot) || truth.left.has(op.slot)) return;
+        if (!truth.joined.has(op.slot) || truth.left.has(op.slot) || this.warned(op.slot)) return;
         truth.left.add(op.slot);
         if (c.kube.nodes.has(name)) await c.kube.deleteNode(name, {});
         return;
@@ -409,7 +421,7 @@ export class HistoryPlayer {
         // kubelet set the provider ID (decided by the history, not by how far the controller got).
         const named = truth.providerIds.has(op.slot) && !truth.left.has(op.slot) && c.kube.nodes.has(name);
         if (!alive(op.slot) || truth.spotted.has(op.slot) || !named) return;
-        truth.spotted.add(op.slot);
+        truth.spotted.set(op.slot, c.clock.now());
         const app = `spot${op.slot}`;
         for (let i = 0; i < 3; i++) c.kube.putPod(replicaPod(name, `${app}-${i}`, app));
         c.kube.workloads.putBudget({
