@@ -3,18 +3,17 @@
  * one request on stdin, wait for the response on stdout. The AWS call goes to a local fake ECR endpoint
  * (`AWS_ENDPOINT_URL_ECR`) with dummy credentials in the environment, so the binary runs its production code
  * path, SDK signing and HTTP included, and the figure excludes only AWS's own latency.
+ *
+ * The targets (issue "cost at scale"): start-to-answer at most 1.5x a bare `node -e 0` of the pinned Node.js,
+ * measured in the same run (the runs alternate, so machine load hits both alike), and at most 60 MiB per
+ * executable. The size is reported for every architecture; the timing only for this machine's.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
-import {
-  buildCredentialProvider,
-  executablePath,
-  TARGET_ARCHES,
-  type TargetArch,
-} from '../../scripts/build-credential-provider.ts';
+import { buildCredentialProvider, executablePath, TARGET_ARCHES } from '../../scripts/build-credential-provider.ts';
 
 type BenchResult = { name: string; value: number; unit: string; target?: string; rerun: string; note?: string };
 
@@ -29,16 +28,23 @@ const REQUEST = JSON.stringify({
   image: '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1.4.2',
 });
 
-/** Rebuild only when a source file is newer than the executable; a build takes tens of seconds. */
-async function executable(arch: TargetArch): Promise<string> {
-  const path = executablePath(arch);
-  const newestSource = Math.max(
-    ...readdirSync(SOURCES)
-      .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
-      .map((name) => statSync(join(SOURCES, name)).mtimeMs),
+const START_RATIO_TARGET = 1.5;
+const SIZE_TARGET_MIB = 60;
+
+/**
+ * Rebuild only the executables older than a source file or the build script; a build takes tens of seconds
+ * (the foreign architecture's snapshot is generated under emulation).
+ */
+async function ensureBuilt(): Promise<void> {
+  const sources = readdirSync(SOURCES)
+    .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
+    .map((name) => join(SOURCES, name))
+    .concat(join(ROOT, 'scripts', 'build-credential-provider.ts'));
+  const newestSource = Math.max(...sources.map((path) => statSync(path).mtimeMs));
+  const stale = TARGET_ARCHES.filter(
+    (arch) => !existsSync(executablePath(arch)) || statSync(executablePath(arch)).mtimeMs < newestSource,
   );
-  if (!existsSync(path) || statSync(path).mtimeMs < newestSource) await buildCredentialProvider([arch]);
-  return path;
+  if (stale.length > 0) await buildCredentialProvider(stale);
 }
 
 /** Wall time from spawn to exit: kubelet waits for the process to exit, not only for the JSON. */
@@ -69,21 +75,23 @@ function timeOnce(
   });
 }
 
-/** Sorted timings of RUNS runs after WARMUP discarded ones; `check` vets every answer. */
-async function timings(
-  path: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  input: string,
-  check: (stdout: string) => void = () => {},
-): Promise<number[]> {
-  const times: number[] = [];
+type Case = { path: string; args: string[]; input: string; check?: (stdout: string) => void };
+
+/**
+ * Sorted timings of RUNS runs of each case after WARMUP discarded ones. The cases take turns, so a burst of load
+ * from elsewhere on the machine lands on all of them rather than on one.
+ */
+async function timings(cases: Record<string, Case>, env: NodeJS.ProcessEnv): Promise<Record<string, number[]>> {
+  const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    const { ms, stdout } = await timeOnce(path, args, env, input);
-    check(stdout);
-    if (i >= WARMUP) times.push(ms);
+    for (const [name, { path, args, input, check }] of Object.entries(cases)) {
+      const { ms, stdout } = await timeOnce(path, args, env, input);
+      check?.(stdout);
+      if (i >= WARMUP) times[name]!.push(ms);
+    }
   }
-  return times.sort((a, b) => a - b);
+  for (const list of Object.values(times)) list.sort((a, b) => a - b);
+  return times;
 }
 
 function checkAnswer(stdout: string): void {
@@ -105,7 +113,8 @@ export async function run(): Promise<BenchResult[]> {
       `the credential provider is built for linux x64 and arm64; this is ${process.platform}-${process.arch}`,
     );
   }
-  const path = await executable(arch);
+  await ensureBuilt();
+  const path = executablePath(arch);
   const server = await startFakeAwsServer();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
@@ -116,46 +125,65 @@ export async function run(): Promise<BenchResult[]> {
     AWS_ENDPOINT_URL_ECR: server.url,
   };
   try {
-    const answer = await timings(path, [], env, REQUEST, checkAnswer);
-    const version = await timings(path, ['--version'], env, '');
-    // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
-    const floor = await timings(process.execPath, ['-e', '0'], env, '');
-    const sizeMiB = statSync(path).size / 1024 / 1024;
+    const times = await timings(
+      {
+        answer: { path, args: [], input: REQUEST, check: checkAnswer },
+        version: { path, args: ['--version'], input: '' },
+        // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
+        floor: { path: process.execPath, args: ['-e', '0'], input: '' },
+      },
+      env,
+    );
+    const answer = percentile(times.answer!, 50);
+    const floor = percentile(times.floor!, 50);
+    const sizes = TARGET_ARCHES.filter((candidate) => existsSync(executablePath(candidate))).map(
+      (candidate): BenchResult => ({
+        name: `credential-provider: executable size (linux-${candidate})`,
+        value: round(statSync(executablePath(candidate)).size / 1024 / 1024),
+        unit: 'MiB',
+        target: `<= ${SIZE_TARGET_MIB}`,
+        rerun: RERUN,
+        note: 'stripped Node.js 22 (~102 MiB of it) + bundle + startup snapshot',
+      }),
+    );
     return [
       {
-        name: `credential-provider: start-to-answer, median of ${RUNS} (ECR faked on 127.0.0.1)`,
-        value: round(percentile(answer, 50)),
-        unit: 'ms',
-        target: '<= 60',
+        name: `credential-provider: start-to-answer / bare Node.js start, medians of ${RUNS}`,
+        value: round(answer / floor, 2),
+        unit: 'x',
+        target: `<= ${START_RATIO_TARGET}`,
         rerun: RERUN,
-        note: 'spawn to exit, SigV4 and HTTP included',
+        note: 'both measured in this run, alternating',
+      },
+      {
+        name: `credential-provider: start-to-answer, median of ${RUNS} (ECR faked on 127.0.0.1)`,
+        value: round(answer),
+        unit: 'ms',
+        target: `<= ${round(START_RATIO_TARGET * floor)}`,
+        rerun: RERUN,
+        note: `spawn to exit, SigV4 and HTTP included; target = ${START_RATIO_TARGET} x the bare start below`,
       },
       {
         name: `credential-provider: start-to-answer, p95 of ${RUNS}`,
-        value: round(percentile(answer, 95)),
+        value: round(percentile(times.answer!, 95)),
         unit: 'ms',
         rerun: RERUN,
       },
       {
         name: `credential-provider: --version start-to-exit, median of ${RUNS}`,
-        value: round(percentile(version, 50)),
+        value: round(percentile(times.version!, 50)),
         unit: 'ms',
         rerun: RERUN,
-        note: 'Node.js start plus compiling and running the bundle, no AWS call',
+        note: 'Node.js start plus deserializing the snapshot, no AWS call',
       },
       {
         name: `credential-provider: bare Node.js start (node -e 0), median of ${RUNS}`,
-        value: round(percentile(floor, 50)),
+        value: round(floor),
         unit: 'ms',
         rerun: RERUN,
         note: 'the floor on this machine, for reading the figures above',
       },
-      {
-        name: `credential-provider: executable size (linux-${arch})`,
-        value: round(sizeMiB),
-        unit: 'MiB',
-        rerun: RERUN,
-      },
+      ...sizes,
     ];
   } finally {
     await server.close();
