@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigSchema, type InterruptionActionOverrides } from '../shared/config/config.ts';
 
 /**

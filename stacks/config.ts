@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
 import {
   INTERRUPTION_SETTINGS,

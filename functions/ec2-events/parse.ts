@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { formatIssues, parseBody } from '../../shared/parse-body.ts';
 
 /**

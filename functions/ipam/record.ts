@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * The pool's journal, an annotation on the Node (`POOL_ANNOTATION`), written with a guard on the Node's

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseEnvironment } from '../../shared/config/config.ts';
 import type { Reconciler } from './forwarding.ts';
 import { WATCHED_KINDS } from './kinds.ts';

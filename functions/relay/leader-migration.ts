@@ -1,5 +1,5 @@
 import { loadYaml } from '@kubernetes/client-node';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Clock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ALPN_POLICIES, isValidElbName } from '../../shared/aws/elbv2-port.ts';
 import type { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
 import { parseCidr } from '../../shared/net/cidr.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseCidr } from '../net/cidr.ts';
 import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption.ts';
 

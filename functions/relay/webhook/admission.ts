@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /**
  * AdmissionReview v1, the body the API server posts to a webhook and expects back.
