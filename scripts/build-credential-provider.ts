@@ -209,7 +209,7 @@ function seaBlob(arch: TargetArch, node: string, script: string): { blob: string
   if (!snapshot) {
     log(
       `WARNING: cannot run linux-${arch} Node.js here (no ${EMULATION[arch].qemu[0]} or ${EMULATION[arch].sysroot}): ` +
-        `building it WITHOUT a startup snapshot, about twice as slow to start. See docs/credential-provider.md.`,
+        `building it WITHOUT a startup snapshot: same behaviour, about 1.5x the start time. See docs/credential-provider.md.`,
     );
   }
   const blob = join(WORK, `sea-prep-${arch}.blob`);
