@@ -94,6 +94,27 @@ describe('ChangeRouter', () => {
     expect(r.size('Pod')).toBe(1);
   });
 
+  it("a list's Pods become one key per Node, at the newest revision, when the list finishes", () => {
+    const { r, keys } = router({ reconcilers: ['ipam'] });
+    r.listStarted('Pod');
+    const pods = ['a', 'b', 'c'].map((name) => at(makeAddressPod('default', name, name === 'b' ? 'n2' : 'n1')));
+    expect(pods.map((pod) => r.observe('Pod', pod))).toEqual(['forwarded', 'forwarded', 'forwarded']);
+    expect(keys).toEqual([]);
+
+    r.listFinished('Pod', '300');
+    expect(keys.map((k) => [k.message.name, k.message.hint?.resourceVersion])).toEqual([
+      ['n1', pods[2]!.metadata!.resourceVersion],
+      ['n2', pods[1]!.metadata!.resourceVersion],
+    ]);
+    // Watched changes after the list are sent as they come.
+    keys.length = 0;
+    r.observe(
+      'Pod',
+      at({ ...pods[0]!, metadata: { ...pods[0]!.metadata, deletionTimestamp: '2026-11-02T08:00:00Z' } }),
+    );
+    expect(short(keys)).toEqual(['ipam:Node//n1']);
+  });
+
   it('sends EndpointSlice changes to their Service only for LoadBalancers with IP targets', () => {
     const { r, keys } = router({ reconcilers: ['service'] });
     r.observe(

@@ -4,6 +4,7 @@ import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import { type KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
+import { newest } from './forwarder.ts';
 import { FORWARDING_RULES, type ForwardingRule, loadBalancerTargets, type Reconciler } from './forwarding.ts';
 import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
 
@@ -79,6 +80,12 @@ export class ChangeRouter {
    */
   private readonly nodeWideRevisions = new Map<Reconciler, string>();
 
+  /**
+   * Per kind being listed, the keys its `pod-node` rule made so far, newest per reconciler and Node: sent when the
+   * list finishes. A Node's Pods are listed one after another (by name, across Nodes), so each would otherwise be a
+   * key of its own whenever the previous one had already left; this way a listed Node is one key per list.
+   */
+  private readonly listing = new Map<WatchedKind, Map<string, RoutedKey>>();
   /** Fingerprints of the object being observed (no router call observes another meanwhile). */
   private readonly values: number[] = [];
 
@@ -113,6 +120,8 @@ export class ChangeRouter {
   /** A full list of `kind` begins: objects it does not include are deleted at `listFinished`. */
   listStarted(kind: WatchedKind): void {
     this.epochs.set(kind, (this.epochs.get(kind) ?? 0) + 1);
+    // A list started again (its continue token expired) keeps what the first attempt collected.
+    if (!this.listing.has(kind)) this.listing.set(kind, new Map());
   }
 
   /** The list is complete: what it did not include is gone, and was deleted while no watch was open. */
@@ -127,6 +136,9 @@ export class ChangeRouter {
       table.delete(key);
       outcomes.push(this.deleted(kind, key, fingerprints, owner, resourceVersion, undefined));
     }
+    const collected = this.listing.get(kind);
+    this.listing.delete(kind);
+    for (const { reconciler, message } of collected?.values() ?? []) this.send('unchanged', reconciler, [message]);
     return outcomes;
   }
 
@@ -231,6 +243,7 @@ export class ChangeRouter {
   /** Forget everything (leadership lost: the next leader lists from scratch). */
   clear(): void {
     this.tables.clear();
+    this.listing.clear();
     this.loadBalancers.clear();
     this.nodeSetRevision = undefined;
     this.sliceRevisions.clear();
@@ -267,6 +280,8 @@ export class ChangeRouter {
     hint: KeyHint,
   ): ChangeOutcome {
     const keys = this.keysFor(rule, kind, key, owner, hint);
+    const collecting = rule.target === 'pod-node' ? this.listing.get(kind) : undefined;
+    if (keys !== 'node-set' && collecting) return this.collect(collecting, outcome, rule.reconciler, keys);
     if (keys !== 'node-set') return this.send(outcome, rule.reconciler, keys);
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
@@ -274,6 +289,23 @@ export class ChangeRouter {
     if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();
+    return 'forwarded';
+  }
+
+  /** Keep keys until the list finishes (see `listing`); the newest revision of a key wins, as in the forwarder. */
+  private collect(
+    collecting: Map<string, RoutedKey>,
+    outcome: ChangeOutcome,
+    reconciler: Reconciler,
+    keys: KeyMessage[],
+  ): ChangeOutcome {
+    if (keys.length === 0) return outcome;
+    if (!this.options.allows(reconciler)) return outcome === 'forwarded' ? outcome : 'held';
+    for (const message of keys) {
+      const id = `${reconciler}\u0000${message.kind}\u0000${message.name}`;
+      const before = collecting.get(id);
+      collecting.set(id, { reconciler, message: before ? newest(before.message, message) : message });
+    }
     return 'forwarded';
   }
 
