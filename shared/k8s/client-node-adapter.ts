@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import {
   ApiException,
   CoreV1Api,
@@ -13,7 +12,8 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { type Clock, systemClock } from '../clock.ts';
-import { isConflict, isNotFound, KubernetesApiError } from './errors.ts';
+import { HTTP_REASONS, KubernetesApiError } from './errors.ts';
+import { definedOnly, EVENT_COMPONENT, EventRecorder } from './event-recorder.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { EventRecord, MergePatch, Node } from './types.ts';
 
@@ -23,8 +23,8 @@ import type { EventRecord, MergePatch, Node } from './types.ts';
  * plain JSON in the shape of `types.ts`, and every API error is a `KubernetesApiError`.
  */
 
-/** The component name on Events (`source.component`, `reportingComponent`), as `kubectl describe` shows it. */
-export const EVENT_COMPONENT = 'serverless-ccm';
+/** Event names and aggregation live in event-recorder.ts, shared with the Lambdas' REST client. */
+export { EVENT_COMPONENT, EVENT_WRITE_ATTEMPTS, eventName, KNOWN_EVENTS_LIMIT } from './event-recorder.ts';
 
 /** Page size for lists (https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks). */
 export const LIST_PAGE_SIZE = 500;
@@ -56,14 +56,21 @@ export function apiConfiguration(kubeConfig: KubeConfig, userAgent = EVENT_COMPO
 
 export class ClientNodeKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
-  private readonly clock: Clock;
-  /** What this container last wrote to each Event it recorded, by `namespace/name`; see recordEvent. */
-  private readonly knownEvents = new Map<string, KnownEvent>();
+  private readonly events: EventRecorder;
 
   constructor(kubeConfig: KubeConfig, options: ClientNodeKubernetesOptions = {}) {
-    this.clock = options.clock ?? systemClock;
     const configuration = apiConfiguration(kubeConfig, options.userAgent);
     this.core = new CoreV1Api(configuration);
+    this.events = new EventRecorder(
+      {
+        create: (namespace, body) =>
+          this.call(() => this.core.createNamespacedEvent({ namespace, body: body as CoreV1Event })),
+        read: (namespace, name) => this.call(() => this.core.readNamespacedEvent({ namespace, name })),
+        patch: (namespace, name, body) =>
+          this.call(() => this.core.patchNamespacedEvent({ namespace, name, body }, MERGE_PATCH)),
+      },
+      options.clock ?? systemClock,
+    );
   }
 
   async getNode(name: string): Promise<Node | undefined> {
@@ -110,77 +117,9 @@ export class ClientNodeKubernetes implements KubernetesPort {
     await this.call(() => this.core.deleteNode({ name, body }));
   }
 
-  /**
-   * Records an Event, aggregating identical ones the way client-go's recorder does: an Event with the
-   * same object, type, reason, message and component as an existing one is not created again; the
-   * existing one gets `count + 1` and a new `lastTimestamp` (`kubectl describe` shows "(x5 over 10m)").
-   *
-   * client-go's EventCorrelator finds the existing Event in an in-process cache (with a 10-minute
-   * aggregation window and a spam filter). A Lambda container lives for an unknown number of
-   * invocations and many run side by side, so that cache would miss most repeats. Here the Event name
-   * is derived from its content instead (`eventName`), so every container finds the same Event: create
-   * it, and on 409 AlreadyExists read it and increment its count with a merge patch guarded by its
-   * resourceVersion. `knownEvents` (per container, bounded) only saves the failing create and the read
-   * when this container wrote the Event last.
-   *
-   * Errors are thrown as before (the callers log them and go on: an Event is best effort), except that
-   * losing the race to increment the count `EVENT_WRITE_ATTEMPTS` times in a row is given up silently:
-   * the Event is there, its count is one short.
-   */
-  async recordEvent(event: EventRecord): Promise<void> {
-    const { involvedObject } = event;
-    // An Event lives in its object's namespace; Events about cluster-scoped objects (Nodes) go to
-    // `default`, as client-go's recorder does.
-    const namespace = involvedObject.namespace || 'default';
-    const name = eventName(event);
-    const key = `${namespace}/${name}`;
-    let known = this.knownEvents.get(key);
-    for (let attempt = 1; attempt <= EVENT_WRITE_ATTEMPTS; attempt++) {
-      const now = new Date(this.clock.now());
-      if (!known) {
-        try {
-          const created = await this.call(() =>
-            this.core.createNamespacedEvent({ namespace, body: newEvent(event, namespace, name, now) }),
-          );
-          this.rememberEvent(key, created);
-          return;
-        } catch (err) {
-          if (!isConflict(err)) throw err; // 409 AlreadyExists: an identical Event is there
-        }
-        known = await this.readEvent(namespace, name);
-        if (!known) continue; // it expired (--event-ttl) since the create: create it again
-      }
-      const body = guardedPatch({ count: known.count + 1, lastTimestamp: now.toISOString() }, known);
-      try {
-        const patched = await this.call(() => this.core.patchNamespacedEvent({ namespace, name, body }, MERGE_PATCH));
-        this.rememberEvent(key, patched);
-        return;
-      } catch (err) {
-        this.knownEvents.delete(key);
-        if (!isNotFound(err) && !isConflict(err)) throw err;
-        // 404: it expired, create it again. 409: someone counted it meanwhile, read the new count.
-        known = isConflict(err) && attempt < EVENT_WRITE_ATTEMPTS ? await this.readEvent(namespace, name) : undefined;
-      }
-    }
-  }
-
-  private async readEvent(namespace: string, name: string): Promise<KnownEvent | undefined> {
-    try {
-      return knownEvent(await this.call(() => this.core.readNamespacedEvent({ namespace, name })));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  private rememberEvent(key: string, event: CoreV1Event): void {
-    const known = knownEvent(event);
-    this.knownEvents.delete(key); // re-inserted last: Map order is least recently written first
-    if (!known) return;
-    this.knownEvents.set(key, known);
-    if (this.knownEvents.size > KNOWN_EVENTS_LIMIT) {
-      this.knownEvents.delete(this.knownEvents.keys().next().value!);
-    }
+  /** An Event, aggregated with identical ones (`EventRecorder` in event-recorder.ts explains how). */
+  recordEvent(event: EventRecord): Promise<void> {
+    return this.events.record(event);
   }
 
   private listAllNodes(): Promise<Node[]> {
@@ -203,80 +142,6 @@ export class ClientNodeKubernetes implements KubernetesPort {
  * https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/
  */
 export const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/**
- * Rounds of recordEvent (a create, or a read and a patch) before it gives up on an Event whose count
- * others keep incrementing first: the first try and three retries.
- */
-export const EVENT_WRITE_ATTEMPTS = 4;
-
-/** Events whose count and resourceVersion a container keeps, least recently written dropped first. */
-export const KNOWN_EVENTS_LIMIT = 1000;
-
-/** Longest object name (a DNS subdomain, https://kubernetes.io/docs/concepts/overview/working-with-objects/names/). */
-const MAX_NAME_LENGTH = 253;
-
-interface KnownEvent {
-  count: number;
-  resourceVersion: string;
-}
-
-function knownEvent(event: CoreV1Event): KnownEvent | undefined {
-  const resourceVersion = event.metadata?.resourceVersion;
-  return resourceVersion ? { count: event.count ?? 1, resourceVersion } : undefined;
-}
-
-/**
- * `<object name>.<16 hex digits>`, like client-go's recorder, but the digits are the start of a
- * sha256 over what makes two Events identical (client-go uses the time, and finds repeats in its
- * cache): every Lambda container names the same Event the same way. The object name is cut so the
- * whole stays a valid name of at most 253 characters (no `-.` or `..` where it was cut).
- */
-export function eventName(event: EventRecord): string {
-  const { involvedObject: ref } = event;
-  const digest = createHash('sha256')
-    .update(
-      JSON.stringify([
-        ref.kind,
-        ref.namespace ?? '',
-        ref.name,
-        ref.uid ?? '',
-        event.type,
-        event.reason,
-        event.message,
-        EVENT_COMPONENT,
-      ]),
-    )
-    .digest('hex')
-    .slice(0, 16);
-  const prefix = ref.name.slice(0, MAX_NAME_LENGTH - digest.length - 1).replace(/[-.]+$/, '');
-  return `${prefix}.${digest}`;
-}
-
-function newEvent(event: EventRecord, namespace: string, name: string, now: Date): CoreV1Event {
-  const { involvedObject } = event;
-  return {
-    apiVersion: 'v1',
-    kind: 'Event',
-    metadata: { name, namespace },
-    involvedObject: definedOnly({
-      apiVersion: involvedObject.apiVersion,
-      kind: involvedObject.kind,
-      name: involvedObject.name,
-      namespace: involvedObject.namespace,
-      uid: involvedObject.uid,
-      resourceVersion: involvedObject.resourceVersion,
-    }),
-    type: event.type,
-    reason: event.reason,
-    message: event.message,
-    source: { component: EVENT_COMPONENT },
-    firstTimestamp: now,
-    lastTimestamp: now,
-    count: 1,
-    reportingComponent: EVENT_COMPONENT,
-  };
-}
 
 /**
  * The guard's resourceVersion goes into the patch itself: the API server then applies the patch only
@@ -316,24 +181,6 @@ export class ReusedDispatcherAuth implements SecurityAuthentication {
     void fresh.close().catch(() => undefined);
   }
 }
-
-export const HTTP_REASONS: Record<number, string> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  406: 'NotAcceptable',
-  409: 'Conflict',
-  410: 'Expired',
-  413: 'RequestEntityTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-  500: 'InternalError',
-  503: 'ServiceUnavailable',
-  504: 'Timeout',
-};
 
 /**
  * client-node throws `ApiException` with the HTTP code and the raw response text as `body` (the
@@ -441,8 +288,4 @@ export function toPlainJson(value: unknown): unknown {
     return out;
   }
   return value;
-}
-
-function definedOnly<T extends Record<string, unknown>>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }

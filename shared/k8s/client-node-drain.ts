@@ -1,5 +1,4 @@
 import { CoreV1Api, type KubeConfig, type V1DeleteOptions } from '@kubernetes/client-node';
-import type { Config } from '../config/config.ts';
 import {
   apiConfiguration,
   guardedPatch,
@@ -17,7 +16,6 @@ import {
   evictionOutcome,
   type PodDeleteResult,
 } from './drain-port.ts';
-import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
 import type { Node, Pod } from './types.ts';
 
@@ -82,12 +80,4 @@ function deleteOptions(options: EvictOptions): V1DeleteOptions {
   if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
   if (options.uid !== undefined) body.preconditions = { uid: options.uid };
   return body;
-}
-
-/**
- * The DrainPort for this configuration, with the same access modes and credential refresh as the
- * Node port (`createPort` in lambda-access.ts). Nothing builds one yet: the interruption controller will.
- */
-export function createDrainPort(config: Config, deps: KubernetesAccessDeps): DrainPort {
-  return createPort(config, deps, (kubeConfig) => new ClientNodeDrain(kubeConfig));
 }

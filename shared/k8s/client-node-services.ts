@@ -1,5 +1,4 @@
 import { CoreV1Api, DiscoveryV1Api, type KubeConfig } from '@kubernetes/client-node';
-import type { Config } from '../config/config.ts';
 import {
   apiConfiguration,
   guardedPatch,
@@ -11,7 +10,6 @@ import {
   translated,
 } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
-import { createPort, type KubernetesAccessDeps } from './lambda-access.ts';
 import type { WriteGuard } from './port.ts';
 import { LABEL_SERVICE_NAME, type ServicesPort } from './service-port.ts';
 import type { EndpointSlice, MergePatch, Service } from './types.ts';
@@ -84,12 +82,4 @@ export class ClientNodeServices implements ServicesPort {
   private call<T>(request: () => Promise<T>): Promise<T> {
     return translated(request);
   }
-}
-
-/**
- * The ServicesPort for this configuration, with the same access modes and credential refresh as the
- * Node port (`createPort` in lambda-access.ts).
- */
-export function createServicesPort(config: Config, deps: KubernetesAccessDeps): ServicesPort {
-  return createPort(config, deps, (kubeConfig) => new ClientNodeServices(kubeConfig));
 }

@@ -26,3 +26,22 @@ export function classifyKubernetesError(doing: string, err: unknown): Error {
   }
   return new RetryableError(message, { cause: err });
 }
+
+/** The Status reason for a code whose body has none (a 401 has no body). */
+export const HTTP_REASONS: Record<number, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
+};

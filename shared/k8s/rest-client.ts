@@ -1,5 +1,6 @@
 import { Agent, request as httpsRequest } from 'node:https';
-import { KubernetesApiError } from './errors.ts';
+import { HTTP_REASONS, KubernetesApiError } from './errors.ts';
+import { EVENT_COMPONENT } from './event-recorder.ts';
 
 /**
  * The Kubernetes REST client of the Lambdas: JSON over `node:https`, a bearer token and a CA, one keep-alive
@@ -20,33 +21,11 @@ export interface TokenKubeConfig {
   token: string;
 }
 
-/** Sent as User-Agent, and the component name on Events, as `kubectl describe` shows it. */
-export const EVENT_COMPONENT = 'serverless-ccm';
-
 /** Page size for lists (https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks). */
 export const LIST_PAGE_SIZE = 500;
 
 /** RFC 7386 JSON merge patch (https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/). */
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
-
-/** The Status reason for a code whose body has none (a 401 has no body). */
-export const HTTP_REASONS: Record<number, string> = {
-  400: 'BadRequest',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'NotFound',
-  405: 'MethodNotAllowed',
-  406: 'NotAcceptable',
-  409: 'Conflict',
-  410: 'Expired',
-  413: 'RequestEntityTooLarge',
-  415: 'UnsupportedMediaType',
-  422: 'Invalid',
-  429: 'TooManyRequests',
-  500: 'InternalError',
-  503: 'ServiceUnavailable',
-  504: 'Timeout',
-};
 
 export interface RestRequest {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';

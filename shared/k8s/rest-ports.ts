@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../clock.ts';
 import {
   CORDON_PATCH,
@@ -9,11 +8,12 @@ import {
   evictionOutcome,
   type PodDeleteResult,
 } from './drain-port.ts';
-import { isConflict, isNotFound } from './errors.ts';
+import { isNotFound } from './errors.ts';
+import { definedOnly, EventRecorder, type StoredEvent } from './event-recorder.ts';
 import type { ConfigMap, IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import { CoreV1Api, DiscoveryV1Api, listAll } from './rest-api.ts';
-import { EVENT_COMPONENT, guardedPatch, KubernetesRestClient, type TokenKubeConfig } from './rest-client.ts';
+import { guardedPatch, KubernetesRestClient, type TokenKubeConfig } from './rest-client.ts';
 import { LABEL_SERVICE_NAME, type ServicesPort } from './service-port.ts';
 import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from './types.ts';
 
@@ -30,38 +30,22 @@ export interface RestPortOptions {
   userAgent?: string;
 }
 
-/**
- * Rounds of recordEvent (a create, or a read and a patch) before it gives up on an Event whose count
- * others keep incrementing first: the first try and three retries.
- */
-export const EVENT_WRITE_ATTEMPTS = 4;
-
-/** Events whose count and resourceVersion a container keeps, least recently written dropped first. */
-export const KNOWN_EVENTS_LIMIT = 1000;
-
-/** Longest object name (a DNS subdomain, https://kubernetes.io/docs/concepts/overview/working-with-objects/names/). */
-const MAX_NAME_LENGTH = 253;
-
-interface KnownEvent {
-  count: number;
-  resourceVersion: string;
-}
-
-interface StoredEvent {
-  metadata?: { resourceVersion?: string };
-  count?: number;
-}
-
 /** Nodes and Events (`KubernetesPort`). */
 export class RestKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
-  private readonly clock: Clock;
-  /** What this container last wrote to each Event it recorded, by `namespace/name`; see recordEvent. */
-  private readonly knownEvents = new Map<string, KnownEvent>();
+  private readonly events: EventRecorder;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    this.core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
-    this.clock = options.clock ?? systemClock;
+    const core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
+    this.core = core;
+    this.events = new EventRecorder(
+      {
+        create: (namespace, body) => core.createNamespacedEvent<StoredEvent>(namespace, body),
+        read: (namespace, name) => core.readNamespacedEvent<StoredEvent>(namespace, name),
+        patch: (namespace, name, body) => core.patchNamespacedEvent<StoredEvent>(namespace, name, body),
+      },
+      options.clock ?? systemClock,
+    );
   }
 
   async getNode(name: string): Promise<Node | undefined> {
@@ -97,64 +81,9 @@ export class RestKubernetes implements KubernetesPort {
     await this.core.deleteNode(name, body);
   }
 
-  /**
-   * Records an Event, aggregated the way client-go's recorder does, but found by a name derived from
-   * its content rather than in a per-process cache (Lambda containers come and go): create it, and on
-   * 409 AlreadyExists read it and increment its count with a merge patch guarded by its
-   * resourceVersion. The same algorithm as `ClientNodeKubernetes.recordEvent`, which explains it.
-   */
-  async recordEvent(event: EventRecord): Promise<void> {
-    const namespace = event.involvedObject.namespace || 'default';
-    const name = eventName(event);
-    const key = `${namespace}/${name}`;
-    let known = this.knownEvents.get(key);
-    for (let attempt = 1; attempt <= EVENT_WRITE_ATTEMPTS; attempt++) {
-      const now = new Date(this.clock.now());
-      if (!known) {
-        try {
-          const created = await this.core.createNamespacedEvent<StoredEvent>(
-            namespace,
-            newEvent(event, namespace, name, now),
-          );
-          this.rememberEvent(key, created);
-          return;
-        } catch (err) {
-          if (!isConflict(err)) throw err; // 409 AlreadyExists: an identical Event is there
-        }
-        known = await this.readEvent(namespace, name);
-        if (!known) continue; // it expired (--event-ttl) since the create: create it again
-      }
-      const body = guardedPatch({ count: known.count + 1, lastTimestamp: now.toISOString() }, known);
-      try {
-        const patched = await this.core.patchNamespacedEvent<StoredEvent>(namespace, name, body);
-        this.rememberEvent(key, patched);
-        return;
-      } catch (err) {
-        this.knownEvents.delete(key);
-        if (!isNotFound(err) && !isConflict(err)) throw err;
-        // 404: it expired, create it again. 409: someone counted it meanwhile, read the new count.
-        known = isConflict(err) && attempt < EVENT_WRITE_ATTEMPTS ? await this.readEvent(namespace, name) : undefined;
-      }
-    }
-  }
-
-  private async readEvent(namespace: string, name: string): Promise<KnownEvent | undefined> {
-    try {
-      return knownEvent(await this.core.readNamespacedEvent<StoredEvent>(namespace, name));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
-  }
-
-  private rememberEvent(key: string, event: StoredEvent): void {
-    const known = knownEvent(event);
-    this.knownEvents.delete(key); // re-inserted last: Map order is least recently written first
-    if (!known) return;
-    this.knownEvents.set(key, known);
-    if (this.knownEvents.size > KNOWN_EVENTS_LIMIT) {
-      this.knownEvents.delete(this.knownEvents.keys().next().value!);
-    }
+  /** An Event, aggregated with identical ones (`EventRecorder` in event-recorder.ts explains how). */
+  recordEvent(event: EventRecord): Promise<void> {
+    return this.events.record(event);
   }
 }
 
@@ -291,65 +220,4 @@ function deleteOptions(options: EvictOptions): { gracePeriodSeconds?: number; pr
     ...(options.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
     ...(options.uid !== undefined ? { preconditions: { uid: options.uid } } : {}),
   };
-}
-
-function knownEvent(event: StoredEvent | undefined): KnownEvent | undefined {
-  const resourceVersion = event?.metadata?.resourceVersion;
-  return resourceVersion ? { count: event?.count ?? 1, resourceVersion } : undefined;
-}
-
-/**
- * `<object name>.<16 hex digits>`, the digits the start of a sha256 over what makes two Events identical,
- * so every container names the same Event the same way (as `eventName` of client-node-adapter.ts, which
- * the adapter tests check both against).
- */
-export function eventName(event: EventRecord): string {
-  const { involvedObject: ref } = event;
-  const digest = createHash('sha256')
-    .update(
-      JSON.stringify([
-        ref.kind,
-        ref.namespace ?? '',
-        ref.name,
-        ref.uid ?? '',
-        event.type,
-        event.reason,
-        event.message,
-        EVENT_COMPONENT,
-      ]),
-    )
-    .digest('hex')
-    .slice(0, 16);
-  const prefix = ref.name.slice(0, MAX_NAME_LENGTH - digest.length - 1).replace(/[-.]+$/, '');
-  return `${prefix}.${digest}`;
-}
-
-function newEvent(event: EventRecord, namespace: string, name: string, now: Date): object {
-  const { involvedObject } = event;
-  const at = now.toISOString();
-  return {
-    apiVersion: 'v1',
-    kind: 'Event',
-    metadata: { name, namespace },
-    involvedObject: definedOnly({
-      apiVersion: involvedObject.apiVersion,
-      kind: involvedObject.kind,
-      name: involvedObject.name,
-      namespace: involvedObject.namespace,
-      uid: involvedObject.uid,
-      resourceVersion: involvedObject.resourceVersion,
-    }),
-    type: event.type,
-    reason: event.reason,
-    message: event.message,
-    source: { component: EVENT_COMPONENT },
-    firstTimestamp: at,
-    lastTimestamp: at,
-    count: 1,
-    reportingComponent: EVENT_COMPONENT,
-  };
-}
-
-function definedOnly<T extends Record<string, unknown>>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
