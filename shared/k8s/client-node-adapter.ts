@@ -56,21 +56,12 @@ export function apiConfiguration(kubeConfig: KubeConfig, userAgent = EVENT_COMPO
 
 export class ClientNodeKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
-  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private events?: EventRecorder;
 
   constructor(kubeConfig: KubeConfig, options: ClientNodeKubernetesOptions = {}) {
-    const configuration = apiConfiguration(kubeConfig, options.userAgent);
-    this.core = new CoreV1Api(configuration);
-    this.events = new EventRecorder(
-      {
-        create: (namespace, body) =>
-          this.call(() => this.core.createNamespacedEvent({ namespace, body: body as CoreV1Event })),
-        read: (namespace, name) => this.call(() => this.core.readNamespacedEvent({ namespace, name })),
-        patch: (namespace, name, body) =>
-          this.call(() => this.core.patchNamespacedEvent({ namespace, name, body }, MERGE_PATCH)),
-      },
-      options.clock ?? systemClock,
-    );
+    this.core = new CoreV1Api(apiConfiguration(kubeConfig, options.userAgent));
+    this.clock = options.clock ?? systemClock;
   }
 
   async getNode(name: string): Promise<Node | undefined> {
@@ -119,6 +110,18 @@ export class ClientNodeKubernetes implements KubernetesPort {
 
   /** An Event, aggregated with identical ones (`EventRecorder` in event-recorder.ts explains how). */
   recordEvent(event: EventRecord): Promise<void> {
+    // Built on first use, so the Event requests belong to recordEvent alone (stacks/iam-usage.test.ts derives each
+    // function's RBAC from the methods it calls).
+    this.events ??= new EventRecorder(
+      {
+        create: (namespace, body) =>
+          this.call(() => this.core.createNamespacedEvent({ namespace, body: body as CoreV1Event })),
+        read: (namespace, name) => this.call(() => this.core.readNamespacedEvent({ namespace, name })),
+        patch: (namespace, name, body) =>
+          this.call(() => this.core.patchNamespacedEvent({ namespace, name, body }, MERGE_PATCH)),
+      },
+      this.clock,
+    );
     return this.events.record(event);
   }
 

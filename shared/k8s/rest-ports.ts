@@ -33,19 +33,12 @@ export interface RestPortOptions {
 /** Nodes and Events (`KubernetesPort`). */
 export class RestKubernetes implements KubernetesPort {
   private readonly core: CoreV1Api;
-  private readonly events: EventRecorder;
+  private readonly clock: Clock;
+  private events?: EventRecorder;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    const core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
-    this.core = core;
-    this.events = new EventRecorder(
-      {
-        create: (namespace, body) => core.createNamespacedEvent<StoredEvent>(namespace, body),
-        read: (namespace, name) => core.readNamespacedEvent<StoredEvent>(namespace, name),
-        patch: (namespace, name, body) => core.patchNamespacedEvent<StoredEvent>(namespace, name, body),
-      },
-      options.clock ?? systemClock,
-    );
+    this.core = new CoreV1Api(new KubernetesRestClient(kubeConfig, options.userAgent));
+    this.clock = options.clock ?? systemClock;
   }
 
   async getNode(name: string): Promise<Node | undefined> {
@@ -83,6 +76,17 @@ export class RestKubernetes implements KubernetesPort {
 
   /** An Event, aggregated with identical ones (`EventRecorder` in event-recorder.ts explains how). */
   recordEvent(event: EventRecord): Promise<void> {
+    // Built on first use, so the Event requests belong to recordEvent alone (stacks/iam-usage.test.ts derives each
+    // function's RBAC from the methods it calls).
+    const core = this.core;
+    this.events ??= new EventRecorder(
+      {
+        create: (namespace, body) => core.createNamespacedEvent<StoredEvent>(namespace, body),
+        read: (namespace, name) => core.readNamespacedEvent<StoredEvent>(namespace, name),
+        patch: (namespace, name, body) => core.patchNamespacedEvent<StoredEvent>(namespace, name, body),
+      },
+      this.clock,
+    );
     return this.events.record(event);
   }
 }
