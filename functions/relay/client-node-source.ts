@@ -10,7 +10,6 @@ import { ReusedDispatcherAuth, translateError } from '../../shared/k8s/client-no
 import { HTTP_REASONS, KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { KIND_INFO, type KubeObject, type WatchedKind } from './kinds.ts';
 import {
-  type ListOptions,
   type ListPage,
   type ListWatchSource,
   type WatchEvent,
@@ -61,7 +60,7 @@ export class ClientNodeListWatch implements ListWatchSource {
     this.listPageTimeoutMs = options.listPageTimeoutMs ?? 60_000;
   }
 
-  async list(kind: WatchedKind, options: ListOptions): Promise<ListPage> {
+  async list(kind: WatchedKind, options: { limit: number; continueToken?: string }): Promise<ListPage> {
     const info = KIND_INFO[kind];
     const url = new URL(this.server + info.path);
     url.searchParams.set('limit', String(options.limit));
@@ -73,21 +72,14 @@ export class ClientNodeListWatch implements ListWatchSource {
     context.setSignal(AbortSignal.timeout(this.listPageTimeoutMs));
     await this.auth.applySecurityAuthentication(context);
     const response = await this.http.send(context).toPromise();
+    const body = await response.body.text();
     if (response.httpStatusCode !== 200) {
-      const body = await response.body.text();
       throw translateError(new ApiException(response.httpStatusCode, `listing ${kind}`, body, response.headers));
     }
-    // client-node's fetch library also hands out the body as a stream (not in its typings).
-    const stream = options.onItem && (response.body as { stream?: () => ReadableStream<Uint8Array> | null }).stream?.();
-    let list: ListBody;
-    if (stream && options.onItem) {
-      // Each item parsed and handled as its bytes arrive: nothing of a page outlives its item (relay README, "Memory").
-      const scanner = new ListBodyScanner(options.onItem);
-      for await (const chunk of stream) scanner.push(chunk);
-      list = scanner.finish();
-    } else {
-      list = JSON.parse(await response.body.text()) as ListBody;
-    }
+    const list = JSON.parse(body) as {
+      items?: KubeObject[] | null;
+      metadata?: { resourceVersion?: string; continue?: string };
+    };
     return {
       items: list.items ?? [],
       resourceVersion: list.metadata?.resourceVersion ?? '',
@@ -151,98 +143,4 @@ function translateWatchEnd(kind: WatchedKind, options: WatchOptions, error: unkn
     });
   }
   return error;
-}
-
-interface ListBody {
-  items?: KubeObject[] | null;
-  metadata?: { resourceVersion?: string; continue?: string };
-}
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-const ITEMS_KEY = '"items":';
-
-/**
- * A list response (`{"kind":"PodList","metadata":{...},"items":[{...},{...}]}`) split into its items as the bytes
- * arrive: each item is parsed alone and handed to `onItem`, so it is garbage before the next one is read, rather
- * than a page's text and every object of it living until the page is done. The rest (kind, metadata) is parsed at
- * the end, with `items` empty. Only JSON's structure is tracked: strings (and their escapes) and nesting.
- */
-export class ListBodyScanner {
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  /** Inside the top-level `items` array; `inItem`: inside one of its elements. */
-  private inItems = false;
-  private inItem = false;
-  /** The bytes of an item that began in an earlier chunk. */
-  private itemParts: Uint8Array[] = [];
-  /** Everything outside the items array. */
-  private readonly skeleton: Uint8Array[] = [];
-  /** The last few bytes at the top level, whitespace left out: is the array that opens the `items`? */
-  private recent = '';
-
-  constructor(private readonly onItem: (object: KubeObject) => void) {}
-
-  push(chunk: Uint8Array): void {
-    let skeletonFrom = this.inItems ? -1 : 0;
-    let itemFrom = this.inItem ? 0 : -1;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i]!;
-      if (this.depth === 1 && c > 0x20) this.recent = (this.recent + String.fromCharCode(c)).slice(-ITEMS_KEY.length);
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === BACKSLASH) this.escaped = true;
-        else if (c === QUOTE) this.inString = false;
-        continue;
-      }
-      if (c === QUOTE) {
-        this.inString = true;
-      } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-        if (this.inItems && this.depth === 2) {
-          this.inItem = true;
-          itemFrom = i;
-        } else if (!this.inItems && this.depth === 1 && c === OPEN_BRACKET && this.recent === `${ITEMS_KEY}[`) {
-          this.skeleton.push(chunk.slice(skeletonFrom, i + 1));
-          skeletonFrom = -1;
-          this.inItems = true;
-        }
-        this.depth++;
-      } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
-        this.depth--;
-        if (this.inItem && this.depth === 2) {
-          this.inItem = false;
-          this.item(chunk.subarray(itemFrom, i + 1));
-          itemFrom = -1;
-        } else if (this.inItems && this.depth === 1) {
-          this.inItems = false;
-          skeletonFrom = i;
-        }
-      }
-    }
-    if (skeletonFrom >= 0) this.skeleton.push(chunk.slice(skeletonFrom));
-    if (this.inItem && itemFrom >= 0) this.itemParts.push(chunk.slice(itemFrom));
-  }
-
-  /** The list without its items; throws when the body ended early. */
-  finish(): ListBody {
-    if (this.depth !== 0 || this.inString) throw new Error('list response ended in the middle of the JSON');
-    const list = JSON.parse(Buffer.concat(this.skeleton).toString('utf8')) as ListBody;
-    return { metadata: list.metadata, items: [] };
-  }
-
-  private item(last: Uint8Array): void {
-    let bytes = last;
-    if (this.itemParts.length > 0) {
-      this.itemParts.push(last);
-      bytes = Buffer.concat(this.itemParts);
-      this.itemParts = [];
-    }
-    const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-    this.onItem(JSON.parse(text) as KubeObject);
-  }
 }
