@@ -368,3 +368,34 @@ describe('ipam: capacity from DescribeInstanceTypes', () => {
     expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe('49');
   });
 });
+
+describe('ipam: EC2 hands back what the Node just released', () => {
+  it('rejoins the pool (no longer being released), and stays on the interface', async () => {
+    const w = createIpamWorld();
+    w.configure({ 'warm-ip-target': '1', 'minimum-ip-target': '1' });
+    const instance = w.addWindowsNode(NODE);
+    for (const name of ['a', 'b', 'c']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    for (const name of ['a', 'b', 'c']) w.kube.workloads.deleteRequest('default', name, { gracePeriodSeconds: 0 });
+    await w.settle(NODE);
+    w.clock.advance(31_000);
+    await w.settle(NODE);
+    const released = Object.keys(w.journal(NODE)!.releasing);
+    expect(released.length).toBeGreaterThan(0);
+
+    for (const name of ['d', 'e', 'f']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    const given = addresses(w, ['d', 'e', 'f']).map((a) => a.split('/')[0]!);
+    // The fake gives the lowest free addresses: the ones just released.
+    expect(given.some((a) => released.includes(a))).toBe(true);
+    const journal = w.journal(NODE)!;
+    for (const a of given) expect(journal.releasing[a]).toBeUndefined();
+
+    w.ec2.resetCalls();
+    await w.enqueue(IPAM_QUEUE, [{ ...w.keyOf(NODE), hint: { eventType: 'RESYNC', eventId: 'round' } }]);
+    await w.settle();
+    expect(w.ec2.callCount('UnassignPrivateIpAddresses')).toBe(0);
+    const onInterface = (await w.interfaceAddresses(instance.instanceId)).addresses;
+    for (const a of given) expect(onInterface).toContain(a);
+  });
+});

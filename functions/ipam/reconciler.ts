@@ -228,8 +228,13 @@ async function planAndAllocate(
   const now = input.now;
   // Planned again from the first plan's journal (a rebuilt journal's cooling already applied to what EC2 showed):
   // the addresses EC2 just gave are free, never "unknown".
+  // EC2 may hand back a unit this Node released a moment ago: it is the pool's again, no longer being released.
   const fresh = { ...first.record.fresh };
-  for (const unit of [...result.addresses, ...result.prefixes]) fresh[unit] = now;
+  const releasing = { ...first.record.releasing };
+  for (const unit of [...result.addresses, ...result.prefixes]) {
+    fresh[unit] = now;
+    delete releasing[unit];
+  }
   deps.metrics.count(MetricName.IpamAddressesAllocated, {}, result.addresses.length + 16 * result.prefixes.length);
   const plan = planPool({
     ...input,
@@ -237,21 +242,28 @@ async function planAndAllocate(
       addresses: [...input.pool.addresses, ...result.addresses],
       prefixes: [...input.pool.prefixes, ...result.prefixes],
     },
-    record: { ...first.record, fresh },
+    record: { ...first.record, fresh, releasing },
     rebuilt: false,
     mayAllocate: false,
   });
   return { plan };
 }
 
-/** The journal, when it changed (the time of the last look at EC2 alone is no reason to write). */
+/**
+ * The journal, when it changed (the time of the last look at EC2 alone is no reason to write). Cooldowns that are
+ * over are dropped with a write that happens anyway: an expired entry means the same as none.
+ */
 async function writeJournal(node: Node, before: PoolRecord, after: PoolRecord, deps: IpamDeps): Promise<Node> {
   const text = (r: PoolRecord) => writeRecord({ ...r, verifiedAt: undefined });
   if (readRecord(node.metadata.annotations) && text(before) === text(after)) return node;
+  const now = Math.floor(deps.clock.now() / 1000);
+  const cooling = Object.fromEntries(
+    Object.entries(after.cooling).filter(([, since]) => since + deps.cooldownSeconds > now),
+  );
   return kubeCall(`writing the address journal of ${node.metadata.name}`, () =>
     deps.kube.patchNode(
       node.metadata.name,
-      { metadata: { annotations: { [POOL_ANNOTATION]: writeRecord(after) } } },
+      { metadata: { annotations: { [POOL_ANNOTATION]: writeRecord({ ...after, cooling }) } } },
       { resourceVersion: node.metadata.resourceVersion ?? '' },
     ),
   );

@@ -16,16 +16,6 @@ import { NAMESPACE, nodeNameOf, SERVICES, type Truth, WINDOWS_SLOT } from './his
  * invariants that must hold after every step, and the ownership of every AWS resource the controller made.
  */
 
-/**
- * Defects found by this property in code it may not change (functions/ipam), reported with their minimal schedules
- * in the issue; each relaxes the comparison only where the defect shows. Remove once fixed; PROPERTY_STRICT=1 runs
- * without them (to check a fix: `PROPERTY_STRICT=1 npm run test:soak`).
- * - ipamReassignedWhileReleasing: an address EC2 assigns again while the pool's journal still lists it under
- *   `releasing` never rejoins the pool: it is released again and re-assigned on later passes, so the pool's size on
- *   the interface (and the Node's InternalIP list) depends on when one looks. Pod addresses are still compared.
- */
-export const KNOWN_DEFECTS = { ipamReassignedWhileReleasing: process.env.PROPERTY_STRICT !== '1' };
-
 const clusterTag = clusterTagKey(CLUSTER);
 const sorted = <T>(xs: T[]) => [...xs].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 const routePrefix = CLUSTER_CIDR.split('.').slice(0, 2).join('.');
@@ -64,7 +54,7 @@ export function projection(c: Cluster, truth: Truth) {
         m.metadata.name === VPC_CNI_CONFIGMAP.name &&
         m.data?.['enable-windows-ipam'] === 'true',
     );
-  const ipamOn = cniOn && !KNOWN_DEFECTS.ipamReassignedWhileReleasing;
+  const ipamOn = cniOn;
   const windowsLive = truth.nodesToKeep().includes(WINDOWS_SLOT);
   // KNOWN GAP (reported, not fixed here): a Node registered without a provider ID whose instance is terminated
   // before the node initializer's first good pass is never initialized (EC2 no longer shows the instance's DNS name)
