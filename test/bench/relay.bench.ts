@@ -1,13 +1,15 @@
 /**
  * The relay under a large cluster: 5,000 Nodes and 100,000 bound Pods (plus 200 Services and their
  * EndpointSlices) listed, then a stream of watch events with realistic churn, where Node status
- * heartbeats dominate and most Pod and EndpointSlice updates touch nothing a reconciler reads.
+ * heartbeats dominate and most Pod and EndpointSlice updates touch nothing a reconciler reads; then
+ * a backlog of changes that all matter, to measure how many the relay forwards a second.
  *
  * The relay runs in a child process (this file, forked), so RSS and CPU are the relay's alone: the
- * real client-node list/watch adapter over HTTPS on 127.0.0.1, the real router and forwarder, leader
- * election on an in-memory Lease, and an SQS stand-in that takes SendMessageBatch calls with a fixed
- * latency and keeps only counts. The parent serves the API (functions/relay/fake-kube-api.ts) and
- * makes the churn, pacing itself on what the watch connections have not yet taken.
+ * relay as main.ts wires it (client-node list/watch and Leases over HTTPS on 127.0.0.1, the router,
+ * the forwarder, the operations server) with the Deployment's memory settings, and an SQS stand-in
+ * that takes SendMessageBatch calls with a fixed latency and keeps only counts. The parent serves the
+ * API (functions/relay/fake-kube-api.ts) and makes the churn, pacing itself on what the watch
+ * connections have not yet taken.
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
