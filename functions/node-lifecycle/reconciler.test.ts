@@ -155,3 +155,54 @@ describe('node lifecycle', () => {
     expect(taintKeys()).toEqual([]);
   });
 });
+
+describe('node lifecycle: uninitialized Nodes without a provider ID', () => {
+  const joinUninitialized = (n: string) => w.kube.putNode(makeNode(n, { ready: false }));
+
+  it('is deleted once its instance (looked up by its name) is gone and the young-Node grace is over', async () => {
+    const lost = w.ec2.putInstance(makeInstance({ index: 7 }));
+    joinUninitialized(lost.privateDnsName!);
+    w.ec2.setState(lost.instanceId, 'terminated');
+    await run(lost.privateDnsName!);
+    expect(w.kube.nodes.has(lost.privateDnsName!)).toBe(true);
+
+    w.clock.advance(NEW_INSTANCE_GRACE_MS);
+    await run(lost.privateDnsName!);
+    expect(w.kube.nodes.has(lost.privateDnsName!)).toBe(false);
+    const [event] = w.kube.eventsFor('Node', lost.privateDnsName!, 'DeletingNode');
+    expect(event?.message).toContain(lost.privateDnsName!);
+  });
+
+  it('is kept while its instance runs (the node reconciler initializes it)', async () => {
+    const running = w.ec2.putInstance(makeInstance({ index: 8 }));
+    joinUninitialized(running.privateDnsName!);
+    w.clock.advance(NEW_INSTANCE_GRACE_MS);
+    await run(running.privateDnsName!);
+    expect(w.kube.nodes.has(running.privateDnsName!)).toBe(true);
+  });
+
+  it('a resource-named Node (i-...) is judged by that instance', async () => {
+    const byId = w.ec2.putInstance(makeInstance({ index: 9 }));
+    joinUninitialized(byId.instanceId);
+    w.ec2.setState(byId.instanceId, 'terminated');
+    w.clock.advance(NEW_INSTANCE_GRACE_MS);
+    await run(byId.instanceId);
+    expect(w.kube.nodes.has(byId.instanceId)).toBe(false);
+  });
+
+  it('a resource-named Node whose instance EC2 shows terminated goes at once (no wait for what is known)', async () => {
+    const gone = w.ec2.putInstance(makeInstance({ index: 11 }));
+    joinUninitialized(gone.instanceId);
+    w.ec2.setState(gone.instanceId, 'terminated');
+    await run(gone.instanceId);
+    expect(w.kube.nodes.has(gone.instanceId)).toBe(false);
+  });
+
+  it('a Node without the uninitialized taint and without a provider ID belongs to another provider: untouched', async () => {
+    w.kube.putNode(makeNode('elsewhere', { ready: false, initialized: true }));
+    w.clock.advance(NEW_INSTANCE_GRACE_MS);
+    await run('elsewhere');
+    expect(w.kube.nodes.has('elsewhere')).toBe(true);
+    expect(w.ec2.callCount()).toBe(0);
+  });
+});

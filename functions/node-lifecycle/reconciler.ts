@@ -1,5 +1,5 @@
-import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
-import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
+import { type Ec2Port, type Instance, type InstanceState, LIVE_INSTANCE_STATES } from '../../shared/aws/ec2-port.ts';
+import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isConflict, isNotFound } from '../../shared/k8s/errors.ts';
 import {
@@ -7,6 +7,7 @@ import {
   instanceGraceLeftMs,
   isNodeReady,
   TAINT_SHUTDOWN,
+  TAINT_UNINITIALIZED,
   withoutTaint,
 } from '../../shared/k8s/node-helpers.ts';
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
@@ -29,7 +30,53 @@ export interface LifecycleDeps {
 export interface LifecycleBatch {
   nodes: Map<string, Node | undefined>;
   instances: Map<string, Instance>;
+  /** Instances of Nodes without a provider ID (`unclaimed`), by Node name; absent: EC2 shows none of that name. */
+  byName: Map<string, Instance>;
 }
+
+/**
+ * A NotReady Node without a provider ID that still waits for this controller (the `uninitialized` taint: its
+ * kubelet runs with an external cloud provider): judged by the instance its name names, as the reference controller
+ * does, so one whose instance was terminated before it was ever initialized is removed too. Other Nodes without an
+ * AWS provider ID are another provider's.
+ */
+function unclaimed(node: Node | undefined): node is Node {
+  return (
+    node !== undefined &&
+    !node.spec?.providerID &&
+    hasTaint(node, TAINT_UNINITIALIZED) &&
+    !isNodeReady(node) &&
+    !node.metadata.deletionTimestamp
+  );
+}
+
+/**
+ * The instances the names of unclaimed Nodes name (a resource name `i-...`, or a private DNS name), terminated ones
+ * included (a live one wins). EC2 clears a terminated instance's private DNS name, so a DNS-named Node whose instance
+ * is gone finds nothing: judged as the reference controller does, gone once the young-Node grace is over.
+ */
+async function instancesByName(nodes: readonly Node[], ec2: Ec2Port): Promise<Map<string, Instance>> {
+  const byName = new Map<string, Instance>();
+  if (nodes.length === 0) return byName;
+  const names = nodes.map((n) => n.metadata.name);
+  const ids = names.flatMap((n) => instanceIdFromNodeName(n) ?? []);
+  const dnsNames = names.filter((n) => !instanceIdFromNodeName(n));
+  const [byId, byDns] = await Promise.all([
+    ids.length > 0 ? ec2.describeInstances(ids) : new Map<string, Instance>(),
+    dnsNames.length > 0 ? ec2.findInstancesByPrivateDnsName(dnsNames, ALL_STATES) : [],
+  ]);
+  for (const name of names) {
+    const id = instanceIdFromNodeName(name);
+    const candidates = id
+      ? [byId.get(id)].filter((i) => i !== undefined)
+      : byDns.filter((i) => i.privateDnsName === name);
+    const found = candidates.find((i) => i.state !== 'terminated') ?? candidates[0];
+    if (found) byName.set(name, found);
+  }
+  return byName;
+}
+
+const ALL_STATES: readonly InstanceState[] = [...LIVE_INSTANCE_STATES, 'terminated'];
 
 /**
  * Keeps Nodes in step with their instances: shutdown taint while stopped, Node deleted once the
@@ -48,18 +95,27 @@ export const nodeLifecycleReconciler: Reconciler<LifecycleDeps, LifecycleBatch> 
       const id = instanceIdFromProviderId(n?.spec?.providerID);
       return id ? [id] : [];
     });
-    const instances = ids.length > 0 ? await deps.ec2.describeInstances(ids) : new Map<string, Instance>();
-    return { nodes, instances };
+    const [instances, byName] = await Promise.all([
+      ids.length > 0 ? deps.ec2.describeInstances(ids) : new Map<string, Instance>(),
+      instancesByName([...nodes.values()].filter(unclaimed), deps.ec2),
+    ]);
+    return { nodes, instances, byName };
   },
 
   async reconcile(key, deps, batch) {
     const node = batch.nodes.has(key.name) ? batch.nodes.get(key.name) : await readNode(deps.kube, key.name);
     let waitMs = 0;
     await syncNodeWithConflictRetry(deps.kube, key.name, node, async (n) => {
-      // Only Nodes with an AWS provider ID are ours to judge; the rest are still being
-      // initialized, or belong to another provider.
+      // Nodes with an AWS provider ID, and uninitialized ones without any (by the instance their name names); the
+      // rest belong to another provider.
       const instanceId = instanceIdFromProviderId(n.spec?.providerID);
       if (instanceId) waitMs = await act(n, instanceId, batch.instances.get(instanceId), deps);
+      else if (unclaimed(n)) {
+        // Read again when the Node changed since the batch was prepared (a 409 retry).
+        const byName = batch.nodes.get(key.name) === n ? batch.byName : await instancesByName([n], deps.ec2);
+        const found = byName.get(key.name);
+        waitMs = await act(n, found?.instanceId ?? `named ${key.name}`, found, deps);
+      }
     });
     // A young Node's instance EC2 does not show yet: looked at again once it should (or the grace is over).
     return waitMs > 0 ? { requeueAfterSeconds: Math.ceil(waitMs / 1000) } : undefined;

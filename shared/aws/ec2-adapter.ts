@@ -109,12 +109,15 @@ export class Ec2Adapter implements Ec2Port {
     return found;
   }
 
-  async findInstancesByPrivateDnsName(names: readonly string[]): Promise<Instance[]> {
+  async findInstancesByPrivateDnsName(
+    names: readonly string[],
+    states: readonly InstanceState[] = LIVE_INSTANCE_STATES,
+  ): Promise<Instance[]> {
     const found = new Map<string, Instance>();
     for (const chunk of chunks(unique(names), DNS_NAMES_PER_CALL)) {
       const filters: Filter[] = [
         { Name: 'private-dns-name', Values: chunk },
-        { Name: 'instance-state-name', Values: [...LIVE_INSTANCE_STATES] },
+        { Name: 'instance-state-name', Values: [...states] },
       ];
       try {
         const pages = await allPages(

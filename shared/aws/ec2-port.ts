@@ -205,8 +205,11 @@ export interface Ec2Port {
    * the others); up to 1000 IDs go in one DescribeInstances call.
    */
   describeInstances(instanceIds: readonly string[]): Promise<Map<string, Instance>>;
-  /** Instances in a live state (not terminated) whose private DNS name is one of `names`. */
-  findInstancesByPrivateDnsName(names: readonly string[]): Promise<Instance[]>;
+  /**
+   * Instances whose private DNS name is one of `names`, in one of `states` (default: the live ones, not terminated;
+   * EC2 shows a terminated instance for about an hour).
+   */
+  findInstancesByPrivateDnsName(names: readonly string[], states?: readonly InstanceState[]): Promise<Instance[]>;
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
   describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
 

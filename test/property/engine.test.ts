@@ -10,7 +10,7 @@ describe('the engine under faults', () => {
   it('ends where the calm run ends, owns nothing unwanted, dead-letters nothing, keeps budgets and addresses', async () => {
     const result = await fc.check(engineProperty(), { numRuns: 300 });
     const report = result.failed
-      ? `${fc.defaultReportMessage(result)}\n${String((result.errorInstance as Error | undefined)?.message ?? '')}\nreplay: npm run test:soak -- --seed ${result.seed} --path ${result.counterexamplePath}`
+      ? `${fc.defaultReportMessage(result)}\n${String((result.errorInstance as Error | undefined)?.message ?? '')}\nreplay: npm run test:soak -- --seed=${result.seed} --path ${result.counterexamplePath}`
       : '';
     expect(report).toBe('');
   }, 120_000);

@@ -56,28 +56,21 @@ export function projection(c: Cluster, truth: Truth) {
     );
   const ipamOn = cniOn;
   const windowsLive = truth.nodesToKeep().includes(WINDOWS_SLOT);
-  // KNOWN GAP (reported, not fixed here): a Node registered without a provider ID whose instance is terminated
-  // before the node initializer's first good pass is never initialized (EC2 no longer shows the instance's DNS name)
-  // and never removed (node-lifecycle only judges Nodes with an AWS provider ID); had the pass come first, the Node
-  // is initialized and then deleted. Such a Node is left out of the comparison.
-  const terminated = new Set([...truth.state].filter(([, st]) => st === 'terminated').map(([s]) => nodeNameOf(s)));
   const nodes = sorted(
-    [...kube.nodes.values()]
-      .filter((n) => n.spec?.providerID || !terminated.has(n.metadata.name))
-      .map((n) => ({
-        name: n.metadata.name,
-        providerID: n.spec?.providerID,
-        unschedulable: n.spec?.unschedulable ?? false,
-        taints: sorted((n.spec?.taints ?? []).map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`)),
-        labels: n.metadata.labels,
-        annotations: Object.keys(n.metadata.annotations ?? {})
-          .filter((k) => k !== POOL_ANNOTATION)
-          .sort()
-          .map((k) => `${k}=${n.metadata.annotations![k]}`),
-        addresses: nodeAddresses(n.status?.addresses ?? [], ipamOn),
-        networkUnavailable: n.status?.conditions?.find((x) => x.type === 'NetworkUnavailable')?.status,
-        terminating: Boolean(n.metadata.deletionTimestamp),
-      })),
+    [...kube.nodes.values()].map((n) => ({
+      name: n.metadata.name,
+      providerID: n.spec?.providerID,
+      unschedulable: n.spec?.unschedulable ?? false,
+      taints: sorted((n.spec?.taints ?? []).map((t) => `${t.key}=${t.value ?? ''}:${t.effect}`)),
+      labels: n.metadata.labels,
+      annotations: Object.keys(n.metadata.annotations ?? {})
+        .filter((k) => k !== POOL_ANNOTATION)
+        .sort()
+        .map((k) => `${k}=${n.metadata.annotations![k]}`),
+      addresses: nodeAddresses(n.status?.addresses ?? [], ipamOn),
+      networkUnavailable: n.status?.conditions?.find((x) => x.type === 'NetworkUnavailable')?.status,
+      terminating: Boolean(n.metadata.deletionTimestamp),
+    })),
   );
   const services = sorted(
     [...kube.services.values()].map((s) => ({
@@ -179,14 +172,26 @@ export function projection(c: Cluster, truth: Truth) {
           .sort(),
       })),
   );
+  // A deleted Node's pool is forgotten by design (ADR 0009): its addresses stay on its instance's interface until the
+  // instance goes or a Node registers on it again, so how many there are depends on whether the pool was built
+  // before the Node left. Pools are compared on instances that still have a Node.
+  const withNode = new Set(
+    [...kube.nodes.values()].flatMap((n) => {
+      const id = n.spec?.providerID?.split('/').pop();
+      return id ? [id] : [];
+    }),
+  );
   const interfaces = sorted(
-    ec2.interfaceRecords().map((e) => ({
-      at: e.instance ? `${e.instance.instanceId}#${e.deviceIndex}` : `standalone:${e.subnetId}`,
-      status: e.status,
-      secondary: ipamOn ? e.privateIpAddresses.filter((a) => !a.primary).length : 'not compared',
-      prefixes: ipamOn ? e.ipv4Prefixes.length : 'not compared',
-      owned: e.tags[OWNER_TAG] ?? '',
-    })),
+    ec2.interfaceRecords().map((e) => {
+      const pooled = ipamOn && (!e.instance || withNode.has(e.instance.instanceId));
+      return {
+        at: e.instance ? `${e.instance.instanceId}#${e.deviceIndex}` : `standalone:${e.subnetId}`,
+        status: e.status,
+        secondary: pooled ? e.privateIpAddresses.filter((a) => !a.primary).length : 'not compared',
+        prefixes: pooled ? e.ipv4Prefixes.length : 'not compared',
+        owned: e.tags[OWNER_TAG] ?? '',
+      };
+    }),
   );
   return { nodes, services, pods, routes, loadBalancers, targetGroups, classic, securityGroups, interfaces };
 }

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { DEFAULT_SIZE, engineProperty } from './property.ts';
 
 /**
- * `npm run test:soak [-- --runs <n>] [-- --seed <n> --path <p>]`: the engine property over many schedules, or the
+ * `npm run test:soak [-- --runs <n>] [-- --seed=<n> --path <p>]`: the engine property over many schedules, or the
  * replay of one failure (the seed and path a failure prints). Reports schedules per second.
  */
 const { values } = parseArgs({
@@ -38,6 +38,6 @@ console.log(`${result.numRuns} schedules in ${seconds.toFixed(1)} s: ${(result.n
 if (result.failed) {
   console.error(fc.defaultReportMessage(result));
   console.error(String((result.errorInstance as Error | undefined)?.message ?? ''));
-  console.error(`replay: npm run test:soak -- --seed ${result.seed} --path ${result.counterexamplePath}`);
+  console.error(`replay: npm run test:soak -- --seed=${result.seed} --path ${result.counterexamplePath}`);
   process.exit(1);
 }

@@ -193,6 +193,9 @@ export class Ec2State {
   /** Addresses other parties hold (`reserveAddresses`). */
   private readonly reservedAddresses = new Set<number>();
   private readonly invisibleFor = new Map<string, number>();
+  private readonly invisibleUntil = new Map<string, number>();
+  /** The longest a new instance stays unseen, whatever its `invisibleForCalls` (see `putInstance`). */
+  newInstanceInvisibleMaxMs = 60_000;
   private readonly holds = new Map<string, SecurityGroupHold>();
   private readonly hiddenGroups = new NewResourceWindow(() => this.clock.now());
   /** Every ID the account has held: well-formed by definition, however a test spelt it (see `isKnownId`). */
@@ -202,12 +205,18 @@ export class Ec2State {
   /** The clock decides when released holds on security groups end (network interfaces draining). */
   constructor(public clock: Clock = systemClock) {}
 
-  /** Add or replace an instance. `invisibleForCalls` emulates EC2's eventual consistency. */
+  /**
+   * Add or replace an instance. `invisibleForCalls` emulates EC2's eventual consistency: that many lookups miss it,
+   * within `newInstanceInvisibleMaxMs` of now (EC2 shows a new instance within seconds to a minute, not forever).
+   */
   putInstance(instance: Instance, options: { invisibleForCalls?: number } = {}): Instance {
     this.instances.set(instance.instanceId, structuredClone(instance));
     this.everHeld.add(instance.instanceId);
     for (const eni of instance.networkInterfaces) this.everHeld.add(eni.networkInterfaceId);
-    if (options.invisibleForCalls) this.invisibleFor.set(instance.instanceId, options.invisibleForCalls);
+    if (options.invisibleForCalls) {
+      this.invisibleFor.set(instance.instanceId, options.invisibleForCalls);
+      this.invisibleUntil.set(instance.instanceId, this.clock.now() + this.newInstanceInvisibleMaxMs);
+    }
     return instance;
   }
 
@@ -340,6 +349,7 @@ export class Ec2State {
     this.routeTables.clear();
     this.instances.clear();
     this.invisibleFor.clear();
+    this.invisibleUntil.clear();
   }
 
   // ---- the rules API calls share -------------------------------------------------------------------------
@@ -347,7 +357,7 @@ export class Ec2State {
   /** The instance as a lookup naming it now sees it; a miss while it is new uses up one of its invisible calls. */
   visibleInstance(instanceId: string): Instance | undefined {
     const hiddenFor = this.invisibleFor.get(instanceId) ?? 0;
-    if (hiddenFor > 0) {
+    if (hiddenFor > 0 && this.clock.now() < (this.invisibleUntil.get(instanceId) ?? Number.POSITIVE_INFINITY)) {
       this.invisibleFor.set(instanceId, hiddenFor - 1);
       return undefined;
     }
