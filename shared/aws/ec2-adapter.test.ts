@@ -407,6 +407,47 @@ describe('Ec2Adapter.findInstancesByPrivateDnsName', () => {
   });
 });
 
+describe('Ec2Adapter.findClusterInstances', () => {
+  const tagged = (n: number, key: string, value: string) =>
+    sdkInstance(instanceId(n), { Tags: [{ Key: key, Value: value }] });
+
+  it('asks for both cluster tags in one tag-key filter, 1000 a page, every page, in any state', async () => {
+    ec2
+      .on(DescribeInstancesCommand)
+      .resolvesOnce(page([tagged(1, 'kubernetes.io/cluster/prod', 'owned')], 'next'))
+      .resolvesOnce(page([tagged(2, 'kubernetes.io/cluster/prod', 'shared'), tagged(3, 'KubernetesCluster', 'prod')]));
+
+    const found = await adapter.findClusterInstances('prod');
+
+    expect(found.map((i) => i.instanceId)).toEqual([instanceId(1), instanceId(2), instanceId(3)]);
+    expect(describeInputs()).toEqual([
+      { Filters: [{ Name: 'tag-key', Values: ['kubernetes.io/cluster/prod', 'KubernetesCluster'] }], MaxResults: 1000 },
+      {
+        Filters: [{ Name: 'tag-key', Values: ['kubernetes.io/cluster/prod', 'KubernetesCluster'] }],
+        MaxResults: 1000,
+        NextToken: 'next',
+      },
+    ]);
+  });
+
+  it("leaves out another cluster's instances that only the legacy tag key matched", async () => {
+    ec2
+      .on(DescribeInstancesCommand)
+      .resolves(page([tagged(1, 'KubernetesCluster', 'other'), tagged(2, 'KubernetesCluster', 'prod')]));
+
+    expect((await adapter.findClusterInstances('prod')).map((i) => i.instanceId)).toEqual([instanceId(2)]);
+  });
+
+  it('wraps errors saying what was being done, throttling as retryable', async () => {
+    ec2.on(DescribeInstancesCommand).rejects(new AwsServiceError('RequestLimitExceeded', 'slow down'));
+
+    const error = await adapter.findClusterInstances('prod').catch((err: unknown) => err);
+
+    expect(error).toBeInstanceOf(ThrottledError);
+    expect((error as Error).message).toBe('finding the instances of cluster prod: RequestLimitExceeded: slow down');
+  });
+});
+
 describe('Ec2Adapter.describeAvailabilityZones', () => {
   it('asks for the zones of the region and maps them', async () => {
     ec2.on(DescribeAvailabilityZonesCommand).resolves({

@@ -57,6 +57,7 @@ import {
   type Subnet,
 } from './ec2-port.ts';
 import { awsErrorCode, toControllerError } from './errors.ts';
+import { clusterTagKey, isClusterResource, LEGACY_CLUSTER_TAG } from './ownership.ts';
 import { allPages, chunks, unique } from './paging.ts';
 import { fromKeyValues, toKeyValues } from './tag-lists.ts';
 
@@ -133,6 +134,28 @@ export class Ec2Adapter implements Ec2Port {
       }
     }
     return [...found.values()];
+  }
+
+  async findClusterInstances(clusterName: string): Promise<Instance[]> {
+    // Filters AND, the values of one OR: one `tag-key` filter finds both tags. The legacy tag's value must be this
+    // cluster's name, which no filter can say together with the other key, so other clusters' are dropped here.
+    const filters: Filter[] = [{ Name: 'tag-key', Values: [clusterTagKey(clusterName), LEGACY_CLUSTER_TAG] }];
+    try {
+      const pages = await allPages(
+        (NextToken) =>
+          this.client.send(
+            new DescribeInstancesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
+          ),
+        (page) => page.NextToken,
+      );
+      const found = new Map<string, Instance>();
+      for (const instance of pages.flatMap(instancesOf)) {
+        if (isClusterResource(instance.tags, clusterName)) found.set(instance.instanceId, instance);
+      }
+      return [...found.values()];
+    } catch (err) {
+      throw toControllerError(`finding the instances of cluster ${clusterName}`, err);
+    }
   }
 
   async describeAvailabilityZones(): Promise<AvailabilityZone[]> {

@@ -210,6 +210,12 @@ export interface Ec2Port {
    * EC2 shows a terminated instance for about an hour).
    */
   findInstancesByPrivateDnsName(names: readonly string[], states?: readonly InstanceState[]): Promise<Instance[]>;
+  /**
+   * Every instance of the cluster, in any state (terminated ones while EC2 still shows them): tagged
+   * `kubernetes.io/cluster/<clusterName>` (any value) or with the legacy `KubernetesCluster=<clusterName>`. Pages of
+   * 1000, every page: a cluster-wide sweep costs one call per 1000 instances.
+   */
+  findClusterInstances(clusterName: string): Promise<Instance[]>;
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
   describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
 
