@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import * as z from 'zod';
 import { ConfigSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
+import { csv } from '../shared/config/csv.ts';
 import {
   INTERRUPTION_SETTINGS,
   INTERRUPTION_STAGE_SCHEMA,
@@ -166,19 +167,10 @@ const int = (min: number, max: number) =>
 const bool = z.stringbool({ error: 'must be true or false' });
 
 const idList = (prefix: string) =>
-  z
-    .string()
-    .transform((s) =>
-      s
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
-    )
-    .pipe(
-      z
-        .array(z.string().regex(new RegExp(`^${prefix}-[0-9a-f]{8,17}$`), `each ID must look like ${prefix}-0123abcd`))
-        .min(1, 'must list at least one ID'),
-    );
+  csv(
+    z.string().regex(new RegExp(`^${prefix}-[0-9a-f]{8,17}$`), `each ID must look like ${prefix}-0123abcd`),
+    'must list at least one ID',
+  );
 
 const k8sName = z
   .string()

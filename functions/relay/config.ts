@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { parseEnvironment } from '../../shared/config/config.ts';
+import { csv } from '../../shared/config/csv.ts';
 import type { Reconciler } from './forwarding.ts';
 import { WATCHED_KINDS } from './kinds.ts';
 
@@ -44,19 +45,10 @@ const bool = z
   .enum(['true', 'false', '1', '0'], { error: 'must be true or false' })
   .transform((v) => v === 'true' || v === '1');
 
-const kinds = z
-  .string()
-  .transform((s) =>
-    s
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean),
-  )
-  .pipe(
-    z
-      .array(z.enum(WATCHED_KINDS, { error: `each kind must be one of ${WATCHED_KINDS.join(', ')}` }))
-      .min(1, 'must name at least one kind'),
-  );
+const kinds = csv(
+  z.enum(WATCHED_KINDS, { error: `each kind must be one of ${WATCHED_KINDS.join(', ')}` }),
+  'must name at least one kind',
+);
 
 /**
  * Who the IPAM controller is to the API server, as `request.userInfo.username` names it: in `token` mode the
@@ -65,19 +57,10 @@ const kinds = z
  */
 export const DEFAULT_CONTROLLER_USERNAMES = ['system:serviceaccount:kube-system:serverless-ccm', 'serverless-ccm:ipam'];
 
-const usernames = z
-  .string()
-  .transform((s) =>
-    s
-      .split(',')
-      .map((p) => p.trim())
-      .filter(Boolean),
-  )
-  .pipe(
-    z
-      .array(z.string().refine((u) => u !== '*', 'a lone * would let everyone write the annotation'))
-      .min(1, 'must name at least one username'),
-  );
+const usernames = csv(
+  z.string().refine((u) => u !== '*', 'a lone * would let everyone write the annotation'),
+  'must name at least one username',
+);
 
 export const RelayConfigSchema = z
   .object({

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { parseCidr } from '../net/cidr.ts';
 import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption.ts';
+import { csv } from './csv.ts';
 
 /**
  * The one configuration object, read from the environment the stacks set (or the local runner's
@@ -11,17 +12,6 @@ const clusterName = z
   .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be 1-63 letters, digits, "-", "_" or "."');
 
 const url = z.url({ error: 'must be an https:// URL' });
-
-const csv = <T extends z.ZodType<unknown, string>>(item: T) =>
-  z
-    .string()
-    .transform((s) =>
-      s
-        .split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
-    )
-    .pipe(z.array(item));
 
 /** A CIDR block of either family; host bits must be zero (see `parseCidr`). */
 const cidr = z.string().superRefine((value, ctx) => {
@@ -92,7 +82,7 @@ export const ConfigSchema = z
       .regex(/^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a route table ID such as rtb-0123456789abcdef0')
       .optional(),
     /** kube-controller-manager's --cluster-cidr: only routes inside these blocks are the route controller's. */
-    CLUSTER_CIDRS: csv(cidr).pipe(z.array(z.string()).min(1, 'must name at least one CIDR block')).optional(),
+    CLUSTER_CIDRS: csv(cidr, 'must name at least one CIDR block').optional(),
     /** The "Routes per route table" quota of the account (50 unless raised, at most 1000). */
     ROUTE_TABLE_LIMIT: z.coerce
       .number({ error: 'must be the number of routes a route table may hold' })

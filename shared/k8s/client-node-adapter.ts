@@ -12,7 +12,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { type Clock, systemClock } from '../clock.ts';
-import { HTTP_REASONS, KubernetesApiError } from './errors.ts';
+import { HTTP_REASONS, KubernetesApiError, statusOf } from './errors.ts';
 import { definedOnly, EVENT_COMPONENT, EventRecorder } from './event-recorder.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { EventRecord, MergePatch, Node } from './types.ts';
@@ -247,27 +247,10 @@ export async function relistOnExpired<T>(list: () => Promise<T>): Promise<T> {
 export function translateError(err: unknown): unknown {
   if (!(err instanceof ApiException)) return err;
   const code = typeof err.code === 'number' ? err.code : 0;
-  const status = parseStatus(err.body);
+  const status = statusOf(err.body);
   const reason = status.reason || HTTP_REASONS[code] || 'Unknown';
   const message = status.message || (typeof err.body === 'string' && err.body.trim()) || `HTTP ${code} ${reason}`;
   return new KubernetesApiError(code, reason, message.slice(0, 1000), { cause: err });
-}
-
-function parseStatus(body: unknown): { reason?: string; message?: string } {
-  let value = body;
-  if (typeof body === 'string') {
-    try {
-      value = JSON.parse(body);
-    } catch {
-      return {};
-    }
-  }
-  if (typeof value !== 'object' || value === null) return {};
-  const { reason, message } = value as Record<string, unknown>;
-  return {
-    reason: typeof reason === 'string' ? reason : undefined,
-    message: typeof message === 'string' ? message : undefined,
-  };
 }
 
 /**

@@ -45,3 +45,21 @@ export const HTTP_REASONS: Record<number, string> = {
   503: 'ServiceUnavailable',
   504: 'Timeout',
 };
+
+/** The `reason` and `message` of an API server Status (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/status/), from its JSON text or object; empty when it is none. */
+export function statusOf(body: unknown): { reason?: string; message?: string } {
+  let value = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch {
+      return {};
+    }
+  }
+  if (typeof value !== 'object' || value === null) return {};
+  const { reason, message } = value as Record<string, unknown>;
+  return {
+    reason: typeof reason === 'string' ? reason : undefined,
+    message: typeof message === 'string' ? message : undefined,
+  };
+}

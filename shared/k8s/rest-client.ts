@@ -1,5 +1,5 @@
 import { Agent, request as httpsRequest } from 'node:https';
-import { HTTP_REASONS, KubernetesApiError } from './errors.ts';
+import { HTTP_REASONS, KubernetesApiError, statusOf } from './errors.ts';
 import { EVENT_COMPONENT } from './event-recorder.ts';
 
 /**
@@ -105,25 +105,10 @@ export class KubernetesRestClient {
 }
 
 function apiError(code: number, text: string): KubernetesApiError {
-  const status = parseStatus(text);
+  const status = statusOf(text);
   const reason = status.reason || HTTP_REASONS[code] || 'Unknown';
   const message = status.message || text.trim() || `HTTP ${code} ${reason}`;
   return new KubernetesApiError(code, reason, message.slice(0, 1000), { cause: { statusCode: code, body: text } });
-}
-
-function parseStatus(text: string): { reason?: string; message?: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return {};
-  }
-  if (typeof value !== 'object' || value === null) return {};
-  const { reason, message } = value as Record<string, unknown>;
-  return {
-    reason: typeof reason === 'string' ? reason : undefined,
-    message: typeof message === 'string' ? message : undefined,
-  };
 }
 
 /**
