@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { createSqsPort } from '../../shared/aws/clients.ts';
+import { createEc2Port, createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
@@ -33,6 +33,11 @@ export const handler = middy(async function resyncAllKeys(event: ScheduledEvent)
       ...(queues.service ? { services: createServicesPort(config, access) } : {}),
       sqs: createSqsPort(config, metricsPort),
       queues,
+      nodeSweep: {
+        ec2: createEc2Port(config, metricsPort),
+        clusterName: config.CLUSTER_NAME,
+        ipFamilies: config.NODE_IP_FAMILIES,
+      },
       log,
       metrics: metricsPort,
     };

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
-import { createWorld, type World } from '../../test/helpers/world.ts';
+import { CLUSTER, createWorld, type World } from '../../test/helpers/world.ts';
+import { nodeReconciler } from '../node/reconciler.ts';
 import { type ResyncDeps, resync } from './resync.ts';
 
 let w: World;
@@ -95,5 +97,86 @@ describe('resync', () => {
     expect(w.sqs.depth('node-lifecycle.fifo')).toBe(3);
     expect(w.sqs.depth('service.fifo')).toBe(3);
     expect(w.metrics.total(MetricName.KeySendFailures, { source: 'resync' })).toBe(1);
+  });
+});
+
+describe('resync with the node sweep', () => {
+  const names: string[] = [];
+  const sweepDeps = (): ResyncDeps => ({
+    kube: w.kube,
+    sqs: w.sqs,
+    log: w.runner.log,
+    metrics: w.metrics,
+    queues: { node: w.sqs.urlOf('node.fifo'), nodeLifecycle: w.sqs.urlOf('node-lifecycle.fifo') },
+    nodeSweep: { ec2: w.ec2Port, clusterName: CLUSTER, ipFamilies: ['ipv4'] },
+  });
+  const keyNames = (queue: string) => bodies(queue).map((b) => b.name);
+
+  beforeEach(async () => {
+    // Nodes the node reconciler itself initialized: what it leaves is what the sweep must call in step.
+    w = createWorld();
+    names.length = 0;
+    for (let index = 1; index <= 3; index++) {
+      const instance = w.ec2.putInstance(makeInstance({ index }));
+      w.kube.putNode(makeNode(instance.privateDnsName!));
+      names.push(instance.privateDnsName!);
+    }
+    await w.enqueue(
+      'node.fifo',
+      names.map((name) => ({ kind: 'Node' as const, name })),
+    );
+    await w.drain('node.fifo', nodeReconciler, w.nodeDeps);
+    expect([...w.kube.nodes.values()].every((n) => n.spec?.providerID)).toBe(true);
+    w.ec2.resetCalls();
+  });
+
+  it('sends no Node key for unchanged Nodes, in one DescribeInstances', async () => {
+    expect(await resync('r', sweepDeps())).toEqual({ sent: 0 });
+    expect(w.sqs.depth('node.fifo') + w.sqs.depth('node-lifecycle.fifo')).toBe(0);
+    expect(w.ec2.callCount('DescribeInstances')).toBe(1);
+  });
+
+  it('sends a Node whose addresses drifted to the node queue only', async () => {
+    const instance = w.ec2.instances.get('i-00000000000000002')!;
+    w.ec2.putInstance({ ...instance, publicIpAddress: '203.0.113.7' });
+    await resync('r', sweepDeps());
+    expect(keyNames('node.fifo')).toEqual([names[1]]);
+    expect(w.sqs.depth('node-lifecycle.fifo')).toBe(0);
+  });
+
+  it('sends a NotReady Node whose instance stopped to the node-lifecycle queue only', async () => {
+    const instance = w.ec2.instances.get('i-00000000000000003')!;
+    w.ec2.putInstance({ ...instance, state: 'stopped' });
+    const node = w.kube.nodes.get(names[2]!)!;
+    w.kube.putNode({ ...node, status: { ...node.status, conditions: [{ type: 'Ready', status: 'Unknown' }] } });
+    await resync('r', sweepDeps());
+    expect(keyNames('node-lifecycle.fifo')).toEqual([names[2]]);
+    expect(w.sqs.depth('node.fifo')).toBe(0);
+  });
+
+  it('sends a Node whose instance is not in the cluster list to node-lifecycle, which judges it', async () => {
+    const instance = w.ec2.instances.get('i-00000000000000001')!;
+    w.ec2.putInstance({ ...instance, tags: {} });
+    await resync('r', sweepDeps());
+    expect(keyNames('node-lifecycle.fifo')).toEqual([names[0]]);
+    expect(w.sqs.depth('node.fifo')).toBe(0);
+  });
+
+  it('sends a new, uninitialized Node to the node queue', async () => {
+    w.kube.putNode(makeNode('ip-10-0-0-99.eu-west-1.compute.internal'));
+    await resync('r', sweepDeps());
+    expect(keyNames('node.fifo')).toEqual(['ip-10-0-0-99.eu-west-1.compute.internal']);
+  });
+
+  it('sends every Node key to both queues when the sweep fails (throttled)', async () => {
+    w.ec2.throttle('DescribeInstances', 1);
+    expect(await resync('r', sweepDeps())).toEqual({ sent: 6 });
+    expect(keyNames('node.fifo')).toEqual(names);
+    expect(keyNames('node-lifecycle.fifo')).toEqual(names);
+  });
+
+  it('does not sweep for a stage that feeds neither Node reconciler', async () => {
+    await resync('r', { ...sweepDeps(), queues: { route: w.sqs.urlOf('route.fifo') } });
+    expect(w.ec2.callCount('DescribeInstances')).toBe(0);
   });
 });

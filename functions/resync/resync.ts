@@ -1,3 +1,4 @@
+import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
 import { errorMessage } from '../../shared/errors.ts';
 import { isWindowsNode } from '../../shared/k8s/ipam-names.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
@@ -9,6 +10,8 @@ import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
+import type { IpFamily } from '../node/diff.ts';
+import { sweepNodes } from './node-sweep.ts';
 
 /** The reconciler queues this stage deploys; an unset one is simply not fed. */
 export interface ResyncQueues {
@@ -26,14 +29,27 @@ export interface ResyncDeps {
   services?: Pick<ServicesPort, 'listServices'>;
   sqs: Pick<SqsPort, 'sendKeys'>;
   queues: ResyncQueues;
+  /**
+   * With it, the node and node-lifecycle queues get only the Nodes a sweep of the cluster's instances finds out of
+   * step (`node-sweep.ts`); without it, or when the sweep fails, every Node as before.
+   */
+  nodeSweep?: NodeSweepDeps;
   log: Log;
   metrics: MetricsPort;
+}
+
+export interface NodeSweepDeps {
+  ec2: Pick<Ec2Port, 'findClusterInstances'>;
+  clusterName: string;
+  /** The node reconciler's NODE_IP_FAMILIES: the addresses it would give a Node. */
+  ipFamilies: readonly IpFamily[];
 }
 
 export class ResyncError extends Error {}
 
 /**
- * The level-triggered safety net (docs/architecture.md, docs/keys.md): every key again, whatever events were lost.
+ * The level-triggered safety net (docs/architecture.md, docs/keys.md): every key again, whatever events were lost;
+ * for the node and node-lifecycle queues, every Node a sweep of the cluster's instances finds out of step (`sweep`).
  * Every key of a round carries the same hint (`RESYNC` + the round's ID), so a round retried by
  * EventBridge is deduplicated by SQS while the next round is not. Reconcilers re-read state, so a
  * key for an object that needs nothing costs reads and no writes.
@@ -46,9 +62,13 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
   if (queues.node || queues.nodeLifecycle || queues.route || queues.ipam) {
     const nodes = await deps.kube.listNodes();
     const nodeKey = (n: (typeof nodes)[number]): KeyMessage => ({ kind: 'Node', name: n.metadata.name, hint });
-    const nodeKeys = nodes.map(nodeKey);
-    if (queues.node) batches.push([queues.node, nodeKeys]);
-    if (queues.nodeLifecycle) batches.push([queues.nodeLifecycle, nodeKeys]);
+    if (queues.node || queues.nodeLifecycle) {
+      const swept = await sweep(round, nodes, deps);
+      const keysOf = (names: ReadonlySet<string> | undefined) =>
+        (names ? nodes.filter((n) => names.has(n.metadata.name)) : nodes).map(nodeKey);
+      if (queues.node) batches.push([queues.node, keysOf(swept?.node)]);
+      if (queues.nodeLifecycle) batches.push([queues.nodeLifecycle, keysOf(swept?.lifecycle)]);
+    }
     // One pass over the whole route table covers every Node (docs/adr/0003).
     if (queues.route) batches.push([queues.route, [routeTableMessage(hint)]]);
     // Only Windows Nodes get VPC addresses for their Pods; the GC key sweeps the interfaces no Node holds.
@@ -87,4 +107,33 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
   // EventBridge retries the round (the keys already accepted are deduplicated).
   if (problems.length > 0) throw new ResyncError(`resync ${round}: ${problems.join('; ')}`);
   return { sent };
+}
+
+/**
+ * The Nodes the node and node-lifecycle reconcilers would act on, from one list of the cluster's instances (1 call
+ * per 1000 instances, where a key per Node costs one DescribeInstances per batch of 10 in each reconciler).
+ * Undefined: no sweep configured, or it failed (throttled...): every Node is sent, as without it, so a lost event is
+ * still mended this round. Keys from events (the relay, EC2 events) never depend on it.
+ */
+async function sweep(
+  round: string,
+  nodes: Parameters<typeof sweepNodes>[0]['nodes'],
+  deps: ResyncDeps,
+): Promise<{ node: Set<string>; lifecycle: Set<string> } | undefined> {
+  if (!deps.nodeSweep) return undefined;
+  try {
+    const clusterInstances = await deps.nodeSweep.ec2.findClusterInstances(deps.nodeSweep.clusterName);
+    const found = sweepNodes({ nodes, clusterInstances, ipFamilies: deps.nodeSweep.ipFamilies });
+    deps.log.info('node sweep', {
+      round,
+      nodes: nodes.length,
+      instances: clusterInstances.length,
+      node: found.node.length,
+      lifecycle: found.lifecycle.length,
+    });
+    return { node: new Set(found.node), lifecycle: new Set(found.lifecycle) };
+  } catch (err) {
+    deps.log.warn('node sweep failed: sending every Node key', { round, error: errorMessage(err) });
+    return undefined;
+  }
 }
