@@ -29,6 +29,11 @@ export interface ServiceDeps {
   elb?: ElbPort;
   /** The kind a new Service gets without the type annotation (SERVICE_DEFAULT_LOAD_BALANCER_TYPE); default `nlb`. */
   defaultLoadBalancerType?: 'nlb' | 'classic';
+  /**
+   * A resync pass looks quickly first and skips the full pass when nothing it sees differs; each Service still
+   * gets a full pass hourly (resync-check.ts). On in the deployed handler; off, every pass is a full one.
+   */
+  resyncQuickCheck?: boolean;
   clock: Clock;
   log: Log;
   metrics: MetricsPort;

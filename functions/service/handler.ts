@@ -29,6 +29,7 @@ export const handler = workqueueHandler(serviceReconciler, ({ config, log, metri
     elbv2: createElbv2Port(config, metrics),
     elb: createElbPort(config, metrics),
     defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
+    resyncQuickCheck: true,
     clock: systemClock,
     log,
     metrics,

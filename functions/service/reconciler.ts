@@ -2,7 +2,7 @@ import { errorMessage, TerminalError, ThrottledError } from '../../shared/errors
 import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
-import type { ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
+import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { describeProblems, type LoadBalancerOptions, parseAnnotations } from './annotations.ts';
 import type { LoadBalancerBackend } from './backend.ts';
 import { ServiceBatch } from './batch.ts';
@@ -23,6 +23,7 @@ import {
 import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { codeOf } from './resources.ts';
+import { quickCheckAllowed } from './resync-check.ts';
 import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
 
 export type { ServiceDeps };
@@ -37,8 +38,12 @@ export { ServiceBatch };
 export const serviceReconciler: Reconciler<ServiceDeps, ServiceBatch> = {
   name: 'service',
 
-  async prepareBatch(_keys, deps) {
-    return new ServiceBatch(deps);
+  async prepareBatch(keys, deps) {
+    const services = keys.filter((k) => k.kind === 'Service' && k.namespace);
+    return new ServiceBatch(
+      deps,
+      services.map((k) => ({ namespace: k.namespace!, name: k.name })),
+    );
   },
 
   async reconcile(key, deps, batch, context) {
@@ -48,7 +53,7 @@ export const serviceReconciler: Reconciler<ServiceDeps, ServiceBatch> = {
         `the service queue takes Service keys with a namespace, or the garbage collection key (got ${keyString(key)})`,
       );
     }
-    return reconcileService(key, deps, batch ?? new ServiceBatch(deps), context?.receiveCount ?? 1);
+    return reconcileService(key, deps, batch ?? new ServiceBatch(deps), context);
   },
 };
 
@@ -81,8 +86,9 @@ async function reconcileService(
   key: ObjectKey,
   deps: ServiceDeps,
   batch: ServiceBatch,
-  receiveCount: number,
+  context: ReconcileContext | undefined,
 ): Promise<ReconcileResult | undefined> {
+  const receiveCount = context?.receiveCount ?? 1;
   const service = await readService(deps, key.namespace!, key.name);
   // Gone without our finalizer (never ours, or cleaned up): whatever is left is the garbage collector's.
   if (!service) return undefined;
@@ -109,6 +115,9 @@ async function reconcileService(
     const pass = startPass(deps, withFinalizer, batch, announcement, receiveCount);
     const previous = previousOfAnotherKind(withFinalizer, backends[0]!, pass);
     if (previous) pass.previous = previous;
+    pass.quickCheck =
+      deps.resyncQuickCheck === true &&
+      quickCheckAllowed(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
     return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);

@@ -117,6 +117,11 @@ export interface Pass {
    * it is retired by its own backend.
    */
   previous?: PreviousLoadBalancer;
+  /**
+   * A resync pass that is not the Service's hourly full pass (resync-check.ts): the backend may look quickly
+   * first, and skip the full pass when nothing it sees differs.
+   */
+  quickCheck?: boolean;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

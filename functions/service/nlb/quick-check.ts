@@ -1,0 +1,43 @@
+import { ownedByService } from '../annotations.ts';
+import { ingressHostname } from '../decide.ts';
+import { healthCheckMatches } from '../model/health-check.ts';
+import type { LoadBalancerSpec } from '../model/spec.ts';
+import { changedEntries } from '../model/tags.ts';
+import { loadBalancerNameFromHostname, REPLACES_TAG } from '../names.ts';
+import type { Pass } from '../writes.ts';
+
+/**
+ * A resync's quick look at a Network Load Balancer (functions/service/resync-check.ts): whether what a few
+ * cheap reads show matches the model. The load balancer and its tags come from reads the batch shares; the
+ * one read of its own is DescribeTargetGroups by load balancer, which lists the target groups its listeners
+ * forward to, so a deleted listener, a deleted or replaced target group and a changed health check show here.
+ * Anything in doubt answers false: the full pass then looks at everything. What this does not see (attributes,
+ * listener attributes and certificates, targets, security group rules, subnets) the hourly full pass puts back.
+ */
+export async function looksInLine(spec: LoadBalancerSpec, pass: Pass): Promise<boolean> {
+  // Being replaced, or moving from another kind: the full pass does that work.
+  if (pass.previous) return false;
+  const status = loadBalancerNameFromHostname(ingressHostname(pass.service));
+  if (status?.toLowerCase() !== spec.loadBalancerName.toLowerCase()) return false;
+  const lb = (await pass.batch.loadBalancers()).get(spec.loadBalancerName.toLowerCase());
+  if (!lb || lb.state !== 'active' || lb.scheme !== spec.scheme || lb.ipAddressType !== spec.ipAddressType) {
+    return false;
+  }
+  if (ingressHostname(pass.service) !== lb.dnsName) return false;
+  const tags = await pass.batch.loadBalancerTags(lb.arn);
+  if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return false;
+  if (Object.keys(changedEntries(spec.tags, tags)).length > 0) return false;
+  const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
+  if (attached.length !== spec.targetGroups.length) return false;
+  return spec.targetGroups.every((wanted) => {
+    const group = attached.find((g) => g.name === wanted.name);
+    return (
+      group !== undefined &&
+      group.protocol === wanted.protocol &&
+      group.port === wanted.port &&
+      group.targetType === wanted.targetType &&
+      group.ipAddressType === wanted.ipAddressType &&
+      healthCheckMatches(group.healthCheck, wanted.healthCheck)
+    );
+  });
+}
