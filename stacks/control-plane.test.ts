@@ -406,6 +406,12 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
       expect(refId(env.NODE_QUEUE_URL)).toBe(queueIdNamed(template, `${PREFIX}-node.fifo`));
       expect(refId(env.NODE_LIFECYCLE_QUEUE_URL)).toBe(queueIdNamed(template, `${PREFIX}-node-lifecycle.fifo`));
     });
+
+    it('may describe instances, for the node sweep, and make no other EC2 call', () => {
+      const roleId = refId(resource(template, functionIdNamed(template, `${PREFIX}-resync`)).Properties.Role);
+      const ec2 = roleStatements(template, roleId).filter((st) => actionsOf([st]).some((a) => a.startsWith('ec2:')));
+      expect(ec2).toEqual([{ Sid: 'Ec2Describe', Effect: 'Allow', Action: 'ec2:DescribeInstances', Resource: '*' }]);
+    });
   });
 
   describe('relay role', () => {

@@ -5,6 +5,7 @@ import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { ControlPlaneContext } from './context.ts';
 import { ControllerFunction } from './function.ts';
+import { ec2Describe } from './iam.ts';
 import { sendToQueues } from './queues.ts';
 
 export interface ResyncQueues {
@@ -19,7 +20,8 @@ export interface ResyncQueues {
  * The level-triggered safety net: a schedule starts `functions/resync` every CCM_RESYNC_MINUTES,
  * which lists Nodes and Services and enqueues every key again (the route table's single key, the
  * service controller's and the IP address manager's garbage-collection keys included; Windows Nodes
- * to the IP address manager). It may only send to those queues.
+ * to the IP address manager), the Nodes only when a sweep of the cluster's instances finds them out of step. It may
+ * only send to those queues, and describe instances.
  */
 export class Resync extends Construct {
   readonly handler: ControllerFunction;
@@ -39,9 +41,11 @@ export class Resync extends Construct {
     );
     this.handler = new ControllerFunction(this, 'Handler', ctx, {
       name: 'resync',
-      description: 'every few minutes: every Node and LoadBalancer Service key again',
+      description: 'every few minutes: Nodes out of step with EC2 and every LoadBalancer Service key again',
       environment,
-      statements: [sendToQueues(targets)],
+      // DescribeInstances: the node sweep lists the cluster's instances once a round, so only Nodes out of step
+      // with them go to the node and node-lifecycle queues (functions/resync/node-sweep.ts).
+      statements: [sendToQueues(targets), ec2Describe('DescribeInstances')],
     });
     this.schedule = new Rule(this, 'Schedule', {
       description: `${ctx.name('resync')}: every ${ctx.config.resyncMinutes} minute(s)`,
