@@ -8,7 +8,7 @@ import type { KeyHint } from '../../shared/queue/message.ts';
  * (each backend's quick check: the load balancer, its tags and what its listeners forward to, with reads shared
  * across the batch) and falls through to the full pass only when something differs; every Service still gets
  * a full pass once an hour, in a slot of its own, so the load is even across rounds
- * (docs/adr/0006-service-controller-structure-and-replacement.md).
+ * (docs/reconcilers.md, the service controller).
  */
 
 /** How often the resync runs (the schedule in stacks/). */
