@@ -294,6 +294,8 @@ function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<Eng
     };
     return resync(round, {
       kube: o.kube,
+      // As the Lambda does: only the Nodes a sweep of the cluster's instances finds out of step.
+      nodeSweep: { ec2: o.ec2, clusterName: o.clusterName, ipFamilies: o.ipFamilies },
       ...(o.services ? { services: o.services.kube } : {}),
       sqs: keys,
       queues,

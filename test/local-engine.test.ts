@@ -74,8 +74,9 @@ describe('local engine resync (functions/resync)', () => {
     for (const name of ['a', 'b', 'c']) kube.putNode(makeNode(name));
     kube.resetCalls();
     await e.resync('round-1');
+    // The node sweep: uninitialized Nodes go to the node reconciler; Ready ones give node-lifecycle nothing to judge.
     expect(e.sqs.depth(QUEUES.node)).toBe(3);
-    expect(e.sqs.depth(QUEUES.lifecycle)).toBe(3);
+    expect(e.sqs.depth(QUEUES.lifecycle)).toBe(0);
     expect(e.sqs.depth(QUEUES.route)).toBe(1);
     expect(kube.callCount('listServices')).toBe(1);
   });
@@ -91,9 +92,10 @@ describe('local engine resync (functions/resync)', () => {
 
   it('controllers that are off get nothing, and neither do those the caller holds back', async () => {
     const { e, kube } = engine({ routes: true });
-    kube.putNode(makeNode('a'));
+    kube.putNode(makeNode('a', { ready: false }));
     await e.resync('round-1', (reconciler) => reconciler !== 'node');
     expect(e.sqs.depth(QUEUES.node)).toBe(0);
+    // A NotReady uninitialized Node: the node sweep sends it to node-lifecycle to judge.
     expect(e.sqs.depth(QUEUES.lifecycle)).toBe(1);
     expect(e.sqs.depth(QUEUES.route)).toBe(1);
     expect(e.sqs.depth(QUEUES.service)).toBe(0);

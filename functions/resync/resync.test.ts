@@ -173,6 +173,7 @@ describe('resync with the node sweep', () => {
     expect(await resync('r', sweepDeps())).toEqual({ sent: 6 });
     expect(keyNames('node.fifo')).toEqual(names);
     expect(keyNames('node-lifecycle.fifo')).toEqual(names);
+    expect(w.metrics.total(MetricName.NodeSweepFallbacks)).toBe(1);
   });
 
   it('does not sweep for a stage that feeds neither Node reconciler', async () => {

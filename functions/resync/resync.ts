@@ -134,6 +134,7 @@ async function sweep(
     return { node: new Set(found.node), lifecycle: new Set(found.lifecycle) };
   } catch (err) {
     deps.log.warn('node sweep failed: sending every Node key', { round, error: errorMessage(err) });
+    deps.metrics.count(MetricName.NodeSweepFallbacks);
     return undefined;
   }
 }

@@ -80,6 +80,8 @@ export const MetricName = {
   Ec2Events: 'Ec2Events',
   UnknownInstanceEvents: 'UnknownInstanceEvents',
   KeysSent: 'KeysSent',
+  /** A resync round whose node sweep failed (throttled...) and sent every Node key instead. */
+  NodeSweepFallbacks: 'NodeSweepFallbacks',
   KeySendFailures: 'KeySendFailures',
 } as const;
 export type MetricName = (typeof MetricName)[keyof typeof MetricName];
