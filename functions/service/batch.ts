@@ -1,4 +1,5 @@
 import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
+import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
 import type { LoadBalancer } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -20,6 +21,7 @@ export class ServiceBatch {
   private zoneList?: Promise<AvailabilityZone[]>;
   private lbByName?: Promise<Map<string, LoadBalancer>>;
   private lbTags?: Promise<Map<string, Record<string, string>>>;
+  private classicByName?: Promise<Map<string, ClassicLoadBalancer>>;
 
   /** `keys`: the `namespace/name` of the batch's Services (their load balancers' tags are read together). */
   constructor(
@@ -36,6 +38,15 @@ export class ServiceBatch {
       .listLoadBalancers()
       .then((lbs) => new Map(lbs.map((lb) => [lb.name.toLowerCase(), lb])));
     return this.lbByName;
+  }
+
+  /** Every Classic ELB, by lower-case name (one DescribeLoadBalancers per 400). */
+  classicLoadBalancers(): Promise<Map<string, ClassicLoadBalancer>> {
+    const elb = this.deps.elb;
+    this.classicByName ??= elb
+      ? elb.listLoadBalancers().then((lbs) => new Map(lbs.map((lb) => [lb.name.toLowerCase(), lb])))
+      : Promise.resolve(new Map());
+    return this.classicByName;
   }
 
   /**

@@ -15,6 +15,7 @@ import { elbOf, ensureClassicLoadBalancer } from './load-balancer.ts';
 import { type ClassicSpec, classicSpec } from './model.ts';
 import { findClassic, type ObservedClassic } from './observed.ts';
 import { classicNameFromHostname } from './plans.ts';
+import { classicLooksInLine } from './quick-check.ts';
 
 /**
  * Classic ELBs: Services moved over from the reference cloud controller keep theirs (same name, same DNS
@@ -56,6 +57,12 @@ async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<
       loadBalancerName: name,
       externalManagedTags: deps.externalManagedTags ?? [],
     });
+  if (pass.quickCheck) {
+    const status = classicNameFromHostname(ingressHostname(pass.service));
+    const built = status ? build(status) : undefined;
+    // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
+    if (built?.ok && (await classicLooksInLine(built.spec, options, pass))) return undefined;
+  }
   const choice = await chooseClassic(pass, options, build);
   const built = build(choice.name);
   if (!built.ok) throw new AnnotationError(`cannot build the Classic ELB: ${describeProblems(built.problems)}`);

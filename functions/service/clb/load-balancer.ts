@@ -183,16 +183,20 @@ async function keepSettingsInLine(spec: ClassicSpec, lb: ClassicLoadBalancer, pa
 }
 
 /** The policies this controller (and the reference) name: proxy protocol, and SSL negotiation by policy. */
-function isOurPolicy(name: string): boolean {
+export function isOurPolicy(name: string): boolean {
   return name === PROXY_PROTOCOL_POLICY || name.startsWith(sslNegotiationPolicyName(''));
 }
 
 /** Eligible Nodes' running instances, registered and deregistered by difference only. */
+export function wantedInstances(spec: ClassicSpec, pass: Pass): Promise<string[]> {
+  return Promise.all([pass.batch.nodes(), pass.batch.instances()]).then(([all, instances]) =>
+    instanceIdsOf(eligibleNodes(all, spec.targetNodeLabels)).filter((id) => instances.get(id)?.state === 'running'),
+  );
+}
+
 async function ensureInstances(spec: ClassicSpec, lb: ClassicLoadBalancer, pass: Pass): Promise<void> {
   const elb = elbOf(pass);
-  const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
-  const instances = await pass.batch.instances();
-  const wanted = instanceIdsOf(nodes).filter((id) => instances.get(id)?.state === 'running');
+  const wanted = await wantedInstances(spec, pass);
   const register = wanted.filter((id) => !lb.instanceIds.includes(id));
   const deregister = lb.instanceIds.filter((id) => !wanted.includes(id));
   if (deregister.length > 0) await elb.deregisterInstances(lb.name, deregister);
