@@ -355,6 +355,8 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
   const resyncRound = (round: string) =>
     resync(round, {
       kube,
+      // The node sweep, as the Lambda runs it: its DescribeInstances sees the schedule's faults like any other call.
+      nodeSweep: { ec2: ec2Port, clusterName: CLUSTER, ipFamilies: ['ipv4'] },
       services: kube,
       sqs: { sendKeys: async (url, messages) => sqs.sendKeys(url, messages) },
       queues: {
