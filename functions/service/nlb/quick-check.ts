@@ -20,10 +20,8 @@ export async function looksInLine(spec: LoadBalancerSpec, pass: Pass): Promise<b
   const status = loadBalancerNameFromHostname(ingressHostname(pass.service));
   if (status?.toLowerCase() !== spec.loadBalancerName.toLowerCase()) return false;
   const lb = (await pass.batch.loadBalancers()).get(spec.loadBalancerName.toLowerCase());
-  if (!lb || lb.state !== 'active' || lb.scheme !== spec.scheme || lb.ipAddressType !== spec.ipAddressType) {
-    return false;
-  }
-  if (ingressHostname(pass.service) !== lb.dnsName) return false;
+  if (lb?.state !== 'active' || lb.dnsName !== ingressHostname(pass.service)) return false;
+  if (lb.scheme !== spec.scheme || lb.ipAddressType !== spec.ipAddressType) return false;
   const tags = await pass.batch.loadBalancerTags(lb.arn);
   if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return false;
   if (Object.keys(changedEntries(spec.tags, tags)).length > 0) return false;
