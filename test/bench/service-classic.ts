@@ -14,6 +14,8 @@ function world(nodes: number): ClassicWorld {
   const w = createClassicWorld();
   w.serviceDeps.defaultLoadBalancerType = 'classic';
   w.serviceDeps.cleanupRequeueSeconds = 60;
+  // As the deployed handler: RESYNC passes of an unchanged Service are the quick check, a full pass hourly.
+  w.serviceDeps.resyncQuickCheck = true;
   for (let i = 1; i <= nodes; i++) w.addNode(i);
   return w;
 }
@@ -97,9 +99,9 @@ export async function run(): Promise<BenchResult[]> {
       name: 'Classic ELB resync, 200 unchanged Services + garbage collection: AWS calls',
       value: all.total,
       unit: 'calls',
-      target: '0 writes',
+      target: '<= 3 per Service, 0 writes',
       rerun: RERUN,
-      note: `${(all.total / 200).toFixed(1)} per Service incl. GC, ${all.writes} writes (${all.detail})`,
+      note: `${(all.total / 200).toFixed(1)} per Service incl. GC (before the quick check: 854, 4.3 per Service), ${all.writes} writes (${all.detail})`,
     },
   ];
 }

@@ -170,6 +170,8 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     vpcId: VPC,
     provisioningRequeueSeconds: 30,
     cleanupRequeueSeconds: 30,
+    // As the deployed handler: resync rounds run the quick check, a full pass per Service hourly.
+    resyncQuickCheck: true,
     clock,
     log,
     metrics,
