@@ -120,17 +120,8 @@ export class Ec2Adapter implements Ec2Port {
         { Name: 'private-dns-name', Values: chunk },
         { Name: 'instance-state-name', Values: [...states] },
       ];
-      try {
-        const pages = await allPages(
-          (NextToken) =>
-            this.client.send(
-              new DescribeInstancesCommand({ Filters: filters, MaxResults: FILTERED_PAGE_SIZE, NextToken }),
-            ),
-          (page) => page.NextToken,
-        );
-        for (const instance of pages.flatMap(instancesOf)) found.set(instance.instanceId, instance);
-      } catch (err) {
-        throw toControllerError('finding instances by private DNS name', err);
+      for (const instance of await this.filteredInstances(filters, 'finding instances by private DNS name')) {
+        found.set(instance.instanceId, instance);
       }
     }
     return [...found.values()];
@@ -140,6 +131,15 @@ export class Ec2Adapter implements Ec2Port {
     // Filters AND, the values of one OR: one `tag-key` filter finds both tags. The legacy tag's value must be this
     // cluster's name, which no filter can say together with the other key, so other clusters' are dropped here.
     const filters: Filter[] = [{ Name: 'tag-key', Values: [clusterTagKey(clusterName), LEGACY_CLUSTER_TAG] }];
+    const found = new Map<string, Instance>();
+    for (const instance of await this.filteredInstances(filters, `finding the instances of cluster ${clusterName}`)) {
+      if (isClusterResource(instance.tags, clusterName)) found.set(instance.instanceId, instance);
+    }
+    return [...found.values()];
+  }
+
+  /** Every page of a filtered DescribeInstances, `FILTERED_PAGE_SIZE` a page; errors say what was being done. */
+  private async filteredInstances(filters: Filter[], doing: string): Promise<Instance[]> {
     try {
       const pages = await allPages(
         (NextToken) =>
@@ -148,13 +148,9 @@ export class Ec2Adapter implements Ec2Port {
           ),
         (page) => page.NextToken,
       );
-      const found = new Map<string, Instance>();
-      for (const instance of pages.flatMap(instancesOf)) {
-        if (isClusterResource(instance.tags, clusterName)) found.set(instance.instanceId, instance);
-      }
-      return [...found.values()];
+      return pages.flatMap(instancesOf);
     } catch (err) {
-      throw toControllerError(`finding the instances of cluster ${clusterName}`, err);
+      throw toControllerError(doing, err);
     }
   }
 
