@@ -1,4 +1,5 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { DLQS, QUEUES } from '../../bin/engine.ts';
 import { NodeIndex } from '../../functions/ec2-events/node-index.ts';
 import { type RouterDeps, routeEc2Events } from '../../functions/ec2-events/router.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from '../../functions/interruption/plan.ts';
@@ -49,24 +50,9 @@ export const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'] as const;
 export const WINDOWS_SUBNET = makeSubnet({ index: 1, zone: 'eu-west-1a' });
 export const CLUSTER_CIDR = '10.244.0.0/16';
 
-export const QUEUES = {
-  node: 'node.fifo',
-  lifecycle: 'node-lifecycle.fifo',
-  route: 'route.fifo',
-  service: 'service.fifo',
-  ec2Events: 'ec2-events',
-  interruption: 'interruption.fifo',
-  ipam: 'ipam.fifo',
-} as const;
-export const DLQS = [
-  'node-dlq.fifo',
-  'node-lifecycle-dlq.fifo',
-  'route-dlq.fifo',
-  'service-dlq.fifo',
-  'ec2-events-dlq',
-  'interruption-dlq.fifo',
-  'ipam-dlq.fifo',
-];
+// The engine's queue names (bin/engine.ts), so the property's wiring and the local runner's never drift apart.
+export { DLQS, QUEUES };
+
 const RELAYED: Record<string, string> = {
   node: QUEUES.node,
   'node-lifecycle': QUEUES.lifecycle,
