@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { RetryableError } from '../../shared/errors.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { IPV4_RESOURCE, isWindowsNode, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
-import type { IpamKubernetesPort } from '../../shared/k8s/ipam-port.ts';
+import type { ConfigMap, IpamKubernetesPort } from '../../shared/k8s/ipam-port.ts';
 import { readNode, recordNodeEvent } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node, Pod } from '../../shared/k8s/types.ts';
@@ -47,16 +47,29 @@ export const EXHAUSTED_REQUEUE_SECONDS = 120;
 /** EC2 does not show the Node's instance or interface yet (it was just launched). */
 const NOT_VISIBLE_REQUEUE_SECONDS = 10;
 
-export const ipamReconciler: Reconciler<IpamDeps> = {
+/** What every Node of a batch shares: the VPC CNI ConfigMap, read once (undefined: it does not exist). */
+export interface IpamBatch {
+  configMap: ConfigMap | undefined;
+}
+
+export const ipamReconciler: Reconciler<IpamDeps, IpamBatch> = {
   name: 'ipam',
   /** A Node's key, or the garbage-collection key; any other key is another queue's, counted as malformed. */
   accepts: (key) => isNodeKey(key) || isIpamGarbageCollectionKey(key),
-  async reconcile(key, deps, _batch, context) {
+  async prepareBatch(keys, deps) {
+    if (keys.every(isIpamGarbageCollectionKey)) return { configMap: undefined };
+    const configMap = await kubeCall('reading the VPC CNI ConfigMap', () =>
+      deps.pods.getConfigMap(VPC_CNI_CONFIGMAP.namespace, VPC_CNI_CONFIGMAP.name),
+    );
+    return { configMap };
+  },
+
+  async reconcile(key, deps, batch, context) {
     if (isIpamGarbageCollectionKey(key)) return sweepInterfaces(deps);
     const node = await readNode(deps.kube, key.name);
     // A deleted Node's pool is forgotten: its journal went with it, and its interface goes with the instance.
     if (!node || !isWindowsNode(node)) return undefined;
-    const settings = await readSettings(node, deps);
+    const settings = await readSettings(node, batch.configMap, deps);
     // Off: no new addresses, and the Pods that have one keep it.
     if (!settings.enabled) return undefined;
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
@@ -65,10 +78,7 @@ export const ipamReconciler: Reconciler<IpamDeps> = {
   },
 };
 
-async function readSettings(node: Node, deps: IpamDeps): Promise<IpamSettings> {
-  const configMap = await kubeCall('reading the VPC CNI ConfigMap', () =>
-    deps.pods.getConfigMap(VPC_CNI_CONFIGMAP.namespace, VPC_CNI_CONFIGMAP.name),
-  );
+async function readSettings(node: Node, configMap: ConfigMap | undefined, deps: IpamDeps): Promise<IpamSettings> {
   const { settings, problems } = parseSettings(configMap);
   if (problems.length > 0) {
     deps.metrics.count(MetricName.IpamInvalidInput, { input: 'ConfigMap' }, problems.length);
