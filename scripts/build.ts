@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { sdkSchemaKeys } from './sdk-schema-keys.ts';
 
 export const LAMBDA_FUNCTIONS = readdirSync('functions').filter((name) =>
   existsSync(join('functions', name, 'handler.ts')),
@@ -42,7 +43,8 @@ export async function bundleFunction(name: string, outDir = 'dist/functions'): P
     // ESM builds first (the SDK's dist-es, per command and schema) so esbuild can drop what is unused;
     // the single-file dist-cjs of a client keeps all of it.
     mainFields: ['module', 'main'],
-    plugins: [leftOut(LEFT_OUT)],
+    // sdkSchemaKeys: without it every shape of EC2's API stays in the bundle (scripts/sdk-schema-keys.ts).
+    plugins: [leftOut(LEFT_OUT), sdkSchemaKeys()],
     minify: true,
     sourcemap: false,
     platform: 'node',
