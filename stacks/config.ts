@@ -195,8 +195,8 @@ const StaticSchema = z
     CCM_KUBERNETES_TOKEN_SECRET_ID: z.string().min(1).optional(),
     CCM_KUBERNETES_TOKEN_SECRET_KMS_KEY_ARN: arn('kms', 'the KMS key encrypting the token secret').optional(),
     CCM_EKS_ACCESS_ENTRIES: bool.default(true),
-    CCM_VPC_SUBNET_IDS: idList('subnet').optional(),
-    CCM_VPC_SECURITY_GROUP_IDS: idList('sg').optional(),
+    CCM_VPC_SUBNET_IDS: z.optional(idList('subnet')),
+    CCM_VPC_SECURITY_GROUP_IDS: z.optional(idList('sg')),
     CCM_NODE_IP_FAMILIES: runtime.NODE_IP_FAMILIES,
     CCM_LOG_LEVEL: runtime.LOG_LEVEL,
     CCM_LOG_RETENTION_DAYS: z.coerce

@@ -1,5 +1,5 @@
-import * as z from 'zod';
 import { formatIssues, parseBody } from '../../shared/parse-body.ts';
+import * as z from '../../shared/zod.ts';
 
 /**
  * EventBridge EC2 events, parsed through a registry keyed by (source, detail-type), as Karpenter's
@@ -11,17 +11,18 @@ import { formatIssues, parseBody } from '../../shared/parse-body.ts';
  * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html (capacity reservations)
  * https://docs.aws.amazon.com/health/latest/ug/cloudwatch-events-health.html
  */
-const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)');
+const instanceId = z.string().check(z.regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)'));
+const nonEmpty = () => z.string().check(z.minLength(1));
 
 const Envelope = z.object({
   version: z.string(),
-  id: z.string().min(1),
+  id: nonEmpty(),
   'detail-type': z.string(),
   source: z.string(),
-  account: z.string().optional(),
+  account: z.optional(z.string()),
   time: z.string(),
   region: z.string(),
-  resources: z.array(z.string()).default([]),
+  resources: z._default(z.array(z.string()), []),
   detail: z.unknown(),
 });
 
@@ -62,14 +63,17 @@ export type Ec2Event =
  * A date as AWS writes it in event details (ISO 8601 in EC2 events, RFC 1123 such as
  * `Sun, 15 Nov 2026 10:00:00 GMT` in Health events), as ISO 8601; refused when it is no date.
  */
-const eventDate = z.string().transform((text, ctx) => {
-  const ms = Date.parse(text);
-  if (Number.isNaN(ms)) {
-    ctx.addIssue({ code: 'custom', message: `must be a date, got ${JSON.stringify(text)}` });
-    return z.NEVER;
-  }
-  return new Date(ms).toISOString();
-});
+const eventDate = z.pipe(
+  z.string(),
+  z.transform((text: string, ctx) => {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) {
+      ctx.issues.push({ code: 'custom', message: `must be a date, got ${JSON.stringify(text)}`, input: text });
+      return z.NEVER;
+    }
+    return new Date(ms).toISOString();
+  }),
+);
 
 type Parser = (detail: unknown, envelope: z.infer<typeof Envelope>) => Ec2Event;
 
@@ -113,9 +117,9 @@ const registry = new Map<string, Parser>([
         .object({
           service: z.literal('EC2'),
           eventTypeCategory: z.literal('scheduledChange'),
-          eventTypeCode: z.string().optional(),
-          startTime: eventDate.optional(),
-          affectedEntities: z.array(z.object({ entityValue: z.string() })).min(1),
+          eventTypeCode: z.optional(z.string()),
+          startTime: z.optional(eventDate),
+          affectedEntities: z.array(z.object({ entityValue: z.string() })).check(z.minLength(1)),
         })
         .parse(detail);
       const instanceIds = d.affectedEntities.map((a) => a.entityValue).filter((v) => instanceId.safeParse(v).success);
@@ -136,9 +140,9 @@ const registry = new Map<string, Parser>([
     (detail, e) => {
       const d = z
         .object({
-          LifecycleActionToken: z.string().min(1).optional(),
-          AutoScalingGroupName: z.string().min(1),
-          LifecycleHookName: z.string().min(1),
+          LifecycleActionToken: z.optional(nonEmpty()),
+          AutoScalingGroupName: nonEmpty(),
+          LifecycleHookName: nonEmpty(),
           EC2InstanceId: instanceId,
           LifecycleTransition: z.literal('autoscaling:EC2_INSTANCE_TERMINATING'),
         })
@@ -163,7 +167,7 @@ const registry = new Map<string, Parser>([
         .object({
           'instance-id': instanceId,
           'instance-action': z.string(),
-          'instance-termination-time': eventDate.optional(),
+          'instance-termination-time': z.optional(eventDate),
         })
         .parse(detail);
       return {
@@ -189,7 +193,7 @@ export function parseEc2Event(body: string): ParsedEc2Event {
   try {
     return { ok: true, event: parser(e.detail, e) };
   } catch (err) {
-    const detail = err instanceof z.ZodError ? formatIssues(err) : String(err);
+    const detail = err instanceof z.$ZodError ? formatIssues(err) : String(err);
     return { ok: false, error: `${e['detail-type']} ${e.id}: bad detail: ${detail}` };
   }
 }

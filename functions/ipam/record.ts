@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from '../../shared/zod.ts';
 
 /**
  * The pool's journal, an annotation on the Node (`POOL_ANNOTATION`), written with a guard on the Node's
@@ -20,18 +20,19 @@ import * as z from 'zod';
  */
 export const POOL_ANNOTATION = 'serverless-ccm/ipam-pool';
 
-const Times = z.record(z.string(), z.number().int().nonnegative());
+const count = () => z.int().check(z.nonnegative());
+const Times = z.record(z.string(), count());
 const PoolRecordSchema = z.object({
-  eni: z.string().optional(),
-  slots: z.number().int().nonnegative().optional(),
-  prefixLength: z.number().int().min(0).max(32).optional(),
-  verifiedAt: z.number().int().nonnegative().optional(),
-  addresses: z.array(z.string()).default([]),
-  prefixes: z.array(z.string()).default([]),
-  assigned: z.record(z.string(), z.string()).default({}),
-  cooling: Times.default({}),
-  fresh: Times.default({}),
-  releasing: Times.default({}),
+  eni: z.optional(z.string()),
+  slots: z.optional(count()),
+  prefixLength: z.optional(z.int().check(z.minimum(0), z.maximum(32))),
+  verifiedAt: z.optional(count()),
+  addresses: z._default(z.array(z.string()), []),
+  prefixes: z._default(z.array(z.string()), []),
+  assigned: z._default(z.record(z.string(), z.string()), {}),
+  cooling: z._default(Times, {}),
+  fresh: z._default(Times, {}),
+  releasing: z._default(Times, {}),
 });
 export type PoolRecord = z.output<typeof PoolRecordSchema>;
 

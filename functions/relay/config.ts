@@ -78,7 +78,7 @@ export const RelayConfigSchema = z
     RELAY_LEASE_NAME: dnsSubdomain.default('serverless-ccm-relay'),
     /** holderIdentity in the Lease; default `<hostname>_<random>` (client-go's form). */
     RELAY_IDENTITY: z.string().min(1).max(128).optional(),
-    RELAY_KINDS: kinds.default([...WATCHED_KINDS]),
+    RELAY_KINDS: z._default(kinds, [...WATCHED_KINDS]),
     RELAY_LEADER_ELECT: bool.default(true),
     RELAY_LEASE_DURATION_SECONDS: seconds(2, 300, 15),
     RELAY_RENEW_DEADLINE_SECONDS: seconds(1, 299, 10),
@@ -107,7 +107,7 @@ export const RelayConfigSchema = z
     RELAY_WEBHOOK_CONFIGURATION: dnsSubdomain.default('serverless-ccm-ipam-webhook'),
     /** cert-manager: the mounted certificate Secret (tls.crt, tls.key). */
     RELAY_WEBHOOK_CERT_DIR: z.string().min(1).default('/etc/serverless-ccm-relay/webhook-tls'),
-    RELAY_WEBHOOK_CONTROLLER_USERNAMES: usernames.default(DEFAULT_CONTROLLER_USERNAMES),
+    RELAY_WEBHOOK_CONTROLLER_USERNAMES: z._default(usernames, DEFAULT_CONTROLLER_USERNAMES),
     RELAY_WEBHOOK_REFRESH_SECONDS: seconds(5, 3600, 60),
     LOG_LEVEL: z
       .enum(['DEBUG', 'INFO', 'WARN', 'ERROR'], { error: 'must be DEBUG, INFO, WARN or ERROR' })

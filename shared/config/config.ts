@@ -1,6 +1,6 @@
-import * as z from 'zod';
 import { parseCidr } from '../net/cidr.ts';
 import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption.ts';
+import * as z from '../zod.ts';
 import { csv } from './csv.ts';
 
 /**
@@ -9,15 +9,30 @@ import { csv } from './csv.ts';
  */
 const clusterName = z
   .string({ error: 'is required (the cluster name used in kubernetes.io/cluster/<name> tags)' })
-  .regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be 1-63 letters, digits, "-", "_" or "."');
+  .check(z.regex(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/, 'must be 1-63 letters, digits, "-", "_" or "."'));
 
 const url = z.url({ error: 'must be an https:// URL' });
 
 /** A CIDR block of either family; host bits must be zero (see `parseCidr`). */
-const cidr = z.string().superRefine((value, ctx) => {
-  const result = parseCidr(value);
-  if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
-});
+const cidr = z.string().check(
+  z.superRefine((value, ctx) => {
+    const result = parseCidr(value);
+    if (!result.ok) ctx.addIssue({ code: 'custom', message: result.error });
+  }),
+);
+
+/** A setting given as a pattern; `message` says what it must look like. */
+const matching = (pattern: RegExp, message: string) => z.string().check(z.regex(pattern, message));
+
+/**
+ * A whole number from the environment's text, within bounds: `number` is the message for what is no number at all,
+ * `whole` for a fraction, `min`/`max` the bounds with theirs.
+ */
+function wholeNumber(messages: { number: string; whole?: string }, min: [number, string?], max: [number, string?]) {
+  return z.coerce
+    .number({ error: messages.number })
+    .check(z.int(messages.whole), z.minimum(min[0], min[1]), z.maximum(max[0], max[1]));
+}
 
 /** What the interruption controller does for a kind of notice: cordon and drain, or only mark the Node. */
 export const INTERRUPTION_ACTION_NAMES = ['drain', 'taint-only'] as const;
@@ -29,24 +44,29 @@ export type InterruptionActionOverrides = Partial<Record<InterruptionKind, Inter
  * them. An unknown kind or action, or a kind named twice, is refused rather than ignored: a typo would
  * otherwise leave a kind on its default without a word.
  */
-export const interruptionActions = z.string().transform((text, ctx): InterruptionActionOverrides => {
-  const overrides: InterruptionActionOverrides = {};
-  const problem = (message: string) => ctx.addIssue({ code: 'custom', message });
-  for (const entry of text
-    .split(',')
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const [kind = '', action = '', ...rest] = entry.split('=').map((p) => p.trim());
-    if (rest.length > 0 || !entry.includes('=')) problem(`"${entry}" must be kind=action`);
-    else if (!(INTERRUPTION_KINDS as readonly string[]).includes(kind)) {
-      problem(`"${kind}" is no interruption kind (${INTERRUPTION_KINDS.join(', ')})`);
-    } else if (!(INTERRUPTION_ACTION_NAMES as readonly string[]).includes(action)) {
-      problem(`"${action}" for ${kind} must be ${INTERRUPTION_ACTION_NAMES.join(' or ')}`);
-    } else if (overrides[kind as InterruptionKind] !== undefined) problem(`${kind} is named twice`);
-    else overrides[kind as InterruptionKind] = action as InterruptionActionName;
-  }
-  return overrides;
-});
+export const interruptionActions = z.pipe(
+  z.string(),
+  z.transform((text: string, ctx): InterruptionActionOverrides => {
+    const overrides: InterruptionActionOverrides = {};
+    const problem = (message: string) => ctx.issues.push({ code: 'custom', message, input: text });
+    for (const entry of text
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean)) {
+      const [kind = '', action = '', ...rest] = entry.split('=').map((p) => p.trim());
+      if (rest.length > 0 || !entry.includes('=')) problem(`"${entry}" must be kind=action`);
+      else if (!(INTERRUPTION_KINDS as readonly string[]).includes(kind)) {
+        problem(`"${kind}" is no interruption kind (${INTERRUPTION_KINDS.join(', ')})`);
+      } else if (!(INTERRUPTION_ACTION_NAMES as readonly string[]).includes(action)) {
+        problem(`"${action}" for ${kind} must be ${INTERRUPTION_ACTION_NAMES.join(' or ')}`);
+      } else if (overrides[kind as InterruptionKind] !== undefined) problem(`${kind} is named twice`);
+      else overrides[kind as InterruptionKind] = action as InterruptionActionName;
+    }
+    return overrides;
+  }),
+);
+
+const SECONDS = { number: 'must be a number of seconds', whole: 'must be a whole number of seconds' };
 
 /** The load balancer kinds the service controller makes (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
 export const SERVICE_LOAD_BALANCER_TYPES = ['nlb', 'classic'] as const;
@@ -57,176 +77,179 @@ export const ConfigSchema = z
     CLUSTER_NAME: clusterName,
     AWS_REGION: z
       .string({ error: 'is required (the AWS region of the cluster, e.g. eu-west-1)' })
-      .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name such as eu-west-1'),
-    NODE_IP_FAMILIES: csv(z.enum(['ipv4', 'ipv6'], { error: 'each family must be ipv4 or ipv6' }))
-      .pipe(z.array(z.enum(['ipv4', 'ipv6'])).min(1, 'must name at least one family'))
-      .default(['ipv4']),
-    KUBERNETES_AUTH_MODE: z
-      .enum(['eks', 'token', 'kubeconfig'], { error: 'must be eks, token or kubeconfig' })
-      .default('kubeconfig'),
-    KUBERNETES_API_ENDPOINT: url.optional(),
-    KUBERNETES_CA_DATA: z.base64({ error: 'must be the base64 PEM CA bundle' }).optional(),
-    KUBERNETES_TOKEN_SECRET_ID: z.string().min(1).optional(),
-    EKS_CLUSTER_NAME: z.string().min(1).optional(),
-    NODE_QUEUE_URL: url.optional(),
-    NODE_LIFECYCLE_QUEUE_URL: url.optional(),
-    ROUTE_QUEUE_URL: url.optional(),
+      .check(z.regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name such as eu-west-1')),
+    NODE_IP_FAMILIES: z._default(
+      z.pipe(
+        csv(z.enum(['ipv4', 'ipv6'], { error: 'each family must be ipv4 or ipv6' })),
+        z.array(z.enum(['ipv4', 'ipv6'])).check(z.minLength(1, 'must name at least one family')),
+      ),
+      ['ipv4'],
+    ),
+    KUBERNETES_AUTH_MODE: z._default(
+      z.enum(['eks', 'token', 'kubeconfig'], { error: 'must be eks, token or kubeconfig' }),
+      'kubeconfig',
+    ),
+    KUBERNETES_API_ENDPOINT: z.optional(url),
+    KUBERNETES_CA_DATA: z.optional(z.base64({ error: 'must be the base64 PEM CA bundle' })),
+    KUBERNETES_TOKEN_SECRET_ID: z.optional(z.string().check(z.minLength(1))),
+    EKS_CLUSTER_NAME: z.optional(z.string().check(z.minLength(1))),
+    NODE_QUEUE_URL: z.optional(url),
+    NODE_LIFECYCLE_QUEUE_URL: z.optional(url),
+    ROUTE_QUEUE_URL: z.optional(url),
     /**
      * The interruption FIFO queue: with it, the EC2 events router sends interruption notices there
      * (shared/queue/interruption.ts) for the interruption controller to come; unset, no notices are sent.
      */
-    INTERRUPTION_QUEUE_URL: url.optional(),
+    INTERRUPTION_QUEUE_URL: z.optional(url),
     /** The route table pod routes go in; unset: the one table tagged kubernetes.io/cluster/<name>. */
-    ROUTE_TABLE_ID: z
-      .string()
-      .regex(/^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a route table ID such as rtb-0123456789abcdef0')
-      .optional(),
+    ROUTE_TABLE_ID: z.optional(
+      matching(/^rtb-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a route table ID such as rtb-0123456789abcdef0'),
+    ),
     /** kube-controller-manager's --cluster-cidr: only routes inside these blocks are the route controller's. */
-    CLUSTER_CIDRS: csv(cidr, 'must name at least one CIDR block').optional(),
+    CLUSTER_CIDRS: z.optional(csv(cidr, 'must name at least one CIDR block')),
     /** The "Routes per route table" quota of the account (50 unless raised, at most 1000). */
-    ROUTE_TABLE_LIMIT: z.coerce
-      .number({ error: 'must be the number of routes a route table may hold' })
-      .int('must be a whole number of routes')
-      .min(1, 'must be at least 1')
-      .max(1000, 'cannot exceed 1000, the most EC2 allows in one route table')
-      .default(50),
+    ROUTE_TABLE_LIMIT: z._default(
+      wholeNumber(
+        { number: 'must be the number of routes a route table may hold', whole: 'must be a whole number of routes' },
+        [1, 'must be at least 1'],
+        [1000, 'cannot exceed 1000, the most EC2 allows in one route table'],
+      ),
+      50,
+    ),
     /** The service controller's FIFO queue (producers send Service keys and the garbage collection key). */
-    SERVICE_QUEUE_URL: url.optional(),
+    SERVICE_QUEUE_URL: z.optional(url),
     /** The VPC load balancers, target groups and security groups go in (required by the service controller). */
-    VPC_ID: z
-      .string()
-      .regex(/^vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC ID such as vpc-0123456789abcdef0')
-      .optional(),
+    VPC_ID: z.optional(
+      matching(/^vpc-(?:[0-9a-f]{8}|[0-9a-f]{17})$/, 'must be a VPC ID such as vpc-0123456789abcdef0'),
+    ),
     /**
      * A `spec.loadBalancerClass` the service controller handles besides Services without a class. Unset: only
      * Services without a class are ours.
      */
-    LOAD_BALANCER_CLASS: z
-      .string()
-      .regex(
+    LOAD_BALANCER_CLASS: z.optional(
+      matching(
         /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/,
         'must be a label-style name such as example.com/nlb',
-      )
-      .optional(),
+      ),
+    ),
     /**
      * kube-apiserver's `--service-node-port-range`: the service controller allows this whole range from the
      * load balancers on the Nodes' security groups (one rule per protocol, however many Services).
      */
-    SERVICE_NODE_PORT_RANGE: z
-      .string()
-      .regex(/^\d{1,5}-\d{1,5}$/, 'must be a port range such as 30000-32767')
-      .transform((text) => {
-        const [from, to] = text.split('-').map(Number) as [number, number];
-        return { from, to };
-      })
-      .refine(
-        (r) => r.from >= 1 && r.to <= 65535 && r.from <= r.to,
-        'must be a range of ports from 1 to 65535, low-high',
-      )
-      .optional(),
+    SERVICE_NODE_PORT_RANGE: z.optional(
+      z
+        .pipe(
+          matching(/^\d{1,5}-\d{1,5}$/, 'must be a port range such as 30000-32767'),
+          z.transform((text: string) => {
+            const [from, to] = text.split('-').map(Number) as [number, number];
+            return { from, to };
+          }),
+        )
+        .check(
+          z.refine(
+            (r) => r.from >= 1 && r.to <= 65535 && r.from <= r.to,
+            'must be a range of ports from 1 to 65535, low-high',
+          ),
+        ),
+    ),
     /**
      * Tag keys another tool manages on the load balancers, target groups and managed security groups (comma
      * separated). The service controller removes tags it did not set (an entry dropped from
      * `additional-resource-tags`) except these and AWS's own `aws:` tags; a Service may not set them.
      */
-    SERVICE_EXTERNAL_MANAGED_TAGS: z
-      .string()
-      .transform((text) =>
-        text
-          .split(',')
-          .map((key) => key.trim())
-          .filter(Boolean),
-      )
-      .pipe(
-        z.array(
-          z
-            .string()
-            .max(128, 'each tag key must be at most 128 characters')
-            .regex(/^[\p{L}\p{Z}\p{N}_.:/=+\-@]+$/u, 'each tag key must be letters, digits, spaces or _ . : / = + - @'),
-        ),
-      )
-      .default([]),
+    SERVICE_EXTERNAL_MANAGED_TAGS: z._default(
+      csv(
+        z
+          .string()
+          .check(
+            z.maxLength(128, 'each tag key must be at most 128 characters'),
+            z.regex(
+              /^[\p{L}\p{Z}\p{N}_.:/=+\-@]+$/u,
+              'each tag key must be letters, digits, spaces or _ . : / = + - @',
+            ),
+          ),
+      ),
+      [],
+    ),
     /**
      * The kind of load balancer a `type: LoadBalancer` Service gets when its annotations do not say: `nlb` (a
      * Network Load Balancer, the default) or `classic` (a Classic Load Balancer, as the reference cloud
      * controller makes by default).
      */
-    SERVICE_DEFAULT_LOAD_BALANCER_TYPE: z
-      .enum(SERVICE_LOAD_BALANCER_TYPES, {
+    SERVICE_DEFAULT_LOAD_BALANCER_TYPE: z._default(
+      z.enum(SERVICE_LOAD_BALANCER_TYPES, {
         error: 'must be nlb (Network Load Balancer) or classic (Classic Load Balancer)',
-      })
-      .default('nlb'),
+      }),
+      'nlb',
+    ),
     /** How long to wait before looking again at a load balancer that is still provisioning (NLBs take minutes). */
-    SERVICE_PROVISIONING_REQUEUE_SECONDS: z.coerce
-      .number({ error: 'must be a number of seconds' })
-      .int('must be a whole number of seconds')
-      .min(5, 'must be at least 5 seconds')
-      .max(900, 'cannot exceed 900 seconds (the longest SQS visibility change this controller makes)')
-      .default(60),
+    SERVICE_PROVISIONING_REQUEUE_SECONDS: z._default(
+      wholeNumber(
+        SECONDS,
+        [5, 'must be at least 5 seconds'],
+        [900, 'cannot exceed 900 seconds (the longest SQS visibility change this controller makes)'],
+      ),
+      60,
+    ),
     /** How long to wait while a deletion waits for AWS (ENIs of a deleted NLB holding its security group). */
-    SERVICE_CLEANUP_REQUEUE_SECONDS: z.coerce
-      .number({ error: 'must be a number of seconds' })
-      .int('must be a whole number of seconds')
-      .min(5, 'must be at least 5 seconds')
-      .max(900, 'cannot exceed 900 seconds')
-      .default(60),
+    SERVICE_CLEANUP_REQUEUE_SECONDS: z._default(
+      wholeNumber(SECONDS, [5, 'must be at least 5 seconds'], [900, 'cannot exceed 900 seconds']),
+      60,
+    ),
     /** Per kind of interruption notice, `drain` or `taint-only` (see `interruptionActions`); unset: the defaults. */
-    INTERRUPTION_ACTIONS: interruptionActions.default({}),
+    INTERRUPTION_ACTIONS: z._default(interruptionActions, {}),
     /**
      * Add `node.kubernetes.io/out-of-service` to a drained Node, so its remaining Pods are force-deleted and
      * their volumes detached without waiting for the kubelet. Off by default: it is only safe once the instance
      * is really going, which Kubernetes leaves to whoever sets the taint.
      */
-    INTERRUPTION_OUT_OF_SERVICE_TAINT: z.stringbool({ error: 'must be true or false' }).default(false),
+    INTERRUPTION_OUT_OF_SERVICE_TAINT: z._default(z.stringbool({ error: 'must be true or false' }), false),
     /**
      * Seconds between drain passes while Pods are still going. A spot notice leaves two minutes, so a pass more
      * than a minute apart would leave most of it unused.
      */
-    INTERRUPTION_DRAIN_REQUEUE_SECONDS: z.coerce
-      .number({ error: 'must be a number of seconds' })
-      .int('must be a whole number of seconds')
-      .min(1, 'must be at least 1 second')
-      .max(60, 'cannot exceed 60 seconds (a spot notice leaves two minutes)')
-      .default(5),
+    INTERRUPTION_DRAIN_REQUEUE_SECONDS: z._default(
+      wholeNumber(
+        SECONDS,
+        [1, 'must be at least 1 second'],
+        [60, 'cannot exceed 60 seconds (a spot notice leaves two minutes)'],
+      ),
+      5,
+    ),
     /**
      * The IP address manager's FIFO queue: Node keys of Windows Nodes (and its garbage-collection key). The relay and
      * the resync feed it when set; unset, nothing about Pods is watched or sent.
      */
-    IPAM_QUEUE_URL: url.optional(),
+    IPAM_QUEUE_URL: z.optional(url),
     /**
      * Seconds a released Pod address waits before another Pod may get it (kube-proxy and the Windows host need
      * time to forget it). 30 s as the VPC resource controller.
      */
-    IPAM_COOLDOWN_SECONDS: z.coerce
-      .number({ error: 'must be a number of seconds' })
-      .int('must be a whole number of seconds')
-      .min(0, 'cannot be negative')
-      .max(600, 'cannot exceed 600 seconds')
-      .default(30),
-    NODE_INDEX_TTL_SECONDS: z.coerce
-      .number({ error: 'must be a number of seconds' })
-      .int()
-      .min(0)
-      .max(3600)
-      .default(60),
-    LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+    IPAM_COOLDOWN_SECONDS: z._default(
+      wholeNumber(SECONDS, [0, 'cannot be negative'], [600, 'cannot exceed 600 seconds']),
+      30,
+    ),
+    NODE_INDEX_TTL_SECONDS: z._default(wholeNumber({ number: 'must be a number of seconds' }, [0], [3600]), 60),
+    LOG_LEVEL: z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']), 'INFO'),
   })
-  .superRefine((c, ctx) => {
-    if (c.KUBERNETES_AUTH_MODE === 'token' && !c.KUBERNETES_TOKEN_SECRET_ID) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['KUBERNETES_TOKEN_SECRET_ID'],
-        message: 'is required when KUBERNETES_AUTH_MODE=token (the Secrets Manager secret holding token and CA)',
-      });
-    }
-    if (c.KUBERNETES_AUTH_MODE !== 'kubeconfig' && !c.KUBERNETES_API_ENDPOINT) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['KUBERNETES_API_ENDPOINT'],
-        message: `is required when KUBERNETES_AUTH_MODE=${c.KUBERNETES_AUTH_MODE}`,
-      });
-    }
-  });
+  .check(
+    z.superRefine((c, ctx) => {
+      if (c.KUBERNETES_AUTH_MODE === 'token' && !c.KUBERNETES_TOKEN_SECRET_ID) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['KUBERNETES_TOKEN_SECRET_ID'],
+          message: 'is required when KUBERNETES_AUTH_MODE=token (the Secrets Manager secret holding token and CA)',
+        });
+      }
+      if (c.KUBERNETES_AUTH_MODE !== 'kubeconfig' && !c.KUBERNETES_API_ENDPOINT) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['KUBERNETES_API_ENDPOINT'],
+          message: `is required when KUBERNETES_AUTH_MODE=${c.KUBERNETES_AUTH_MODE}`,
+        });
+      }
+    }),
+  );
 
 export type Config = z.output<typeof ConfigSchema>;
 
@@ -246,9 +269,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
  * Any component's settings from the environment (empty values count as unset); throws ConfigError
  * listing every bad or missing setting, each line naming the variable and the value it had.
  */
-export function parseEnvironment<S extends z.ZodType>(schema: S, env: Record<string, string | undefined>): z.output<S> {
+export function parseEnvironment<S extends z.core.$ZodType>(
+  schema: S,
+  env: Record<string, string | undefined>,
+): z.output<S> {
   const input = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const result = schema.safeParse(input);
+  const result = z.safeParse(schema, input);
   if (result.success) return result.data;
   throw new ConfigError(
     result.error.issues.map((issue) => {

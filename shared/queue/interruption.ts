@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { parseBody } from '../parse-body.ts';
+import * as z from '../zod.ts';
 import { messageGroupId } from './message.ts';
 
 /**
@@ -36,37 +36,30 @@ export type InterruptionKind = (typeof INTERRUPTION_KINDS)[number];
 /** A spot instance is interrupted two minutes after its warning. */
 export const SPOT_NOTICE_MS = 120_000;
 
-const instanceId = z.string().regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)');
+const instanceId = z.string().check(z.regex(/^i-[0-9a-f]{8,17}$/, 'must be an instance ID (i-...)'));
 const isoTime = z.iso.datetime({ offset: true });
-const nodeName = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name');
+const text = (max: number) => z.string().check(z.minLength(1), z.maxLength(max));
+const nodeName = text(253).check(z.regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name'));
 
-const LifecycleHookRef = z
-  .object({
-    autoScalingGroupName: z.string().min(1).max(255),
-    lifecycleHookName: z.string().min(1).max(255),
-    /** Optional: CompleteLifecycleAction and RecordLifecycleActionHeartbeat also take the instance ID. */
-    lifecycleActionToken: z.string().min(1).max(36).optional(),
-  })
-  .strict();
+const LifecycleHookRef = z.strictObject({
+  autoScalingGroupName: text(255),
+  lifecycleHookName: text(255),
+  /** Optional: CompleteLifecycleAction and RecordLifecycleActionHeartbeat also take the instance ID. */
+  lifecycleActionToken: z.optional(text(36)),
+});
 
-export const InterruptionNotice = z
-  .object({
-    kind: z.enum(INTERRUPTION_KINDS),
-    /** The EventBridge event's `id`. */
-    eventId: z.string().min(1).max(128),
-    /** The EventBridge event's `time`. */
-    eventTime: isoTime,
-    /** When the instance goes away, if the event says (see above). */
-    deadline: isoTime.optional(),
-    instanceId,
-    /** Only for `asg-lifecycle-termination`: what CompleteLifecycleAction needs. */
-    lifecycleHook: LifecycleHookRef.optional(),
-  })
-  .strict();
+export const InterruptionNotice = z.strictObject({
+  kind: z.enum(INTERRUPTION_KINDS),
+  /** The EventBridge event's `id`. */
+  eventId: text(128),
+  /** The EventBridge event's `time`. */
+  eventTime: isoTime,
+  /** When the instance goes away, if the event says (see above). */
+  deadline: z.optional(isoTime),
+  instanceId,
+  /** Only for `asg-lifecycle-termination`: what CompleteLifecycleAction needs. */
+  lifecycleHook: z.optional(LifecycleHookRef),
+});
 export type InterruptionNotice = z.infer<typeof InterruptionNotice>;
 
 /**
@@ -77,29 +70,30 @@ export type InterruptionNotice = z.infer<typeof InterruptionNotice>;
  * hooks of instances tagged `kubernetes.io/cluster/<name>`, and leave other tools' hooks alone.
  */
 export const InterruptionMessage = z
-  .object({
+  .strictObject({
     kind: z.enum(['Node', 'Instance']),
     name: nodeName,
     notice: InterruptionNotice,
   })
-  .strict()
-  .superRefine((m, ctx) => {
-    const hook = m.notice.kind === 'asg-lifecycle-termination';
-    if (hook !== Boolean(m.notice.lifecycleHook)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['notice', 'lifecycleHook'],
-        message: 'is required for asg-lifecycle-termination notices and allowed for no other kind',
-      });
-    }
-    if (m.kind === 'Instance' && (!hook || m.name !== m.notice.instanceId)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['kind'],
-        message: 'Instance keys are only for lifecycle hooks, named by the notice instance ID',
-      });
-    }
-  });
+  .check(
+    z.superRefine((m, ctx) => {
+      const hook = m.notice.kind === 'asg-lifecycle-termination';
+      if (hook !== Boolean(m.notice.lifecycleHook)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['notice', 'lifecycleHook'],
+          message: 'is required for asg-lifecycle-termination notices and allowed for no other kind',
+        });
+      }
+      if (m.kind === 'Instance' && (!hook || m.name !== m.notice.instanceId)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['kind'],
+          message: 'Instance keys are only for lifecycle hooks, named by the notice instance ID',
+        });
+      }
+    }),
+  );
 export type InterruptionMessage = z.infer<typeof InterruptionMessage>;
 
 /** The key of the message as a group: `Node//<name>` as on every other queue, or `Instance//<instance-id>`. */

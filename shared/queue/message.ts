@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import * as z from 'zod';
 import { parseBody } from '../parse-body.ts';
+import * as z from '../zod.ts';
 
 /**
  * A message names a key, not a change: reconcilers always re-read current state, and the hint
@@ -9,31 +9,26 @@ import { parseBody } from '../parse-body.ts';
 export const ObjectKind = z.enum(['Node', 'Service', 'EndpointSlice', 'Pod', 'RouteTable']);
 export type ObjectKind = z.infer<typeof ObjectKind>;
 
-const dnsSubdomain = z
-  .string()
-  .min(1)
-  .max(253)
-  .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, 'must be a lowercase RFC 1123 name');
+const RFC1123 = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+const dnsName = (max: number) =>
+  z.string().check(z.minLength(1), z.maxLength(max), z.regex(RFC1123, 'must be a lowercase RFC 1123 name'));
+const upTo = (max: number) => z.optional(z.string().check(z.maxLength(max)));
 
-export const KeyHint = z
-  .object({
-    uid: z.string().max(64).optional(),
-    resourceVersion: z.string().max(64).optional(),
-    eventType: z.enum(['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'EC2']).optional(),
-    source: z.string().max(64).optional(),
-    eventId: z.string().max(128).optional(),
-  })
-  .strict();
+export const KeyHint = z.strictObject({
+  uid: upTo(64),
+  resourceVersion: upTo(64),
+  eventType: z.optional(z.enum(['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'EC2'])),
+  source: upTo(64),
+  eventId: upTo(128),
+});
 export type KeyHint = z.infer<typeof KeyHint>;
 
-export const KeyMessage = z
-  .object({
-    kind: ObjectKind,
-    namespace: dnsSubdomain.max(63).optional(),
-    name: dnsSubdomain,
-    hint: KeyHint.optional(),
-  })
-  .strict();
+export const KeyMessage = z.strictObject({
+  kind: ObjectKind,
+  namespace: z.optional(dnsName(63)),
+  name: dnsName(253),
+  hint: z.optional(KeyHint),
+});
 export type KeyMessage = z.infer<typeof KeyMessage>;
 
 export interface ObjectKey {
