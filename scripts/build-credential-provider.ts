@@ -198,7 +198,10 @@ function emulatorFor(arch: TargetArch): string[] | undefined {
 /**
  * The SEA blob for one architecture: the script, evaluated into a startup snapshot by that architecture's
  * Node.js (natively or under qemu), so the executable deserializes the loaded SDK instead of compiling and
- * running 880 modules at every start. Without a way to run that Node.js, a blob with only the script.
+ * running 880 modules at every start. Before the snapshot is written, main.ts runs the exchange once against
+ * canned answers (functions/credential-provider/warm-up.ts), so the snapshot also holds the request path's
+ * compiled code; a failed warm-up fails the build. Without a way to run that Node.js, a blob with only the
+ * script.
  * NODE_OPTIONS from the host (kubelet passes its environment on) is ignored: it could otherwise preload code into
  * a process that handles registry credentials.
  */

@@ -3,7 +3,9 @@
  * reason in its name) until `npm run build:credential-provider` has produced one for this machine.
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
@@ -31,9 +33,9 @@ describe.skipIf(!present)(title, () => {
     server.requests.length = 0;
   });
 
-  function run(args: string[], stdin: string, extraEnv: Record<string, string> = {}) {
+  function run(args: string[], stdin: string, extraEnv: Record<string, string | undefined> = {}) {
     // A clean environment, as on a node: only what kubelet's config would pass plus the fake endpoints.
-    const env = {
+    const env: Record<string, string | undefined> = {
       PATH: '/usr/bin:/bin',
       HOME: '/nonexistent',
       AWS_ACCESS_KEY_ID: 'AKIDNODEROLE',
@@ -121,6 +123,46 @@ describe.skipIf(!present)(title, () => {
     const { code, stdout } = await run(['--version'], '');
     expect(code).toBe(0);
     expect(stdout).toMatch(/^ecr-credential-provider \d+\.\d+\.\d+\n$/);
+  });
+
+  // The snapshot was warmed up by a run against canned answers in us-east-1 with dummy credentials (warm-up.ts):
+  // none of that, and nothing the build machine had (no ~/.aws there either), may answer for the node.
+  it("uses the run's credential chain, endpoint and region, not the build's warm-up", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'credential-provider-profile-'));
+    try {
+      const credentials = join(dir, 'credentials');
+      writeFileSync(
+        credentials,
+        '[pulls]\naws_access_key_id = AKIDFROMPROFILE\naws_secret_access_key = profile-secret\n',
+      );
+      const image = '111122223333.dkr.ecr.us-east-1.amazonaws.com/team/api:1.4.2';
+      const { code, stderr } = await run([], request(image), {
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_PROFILE: 'pulls',
+        AWS_SHARED_CREDENTIALS_FILE: credentials,
+        AWS_CONFIG_FILE: join(dir, 'config'),
+      });
+
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(server.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+      expect(server.requests[0]?.headers.authorization).toMatch(
+        /Credential=AKIDFROMPROFILE\/\d{8}\/us-east-1\/ecr\/aws4_request/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends a fresh invocation id on every run', async () => {
+    await run([], request(IMAGE));
+    await run([], request(IMAGE));
+
+    const ids = server.requests.map((r) => r.headers['amz-sdk-invocation-id']);
+    expect(ids).toHaveLength(2);
+    expect(ids[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids[1]).not.toBe(ids[0]);
   });
 
   it("ignores the host's NODE_OPTIONS", async () => {

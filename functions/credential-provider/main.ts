@@ -6,6 +6,7 @@ import { startupSnapshot } from 'node:v8';
 import { systemClock } from '../../shared/clock.ts';
 import { createAwsPorts } from './aws-ports.ts';
 import { PROGRAM, runCommand } from './cli.ts';
+import { warmUp } from './warm-up.ts';
 
 // Injected by scripts/build-credential-provider.ts; absent when run from source.
 declare const CREDENTIAL_PROVIDER_VERSION: string | undefined;
@@ -30,6 +31,12 @@ function main(): void {
 }
 
 // Built into a startup snapshot (https://nodejs.org/docs/latest-v22.x/api/v8.html#startup-snapshot-api), this
-// module and everything it imports is evaluated once at build time; the executable only runs `main`.
-if (startupSnapshot.isBuildingSnapshot()) startupSnapshot.setDeserializeMainFunction(main);
-else main();
+// module and everything it imports is evaluated once at build time, and the exchange run once against canned
+// answers (warm-up.ts); the snapshot is written when that is done, and the executable only runs `main`.
+if (startupSnapshot.isBuildingSnapshot()) {
+  startupSnapshot.setDeserializeMainFunction(main);
+  warmUp(version).catch((err: unknown) => {
+    process.stderr.write(`${PROGRAM}: warm-up failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+} else main();
