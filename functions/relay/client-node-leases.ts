@@ -1,7 +1,7 @@
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { apiConfiguration, toPlainJson, translateError } from '../../shared/k8s/client-node-adapter.ts';
 import { isNotFound } from '../../shared/k8s/errors.ts';
-import { RELAY_USER_AGENT } from './client-node-source.ts';
+import { RELAY_USER_AGENT } from './kube-source.ts';
 import type { Lease, LeasePort } from './lease.ts';
 
 /**

@@ -12,14 +12,13 @@ import { KIND_INFO, type KubeObject, type WatchedKind } from './kinds.ts';
 import {
   type ListPage,
   type ListWatchSource,
+  RELAY_USER_AGENT,
   type WatchEvent,
   type WatchEventType,
   type WatchHandle,
   WatchInactivityError,
   type WatchOptions,
 } from './kube-source.ts';
-
-export const RELAY_USER_AGENT = 'serverless-ccm-relay';
 
 export interface ClientNodeListWatchOptions {
   userAgent?: string;
@@ -28,7 +27,8 @@ export interface ClientNodeListWatchOptions {
 }
 
 /**
- * The relay's list and watch over @kubernetes/client-node 2.x.
+ * The relay's list and watch over @kubernetes/client-node 2.x, from a kubeconfig (local runs, tools). A
+ * relay in a Pod uses rest-source.ts instead: the same protocol without loading client-node (memory).
  *
  * Watches use client-node's `Watch`. Lists do not use the generated typed methods
  * (`CoreV1Api.listPodForAllNamespaces` and friends): those turn every object into model classes

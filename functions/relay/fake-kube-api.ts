@@ -6,6 +6,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { FAKE_API_SERVER_CA_DATA, FAKE_API_SERVER_TLS, status } from '../../shared/k8s/fake-api-server.ts';
 import { tokenKubeConfig } from '../../shared/k8s/lambda-access.ts';
+import type { TokenKubeConfig } from '../../shared/k8s/rest-client.ts';
 import { FakeLeaseStore } from './fake-leases.ts';
 import { KIND_INFO, type KubeObject, tableKey, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import type { Lease } from './lease.ts';
@@ -407,6 +408,11 @@ export async function startFakeKubeApi(cluster: FakeCluster, options: FakeKubeAp
       await once(server, 'close');
     },
   };
+}
+
+/** The fake server for the REST client (what the relay uses in a Pod), with a bearer token. */
+export function restConfigFor(api: Pick<FakeKubeApi, 'url' | 'caData'>, token = 'relay-token'): TokenKubeConfig {
+  return { server: api.url, caData: api.caData, token };
 }
 
 /** A KubeConfig for the fake server, authenticating with a bearer token (tests tell clients apart by it). */

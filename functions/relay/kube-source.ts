@@ -4,8 +4,12 @@ import type { KubeObject, WatchedKind } from './kinds.ts';
 /**
  * List and watch as the relay needs them, in the API's own terms
  * (https://kubernetes.io/docs/reference/using-api/api-concepts/#efficient-detection-of-changes).
- * Objects are plain JSON. Only `client-node-source.ts` talks to a real API server.
+ * Objects are plain JSON. `rest-source.ts` (in a Pod) and `client-node-source.ts` (from a kubeconfig)
+ * talk to a real API server.
  */
+
+/** The relay's User-Agent on every request to the API server (audit logs, API priority and fairness). */
+export const RELAY_USER_AGENT = 'serverless-ccm-relay';
 
 export interface ListPage {
   items: KubeObject[];

@@ -1,14 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
+import { KubernetesRestClient } from '../../shared/k8s/rest-client.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { ClientNodeLeases } from './client-node-leases.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
+import { FakeCluster, type FakeKubeApi, kubeConfigFor, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import { FakeLeaseStore } from './fake-leases.ts';
 import { LeaderElector, type LeasePort, microTime } from './lease.ts';
+import { RestLeases } from './rest-source.ts';
 import { until } from './testing.ts';
 
-/** Leader election with client-go's rules, against the in-memory store; the adapter against the HTTPS server. */
+/** Leader election with client-go's rules, against the in-memory store; the adapters against the HTTPS server. */
 
 const TIMING = { leaseDurationMs: 600, renewDeadlineMs: 400, retryPeriodMs: 50 };
 const electors: LeaderElector[] = [];
@@ -136,7 +138,13 @@ describe('LeaderElector', () => {
   });
 });
 
-describe('ClientNodeLeases', () => {
+/** Both Lease adapters against the fake API server: the REST one of a relay in a Pod, client-node's from a kubeconfig. */
+const LEASE_CLIENTS: [string, (api: FakeKubeApi) => LeasePort][] = [
+  ['RestLeases', (api) => new RestLeases(new KubernetesRestClient(restConfigFor(api)))],
+  ['ClientNodeLeases', (api) => new ClientNodeLeases(kubeConfigFor(api))],
+];
+
+describe.each(LEASE_CLIENTS)('%s', (_name, leasesFor) => {
   let api: FakeKubeApi | undefined;
   afterEach(async () => {
     await api?.close();
@@ -146,7 +154,7 @@ describe('ClientNodeLeases', () => {
   it('gets, creates and updates Leases, with 404 as undefined and 409 on a stale write', async () => {
     const cluster = new FakeCluster();
     api = await startFakeKubeApi(cluster);
-    const leases = new ClientNodeLeases(kubeConfigFor(api));
+    const leases = leasesFor(api);
 
     expect(await leases.get('kube-system', 'relay')).toBeUndefined();
     const now = Date.parse('2026-11-02T08:00:00.123Z');

@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubernetesRestClient } from '../../shared/k8s/rest-client.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
 import {
@@ -6,9 +7,11 @@ import {
   type FakeKubeApi,
   type FakeKubeApiOptions,
   kubeConfigFor,
+  restConfigFor,
   startFakeKubeApi,
 } from './fake-kube-api.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
+import type { ListWatchSource } from './kube-source.ts';
 import {
   ListWatcher,
   type ListWatchHandler,
@@ -16,12 +19,19 @@ import {
   WatchHealth,
   type WatchHealthEvent,
 } from './list-watch.ts';
+import { RestListWatch } from './rest-source.ts';
 import { makeNode, makePod, setReady, until } from './testing.ts';
 
 /**
- * ListWatcher over client-node against the local HTTPS API server: paging, bookmarks, server-side
- * timeouts, 410, silence, backoff.
+ * ListWatcher against the local HTTPS API server: paging, bookmarks, server-side timeouts, 410, silence,
+ * backoff; over both sources, which must behave alike: the REST one a relay uses in a Pod, and client-node's
+ * from a kubeconfig.
  */
+const SOURCES: [string, (api: FakeKubeApi) => ListWatchSource][] = [
+  ['the REST client', (api) => new RestListWatch(new KubernetesRestClient(restConfigFor(api)))],
+  ['client-node', (api) => new ClientNodeListWatch(kubeConfigFor(api))],
+];
+let sourceFor: (api: FakeKubeApi) => ListWatchSource = SOURCES[0]![1];
 
 class Recorder implements ListWatchHandler {
   readonly names: string[] = [];
@@ -76,13 +86,7 @@ async function watchNodes(
 ) {
   api = await startFakeKubeApi(cluster, server);
   const recorder = new Recorder();
-  watcher = new ListWatcher(
-    'Node',
-    new ClientNodeListWatch(kubeConfigFor(api)),
-    recorder,
-    { ...OPTIONS, ...options },
-    random,
-  );
+  watcher = new ListWatcher('Node', sourceFor(api), recorder, { ...OPTIONS, ...options }, random);
   watcher.start();
   return recorder;
 }
@@ -90,7 +94,11 @@ async function watchNodes(
 const watchRequests = () => api!.requests.filter((r) => r.kind === 'Node' && r.watch);
 const listRequests = () => api!.requests.filter((r) => r.kind === 'Node' && !r.watch);
 
-describe('ListWatcher', () => {
+describe.each(SOURCES)('ListWatcher over %s', (_name, source) => {
+  beforeEach(() => {
+    sourceFor = source;
+  });
+
   it('lists in pages, then watches from the list revision with bookmarks and a randomized server timeout', async () => {
     const cluster = new FakeCluster();
     for (let i = 0; i < 1_200; i++) cluster.apply('Node', makeNode(`node-${String(i).padStart(4, '0')}`));
@@ -130,7 +138,7 @@ describe('ListWatcher', () => {
     api = await startFakeKubeApi(cluster);
     api.failNext((r) => r.kind === 'Node' && Boolean(r.query.get('continue')), 410);
     const recorder = new Recorder();
-    watcher = new ListWatcher('Node', new ClientNodeListWatch(kubeConfigFor(api)), recorder, {
+    watcher = new ListWatcher('Node', sourceFor(api), recorder, {
       ...OPTIONS,
       pageSize: 10,
     });
@@ -199,7 +207,7 @@ describe('ListWatcher', () => {
     api = await startFakeKubeApi(cluster);
     api.failNext((r) => r.kind === 'Node' && !r.watch, 403);
     const recorder = new Recorder();
-    watcher = new ListWatcher('Node', new ClientNodeListWatch(kubeConfigFor(api)), recorder, OPTIONS, () => 0);
+    watcher = new ListWatcher('Node', sourceFor(api), recorder, OPTIONS, () => 0);
     watcher.start();
     await until(() => watcher!.synced, 'the list');
 
@@ -234,6 +242,24 @@ describe('ListWatcher', () => {
     ).toEqual(['initial', 'periodic']);
     expect(recorder.ended('relist').length).toBeGreaterThanOrEqual(1);
   });
+
+  it.each(['event', 'status'] as const)(
+    'lists again when its watch revision was compacted away (410 Gone as %s)',
+    async (expiredAs) => {
+      const cluster = new FakeCluster();
+      cluster.apply('Node', makeNode('node-a'));
+      const recorder = await watchNodes(cluster, {}, { expiredAs });
+      await until(() => api!.openWatches('Node') === 1, 'the watch');
+      api!.silenceWatches();
+      cluster.apply('Node', makeNode('node-b'));
+      cluster.compact();
+      api!.endWatches();
+      await until(() => recorder.healthOf(WatchHealth.ListFinished).length === 2, 'the relist');
+
+      expect(recorder.ended('expired')).toHaveLength(1);
+      expect(recorder.names).toEqual(['node-a', 'node-a', 'node-b']);
+    },
+  );
 
   it('closes its watch when stopped', async () => {
     const cluster = new FakeCluster();

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLog } from '../../shared/observability/log.ts';
 import { loadRelayConfig } from './config.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
+import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
+import { restClients } from './kube-clients.ts';
 import { wire } from './main.ts';
 import { keysOn, makeNode, reconcilerQueues, until } from './testing.ts';
 
@@ -32,7 +33,7 @@ describe('relay process', () => {
     const { relay, operations, namespace } = await wire(
       { ...config, RELAY_PORT: 0 },
       {
-        kubeConfig: kubeConfigFor(api),
+        kube: restClients(restConfigFor(api)),
         sqs,
         log: silentLog,
         identity: 'relay-0',

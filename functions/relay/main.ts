@@ -4,7 +4,6 @@ import { hostname } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import { KubeConfig } from '@kubernetes/client-node';
 import { systemClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
@@ -12,20 +11,22 @@ import type { Log } from '../../shared/observability/log.ts';
 import { powertoolsLog } from '../../shared/observability/powertools.ts';
 import { SqsAdapter } from '../../shared/queue/sqs-adapter.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
-import { ClientNodeLeases } from './client-node-leases.ts';
-import { ClientNodeListWatch } from './client-node-source.ts';
 import { loadRelayConfig, queuesOf, type RelayConfig, regionFor } from './config.ts';
 import { kindsFor } from './forwarding.ts';
 import { startOperationsServer } from './http-server.ts';
-import { parseLeaderMigrationConfiguration } from './leader-migration.ts';
+import { type KubeClients, loadKubeClients } from './kube-clients.ts';
 import { DEFAULT_LIST_WATCH_OPTIONS } from './list-watch.ts';
 import { Relay } from './relay.ts';
-import { type AdmissionWebhooks, startAdmissionWebhooks } from './webhook/start.ts';
-import type { WebhookTlsStore } from './webhook/tls-store.ts';
+import type { AdmissionWebhooks } from './webhook/start.ts';
 
 /**
  * The relay process: configuration, clients, the operations server and signals. Everything else is
  * in relay.ts. Run as `node main.mjs` (the container's command).
+ *
+ * What only some deployments use is imported on demand, so the others never load it: @kubernetes/client-node
+ * (kubeconfig mode, kube-clients.ts; the YAML of a LeaderMigrationConfiguration) and the admission webhooks
+ * (X.509). The image's bundle keeps these in chunks of their own (deploy/relay/Dockerfile): code that is
+ * loaded costs memory even when it never runs (deploy/relay/README.md, "Memory and throughput").
  */
 
 const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
@@ -33,14 +34,13 @@ const SERVICE_ACCOUNT_NAMESPACE = '/var/run/secrets/kubernetes.io/serviceaccount
 const MIGRATION_POLL_MS = 5_000;
 
 export interface WiringDeps {
-  kubeConfig: KubeConfig;
+  /** The API server's clients (kube-clients.ts `loadKubeClients`). */
+  kube: KubeClients;
   sqs: SqsPort;
   log: Log;
   /** Reads the LeaderMigrationConfiguration file. */
   readFile?: (path: string) => string;
   identity?: string;
-  /** The webhooks' Secret and caBundles, instead of the client-node adapter (tests). */
-  webhookTlsStore?: WebhookTlsStore;
 }
 
 /** Build the relay and its operations server from a parsed configuration. */
@@ -53,7 +53,7 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
   const queues = queuesOf(config);
   const migrationFile = config.RELAY_LEADER_MIGRATION_CONFIG;
   const migration = migrationFile
-    ? parseLeaderMigrationConfiguration(
+    ? (await import('./leader-migration.ts')).parseLeaderMigrationConfiguration(
         (deps.readFile ?? ((p) => readFileSync(p, 'utf8')))(migrationFile),
         migrationFile,
       )
@@ -98,8 +98,8 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
         : undefined,
     },
     {
-      source: new ClientNodeListWatch(deps.kubeConfig),
-      leases: new ClientNodeLeases(deps.kubeConfig),
+      source: deps.kube.source,
+      leases: deps.kube.leases,
       sqs: deps.sqs,
       clock: systemClock,
       log,
@@ -109,6 +109,7 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
   let webhooks: AdmissionWebhooks | undefined;
   if (config.RELAY_WEBHOOK_ENABLED) {
     try {
+      const { startAdmissionWebhooks } = await import('./webhook/start.ts');
       webhooks = await startAdmissionWebhooks(
         {
           port: config.RELAY_WEBHOOK_PORT,
@@ -123,11 +124,15 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
           pollMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
         },
         {
-          kubeConfig: deps.kubeConfig,
+          tlsStore: () =>
+            deps.kube.tlsStore({
+              namespace,
+              secret: config.RELAY_WEBHOOK_SECRET,
+              configuration: config.RELAY_WEBHOOK_CONFIGURATION,
+            }),
           log,
           clock: systemClock,
           registry: relay.metrics.registry,
-          store: deps.webhookTlsStore,
         },
       );
     } catch (err) {
@@ -139,14 +144,6 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
     }
   }
   return { relay, operations, webhooks, identity, namespace };
-}
-
-export function loadKubeConfig(config: RelayConfig): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  // loadFromDefault: $KUBECONFIG, then ~/.kube/config, then the Pod's service account (in-cluster).
-  if (config.RELAY_KUBECONFIG) kubeConfig.loadFromFile(config.RELAY_KUBECONFIG);
-  else kubeConfig.loadFromDefault();
-  return kubeConfig;
 }
 
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
@@ -180,7 +177,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const sqs = new SqsAdapter(client, endpoint ? { endpoint } : {});
   let wired: Awaited<ReturnType<typeof wire>>;
   try {
-    wired = await wire(config, { kubeConfig: loadKubeConfig(config), sqs, log, identity });
+    wired = await wire(config, { kube: await loadKubeClients(config, env), sqs, log, identity });
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`serverless-ccm relay: ${err.message}\n`);

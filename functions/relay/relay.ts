@@ -7,7 +7,6 @@ import { DEFAULT_FORWARDER_OPTIONS, Forwarder, type ForwarderOptions } from './f
 import { kindsFor, RECONCILERS, type Reconciler } from './forwarding.ts';
 import { type KubeObject, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import type { ListWatchSource } from './kube-source.ts';
-import { type LeaderMigrationConfiguration, MigrationGate } from './leader-migration.ts';
 import { DEFAULT_ELECTION, LeaderElector, type LeasePort } from './lease.ts';
 import {
   DEFAULT_LIST_WATCH_OPTIONS,
@@ -18,6 +17,7 @@ import {
   type WatchHealthEvent,
 } from './list-watch.ts';
 import { RelayMetrics } from './metrics.ts';
+import { type LeaderMigrationConfiguration, MigrationGate } from './migration-gate.ts';
 
 /**
  * The relay: while this replica holds the Lease, list and watch the kinds the configured reconcilers

@@ -1,10 +1,9 @@
 import { systemClock } from '../../shared/clock.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
-import { ClientNodeLeases } from './client-node-leases.ts';
-import { ClientNodeListWatch } from './client-node-source.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
+import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import type { Reconciler } from './forwarding.ts';
+import { restClients } from './kube-clients.ts';
 import { Relay, type RelayOptions } from './relay.ts';
 import {
   makeAddressPod,
@@ -33,14 +32,14 @@ export const FAST: Pick<RelayOptions, 'listWatch' | 'forwarder' | 'nodeSetDeboun
   sendBudgetMs: 50,
 };
 
-/** A relay talking to the fake API server through the real client-node adapters. */
+/** A relay talking to the fake API server through the clients it uses in a Pod (rest-source.ts). */
 export function relayFor(
   api: FakeKubeApi,
   sqs: SqsPort,
   queues: Partial<Record<Reconciler, string>>,
   options: Partial<RelayOptions> & { token?: string } = {},
 ): Relay {
-  const kubeConfig = kubeConfigFor(api, options.token ?? 'relay-token');
+  const { source, leases } = restClients(restConfigFor(api, options.token ?? 'relay-token'));
   return new Relay(
     {
       identity: options.identity ?? 'relay-a',
@@ -52,8 +51,8 @@ export function relayFor(
       ...options,
     },
     {
-      source: new ClientNodeListWatch(kubeConfig),
-      leases: new ClientNodeLeases(kubeConfig),
+      source,
+      leases,
       sqs,
       clock: systemClock,
       log: silentLog,

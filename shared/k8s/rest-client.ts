@@ -1,3 +1,4 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { Agent, request as httpsRequest } from 'node:https';
 import { HTTP_REASONS, KubernetesApiError, statusOf } from './errors.ts';
 import { EVENT_COMPONENT } from './event-recorder.ts';
@@ -9,7 +10,8 @@ import { EVENT_COMPONENT } from './event-recorder.ts';
  * kubeconfig, so they need none of @kubernetes/client-node's generated models, YAML, WebSocket or auth
  * plugins, which made up most of every bundle and of its cold import (docs/adr/0010-lambda-cold-start.md).
  * Not global `fetch`: it takes a private CA only through an undici dispatcher, which is the package this
- * module exists to leave out. client-node stays for kubeconfig mode (local runs) and the relay.
+ * module exists to leave out. client-node stays for kubeconfig mode (local runs); the relay's in-cluster list,
+ * watch and Leases use this client too (functions/relay/rest-source.ts), for its memory.
  */
 
 /** Server, CA and token: everything of a kubeconfig the Lambdas use (`token` and `eks` modes). */
@@ -19,6 +21,11 @@ export interface TokenKubeConfig {
   /** Base64 PEM CA bundle of the API server. */
   caData: string;
   token: string;
+  /**
+   * Read for every request instead of `token` when given: a token that changes under a long-running
+   * process (the relay's projected service-account token, which the kubelet rotates).
+   */
+  readToken?: () => string;
 }
 
 /** Page size for lists (https://kubernetes.io/docs/reference/using-api/api-concepts/#retrieving-large-results-sets-in-chunks). */
@@ -28,12 +35,14 @@ export const LIST_PAGE_SIZE = 500;
 export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
 
 export interface RestRequest {
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Path with its segments already encoded (`path` below). */
   path: string;
   query?: Record<string, string | number | undefined>;
   body?: unknown;
   contentType?: string;
+  /** Aborts the request until its response is read (`send`) or its headers arrived (`stream`). */
+  signal?: AbortSignal;
 }
 
 /** A path from segments, each URI-encoded: `/api/v1/nodes/a%20b`. */
@@ -60,29 +69,14 @@ export class KubernetesRestClient {
    * anything else (connection refused, TLS failure) is thrown as Node reports it.
    */
   send<T>(req: RestRequest): Promise<T> {
-    const url = new URL(this.base.pathname.replace(/\/$/, '') + req.path, this.base);
-    const query = new URLSearchParams();
-    for (const [key, value] of Object.entries(req.query ?? {})) {
-      if (value !== undefined && value !== '') query.set(key, String(value));
-    }
-    query.sort();
-    url.search = query.toString();
-    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
-    const headers: Record<string, string> = {
-      Accept: 'application/json',
-      Authorization: `Bearer ${this.kubeConfig.token}`,
-      'User-Agent': this.userAgent,
-    };
-    if (body !== undefined) {
-      headers['Content-Type'] = req.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(body));
-    }
+    const { url, headers, body } = this.prepare(req);
     return new Promise<T>((resolve, reject) => {
       const outgoing = httpsRequest(url, { method: req.method, headers, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);
         res.on('end', () => {
+          done();
           const text = Buffer.concat(chunks).toString('utf8');
           const code = res.statusCode ?? 0;
           if (code < 200 || code > 299) {
@@ -98,10 +92,84 @@ export class KubernetesRestClient {
           }
         });
       });
-      outgoing.on('error', reject);
+      const done = abortOn(req.signal, outgoing, reject);
+      outgoing.on('error', (err) => {
+        done();
+        reject(err);
+      });
       outgoing.end(body);
     });
   }
+
+  /**
+   * The response as a stream, once its headers arrived with a 2xx status (a watch: its body is read as
+   * it comes). Any other status is a `KubernetesApiError`, as for `send`. From then on the caller ends it:
+   * `destroy()` the response.
+   */
+  stream(req: RestRequest): Promise<IncomingMessage> {
+    const { url, headers, body } = this.prepare(req);
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const outgoing = httpsRequest(url, { method: req.method, headers, agent: this.agent }, (res) => {
+        done();
+        const code = res.statusCode ?? 0;
+        if (code >= 200 && code <= 299) {
+          resolve(res);
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => reject(apiError(code, Buffer.concat(chunks).toString('utf8'))));
+      });
+      const done = abortOn(req.signal, outgoing, reject);
+      outgoing.on('error', (err) => {
+        done();
+        reject(err);
+      });
+      outgoing.end(body);
+    });
+  }
+
+  private prepare(req: RestRequest): { url: URL; headers: Record<string, string>; body?: string } {
+    const url = new URL(this.base.pathname.replace(/\/$/, '') + req.path, this.base);
+    const query = new URLSearchParams();
+    for (const [key, value] of Object.entries(req.query ?? {})) {
+      if (value !== undefined && value !== '') query.set(key, String(value));
+    }
+    query.sort();
+    url.search = query.toString();
+    const body = req.body === undefined ? undefined : JSON.stringify(req.body);
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      Authorization: `Bearer ${this.kubeConfig.readToken?.() ?? this.kubeConfig.token}`,
+      'User-Agent': this.userAgent,
+    };
+    if (body !== undefined) {
+      headers['Content-Type'] = req.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    return { url, headers, body };
+  }
+}
+
+/**
+ * Abort `outgoing` when `signal` fires, until the returned function is called. Not `http.request`'s own
+ * `signal` option: an abort after the response was read would destroy the keep-alive socket the request
+ * gave back to the pool, where no one listens for its error.
+ */
+function abortOn(signal: AbortSignal | undefined, outgoing: ClientRequest, reject: (err: unknown) => void): () => void {
+  if (!signal) return () => {};
+  const abort = () => {
+    const reason = signal.reason instanceof Error ? signal.reason : new Error('the request was aborted');
+    reject(reason);
+    outgoing.destroy(reason);
+  };
+  if (signal.aborted) {
+    queueMicrotask(abort);
+    return () => {};
+  }
+  signal.addEventListener('abort', abort, { once: true });
+  return () => signal.removeEventListener('abort', abort);
 }
 
 function apiError(code: number, text: string): KubernetesApiError {

@@ -5,7 +5,7 @@
  * a backlog of changes that all matter, to measure how many the relay forwards a second.
  *
  * The relay runs in a child process (this file, forked), so RSS and CPU are the relay's alone: the
- * relay as main.ts wires it (client-node list/watch and Leases over HTTPS on 127.0.0.1, the router,
+ * relay as main.ts wires it in a Pod (REST list/watch and Leases over HTTPS on 127.0.0.1, the router,
  * the forwarder, the operations server) with the Deployment's memory settings, and an SQS stand-in
  * that takes SendMessageBatch calls with a fixed latency and keeps only counts. The parent serves the
  * API (functions/relay/fake-kube-api.ts) and makes the churn, pacing itself on what the watch
@@ -175,14 +175,19 @@ export async function run(): Promise<BenchResult[]> {
   }
 }
 
-/** This file bundled like the relay's image (one ESM file, dependencies inlined); its child path runs the relay. */
+/**
+ * This file bundled like the relay's image (deploy/relay/Dockerfile: ESM, dependencies inlined, what is
+ * imported on demand in chunks of its own); its child path runs the relay.
+ */
 async function bundleChild(): Promise<string> {
   const { build } = await import('esbuild');
   const dir = mkdtempSync(join(tmpdir(), 'relay-bench-'));
-  const outfile = join(dir, 'child.mjs');
   await build({
-    entryPoints: [fileURLToPath(import.meta.url)],
-    outfile,
+    entryPoints: { child: fileURLToPath(import.meta.url) },
+    outdir: dir,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
     bundle: true,
     platform: 'node',
     target: 'node22',
@@ -726,12 +731,13 @@ async function churn(
 
 async function child(): Promise<void> {
   // The relay's own wiring (functions/relay/main.ts `wire`), so the process loads and runs what the
-  // container does: every module main.mjs bundles, the operations server, client-node Leases against
-  // the fake API server; only SQS is a stand-in and the admission webhooks stay off (their default).
-  const [{ wire }, { loadRelayConfig }, { KubeConfig }, log] = await Promise.all([
+  // container does: every module main.mjs loads, the operations server, the in-cluster REST list/watch
+  // and Leases against the fake API server; only SQS is a stand-in and the admission webhooks stay off
+  // (their default), so their chunk is not loaded, as in the container.
+  const [{ wire }, { loadRelayConfig }, { restClients }, log] = await Promise.all([
     import('../../functions/relay/main.ts'),
     import('../../functions/relay/config.ts'),
-    import('@kubernetes/client-node'),
+    import('../../functions/relay/kube-clients.ts'),
     import('../../shared/observability/log.ts'),
   ]);
   const { url, caData, port, pageSize } = JSON.parse(process.env.RELAY_BENCH ?? '{}') as {
@@ -762,14 +768,9 @@ async function child(): Promise<void> {
     RELAY_PORT: String(port),
     ...(pageSize ? { RELAY_PAGE_SIZE: pageSize } : {}),
   });
-  const kubeConfig = new KubeConfig();
-  kubeConfig.loadFromOptions({
-    clusters: [{ name: 'bench', server: url, caData }],
-    users: [{ name: 'relay', token: 'relay-token' }],
-    contexts: [{ name: 'bench', cluster: 'bench', user: 'relay' }],
-    currentContext: 'bench',
-  });
-  const { relay, operations } = await wire(config, { kubeConfig, sqs, log: log.silentLog });
+  // The clients of a relay in a Pod (kube-clients.ts `loadKubeClients` in-cluster), with the bench's server and CA.
+  const kube = restClients({ server: url, caData, token: 'relay-token' });
+  const { relay, operations } = await wire(config, { kube, sqs, log: log.silentLog });
 
   let peakRss = 0;
   const sample = setInterval(() => {

@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
 import { apiConfiguration, translateError } from '../../../shared/k8s/client-node-adapter.ts';
 import { isNotFound } from '../../../shared/k8s/errors.ts';
-import { RELAY_USER_AGENT } from '../client-node-source.ts';
+import { RELAY_USER_AGENT } from '../kube-source.ts';
 import type { TlsSecret, WebhookCaBundle, WebhookTlsStore } from './tls-store.ts';
 
 /**

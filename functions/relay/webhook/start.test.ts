@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../shared/clock.ts';
 import { silentLog } from '../../../shared/observability/log.ts';
@@ -38,11 +37,10 @@ describe('startAdmissionWebhooks', () => {
     const store = new FakeTlsStore({ mutating: ['mpod.vpc.k8s.aws'], validating: ['vpod.vpc.k8s.aws'] });
     const registry = new Registry();
     webhooks = await startAdmissionWebhooks(SETTINGS, {
-      kubeConfig: new KubeConfig(),
+      tlsStore: () => store,
       log: silentLog,
       clock: new FakeClock(Date.now()),
       registry,
-      store,
     });
     await webhooks.ready;
     const caBundle = store.bundles[0]!.caBundle;
@@ -63,7 +61,14 @@ describe('startAdmissionWebhooks', () => {
       await expect(
         startAdmissionWebhooks(
           { ...SETTINGS, mode: 'cert-manager', certDir: directory },
-          { kubeConfig: new KubeConfig(), log: silentLog, clock: new FakeClock() },
+          {
+            // cert-manager mode never reads or writes the Secret.
+            tlsStore: () => {
+              throw new Error('no TLS store in cert-manager mode');
+            },
+            log: silentLog,
+            clock: new FakeClock(),
+          },
         ),
       ).rejects.toThrow(`reading ${join(directory, 'tls.crt')}`);
     } finally {

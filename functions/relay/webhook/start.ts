@@ -1,10 +1,8 @@
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../../shared/clock.ts';
 import { errorMessage } from '../../../shared/errors.ts';
 import type { Log } from '../../../shared/observability/log.ts';
 import { Counter, type Registry } from '../prometheus.ts';
 import { type CertificateDirectoryWatch, readKeyPair, watchCertificateDirectory } from './cert-directory.ts';
-import { ClientNodeTlsStore } from './client-node-tls-store.ts';
 import { mutatePod } from './mutate-pod.ts';
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
 import { DEFAULT_SELF_SIGNED_OPTIONS, SelfSignedTls } from './self-signed-tls.ts';
@@ -39,13 +37,12 @@ export interface AdmissionWebhookSettings {
 }
 
 export interface AdmissionWebhookDeps {
-  kubeConfig: KubeConfig;
+  /** The Secret and caBundles (self-signed mode): asked for only in that mode. */
+  tlsStore: () => WebhookTlsStore | Promise<WebhookTlsStore>;
   log: Log;
   clock: Clock;
   /** The relay's metrics registry: `relay_admissions_total` joins it. */
   registry?: Registry;
-  /** Instead of the client-node adapter (tests). */
-  store?: WebhookTlsStore;
 }
 
 export interface AdmissionWebhooks {
@@ -102,6 +99,7 @@ export async function startAdmissionWebhooks(
     };
   }
 
+  const store = await deps.tlsStore();
   const tls = new SelfSignedTls(
     {
       dnsNames: serviceDnsNames(settings.service, settings.namespace),
@@ -110,13 +108,7 @@ export async function startAdmissionWebhooks(
       promoteAfterMs: settings.promoteAfterMs ?? DEFAULT_SELF_SIGNED_OPTIONS.promoteAfterMs,
     },
     {
-      store:
-        deps.store ??
-        new ClientNodeTlsStore(deps.kubeConfig, {
-          namespace: settings.namespace,
-          secret: settings.secret,
-          configuration: settings.configuration,
-        }),
+      store,
       clock: deps.clock,
       log,
     },
