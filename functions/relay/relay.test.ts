@@ -29,7 +29,7 @@ import {
 } from './testing-relay.ts';
 
 /**
- * The relay end to end: the real client-node adapters against a local HTTPS server speaking the
+ * The relay end to end: the REST clients of a relay in a Pod against a local HTTPS server speaking the
  * Kubernetes list/watch protocol, keys into the FIFO-faithful fake SQS.
  */
 
