@@ -2,7 +2,13 @@ import { AdmissionregistrationV1Api, CoreV1Api, type KubeConfig, type V1Secret }
 import { apiConfiguration, translateError } from '../../../shared/k8s/client-node-adapter.ts';
 import { isNotFound } from '../../../shared/k8s/errors.ts';
 import { RELAY_USER_AGENT } from '../kube-source.ts';
-import type { TlsSecret, WebhookCaBundle, WebhookTlsStore } from './tls-store.ts';
+import {
+  type TlsSecret,
+  type TlsStoreNames,
+  tlsSecretObject,
+  type WebhookCaBundle,
+  type WebhookTlsStore,
+} from './tls-store.ts';
 
 /**
  * WebhookTlsStore over client-node: one Secret by name, and the caBundle of the two webhook
@@ -16,7 +22,7 @@ export class ClientNodeTlsStore implements WebhookTlsStore {
 
   constructor(
     kubeConfig: KubeConfig,
-    private readonly names: { namespace: string; secret: string; configuration: string },
+    private readonly names: TlsStoreNames,
   ) {
     const configuration = apiConfiguration(kubeConfig, RELAY_USER_AGENT);
     this.core = new CoreV1Api(configuration);
@@ -106,19 +112,7 @@ export class ClientNodeTlsStore implements WebhookTlsStore {
   }
 
   private toSecret(secret: TlsSecret): V1Secret {
-    return {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'kubernetes.io/tls',
-      metadata: {
-        name: this.names.secret,
-        namespace: this.names.namespace,
-        labels: { 'app.kubernetes.io/name': 'serverless-ccm-relay', 'app.kubernetes.io/part-of': 'serverless-ccm' },
-        annotations: secret.annotations,
-        ...(secret.resourceVersion ? { resourceVersion: secret.resourceVersion } : {}),
-      },
-      data: Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-    };
+    return tlsSecretObject(this.names, secret);
   }
 }
 

@@ -1,6 +1,12 @@
 import { isNotFound } from '../../../shared/k8s/errors.ts';
 import { type KubernetesRestClient, path } from '../../../shared/k8s/rest-client.ts';
-import type { TlsSecret, WebhookCaBundle, WebhookTlsStore } from './tls-store.ts';
+import {
+  type TlsSecret,
+  type TlsStoreNames,
+  tlsSecretObject,
+  type WebhookCaBundle,
+  type WebhookTlsStore,
+} from './tls-store.ts';
 
 /** RFC 6902 JSON Patch (https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/). */
 const JSON_PATCH_TYPE = 'application/json-patch+json';
@@ -31,7 +37,7 @@ const CONFIGURATION_PATHS: Record<ConfigurationKind, string> = {
 export class RestTlsStore implements WebhookTlsStore {
   constructor(
     private readonly client: KubernetesRestClient,
-    private readonly names: { namespace: string; secret: string; configuration: string },
+    private readonly names: TlsStoreNames,
   ) {}
 
   async getSecret(): Promise<TlsSecret | undefined> {
@@ -95,19 +101,7 @@ export class RestTlsStore implements WebhookTlsStore {
   }
 
   private toSecret(secret: TlsSecret): object {
-    return {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      type: 'kubernetes.io/tls',
-      metadata: {
-        name: this.names.secret,
-        namespace: this.names.namespace,
-        labels: { 'app.kubernetes.io/name': 'serverless-ccm-relay', 'app.kubernetes.io/part-of': 'serverless-ccm' },
-        annotations: secret.annotations,
-        ...(secret.resourceVersion ? { resourceVersion: secret.resourceVersion } : {}),
-      },
-      data: Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-    };
+    return tlsSecretObject(this.names, secret);
   }
 }
 

@@ -36,3 +36,27 @@ export interface WebhookTlsStore {
   /** Set `bundle` as the caBundle of every webhook of both configurations. */
   setCaBundles(bundle: string): Promise<void>;
 }
+
+/** Where the webhooks' TLS Secret lives and which configurations carry the CA bundle. */
+export interface TlsStoreNames {
+  namespace: string;
+  secret: string;
+  configuration: string;
+}
+
+/** The `kubernetes.io/tls` Secret holding `secret`, as either client writes it. */
+export function tlsSecretObject(names: TlsStoreNames, secret: TlsSecret) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    type: 'kubernetes.io/tls',
+    metadata: {
+      name: names.secret,
+      namespace: names.namespace,
+      labels: { 'app.kubernetes.io/name': 'serverless-ccm-relay', 'app.kubernetes.io/part-of': 'serverless-ccm' },
+      annotations: secret.annotations,
+      ...(secret.resourceVersion ? { resourceVersion: secret.resourceVersion } : {}),
+    },
+    data: Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}
