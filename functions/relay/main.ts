@@ -106,44 +106,55 @@ export async function wire(config: RelayConfig, deps: WiringDeps) {
     },
   );
   const operations = await startOperationsServer(relay, config.RELAY_PORT);
-  let webhooks: AdmissionWebhooks | undefined;
-  if (config.RELAY_WEBHOOK_ENABLED) {
-    try {
-      const { startAdmissionWebhooks } = await import('./webhook/start.ts');
-      webhooks = await startAdmissionWebhooks(
-        {
-          port: config.RELAY_WEBHOOK_PORT,
-          mode: config.RELAY_WEBHOOK_TLS,
-          namespace,
-          service: config.RELAY_WEBHOOK_SERVICE,
-          secret: config.RELAY_WEBHOOK_SECRET,
-          configuration: config.RELAY_WEBHOOK_CONFIGURATION,
-          certDir: config.RELAY_WEBHOOK_CERT_DIR,
-          controllerUsernames: config.RELAY_WEBHOOK_CONTROLLER_USERNAMES,
-          refreshMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
-          pollMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
-        },
-        {
-          tlsStore: () =>
-            deps.kube.tlsStore({
-              namespace,
-              secret: config.RELAY_WEBHOOK_SECRET,
-              configuration: config.RELAY_WEBHOOK_CONFIGURATION,
-            }),
-          log,
-          clock: systemClock,
-          registry: relay.metrics.registry,
-        },
-      );
-    } catch (err) {
-      await operations.close();
-      // A mount that is not there, or a port taken: a deployment problem, reported like a bad setting.
-      throw new ConfigError([
-        `RELAY_WEBHOOK_TLS=${config.RELAY_WEBHOOK_TLS}: starting the admission webhooks: ${errorMessage(err)}`,
-      ]);
-    }
-  }
+  const webhooks = config.RELAY_WEBHOOK_ENABLED
+    ? await startWebhooks(config, deps, namespace, relay, operations)
+    : undefined;
   return { relay, operations, webhooks, identity, namespace };
+}
+
+/** The admission webhooks (RELAY_WEBHOOK_ENABLED); a failure to start them is a ConfigError. */
+async function startWebhooks(
+  config: RelayConfig,
+  deps: WiringDeps,
+  namespace: string,
+  relay: Relay,
+  operations: { close(): Promise<void> },
+): Promise<AdmissionWebhooks> {
+  const { log } = deps;
+  try {
+    const { startAdmissionWebhooks } = await import('./webhook/start.ts');
+    return await startAdmissionWebhooks(
+      {
+        port: config.RELAY_WEBHOOK_PORT,
+        mode: config.RELAY_WEBHOOK_TLS,
+        namespace,
+        service: config.RELAY_WEBHOOK_SERVICE,
+        secret: config.RELAY_WEBHOOK_SECRET,
+        configuration: config.RELAY_WEBHOOK_CONFIGURATION,
+        certDir: config.RELAY_WEBHOOK_CERT_DIR,
+        controllerUsernames: config.RELAY_WEBHOOK_CONTROLLER_USERNAMES,
+        refreshMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
+        pollMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
+      },
+      {
+        tlsStore: () =>
+          deps.kube.tlsStore({
+            namespace,
+            secret: config.RELAY_WEBHOOK_SECRET,
+            configuration: config.RELAY_WEBHOOK_CONFIGURATION,
+          }),
+        log,
+        clock: systemClock,
+        registry: relay.metrics.registry,
+      },
+    );
+  } catch (err) {
+    await operations.close();
+    // A mount that is not there, or a port taken: a deployment problem, reported like a bad setting.
+    throw new ConfigError([
+      `RELAY_WEBHOOK_TLS=${config.RELAY_WEBHOOK_TLS}: starting the admission webhooks: ${errorMessage(err)}`,
+    ]);
+  }
 }
 
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
