@@ -6,7 +6,7 @@ import { type ListWatchSource, RELAY_USER_AGENT } from './kube-source.ts';
 import type { LeasePort } from './lease.ts';
 import { RestLeases, RestListWatch } from './rest-source.ts';
 import { RestTlsStore } from './webhook/rest-tls-store.ts';
-import type { WebhookTlsStore } from './webhook/tls-store.ts';
+import type { TlsStoreNames, WebhookTlsStore } from './webhook/tls-store.ts';
 
 /**
  * The relay's Kubernetes clients, and which ones a process gets. In a Pod (the Deployment): the
@@ -15,12 +15,6 @@ import type { WebhookTlsStore } from './webhook/tls-store.ts';
  * LeaderMigrationConfiguration's YAML still loads it). From a kubeconfig (local runs, `RELAY_KUBECONFIG`):
  * client-node, imported only then, for what kubeconfigs hold (exec plugins, client certificates, contexts).
  */
-
-export interface TlsStoreNames {
-  namespace: string;
-  secret: string;
-  configuration: string;
-}
 
 export interface KubeClients {
   source: ListWatchSource;
