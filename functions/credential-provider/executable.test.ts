@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
-import { request } from './testing.ts';
+import { request } from './in-memory.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
 const binary = arch && process.platform === 'linux' ? executablePath(arch) : undefined;

@@ -18,7 +18,7 @@ import { clearCredentialCache } from '@smithy/signature-v4';
 import { systemClock } from '../../shared/clock.ts';
 import { createAwsPorts, type SdkOverrides } from './aws-ports.ts';
 import { PROGRAM, runCommand } from './cli.ts';
-import { MemoryOutput, request } from './testing.ts';
+import { MemoryOutput, request } from './in-memory.ts';
 
 const PASSWORD = 'warm-up-password';
 const TOKEN = Buffer.from(`AWS:${PASSWORD}`).toString('base64');

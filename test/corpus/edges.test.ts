@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../functions/credential-provider/cli.ts';
-import { MemoryOutput, stdinWith } from '../../functions/credential-provider/testing.ts';
+import { MemoryOutput, stdinWith } from '../../functions/credential-provider/in-memory.ts';
 import { ChangeRouter, type RoutedKey } from '../../functions/relay/change-router.ts';
 import { RECONCILERS } from '../../functions/relay/forwarding.ts';
 import type { KubeObject, WatchedKind } from '../../functions/relay/kinds.ts';

@@ -1,4 +1,4 @@
-/** In-memory stdin/stdout for driving the plugin in tests, the way kubelet drives the process. */
+/** In-memory stdin/stdout and requests, to drive the plugin the way kubelet drives the process (tests, the build-time warm-up). */
 import { Readable, Writable } from 'node:stream';
 
 export function stdinWith(text: string): Readable {
