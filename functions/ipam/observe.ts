@@ -1,5 +1,5 @@
 import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
-import type { Ec2Port, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
+import type { Ec2Port, InstanceTypeInfo, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
 import type { PoolRecord } from './record.ts';
 
 /**
@@ -40,14 +40,50 @@ export interface ObservedInterface {
 export type Observation = { ok: true; observed: ObservedInterface } | { ok: false; problem: string };
 
 export async function observeInterface(ec2: IpamEc2, facts: Ec2Facts, instanceId: string): Promise<Observation> {
-  const instance = (await ec2.describeInstances([instanceId])).get(instanceId);
-  if (!instance) return { ok: false, problem: `EC2 does not show instance ${instanceId}` };
-  const primary = instance.networkInterfaces.find((e) => e.deviceIndex === 0);
-  if (!primary) return { ok: false, problem: `instance ${instanceId} has no primary network interface` };
-  const [eni] = await ec2.describeNetworkInterfaces({ networkInterfaceIds: [primary.networkInterfaceId] });
-  if (!eni) return { ok: false, problem: `EC2 does not show network interface ${primary.networkInterfaceId}` };
-  const type = (await facts.instanceTypes([instance.instanceType])).get(instance.instanceType);
-  if (!type) return { ok: false, problem: `EC2 does not know instance type ${instance.instanceType}` };
+  return (await observeInterfaces(ec2, facts, [instanceId])).get(instanceId)!;
+}
+
+/**
+ * `observeInterface` for many instances at once (the Nodes of a batch): one DescribeInstances and one
+ * DescribeNetworkInterfaces for all of them, however many (the adapter splits them into calls EC2 accepts).
+ */
+export async function observeInterfaces(
+  ec2: IpamEc2,
+  facts: Ec2Facts,
+  instanceIds: readonly string[],
+): Promise<Map<string, Observation>> {
+  const found = await ec2.describeInstances(instanceIds);
+  const primaries = new Map<string, string>();
+  const observations = new Map<string, Observation>();
+  for (const id of instanceIds) {
+    const instance = found.get(id);
+    const primary = instance?.networkInterfaces.find((e) => e.deviceIndex === 0);
+    if (!instance) observations.set(id, { ok: false, problem: `EC2 does not show instance ${id}` });
+    else if (!primary) observations.set(id, { ok: false, problem: `instance ${id} has no primary network interface` });
+    else primaries.set(id, primary.networkInterfaceId);
+  }
+  if (primaries.size === 0) return observations;
+  const [interfaces, types] = await Promise.all([
+    ec2.describeNetworkInterfaces({ networkInterfaceIds: [...primaries.values()] }),
+    facts.instanceTypes([...primaries.keys()].map((id) => found.get(id)!.instanceType)),
+  ]);
+  const byId = new Map(interfaces.map((eni) => [eni.networkInterfaceId, eni]));
+  for (const [id, eniId] of primaries) {
+    const type = found.get(id)!.instanceType;
+    observations.set(id, await observation(facts, byId.get(eniId), eniId, type, types.get(type)));
+  }
+  return observations;
+}
+
+async function observation(
+  facts: Ec2Facts,
+  eni: NetworkInterfaceDetail | undefined,
+  eniId: string,
+  typeName: string,
+  type: InstanceTypeInfo | undefined,
+): Promise<Observation> {
+  if (!eni) return { ok: false, problem: `EC2 does not show network interface ${eniId}` };
+  if (!type) return { ok: false, problem: `EC2 does not know instance type ${typeName}` };
   const slots = Math.max(0, type.ipv4AddressesPerInterface - 1);
   const prefixLength = Number((await facts.subnetCidr(eni.subnetId))?.split('/')[1]);
   if (!Number.isInteger(prefixLength)) return { ok: false, problem: `EC2 does not show subnet ${eni.subnetId}` };

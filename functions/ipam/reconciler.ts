@@ -2,7 +2,6 @@ import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { RetryableError } from '../../shared/errors.ts';
-import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { IPV4_RESOURCE, isWindowsNode, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
 import type { ConfigMap, IpamKubernetesPort } from '../../shared/k8s/ipam-port.ts';
 import { readNode, recordNodeEvent } from '../../shared/k8s/node-ops.ts';
@@ -13,8 +12,9 @@ import { MetricName, type MetricsPort } from '../../shared/observability/metrics
 import { isIpamGarbageCollectionKey } from '../../shared/queue/ipam-gc-key.ts';
 import { isNodeKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
+import { type IpamBatch, journalTrusted, kubeCall, prepareIpamBatch } from './batch.ts';
 import { sweepInterfaces } from './gc.ts';
-import { type IpamEc2, mergeObserved, observeInterface, VERIFY_AFTER_SECONDS } from './observe.ts';
+import { type IpamEc2, mergeObserved, type Observation, observeInterface } from './observe.ts';
 import { annotatePods, managedPod, podEvent, podView, reportUnreadableAnnotations } from './pods.ts';
 import { type PlanInput, type PoolPlan, planPool } from './pool.ts';
 import { emptyRecord, POOL_ANNOTATION, type PoolRecord, readRecord, writeRecord } from './record.ts';
@@ -47,26 +47,15 @@ export const EXHAUSTED_REQUEUE_SECONDS = 120;
 /** EC2 does not show the Node's instance or interface yet (it was just launched). */
 const NOT_VISIBLE_REQUEUE_SECONDS = 10;
 
-/** What every Node of a batch shares: the VPC CNI ConfigMap, read once (undefined: it does not exist). */
-export interface IpamBatch {
-  configMap: ConfigMap | undefined;
-}
-
 export const ipamReconciler: Reconciler<IpamDeps, IpamBatch> = {
   name: 'ipam',
   /** A Node's key, or the garbage-collection key; any other key is another queue's, counted as malformed. */
   accepts: (key) => isNodeKey(key) || isIpamGarbageCollectionKey(key),
-  async prepareBatch(keys, deps) {
-    if (keys.every(isIpamGarbageCollectionKey)) return { configMap: undefined };
-    const configMap = await kubeCall('reading the VPC CNI ConfigMap', () =>
-      deps.pods.getConfigMap(VPC_CNI_CONFIGMAP.namespace, VPC_CNI_CONFIGMAP.name),
-    );
-    return { configMap };
-  },
+  prepareBatch: prepareIpamBatch,
 
   async reconcile(key, deps, batch, context) {
     if (isIpamGarbageCollectionKey(key)) return sweepInterfaces(deps);
-    const node = await readNode(deps.kube, key.name);
+    const node = batch.nodes.has(key.name) ? batch.nodes.get(key.name) : await readNode(deps.kube, key.name);
     // A deleted Node's pool is forgotten: its journal went with it, and its interface goes with the instance.
     if (!node || !isWindowsNode(node)) return undefined;
     const settings = await readSettings(node, batch.configMap, deps);
@@ -74,7 +63,7 @@ export const ipamReconciler: Reconciler<IpamDeps, IpamBatch> = {
     if (!settings.enabled) return undefined;
     const instanceId = instanceIdFromProviderId(node.spec?.providerID);
     if (!instanceId) return undefined;
-    return reconcilePool(node, instanceId, settings, deps, context);
+    return reconcilePool(node, { instanceId, observed: batch.observations.get(instanceId) }, settings, deps, context);
   },
 };
 
@@ -97,15 +86,21 @@ interface PassState {
   rebuilt: boolean;
 }
 
+/** The Node's instance, and EC2's view of its interface when the batch read it already. */
+interface Instance {
+  instanceId: string;
+  observed?: Observation;
+}
+
 async function reconcilePool(
   node: Node,
-  instanceId: string,
+  instance: Instance,
   settings: IpamSettings,
   deps: IpamDeps,
   context: ReconcileContext,
 ): Promise<ReconcileResult | undefined> {
   const now = Math.floor(deps.clock.now() / 1000);
-  const state = await poolState(node, instanceId, deps, context, now);
+  const state = await poolState(node, instance, deps, context, now);
   if (!('pool' in state)) return state;
   const advertised = await advertiseCapacity(state.node, state.record.slots!, settings, deps);
   const listed = await kubeCall(`listing pods on ${node.metadata.name}`, () =>
@@ -158,20 +153,14 @@ async function reconcilePool(
  */
 async function poolState(
   node: Node,
-  instanceId: string,
+  instance: Instance,
   deps: IpamDeps,
   context: ReconcileContext,
   now: number,
 ): Promise<PassState | ReconcileResult> {
   const journal = readRecord(node.metadata.annotations);
   const record = journal ?? emptyRecord();
-  const trusted =
-    journal?.eni !== undefined &&
-    journal.slots !== undefined &&
-    journal.prefixLength !== undefined &&
-    (journal.verifiedAt ?? 0) + VERIFY_AFTER_SECONDS > now &&
-    context.receiveCount <= 1 &&
-    !context.hints.some((h) => h.eventType === 'RESYNC');
+  const trusted = journalTrusted(journal, context, now);
   const empty = { addresses: [], prefixes: [] };
   if (trusted) {
     return {
@@ -182,7 +171,7 @@ async function poolState(
       rebuilt: false,
     };
   }
-  const observation = await observeInterface(deps.ec2, deps.facts, instanceId);
+  const observation = instance.observed ?? (await observeInterface(deps.ec2, deps.facts, instance.instanceId));
   if (!observation.ok) {
     deps.log.info('waiting for EC2 to show the Node', { node: node.metadata.name, problem: observation.problem });
     return { requeueAfterSeconds: NOT_VISIBLE_REQUEUE_SECONDS };
@@ -327,14 +316,5 @@ function report(node: Node, plan: PoolPlan, pods: ReadonlyMap<string, Pod>, deps
       cooling: figures.cooling,
       pods: pods.size,
     });
-  }
-}
-
-/** A Kubernetes call whose errors leave as controller errors (retryable, throttled or terminal). */
-export async function kubeCall<T>(doing: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw classifyKubernetesError(doing, err);
   }
 }

@@ -7,7 +7,7 @@ import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
 import { silentLog } from '../observability/log.ts';
 import { MetricName, RecordingMetrics } from '../observability/metrics.ts';
 import type { ObjectKey } from './message.ts';
-import { backoffSeconds, type Reconciler, type RunnerDeps, runBatch } from './runner.ts';
+import { backoffSeconds, type ReconcileContext, type Reconciler, type RunnerDeps, runBatch } from './runner.ts';
 import type { VisibilityChange } from './sqs-port.ts';
 
 class RecordingQueue {
@@ -165,6 +165,37 @@ describe('runBatch', () => {
     expect(response.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['a', 'b']);
     // Throttled: base 10s at attempt 1, jitter 0.5 -> 8s.
     expect(queue.changes[0]?.entries.map((e) => e.visibilityTimeoutSeconds)).toEqual([8, 8]);
+  });
+
+  it('gives the batch-wide step each key with what its reconcile will get', async () => {
+    const seen: { prepared: [string, ReconcileContext][]; reconciled: [string, ReconcileContext][] } = {
+      prepared: [],
+      reconciled: [],
+    };
+    const reconciler: Reconciler<object, undefined> = {
+      name: 'batchy',
+      async prepareBatch(keys, _deps, contexts) {
+        keys.forEach((key, i) => {
+          seen.prepared.push([key.name, contexts![i]!]);
+        });
+        return undefined;
+      },
+      async reconcile(key, _deps, _batch, context) {
+        seen.reconciled.push([key.name, context]);
+        return undefined;
+      },
+    };
+    const resync = { ...nodeKey('a'), hint: { eventType: 'RESYNC' as const, eventId: 'r1' } };
+    const records = [
+      fifoRecord(resync, { messageId: 'a' }),
+      fifoRecord(nodeKey('b'), { messageId: 'b', receiveCount: 3 }),
+    ];
+    await runBatch(reconciler, records, {}, runner);
+    expect(seen.prepared).toEqual(seen.reconciled);
+    expect(seen.prepared.map(([name, c]) => [name, c.receiveCount, c.hints.map((h) => h.eventType)])).toEqual([
+      ['a', 1, ['RESYNC']],
+      ['b', 3, []],
+    ]);
   });
 
   it('still reports the failures when changing visibility fails', async () => {

@@ -38,8 +38,11 @@ export interface ReconcileContext {
 export interface Reconciler<TDeps, TBatch = undefined> {
   /** Short name used in logs and metric dimensions: `node`, `node-lifecycle`, ... */
   readonly name: string;
-  /** Observe once what every key of the batch needs (batched AWS reads). Errors fail every key. */
-  prepareBatch?(keys: ObjectKey[], deps: TDeps): Promise<TBatch>;
+  /**
+   * Observe once what every key of the batch needs (batched AWS reads). Errors fail every key. `contexts[i]` is
+   * what `reconcile` will get for `keys[i]` (the runner always passes them; a test calling it directly may not).
+   */
+  prepareBatch?(keys: ObjectKey[], deps: TDeps, contexts?: ReconcileContext[]): Promise<TBatch>;
   reconcile(
     key: ObjectKey,
     deps: TDeps,
@@ -108,6 +111,14 @@ interface KeyGroup {
   payloads: unknown[];
 }
 
+function contextOf(group: KeyGroup): ReconcileContext {
+  return {
+    hints: group.hints,
+    payloads: group.payloads,
+    receiveCount: Math.max(...group.records.map(receiveCount)),
+  };
+}
+
 type Outcome =
   | { kind: 'done' }
   | { kind: 'requeue'; seconds: number }
@@ -127,11 +138,12 @@ export async function runBatch<TDeps, TBatch>(
   if (grouped > groups.size) runner.metrics.count(MetricName.CoalescedMessages, dims, grouped - groups.size);
 
   const keys = [...groups.values()].map((g) => g.key);
+  const contexts = new Map([...groups.values()].map((g) => [g, contextOf(g)]));
   let batch: TBatch | undefined;
   let batchError: Error | undefined;
   if (reconciler.prepareBatch && keys.length > 0) {
     try {
-      batch = await reconciler.prepareBatch(keys, deps);
+      batch = await reconciler.prepareBatch(keys, deps, [...contexts.values()]);
     } catch (err) {
       batchError = asControllerError(err);
     }
@@ -142,11 +154,7 @@ export async function runBatch<TDeps, TBatch>(
       if (batchError) return [group, errorOutcome(batchError)];
       const started = runner.clock.now();
       try {
-        const result = await reconciler.reconcile(group.key, deps, batch as TBatch, {
-          hints: group.hints,
-          payloads: group.payloads,
-          receiveCount: Math.max(...group.records.map(receiveCount)),
-        });
+        const result = await reconciler.reconcile(group.key, deps, batch as TBatch, contexts.get(group)!);
         const seconds = result?.requeueAfterSeconds;
         return [group, seconds !== undefined && seconds > 0 ? { kind: 'requeue', seconds } : { kind: 'done' }];
       } catch (err) {

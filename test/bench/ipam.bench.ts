@@ -212,6 +212,8 @@ async function churn() {
   const afterChurn = snapshot(w);
   const churnCost = diff(before, afterChurn);
   const leakBeforeResync = await leaked(b);
+  // The leak check reads EC2 through the same fake: counted from after it.
+  const beforeResync = snapshot(w);
   // The resync after the cooldown: whatever the keys missed, a pass that looks at EC2.
   w.clock.advance((w.deps.cooldownSeconds + 1) * 1000);
   await resync('bench-round', {
@@ -222,7 +224,7 @@ async function churn() {
     metrics: w.metrics,
   });
   await play(b);
-  const resyncCost = diff(afterChurn, snapshot(w));
+  const resyncCost = diff(beforeResync, snapshot(w));
   const leak = await leaked(b);
   return {
     churnCost,
