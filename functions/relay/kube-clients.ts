@@ -11,8 +11,7 @@ import type { TlsStoreNames, WebhookTlsStore } from './webhook/tls-store.ts';
 /**
  * The relay's Kubernetes clients, and which ones a process gets. In a Pod (the Deployment): the
  * service-account token and CA over the small REST client (rest-source.ts, webhook/rest-tls-store.ts), so
- * @kubernetes/client-node is not loaded (its memory: deploy/relay/README.md, "Memory and throughput"; only a
- * LeaderMigrationConfiguration's YAML still loads it). From a kubeconfig (local runs, `RELAY_KUBECONFIG`):
+ * @kubernetes/client-node is not loaded (its memory: deploy/relay/README.md, "Memory and throughput"). From a kubeconfig (local runs, `RELAY_KUBECONFIG`):
  * client-node, imported only then, for what kubeconfigs hold (exec plugins, client certificates, contexts).
  */
 

@@ -1,4 +1,4 @@
-import { loadYaml } from '@kubernetes/client-node';
+import { load } from 'js-yaml';
 import * as z from 'zod';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
@@ -8,8 +8,8 @@ export * from './migration-gate.ts';
 
 /**
  * Reading a LeaderMigrationConfiguration file (the gate that applies it: migration-gate.ts). Its own
- * module because of the YAML parser, client-node's: the relay process imports this one only when
- * RELAY_LEADER_MIGRATION_CONFIG names a file.
+ * module because of the YAML parser (js-yaml, the one client-node uses, here without client-node and its
+ * memory): the relay process imports this one only when RELAY_LEADER_MIGRATION_CONFIG names a file.
  */
 
 const LeaderMigrationConfigurationSchema = z.object({
@@ -35,7 +35,7 @@ const LeaderMigrationConfigurationSchema = z.object({
 export function parseLeaderMigrationConfiguration(text: string, source: string): LeaderMigrationConfiguration {
   let value: unknown;
   try {
-    value = loadYaml(text);
+    value = load(text);
   } catch (err) {
     throw new ConfigError([`${source}: not YAML: ${errorMessage(err)}`]);
   }

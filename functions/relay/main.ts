@@ -24,8 +24,8 @@ import type { AdmissionWebhooks } from './webhook/start.ts';
  * in relay.ts. Run as `node main.mjs` (the container's command).
  *
  * What only some deployments use is imported on demand, so the others never load it: @kubernetes/client-node
- * (kubeconfig mode, kube-clients.ts; the YAML of a LeaderMigrationConfiguration) and the admission webhooks
- * (X.509). The image's bundle keeps these in chunks of their own (deploy/relay/Dockerfile): code that is
+ * (kubeconfig mode, kube-clients.ts), the reading of a LeaderMigrationConfiguration (YAML) and the admission
+ * webhooks (X.509). The image's bundle keeps these in chunks of their own (deploy/relay/Dockerfile): code that is
  * loaded costs memory even when it never runs (deploy/relay/README.md, "Memory and throughput").
  */
 
