@@ -1,12 +1,13 @@
 /**
  * Bundles every Lambda: one minified ESM package per function under dist/functions/<name>/
- * (index.mjs, plus chunks/ for code loaded on demand),
+ * (index.mjs, plus on-demand/ for code loaded on demand: scripts/on-demand.ts),
  * with a metafile so the benchmark can report what went into each bundle.
  * Usage: npm run build [-- <function> ...]
  */
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { ON_DEMAND_DIR, type OnDemandModules, onDemand } from './on-demand.ts';
 import { sdkSchemaKeys } from './sdk-schema-keys.ts';
 
 export const LAMBDA_FUNCTIONS = readdirSync('functions').filter((name) =>
@@ -16,9 +17,9 @@ export const LAMBDA_FUNCTIONS = readdirSync('functions').filter((name) =>
 export interface BundleInfo {
   name: string;
   file: string;
-  /** Every file of the package: the entry and its on-demand chunks. */
+  /** Every file of the package: the entry and the packages it loads on demand. */
   bytes: number;
-  /** What a cold start loads: the entry and the chunks it imports statically. */
+  /** What a cold start loads: the entry (and any file it imports statically; none since scripts/on-demand.ts). */
   entryBytes: number;
   inputs: string[];
   /** The source files of what a cold start loads. */
@@ -27,24 +28,44 @@ export interface BundleInfo {
 
 export async function bundleFunction(name: string, outDir = 'dist/functions'): Promise<BundleInfo> {
   const dir = join(outDir, name);
-  mkdirSync(dir, { recursive: true });
   const file = join(dir, 'index.mjs');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  const modules: OnDemandModules = new Map();
+  const entry = await bundle(join('functions', name, 'handler.ts'), file, onDemand(modules, 'root'));
+  // What the entry imports on demand, and what that imports on demand, each a package of its own.
+  const metafiles = [entry];
+  for (const built = new Set<string>(); built.size < modules.size; ) {
+    const pending = [...modules].filter(([path]) => !built.has(path));
+    for (const [path] of pending) built.add(path);
+    const results = await Promise.all(
+      pending.map(([path, out]) => bundle(path, join(dir, ON_DEMAND_DIR, out), onDemand(modules, 'on-demand'))),
+    );
+    metafiles.push(...results);
+  }
+  const metafile: Metafile = {
+    inputs: Object.assign({}, ...metafiles.map((m) => m.inputs)),
+    outputs: Object.assign({}, ...metafiles.map((m) => m.outputs)),
+  };
+  writeFileSync(join(dir, 'meta.json'), JSON.stringify(metafile));
+  const bytes = Object.keys(metafile.outputs).reduce((n, out) => n + statSync(out).size, 0);
+  const cold = coldStartFiles(metafile, file);
+  const entryBytes = cold.reduce((n, out) => n + statSync(out).size, 0);
+  const coldInputs = cold.flatMap((out) => Object.keys(metafile.outputs[out]?.inputs ?? {}));
+  return { name, file, bytes, entryBytes, inputs: Object.keys(metafile.inputs), coldInputs };
+}
+
+/** One self-contained ES module: `entry` and everything it imports statically (scripts/on-demand.ts). */
+async function bundle(entry: string, outfile: string, onDemandImports: Plugin): Promise<Metafile> {
   const result = await build({
-    entryPoints: { index: join('functions', name, 'handler.ts') },
-    outdir: dir,
-    outExtension: { '.js': '.mjs' },
-    // Code reached only through import() (the SDK client of the Kubernetes auth mode not in use)
-    // goes to chunks loaded on demand, so a cold start neither compiles nor evaluates it.
-    splitting: true,
-    chunkNames: 'chunks/[name]-[hash]',
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     // ESM builds first (the SDK's dist-es, per command and schema) so esbuild can drop what is unused;
     // the single-file dist-cjs of a client keeps all of it.
     mainFields: ['module', 'main'],
     // sdkSchemaKeys: without it every shape of EC2's API stays in the bundle (scripts/sdk-schema-keys.ts).
-    plugins: [leftOut(LEFT_OUT), sdkSchemaKeys()],
+    plugins: [leftOut(LEFT_OUT), onDemandImports, sdkSchemaKeys()],
     minify: true,
     sourcemap: false,
     platform: 'node',
@@ -56,12 +77,7 @@ export async function bundleFunction(name: string, outDir = 'dist/functions'): P
     banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
     logLevel: 'warning',
   });
-  writeFileSync(join(dir, 'meta.json'), JSON.stringify(result.metafile));
-  const bytes = Object.keys(result.metafile.outputs).reduce((n, out) => n + statSync(out).size, 0);
-  const cold = coldStartFiles(result.metafile, file);
-  const entryBytes = cold.reduce((n, out) => n + statSync(out).size, 0);
-  const coldInputs = cold.flatMap((out) => Object.keys(result.metafile.outputs[out]?.inputs ?? {}));
-  return { name, file, bytes, entryBytes, inputs: Object.keys(result.metafile.inputs), coldInputs };
+  return result.metafile;
 }
 
 /**
@@ -84,8 +100,8 @@ function leftOut(packages: string[]): Plugin {
 }
 
 /**
- * The files a cold start loads: the entry and the chunks it imports statically, transitively (chunks
- * reached only through import() load on demand). Throws when one of them imports a left-out package.
+ * The files a cold start loads: the entry and any file it imports statically, transitively (what is reached
+ * only through import() loads on demand). Throws when one of them imports a left-out package.
  */
 function coldStartFiles(metafile: Metafile, entry: string): string[] {
   const seen = new Set<string>();

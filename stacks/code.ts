@@ -7,8 +7,8 @@ import type { CodeSource } from './context.ts';
 export const BUNDLE_DIR = 'dist/functions';
 
 /**
- * The real deployment packages: `scripts/build.ts` bundles each function (minified ESM, one file,
- * `index.mjs`) exactly as `npm run build` does, and each directory becomes the function's asset.
+ * The real deployment packages: `scripts/build.ts` bundles each function (minified ESM, one file at a
+ * cold start, `index.mjs`, and `on-demand/` for what it imports on demand) exactly as `npm run build` does, and each directory becomes the function's asset.
  * The esbuild metafile beside the bundle is for the benchmark, not for Lambda, so it stays out.
  */
 export async function bundledCode(names: readonly FunctionName[], outDir = BUNDLE_DIR): Promise<CodeSource> {

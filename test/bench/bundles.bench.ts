@@ -38,8 +38,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 /**
- * What a Lambda cold start costs in the code's part: the package a cold start loads (the entry and the
- * chunks it imports statically; the rest loads on demand), and a whole Node 22 process that imports it
+ * What a Lambda cold start costs in the code's part: the package a cold start loads (the entry; what it
+ * imports on demand is in packages of its own, scripts/on-demand.ts), and a whole Node 22 process that imports it
  * (module evaluation, handler construction, config validation; no client calls) against a bare
  * `node -e 0` measured in the same run, interleaved so a busy machine slows both alike. Ratios, not
  * milliseconds, carry the targets: they travel between machines. Peak RSS is the process's maxRSS.
@@ -87,7 +87,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'KiB',
         target: `<= ${maxKib} KiB`,
         rerun: RERUN,
-        note: `${verdict(kib <= maxKib)}; ${b.kubernetes ? 'talks to' : 'no'} Kubernetes; ${Math.round(b.bytes / KiB)} KiB with on-demand chunks`,
+        note: `${verdict(kib <= maxKib)}; ${b.kubernetes ? 'talks to' : 'no'} Kubernetes; ${Math.round(b.bytes / KiB)} KiB with what loads on demand`,
       },
       {
         name: `${b.name}: cold import, whole process / bare node`,
