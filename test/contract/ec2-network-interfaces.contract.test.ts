@@ -172,15 +172,24 @@ describeContract('Ec2Port: network interfaces', ec2Backends(), (backend, _test, 
     const eni = await seed.networkInterface({ subnetId });
     const id = eni.networkInterfaceId;
     await ec2.assignPrivateIpAddresses(id, { count: 3 });
-    const [first, second, third] = (await addressesOf(id)).secondary;
+    const assigned = (await addressesOf(id)).secondary;
+    // Three distinct addresses in EC2; the emulator may pick one twice in a call (docs/emulator-differences.md,
+    // `eni.subnet-full`), and then both copies go together.
+    const [first, second, third] = [...new Set(assigned), undefined, undefined];
+    const without = (...gone: (string | undefined)[]) => assigned.filter((a) => !gone.includes(a));
 
     await ec2.unassignPrivateIpAddresses(id, { addresses: [first!] });
-    expect((await addressesOf(id)).secondary).toEqual([second, third]);
+    expect((await addressesOf(id)).secondary).toEqual(without(first));
 
     await ec2.unassignPrivateIpAddresses(id, { addresses: [first!] });
-    await ec2.unassignPrivateIpAddresses(id, { addresses: [first!, second!] });
+    await ec2.unassignPrivateIpAddresses(id, { addresses: [first!, ...(second ? [second] : [])] });
 
-    expect(await addressesOf(id)).toEqual({ primary: [eni.privateIpAddress], secondary: [third], prefixes: [] });
+    expect(await addressesOf(id)).toEqual({
+      primary: [eni.privateIpAddress],
+      secondary: without(first, second),
+      prefixes: [],
+    });
+    if (new Set(assigned).size === 3) expect(without(first, second)).toEqual([third]);
   });
 
   it('deletes an available interface; then it is not-found and no longer described', async () => {
