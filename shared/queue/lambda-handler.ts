@@ -46,15 +46,20 @@ export function sqsLambda(
 export function workqueueHandler<TDeps, TBatch>(
   reconciler: Reconciler<TDeps, TBatch>,
   buildDeps: (context: LambdaContext) => TDeps,
+  required: { setting: keyof Config; purpose: string }[] = [],
 ) {
-  return sqsLambda(reconciler.name, (context) => {
-    const deps = buildDeps(context);
-    const runner = {
-      log: context.log,
-      metrics: context.metrics,
-      queue: createSqsPort(context.config, context.metrics),
-      clock: systemClock,
-    };
-    return (event) => runBatch(reconciler, event.Records, deps, runner);
-  });
+  return sqsLambda(
+    reconciler.name,
+    (context) => {
+      const deps = buildDeps(context);
+      const runner = {
+        log: context.log,
+        metrics: context.metrics,
+        queue: createSqsPort(context.config, context.metrics),
+        clock: systemClock,
+      };
+      return (event) => runBatch(reconciler, event.Records, deps, runner);
+    },
+    required,
+  );
 }
