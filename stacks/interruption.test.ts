@@ -1,11 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { EC2_EVENT_PATTERNS, INTERRUPTION_EVENT_PATTERNS } from '../shared/events/ec2-event-patterns.ts';
-import { stubCode } from './code.ts';
 import { type PolicyStatementJson, policyViolations } from './policy-rules.ts';
-import { synthesizeOffline } from './synth.ts';
+import {
+  env,
+  functionId,
+  type Json,
+  offlineSynth,
+  ofType,
+  props,
+  queueId,
+  refId,
+  roleStatements,
+  STAGE,
+} from './template-queries.ts';
 
 /**
  * The interruption controller in the stack (CCM_INTERRUPTION): what it adds when on, and that a stage without
@@ -18,67 +25,9 @@ const BASE_ENV = {
   CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
 };
 const ON = { ...BASE_ENV, CCM_INTERRUPTION: 'true', CCM_INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain' };
-const STAGE = 'test';
 const PREFIX = `${STAGE}-serverless-ccm`;
 
-type Json = Record<string, unknown>;
-interface Resource {
-  Type: string;
-  Properties: Json;
-}
-
-const work = mkdtempSync(join(tmpdir(), 'ccm-interruption-stack-'));
-afterAll(() => rmSync(work, { recursive: true, force: true }));
-let synths = 0;
-
-async function synth(env: Record<string, string>): Promise<Json> {
-  const dir = join(work, String(synths++));
-  const out = await synthesizeOffline({
-    stage: STAGE,
-    env,
-    outdir: join(dir, 'cdk.out'),
-    code: stubCode(join(dir, 'code')),
-  });
-  return out.template;
-}
-
-function ofType(template: Json, type: string): [string, Json][] {
-  return Object.entries(template.Resources as Record<string, Resource>)
-    .filter(([, r]) => r.Type === type)
-    .map(([id, r]) => [id, r.Properties ?? {}]);
-}
-
-function props(template: Json, id: string): Json {
-  const r = (template.Resources as Record<string, Resource>)[id];
-  if (!r) throw new Error(`no resource ${id}`);
-  return r.Properties ?? {};
-}
-
-function refId(value: unknown): string {
-  const v = value as { 'Fn::GetAtt'?: [string, string]; Ref?: string } | undefined;
-  const id = v?.['Fn::GetAtt']?.[0] ?? v?.Ref;
-  if (!id) throw new Error(`not a reference: ${JSON.stringify(value)}`);
-  return id;
-}
-
-function named(template: Json, type: string, key: string, name: string): string {
-  const found = ofType(template, type).find(([, p]) => p[key] === name);
-  if (!found) throw new Error(`no ${type} named ${name}`);
-  return found[0];
-}
-const queueId = (t: Json, name: string) => named(t, 'AWS::SQS::Queue', 'QueueName', name);
-const functionId = (t: Json, name: string) => named(t, 'AWS::Lambda::Function', 'FunctionName', name);
-
-function roleStatements(template: Json, functionName: string): PolicyStatementJson[] {
-  const roleId = refId(props(template, functionId(template, functionName)).Role);
-  const policies = (props(template, roleId).Policies ?? []) as {
-    PolicyDocument: { Statement: PolicyStatementJson[] };
-  }[];
-  return policies.flatMap((p) => p.PolicyDocument.Statement);
-}
-
-const env = (template: Json, functionName: string) =>
-  (props(template, functionId(template, functionName)).Environment as { Variables: Record<string, unknown> }).Variables;
+const synth = offlineSynth('interruption');
 
 const patterns = (template: Json) =>
   ofType(template, 'AWS::Events::Rule')
