@@ -268,12 +268,15 @@ export class FakeSqs implements SqsPort, SqsFifoPort, SqsReceiverPort {
 
   /**
    * One poll of the Lambda event source mapping: receive a batch, invoke the handler, delete every
-   * record not reported as a batch item failure. A handler that throws fails the whole batch.
+   * record not reported as a batch item failure. A handler that throws fails the whole batch. `lost`, asked once
+   * the handler is done, says the invocation's answer never reached the mapping (a crashed or timed-out Lambda):
+   * then nothing is deleted, and every record comes back after its visibility timeout.
    */
   async pump(
     queueName: string,
     handler: (records: SQSRecord[]) => Promise<SQSBatchResponse | undefined>,
     batchSize = 10,
+    lost: () => boolean = () => false,
   ): Promise<number> {
     const records = this.receive(queueName, batchSize);
     if (records.length === 0) return 0;
@@ -284,6 +287,7 @@ export class FakeSqs implements SqsPort, SqsFifoPort, SqsReceiverPort {
     } catch {
       failed = new Set(records.map((r) => r.messageId));
     }
+    if (lost()) return records.length;
     for (const record of records)
       if (!failed.has(record.messageId)) this.deleteMessage(queueName, record.receiptHandle);
     return records.length;

@@ -291,23 +291,13 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
   };
 
   /** One poll of one queue, as the event source mapping makes it; a crashed or lost invocation deletes nothing. */
-  const poll = async (queue: string, handler: Handler): Promise<number> => {
-    const records = sqs.receive(queue, 10);
-    if (records.length === 0) return 0;
+  const poll = (queue: string, handler: Handler): Promise<number> => {
     faults.crashed = false;
-    let failed: Set<string>;
-    try {
-      const response = await handler(records);
-      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-    } catch {
-      failed = new Set(records.map((r) => r.messageId));
-    }
-    const lost = faults.crashed || faults.nextPoll(queue) === 'lose-response';
-    faults.crashed = false;
-    if (!lost) {
-      for (const record of records) if (!failed.has(record.messageId)) sqs.deleteMessage(queue, record.receiptHandle);
-    }
-    return records.length;
+    return sqs.pump(queue, handler, 10, () => {
+      const lost = faults.crashed || faults.nextPoll(queue) === 'lose-response';
+      faults.crashed = false;
+      return lost;
+    });
   };
 
   /** Held messages go out now. */
