@@ -1,4 +1,4 @@
-import { ECRClient, type ECRClientConfig, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr';
+import { ECRClient, GetAuthorizationTokenCommand } from '@aws-sdk/client-ecr';
 import {
   ECRPUBLICClient,
   GetAuthorizationTokenCommand as GetPublicAuthorizationTokenCommand,
@@ -12,26 +12,6 @@ export interface AwsPortOptions {
   userAgent: string;
   /** The SDK's standard retry mode does the retrying; this only caps it. Default 3, the SDK's own default. */
   maxAttempts?: number;
-  /**
-   * Client configuration applied over the defaults above, for the build-time warm-up only (warm-up.ts): it gives
-   * every value the SDK would otherwise look up in the environment or the shared config files, and an in-memory
-   * request handler. Production passes nothing here.
-   */
-  sdkOverrides?: SdkOverrides;
-}
-
-/** What the warm-up sets on every client; each field is a standard option of all three clients. */
-export interface SdkOverrides {
-  credentials: AwsCredentials;
-  requestHandler: NonNullable<ECRClientConfig['requestHandler']>;
-  retryMode: string;
-  useFipsEndpoint: boolean;
-  useDualstackEndpoint: boolean;
-  ignoreConfiguredEndpointUrls: boolean;
-  defaultsMode: 'legacy' | 'standard';
-  userAgentAppId: () => Promise<string | undefined>;
-  authSchemePreference: string[];
-  disableClockSkewCorrection: boolean;
 }
 
 /**
@@ -47,7 +27,6 @@ function clientConfig(region: string, options: AwsPortOptions, credentials: AwsC
     maxAttempts: options.maxAttempts ?? 3,
     customUserAgent: options.userAgent,
     requestHandler: REQUEST_HANDLER,
-    ...options.sdkOverrides,
     // Without explicit credentials the client resolves the default chain (env, profile, web identity, IMDS).
     ...(credentials ? { credentials } : {}),
   };

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
-import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
+import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
 import { request } from './in-memory.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
@@ -24,14 +24,27 @@ describe.skipIf(!present)(title, () => {
   let server: FakeAwsServer;
 
   beforeAll(async () => {
-    server = await startFakeAwsServer({ password: 'binary-password' });
+    server = await startFakeAwsServer({
+      password: 'binary-password',
+      // Every signature is checked, on both paths (the direct calls and the SDK asset).
+      secrets: {
+        AKIDNODEROLE: 'node-role-secret',
+        AKIDFROMPROFILE: 'profile-secret',
+        ASIAFAKEROLEKEY: 'fake-role-secret',
+        [IMDS_ROLE.accessKeyId]: IMDS_ROLE.secretAccessKey,
+      },
+    });
   });
   afterAll(async () => {
     await server?.close();
   });
   beforeEach(() => {
     server.requests.length = 0;
+    server.imdsRequests.length = 0;
   });
+
+  // The direct calls send the program's own user agent; the SDK clients put theirs first.
+  const viaSdk = (index: number) => /aws-sdk-js/.test(String(server.requests[index]?.headers['user-agent']));
 
   function run(args: string[], stdin: string, extraEnv: Record<string, string | undefined> = {}) {
     // A clean environment, as on a node: only what kubelet's config would pass plus the fake endpoints.
@@ -76,6 +89,24 @@ describe.skipIf(!present)(title, () => {
     });
     expect(response.cacheDuration).toMatch(/^5h59m\d+s$|^6h0m0s$/);
     expect(server.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+    expect(server.requests[0]?.headers['user-agent']).toMatch(/^ecr-credential-provider\/\d+\.\d+\.\d+$/);
+    expect(viaSdk(0)).toBe(false);
+  });
+
+  it("answers with the node's instance role from IMDS, the usual case on a node", async () => {
+    const { code, stderr } = await run([], request(IMAGE), {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_EC2_METADATA_DISABLED: undefined,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+    });
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(server.imdsRequests.map((r) => r.method)).toEqual(['PUT', 'GET', 'GET']);
+    expect(server.requests[0]?.headers.authorization).toMatch(new RegExp(`Credential=${IMDS_ROLE.accessKeyId}/`));
+    expect(server.requests[0]?.headers['x-amz-security-token']).toBe(IMDS_ROLE.sessionToken);
+    expect(viaSdk(0)).toBe(false);
   });
 
   it('answers a v1alpha1 request for ECR Public', async () => {
@@ -104,10 +135,12 @@ describe.skipIf(!present)(title, () => {
       'ecr:GetAuthorizationToken',
     ]);
     expect(server.requests[1]?.headers.authorization).toMatch(/Credential=ASIAFAKEROLEKEY\//);
+    // STS through the SDK asset, the token with the role's keys through the direct call.
+    expect([viaSdk(0), viaSdk(1)]).toEqual([true, false]);
   });
 
   it('fails with exit 1 and one stderr line on an AWS error', async () => {
-    // The SDK retries throttling itself: fail every attempt.
+    // Throttling is retried (the SDK's standard strategy): fail every attempt.
     for (let i = 0; i < 3; i++) server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
     const { code, stdout, stderr } = await run([], request(IMAGE));
 
@@ -125,9 +158,8 @@ describe.skipIf(!present)(title, () => {
     expect(stdout).toMatch(/^ecr-credential-provider \d+\.\d+\.\d+\n$/);
   });
 
-  // The snapshot was warmed up by a run against canned answers in us-east-1 with dummy credentials (warm-up.ts):
-  // none of that, and nothing the build machine had (no ~/.aws there either), may answer for the node.
-  it("uses the run's credential chain, endpoint and region, not the build's warm-up", async () => {
+  // A profile is for the SDK's chain: the request goes through the SDK asset, compiled from its code cache.
+  it('answers through the SDK with credentials from a shared credentials file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'credential-provider-profile-'));
     try {
       const credentials = join(dir, 'credentials');
@@ -150,6 +182,7 @@ describe.skipIf(!present)(title, () => {
       expect(server.requests[0]?.headers.authorization).toMatch(
         /Credential=AKIDFROMPROFILE\/\d{8}\/us-east-1\/ecr\/aws4_request/,
       );
+      expect(viaSdk(0)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,4 +1,4 @@
-/** In-memory stdin/stdout and requests, to drive the plugin the way kubelet drives the process (tests, the build-time warm-up). */
+/** In-memory stdin/stdout and requests, to drive the plugin the way kubelet drives the process (tests). */
 import { Readable, Writable } from 'node:stream';
 
 export function stdinWith(text: string): Readable {

@@ -1,0 +1,222 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createDirectPorts, type DirectSetup, directSetup, type Env, type FileSystem } from './direct.ts';
+import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
+
+const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet' };
+const KEYS = { AWS_ACCESS_KEY_ID: 'AKIDNODE', AWS_SECRET_ACCESS_KEY: 'node-secret' };
+const USER_AGENT = 'ecr-credential-provider/1.2.3';
+
+function setupFor(env: Env, fs: FileSystem = NO_FILES): DirectSetup {
+  const setup = directSetup(env, fs);
+  if ('sdkBecause' in setup) throw new Error(`expected the direct path, got: ${setup.sdkBecause}`);
+  return setup;
+}
+
+describe('directSetup: which configurations the direct path serves', () => {
+  it.each([
+    ['no environment at all (the instance role, through IMDS)', {}],
+    ['keys in the environment', KEYS],
+    [
+      'keys with a session token and the region variables',
+      { ...KEYS, AWS_SESSION_TOKEN: 't', AWS_REGION: 'eu-west-1' },
+    ],
+    ['an endpoint override', { AWS_ENDPOINT_URL_ECR: 'http://127.0.0.1:1' }],
+    ['IMDS settings the SDK provider reads', { AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE: 'IPv6' }],
+    ['FIPS on', { AWS_USE_FIPS_ENDPOINT: 'true' }],
+    ['IMDS disabled but keys given', { ...KEYS, AWS_EC2_METADATA_DISABLED: 'true' }],
+  ])('%s', (_, env) => {
+    expect(directSetup(env, NO_FILES)).not.toHaveProperty('sdkBecause');
+  });
+
+  it.each([
+    ['a profile', { ...KEYS, AWS_PROFILE: 'pulls' }, 'AWS_PROFILE is set'],
+    [
+      'a web identity token file',
+      { AWS_WEB_IDENTITY_TOKEN_FILE: '/t', AWS_ROLE_ARN: 'arn' },
+      'AWS_WEB_IDENTITY_TOKEN_FILE is set',
+    ],
+    [
+      'container credentials',
+      { AWS_CONTAINER_CREDENTIALS_FULL_URI: 'http://x' },
+      'AWS_CONTAINER_CREDENTIALS_FULL_URI is set',
+    ],
+    ['IMDS disabled and no keys', { AWS_EC2_METADATA_DISABLED: 'true' }, 'AWS_EC2_METADATA_DISABLED is set'],
+    ['a retry mode', { ...KEYS, AWS_RETRY_MODE: 'adaptive' }, 'AWS_RETRY_MODE is set'],
+    ['an invalid FIPS flag', { AWS_USE_FIPS_ENDPOINT: 'yes' }, 'AWS_USE_FIPS_ENDPOINT is "yes"'],
+    [
+      'only half of the keys',
+      { AWS_ACCESS_KEY_ID: 'AKID', AWS_EC2_METADATA_DISABLED: 'true' },
+      'AWS_EC2_METADATA_DISABLED',
+    ],
+  ])('%s goes to the SDK', (_, env, reason) => {
+    const setup = directSetup(env, NO_FILES);
+    expect(setup).toHaveProperty('sdkBecause');
+    expect((setup as { sdkBecause: string }).sdkBecause).toContain(reason);
+  });
+
+  it('a shared config or credentials file goes to the SDK, wherever it is', () => {
+    const only = (path: string): FileSystem => ({ exists: (p) => p === path, home: () => '/root' });
+    expect(directSetup(KEYS, only('/root/.aws/config'))).toEqual({
+      sdkBecause: 'shared file /root/.aws/config exists',
+    });
+    expect(directSetup({}, only('/root/.aws/credentials'))).toHaveProperty('sdkBecause');
+    expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/etc/aws'))).toHaveProperty('sdkBecause');
+    expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/root/.aws/config'))).not.toHaveProperty('sdkBecause');
+  });
+
+  it('takes endpoint overrides per service, then the global one, unless told to ignore them', () => {
+    expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_ENDPOINT_URL_ECR: 'http://ecr' }).endpoints).toEqual({
+      ecr: 'http://ecr',
+      ecrPublic: 'http://all',
+    });
+    expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).endpoints).toEqual(
+      {},
+    );
+  });
+});
+
+describe('direct ports against a stand-in AWS that checks signatures', () => {
+  let server: FakeAwsServer;
+  beforeAll(async () => {
+    server = await startFakeAwsServer({
+      password: 'direct-password',
+      secrets: { AKIDNODE: 'node-secret', [IMDS_ROLE.accessKeyId]: IMDS_ROLE.secretAccessKey, ASIAROLE: 'role-secret' },
+    });
+  });
+  afterAll(() => server.close());
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    server.requests.length = 0;
+    server.imdsRequests.length = 0;
+  });
+
+  const endpoint = { region: 'eu-west-1', fips: false, dualStack: false };
+  const ports = (env: Env) =>
+    createDirectPorts(setupFor({ AWS_ENDPOINT_URL: server.url, ...env }), { userAgent: USER_AGENT });
+
+  it('gets an ECR token with keys from the environment, signed for ecr in the registry region', async () => {
+    const token = await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+
+    expect(Buffer.from(token!.authorizationToken, 'base64').toString()).toBe('AWS:direct-password');
+    expect(token!.expiresAt).toEqual(server.expiresAt);
+    expect(server.requests).toHaveLength(1);
+    const [sent] = server.requests;
+    expect(sent!.operation).toBe('ecr:GetAuthorizationToken');
+    expect(sent!.body).toBe('{}');
+    expect(sent!.headers).toMatchObject({
+      'content-type': 'application/x-amz-json-1.1',
+      'user-agent': USER_AGENT,
+      'amz-sdk-request': 'attempt=1; max=3',
+    });
+    expect(sent!.headers['amz-sdk-invocation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(sent!.headers.authorization).toMatch(/Credential=AKIDNODE\/\d{8}\/eu-west-1\/ecr\/aws4_request/);
+  });
+
+  it('gets an ECR Public token in us-east-1, signed for ecr-public', async () => {
+    const token = await ports(KEYS).ecrPublic.getAuthorizationToken();
+
+    expect(token?.authorizationToken).toBe(Buffer.from('AWS:direct-password').toString('base64'));
+    expect(server.requests.map((r) => r.operation)).toEqual(['ecr-public:GetAuthorizationToken']);
+    expect(server.requests[0]!.headers.authorization).toMatch(/\/us-east-1\/ecr-public\/aws4_request/);
+  });
+
+  it('uses the instance role from IMDSv2 when the environment has no keys', async () => {
+    // The SDK's IMDS provider reads its settings from the process environment itself.
+    vi.stubEnv('AWS_EC2_METADATA_SERVICE_ENDPOINT', server.url);
+    await ports({}).ecr.getAuthorizationToken(endpoint);
+
+    expect(server.imdsRequests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      'PUT /latest/api/token',
+      'GET /latest/meta-data/iam/security-credentials/',
+      `GET /latest/meta-data/iam/security-credentials/${IMDS_ROLE.name}`,
+    ]);
+    const [sent] = server.requests;
+    expect(sent!.headers.authorization).toMatch(new RegExp(`Credential=${IMDS_ROLE.accessKeyId}/`));
+    expect(sent!.headers['x-amz-security-token']).toBe(IMDS_ROLE.sessionToken);
+  });
+
+  it("signs with the caller's credentials (a service account's role) instead of the node's", async () => {
+    const credentials = { accessKeyId: 'ASIAROLE', secretAccessKey: 'role-secret', sessionToken: 'role-session' };
+    vi.stubEnv('AWS_EC2_METADATA_SERVICE_ENDPOINT', server.url);
+    await ports({}).ecr.getAuthorizationToken(endpoint, credentials);
+
+    expect(server.imdsRequests).toEqual([]);
+    expect(server.requests[0]!.headers.authorization).toMatch(/Credential=ASIAROLE\//);
+    expect(server.requests[0]!.headers['x-amz-security-token']).toBe('role-session');
+  });
+
+  it('retries throttling with the standard strategy, then answers', async () => {
+    server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
+    server.failNext({ status: 503, code: 'ServiceUnavailableException', message: 'busy' });
+
+    const token = await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+
+    expect(token).toBeDefined();
+    expect(server.requests.map((r) => r.headers['amz-sdk-request'])).toEqual([
+      'attempt=1; max=3',
+      'attempt=2; max=3',
+      'attempt=3; max=3',
+    ]);
+    // One invocation id for the whole call, as the SDK does.
+    expect(new Set(server.requests.map((r) => r.headers['amz-sdk-invocation-id'])).size).toBe(1);
+  });
+
+  it('gives up after three attempts with the AWS code and message', async () => {
+    for (let i = 0; i < 3; i++) server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
+
+    const failure = await ports(KEYS)
+      .ecr.getAuthorizationToken(endpoint)
+      .catch((err: unknown) => err);
+
+    expect(failure).toMatchObject({
+      name: 'ThrottlingException',
+      message: 'Rate exceeded',
+      $fault: 'client',
+      $metadata: { httpStatusCode: 400, attempts: 3 },
+    });
+    expect(server.requests).toHaveLength(3);
+  });
+
+  it('does not retry a client error', async () => {
+    server.failNext({
+      status: 400,
+      code: 'com.amazonaws.ecr#AccessDeniedException:http://internal',
+      message: 'not authorized',
+    });
+
+    const failure = await ports(KEYS)
+      .ecr.getAuthorizationToken(endpoint)
+      .catch((err: unknown) => err);
+
+    expect(failure).toMatchObject({ name: 'AccessDeniedException', message: 'not authorized' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('refuses a wrong secret with the signature check (the stand-in really verifies)', async () => {
+    const failure = await ports({ ...KEYS, AWS_SECRET_ACCESS_KEY: 'wrong' })
+      .ecr.getAuthorizationToken(endpoint)
+      .catch((err: unknown) => err);
+
+    expect(failure).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 403 } });
+  });
+
+  it('re-signs with the server clock after a clock skew answer', async () => {
+    const serverTime = new Date(Date.now() + 3 * 3600_000);
+    server.failNext({
+      status: 400,
+      code: 'InvalidSignatureException',
+      message: 'Signature expired',
+      headers: { date: serverTime.toUTCString() },
+    });
+
+    await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+
+    const dates = server.requests.map((r) => String(r.headers['x-amz-date']));
+    expect(dates).toHaveLength(2);
+    const hour = (amzDate: string) => Number(amzDate.slice(9, 11));
+    expect(dates[1]!.slice(0, 8) + hour(dates[1]!)).toBe(
+      serverTime.toISOString().replace(/[-:]/g, '').slice(0, 8) + serverTime.getUTCHours(),
+    );
+    expect(dates[0]).not.toBe(dates[1]);
+  });
+});
