@@ -162,7 +162,6 @@ const sdkAsset: Plugin = {
 
 async function bundleOne(entry: string, outfile: string, options: Partial<BuildOptions>): Promise<string> {
   const result = await build({ ...COMMON, entryPoints: [entry], outfile, ...options });
-  if (process.env.META) writeFileSync(outfile + '.meta.json', JSON.stringify(result.metafile));
   const inputs = Object.keys(result.metafile?.inputs ?? {}).length;
   log(`bundled ${inputs} modules into ${relative(ROOT, outfile)} (${kib(outfile)} KiB)`);
   return outfile;

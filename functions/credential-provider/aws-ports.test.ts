@@ -10,7 +10,7 @@ import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
 let server: FakeAwsServer;
 const savedEnv = { ...process.env };
 const ports = createAwsPorts({ userAgent: 'ecr-credential-provider/test' });
-const EU_WEST_1 = { region: 'eu-west-1', fips: false, dualStack: false };
+const EU_WEST_1 = { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
 
 beforeAll(async () => {
   server = await startFakeAwsServer({ password: 'adapter-password', expiresAt: new Date('2026-11-02T20:00:00Z') });
@@ -84,8 +84,14 @@ describe('ECR adapter', () => {
 
   // With a custom endpoint the SDK refuses the FIPS and dual-stack variants, which proves the flags reach it.
   it.each([
-    [{ region: 'us-east-1', fips: true, dualStack: false }, /FIPS and custom endpoint are not supported/],
-    [{ region: 'us-east-1', fips: false, dualStack: true }, /Dualstack and custom endpoint are not supported/],
+    [
+      { region: 'us-east-1', dnsSuffix: 'amazonaws.com', fips: true, dualStack: false },
+      /FIPS and custom endpoint are not supported/,
+    ],
+    [
+      { region: 'us-east-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: true },
+      /Dualstack and custom endpoint are not supported/,
+    ],
   ])('asks the SDK for the endpoint variant of the registry host (%o)', async (endpoint, message) => {
     await expect(ports.ecr.getAuthorizationToken(endpoint)).rejects.toThrow(message);
     expect(server.requests).toHaveLength(0);
@@ -109,6 +115,9 @@ describe('STS adapter', () => {
       webIdentityToken: 'sa-token',
       roleSessionName: 'ecr-credential-provider-1',
       region: 'eu-west-1',
+      dnsSuffix: 'amazonaws.com',
+      fips: false,
+      dualStack: false,
     });
 
     expect(credentials).toMatchObject({
@@ -135,6 +144,9 @@ describe('STS adapter', () => {
         webIdentityToken: 'sa-token',
         roleSessionName: 's',
         region: 'eu-west-1',
+        dnsSuffix: 'amazonaws.com',
+        fips: false,
+        dualStack: false,
       }),
       // The SDK names the modeled exception class; the wire code stays in `Code`, which awsErrorCode prefers.
     ).rejects.toMatchObject({ name: 'InvalidIdentityTokenException', Code: 'InvalidIdentityToken' });

@@ -1,7 +1,8 @@
 /**
  * Which AWS adapter answers a run: the direct calls (direct.ts) when the environment is one they serve, the SDK
- * clients (aws-ports.ts) otherwise, and always the SDK for STS (service-account pulls). The SDK adapter is loaded
- * only when a call needs it: in the executable it is a separate script the common case never compiles.
+ * clients (aws-ports.ts) otherwise. The direct calls hand a FIPS or dual-stack registry's calls to the SDK too.
+ * The SDK adapter is loaded only when a call needs it: in the executable it is a separate script the usual run
+ * never compiles.
  */
 import type { AwsPortOptions } from './aws-ports.ts';
 import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
@@ -11,7 +12,7 @@ export type AwsPorts = { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort };
 export type LoadSdkPorts = () => Promise<{ createAwsPorts(options: AwsPortOptions): AwsPorts }>;
 
 export interface ChosenPorts extends AwsPorts {
-  /** Why the SDK serves ECR and ECR Public in this run; undefined when the direct calls do. */
+  /** Why the SDK serves every call of this run; undefined when the direct calls do. */
   sdkBecause: string | undefined;
 }
 
@@ -26,17 +27,14 @@ export function choosePorts(
     sdkPorts ??= loadSdk().then((module) => module.createAwsPorts({ userAgent: options.userAgent }));
     return sdkPorts;
   };
-  const sts: StsPort = {
-    assumeRoleWithWebIdentity: async (input) => (await sdk()).sts.assumeRoleWithWebIdentity(input),
-  };
   const setup = directSetup(env, fs);
   if ('sdkBecause' in setup) {
     return {
       sdkBecause: setup.sdkBecause,
       ecr: { getAuthorizationToken: async (...args) => (await sdk()).ecr.getAuthorizationToken(...args) },
       ecrPublic: { getAuthorizationToken: async (...args) => (await sdk()).ecrPublic.getAuthorizationToken(...args) },
-      sts,
+      sts: { assumeRoleWithWebIdentity: async (input) => (await sdk()).sts.assumeRoleWithWebIdentity(input) },
     };
   }
-  return { sdkBecause: undefined, ...createDirectPorts(setup, options), sts };
+  return { sdkBecause: undefined, ...createDirectPorts(setup, options, sdk) };
 }

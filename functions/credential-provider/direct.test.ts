@@ -1,6 +1,25 @@
+// The SDK's own endpoint rules and partition table, to check the direct calls' endpoint names against.
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { defaultEndpointResolver as ecrRules } from '@aws-sdk/client-ecr/dist-es/endpoint/endpointResolver.js';
+import { defaultEndpointResolver as ecrPublicRules } from '@aws-sdk/client-ecr-public/dist-es/endpoint/endpointResolver.js';
+import { defaultEndpointResolver as stsRules } from '@aws-sdk/client-sts/dist-es/endpoint/endpointResolver.js';
+import { partition } from '@aws-sdk/core/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createDirectPorts, type DirectSetup, directSetup, type Env, type FileSystem } from './direct.ts';
+import type { AwsPorts } from './choose-ports.ts';
+import {
+  createDirectPorts,
+  type DirectSetup,
+  directSetup,
+  type Env,
+  type FileSystem,
+  REGIONAL_HOSTS,
+  xmlElement,
+} from './direct.ts';
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
+import { parseEcrRegistry } from './registry.ts';
 
 const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet' };
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIDNODE', AWS_SECRET_ACCESS_KEY: 'node-secret' };
@@ -22,7 +41,7 @@ describe('directSetup: which configurations the direct path serves', () => {
     ],
     ['an endpoint override', { AWS_ENDPOINT_URL_ECR: 'http://127.0.0.1:1' }],
     ['IMDS settings the SDK provider reads', { AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE: 'IPv6' }],
-    ['FIPS on', { AWS_USE_FIPS_ENDPOINT: 'true' }],
+    ['FIPS and dual-stack explicitly off', { AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false' }],
     ['IMDS disabled but keys given', { ...KEYS, AWS_EC2_METADATA_DISABLED: 'true' }],
   ])('%s', (_, env) => {
     expect(directSetup(env, NO_FILES)).not.toHaveProperty('sdkBecause');
@@ -42,7 +61,10 @@ describe('directSetup: which configurations the direct path serves', () => {
     ],
     ['IMDS disabled and no keys', { AWS_EC2_METADATA_DISABLED: 'true' }, 'AWS_EC2_METADATA_DISABLED is set'],
     ['a retry mode', { ...KEYS, AWS_RETRY_MODE: 'adaptive' }, 'AWS_RETRY_MODE is set'],
+    ['FIPS endpoints', { AWS_USE_FIPS_ENDPOINT: 'true' }, 'AWS_USE_FIPS_ENDPOINT is "true"'],
+    ['dual-stack endpoints', { AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'AWS_USE_DUALSTACK_ENDPOINT is "true"'],
     ['an invalid FIPS flag', { AWS_USE_FIPS_ENDPOINT: 'yes' }, 'AWS_USE_FIPS_ENDPOINT is "yes"'],
+    ['legacy STS endpoints', { ...KEYS, AWS_STS_REGIONAL_ENDPOINTS: 'legacy' }, 'AWS_STS_REGIONAL_ENDPOINTS is set'],
     [
       'only half of the keys',
       { AWS_ACCESS_KEY_ID: 'AKID', AWS_EC2_METADATA_DISABLED: 'true' },
@@ -68,6 +90,7 @@ describe('directSetup: which configurations the direct path serves', () => {
     expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_ENDPOINT_URL_ECR: 'http://ecr' }).endpoints).toEqual({
       ecr: 'http://ecr',
       ecrPublic: 'http://all',
+      sts: 'http://all',
     });
     expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).endpoints).toEqual(
       {},
@@ -86,13 +109,39 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   afterAll(() => server.close());
   afterEach(() => {
     vi.unstubAllEnvs();
+    sdkCalls.length = 0;
     server.requests.length = 0;
     server.imdsRequests.length = 0;
   });
 
-  const endpoint = { region: 'eu-west-1', fips: false, dualStack: false };
+  const endpoint = { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
+  const sdkCalls: string[] = [];
+  const sdk = async (): Promise<AwsPorts> => ({
+    ecr: {
+      getAuthorizationToken: async (target) => {
+        sdkCalls.push(`ecr ${target.region} fips=${target.fips} dualStack=${target.dualStack}`);
+        return { authorizationToken: 'from-sdk' };
+      },
+    },
+    ecrPublic: { getAuthorizationToken: async () => ({ authorizationToken: 'from-sdk' }) },
+    sts: {
+      assumeRoleWithWebIdentity: async (input) => {
+        sdkCalls.push(`sts ${input.region} fips=${input.fips}`);
+        return { accessKeyId: 'SDK', secretAccessKey: 'sdk' };
+      },
+    },
+  });
   const ports = (env: Env) =>
-    createDirectPorts(setupFor({ AWS_ENDPOINT_URL: server.url, ...env }), { userAgent: USER_AGENT });
+    createDirectPorts(setupFor({ AWS_ENDPOINT_URL: server.url, ...env }), { userAgent: USER_AGENT }, sdk);
+  const role = {
+    roleArn: 'arn:aws:iam::111122223333:role/pull',
+    webIdentityToken: "sa-token/with+odd*chars'()!",
+    roleSessionName: 'ecr-credential-provider-1',
+    region: 'eu-west-1',
+    dnsSuffix: 'amazonaws.com',
+    fips: false,
+    dualStack: false,
+  };
 
   it('gets an ECR token with keys from the environment, signed for ecr in the registry region', async () => {
     const token = await ports(KEYS).ecr.getAuthorizationToken(endpoint);
@@ -218,5 +267,105 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
       serverTime.toISOString().replace(/[-:]/g, '').slice(0, 8) + serverTime.getUTCHours(),
     );
     expect(dates[0]).not.toBe(dates[1]);
+  });
+
+  it('exchanges a service account token with STS unsigned, form-encoded, and reads the XML answer', async () => {
+    const credentials = await ports(KEYS).sts.assumeRoleWithWebIdentity(role);
+
+    expect(credentials).toMatchObject({
+      accessKeyId: 'ASIAFAKEROLEKEY',
+      secretAccessKey: 'fake-role-secret',
+      sessionToken: 'fake-role-session',
+    });
+    expect(credentials.expiration).toBeInstanceOf(Date);
+    const [sent] = server.requests;
+    expect(sent!.operation).toBe('sts:AssumeRoleWithWebIdentity');
+    expect(sent!.headers.authorization).toBeUndefined();
+    expect(sent!.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    expect(Object.fromEntries(new URLSearchParams(sent!.body))).toEqual({
+      Action: 'AssumeRoleWithWebIdentity',
+      Version: '2011-06-15',
+      RoleArn: role.roleArn,
+      RoleSessionName: role.roleSessionName,
+      WebIdentityToken: role.webIdentityToken,
+    });
+    expect(sent!.body).toContain('WebIdentityToken=sa-token%2Fwith%2Bodd%2Achars%27%28%29%21');
+  });
+
+  it("names an STS error by its Code element, as the plugin's hints expect", async () => {
+    server.failNext({ status: 400, code: 'InvalidIdentityToken', message: 'No OpenIDConnect provider found' });
+
+    const failure = await ports(KEYS)
+      .sts.assumeRoleWithWebIdentity(role)
+      .catch((err: unknown) => err);
+
+    expect(failure).toMatchObject({ name: 'InvalidIdentityToken', message: 'No OpenIDConnect provider found' });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('hands FIPS and dual-stack registries to the SDK, whose endpoint rules cover them', async () => {
+    const direct = ports(KEYS);
+    await direct.ecr.getAuthorizationToken({ ...endpoint, fips: true });
+    await direct.ecr.getAuthorizationToken({ ...endpoint, dualStack: true, dnsSuffix: 'on.aws' });
+    await direct.sts.assumeRoleWithWebIdentity({ ...role, fips: true });
+
+    expect(sdkCalls).toEqual([
+      'ecr eu-west-1 fips=true dualStack=false',
+      'ecr eu-west-1 fips=false dualStack=true',
+      'sts eu-west-1 fips=true',
+    ]);
+    expect(server.requests).toEqual([]);
+  });
+});
+
+/** Every region of the SDK's partition table (the package exports only the lookup, so the table is read here). */
+function sdkRegions(): { region: string; dnsSuffix: string }[] {
+  const entry = createRequire(import.meta.url).resolve('@aws-sdk/core/client');
+  const root = entry.slice(0, entry.lastIndexOf(`${'/'}dist-`));
+  const text = readFileSync(join(root, 'dist-es/submodules/client/util-endpoints/lib/aws/partitions.js'), 'utf8');
+  const table = JSON.parse(text.slice(text.indexOf('{'), text.lastIndexOf('}') + 1)) as {
+    partitions: { outputs: { dnsSuffix: string }; regions: Record<string, unknown> }[];
+  };
+  return table.partitions.flatMap((p) =>
+    Object.keys(p.regions)
+      .filter((region) => !region.startsWith('aws-'))
+      .map((region) => ({ region, dnsSuffix: p.outputs.dnsSuffix })),
+  );
+}
+
+describe('endpoint names', () => {
+  const regions = sdkRegions();
+
+  it('knows every partition the SDK lists', () => {
+    expect(regions.length).toBeGreaterThan(30);
+    expect(new Set(regions.map((r) => r.dnsSuffix)).size).toBeGreaterThanOrEqual(5);
+  });
+
+  it.each(regions)("names the SDK's ECR and STS endpoints in $region", ({ region, dnsSuffix }) => {
+    expect(partition(region).dnsSuffix).toBe(dnsSuffix);
+    // The registry host of that region gives the suffix the direct calls use.
+    const registry = parseEcrRegistry(`111122223333.dkr.ecr.${region}.${dnsSuffix}`);
+    expect(registry).toMatchObject({ kind: 'private', region, dnsSuffix });
+    const params = { Region: region, UseFIPS: false, UseDualStack: false };
+    expect(`https://${REGIONAL_HOSTS.ecr(region, dnsSuffix)}/`).toBe(ecrRules(params).url.href);
+    expect(`https://${REGIONAL_HOSTS.sts(region, dnsSuffix)}/`).toBe(
+      stsRules({ ...params, UseGlobalEndpoint: false }).url.href,
+    );
+  });
+
+  it("names the SDK's ECR Public endpoint", () => {
+    expect(`https://${REGIONAL_HOSTS.ecrPublic('us-east-1', 'amazonaws.com')}/`).toBe(
+      ecrPublicRules({ Region: 'us-east-1', UseFIPS: false, UseDualStack: false }).url.href,
+    );
+  });
+});
+
+describe('xmlElement', () => {
+  it('reads the first element and decodes entities', () => {
+    const xml = '<A><Code>Bad&amp;Worse</Code><Message>a &lt;b&gt; &#x41;&#66; &quot;q&quot; &apos;</Message></A>';
+    expect(xmlElement(xml, 'Code')).toBe('Bad&Worse');
+    expect(xmlElement(xml, 'Message')).toBe('a <b> AB "q" \'');
+    expect(xmlElement(xml, 'Missing')).toBeUndefined();
+    expect(xmlElement('<Credentials xmlns="x"><K>v</K></Credentials>', 'Credentials')).toBe('<K>v</K>');
   });
 });

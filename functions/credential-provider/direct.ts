@@ -1,30 +1,42 @@
 /**
- * GetAuthorizationToken for ECR and ECR Public without the SDK's clients, for the configuration nearly every
- * node has: credentials from the instance role (IMDS) or from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, no
- * shared config files, no profile. Anything else goes to the SDK clients (aws-ports.ts); `directSetup` decides.
+ * The plugin's three AWS calls (ECR and ECR Public GetAuthorizationToken, STS AssumeRoleWithWebIdentity) without
+ * the SDK's clients, for the configuration nearly every node has: credentials from the instance role (IMDS) or
+ * from `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`, no shared config files, no profile, a registry on the
+ * partition's regular endpoints. Anything else goes to the SDK clients (aws-ports.ts): `directSetup` decides for
+ * the environment, each call for its registry (FIPS and dual-stack hosts).
  *
  * Why not the clients here too: kubelet starts this program for every image pull whose cached token expired, and
- * a client costs its whole runtime (middleware stack, schema serde, config resolution: about 1 MiB of code) to
- * load. That alone put the start at twice a bare Node.js start; see docs/credential-provider.md, "Start time".
+ * the clients cost their whole runtime (middleware stack, schema serde, config resolution, endpoint rules: about
+ * 1 MiB of code) to load and run, which alone put the start at about twice a bare Node.js start; see
+ * docs/credential-provider.md, "Start time".
  *
- * The parts that decide what goes on the wire are still the SDK's own: the clients' endpoint rules, SigV4
+ * What decides what goes on the wire is still the SDK's where it can be loaded cheaply: SigV4
  * (`@smithy/signature-v4`), the retry middleware with the standard strategy (three attempts, the same backoff,
- * invocation id and `amz-sdk-request` headers) and the IMDS credential provider. Written here: which
- * configurations qualify, the one operation's JSON in and out, AWS JSON error parsing, the clock skew correction
- * the clients apply, and sending one request (`sendOnce`, instead of the SDK's `NodeHttpHandler`, which loads
- * `node:https` and TLS even for a plain-HTTP endpoint and keeps an agent per scheme).
+ * invocation id and `amz-sdk-request` headers) and the IMDS credential provider. Written here, each checked
+ * against the SDK in direct.test.ts: which configurations qualify; the regional endpoint names (the clients'
+ * endpoint rules give the same URL for every region the SDK knows); the three operations' requests and
+ * responses (AWS JSON 1.1 for ECR, the query protocol with XML answers for STS), error parsing and the clock
+ * skew correction the clients apply; sending one request (`sendOnce`, instead of the SDK's `NodeHttpHandler`,
+ * which loads `node:https` and TLS even for a plain-HTTP endpoint).
  */
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { defaultEndpointResolver as ecrEndpoints } from '@aws-sdk/client-ecr/dist-es/endpoint/endpointResolver.js';
-import { defaultEndpointResolver as ecrPublicEndpoints } from '@aws-sdk/client-ecr-public/dist-es/endpoint/endpointResolver.js';
 import { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { fromInstanceMetadata } from '@smithy/credential-provider-imds';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import type { AuthorizationToken, AwsCredentials, EcrEndpoint, EcrPort, EcrPublicPort } from './ports.ts';
-import { ECR_PUBLIC_REGION } from './registry.ts';
+import type { AwsPorts } from './choose-ports.ts';
+import type {
+  AssumeRoleWithWebIdentityInput,
+  AuthorizationToken,
+  AwsCredentials,
+  EcrEndpoint,
+  EcrPort,
+  EcrPublicPort,
+  StsPort,
+} from './ports.ts';
+import { ECR_PUBLIC_DNS_SUFFIX, ECR_PUBLIC_REGION } from './registry.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -33,11 +45,8 @@ type CredentialSource = () => Promise<AwsCredentials>;
 /** What the direct path needs from the environment, once `directSetup` found it can serve it. */
 export interface DirectSetup {
   credentials: CredentialSource;
-  /** `AWS_USE_FIPS_ENDPOINT` / `AWS_USE_DUALSTACK_ENDPOINT`, as the SDK reads them. */
-  fips: boolean;
-  dualStack: boolean;
   /** `AWS_ENDPOINT_URL_<SERVICE>` or `AWS_ENDPOINT_URL`, unless `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`. */
-  endpoints: { ecr?: string; ecrPublic?: string };
+  endpoints: { ecr?: string; ecrPublic?: string; sts?: string };
 }
 
 /**
@@ -55,7 +64,9 @@ const UNDERSTOOD = new Set([
   'AWS_ENDPOINT_URL',
   'AWS_ENDPOINT_URL_ECR',
   'AWS_ENDPOINT_URL_ECR_PUBLIC',
+  'AWS_ENDPOINT_URL_STS',
   'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
+  // Only when false: true sends everything to the SDK's endpoint rules (see `directSetup`).
   'AWS_USE_FIPS_ENDPOINT',
   'AWS_USE_DUALSTACK_ENDPOINT',
   // Read by the SDK's IMDS provider itself.
@@ -63,12 +74,9 @@ const UNDERSTOOD = new Set([
   'AWS_EC2_METADATA_SERVICE_ENDPOINT',
   'AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE',
   'AWS_EC2_METADATA_V1_DISABLED',
-  // The region comes from the registry's host on both paths; STS settings only matter to the STS call, which
-  // always goes through the SDK; AWS_ECR_ROLE_ARN is this program's own.
+  // The region comes from the registry's host on both paths; AWS_ECR_ROLE_ARN is this program's own.
   'AWS_REGION',
   'AWS_DEFAULT_REGION',
-  'AWS_ENDPOINT_URL_STS',
-  'AWS_STS_REGIONAL_ENDPOINTS',
   'AWS_ECR_ROLE_ARN',
   'AWS_EXECUTION_ENV',
   'AWS_NODEJS_CONNECTION_REUSE_ENABLED',
@@ -102,33 +110,25 @@ export function directSetup(env: Env, fs: FileSystem = realFileSystem): DirectSe
     const path = env[variable] || `${fs.home()}/${fallback}`;
     if (fs.exists(path)) return { sdkBecause: `shared file ${path} exists` };
   }
-  const fips = booleanSetting(env, 'AWS_USE_FIPS_ENDPOINT');
-  const dualStack = booleanSetting(env, 'AWS_USE_DUALSTACK_ENDPOINT');
-  if (typeof fips === 'string') return { sdkBecause: fips };
-  if (typeof dualStack === 'string') return { sdkBecause: dualStack };
+  for (const name of ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT']) {
+    const value = env[name];
+    if (value && value.toLowerCase() !== 'false') return { sdkBecause: `${name} is ${JSON.stringify(value)}` };
+  }
   const credentials = credentialSource(env);
   if (typeof credentials === 'string') return { sdkBecause: credentials };
   const configured = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS?.toLowerCase() === 'true';
   const endpoint = (service: string) =>
     configured ? undefined : env[`AWS_ENDPOINT_URL_${service}`] || env.AWS_ENDPOINT_URL || undefined;
-  return {
-    credentials,
-    fips,
-    dualStack,
-    endpoints: {
-      ...(endpoint('ECR') ? { ecr: endpoint('ECR') } : {}),
-      ...(endpoint('ECR_PUBLIC') ? { ecrPublic: endpoint('ECR_PUBLIC') } : {}),
-    },
-  };
-}
-
-/** `true` / `false` like the SDK's boolean settings; anything else is the SDK's to reject, with its message. */
-function booleanSetting(env: Env, name: string): boolean | string {
-  const value = env[name];
-  if (value === undefined || value === '') return false;
-  if (value.toLowerCase() === 'true') return true;
-  if (value.toLowerCase() === 'false') return false;
-  return `${name} is ${JSON.stringify(value)}`;
+  const endpoints: DirectSetup['endpoints'] = {};
+  for (const [key, service] of [
+    ['ecr', 'ECR'],
+    ['ecrPublic', 'ECR_PUBLIC'],
+    ['sts', 'STS'],
+  ] as const) {
+    const url = endpoint(service);
+    if (url) endpoints[key] = url;
+  }
+  return { credentials, endpoints };
 }
 
 function credentialSource(env: Env): CredentialSource | string {
@@ -170,34 +170,38 @@ export interface DirectOptions {
 /** The same bounds as the SDK clients get in aws-ports.ts. */
 const TIMEOUTS = { connectionMs: 3_000, requestMs: 10_000 };
 
-interface Operation {
-  endpoint: { url: URL; properties?: Record<string, unknown> };
-  service: string;
-  region: string;
-  target: string;
+/**
+ * The regular regional endpoints, as the clients' endpoint rules name them outside FIPS and dual-stack (checked
+ * for every region of every partition the SDK knows, in direct.test.ts). The DNS suffix is the registry host's.
+ */
+export const REGIONAL_HOSTS = {
+  ecr: (region: string, dnsSuffix: string) => `api.ecr.${region}.${dnsSuffix}`,
+  ecrPublic: (region: string, dnsSuffix: string) => `api.ecr-public.${region}.${dnsSuffix}`,
+  sts: (region: string, dnsSuffix: string) => `sts.${region}.${dnsSuffix}`,
+};
+
+/** Registries whose calls need the SDK's endpoint rules: FIPS, dual-stack, or a dual-stack-only DNS suffix. */
+function needsEndpointRules(target: { fips: boolean; dualStack: boolean; dnsSuffix: string }): boolean {
+  return target.fips || target.dualStack || target.dnsSuffix.startsWith('on.');
 }
 
 export function createDirectPorts(
   setup: DirectSetup,
   options: DirectOptions,
-): { ecr: EcrPort; ecrPublic: EcrPublicPort } {
+  sdk: () => Promise<AwsPorts>,
+): { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort } {
   const call = caller(setup, options);
+  const url = (configured: string | undefined, host: string) => new URL(configured ?? `https://${host}`);
   return {
     ecr: {
       async getAuthorizationToken(endpoint: EcrEndpoint, credentials?: AwsCredentials) {
+        if (needsEndpointRules(endpoint)) return (await sdk()).ecr.getAuthorizationToken(endpoint, credentials);
         const output = await call(
-          {
-            endpoint: ecrEndpoints({
-              Region: endpoint.region,
-              UseFIPS: endpoint.fips || setup.fips,
-              UseDualStack: endpoint.dualStack || setup.dualStack,
-              ...(setup.endpoints.ecr ? { Endpoint: setup.endpoints.ecr } : {}),
-            }),
-            service: 'ecr',
-            region: endpoint.region,
-            target: 'AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken',
-          },
-          credentials,
+          jsonRequest(
+            url(setup.endpoints.ecr, REGIONAL_HOSTS.ecr(endpoint.region, endpoint.dnsSuffix)),
+            'AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken',
+          ),
+          { service: 'ecr', region: endpoint.region, credentials },
         );
         const list = Array.isArray(output.authorizationData) ? output.authorizationData : [];
         return tokenOf(list.find((item) => isRecord(item) && item.authorizationToken));
@@ -206,22 +210,129 @@ export function createDirectPorts(
     ecrPublic: {
       async getAuthorizationToken(credentials?: AwsCredentials) {
         const output = await call(
-          {
-            endpoint: ecrPublicEndpoints({
-              Region: ECR_PUBLIC_REGION,
-              UseFIPS: setup.fips,
-              UseDualStack: setup.dualStack,
-              ...(setup.endpoints.ecrPublic ? { Endpoint: setup.endpoints.ecrPublic } : {}),
-            }),
-            service: 'ecr-public',
-            region: ECR_PUBLIC_REGION,
-            target: 'SpencerFrontendService.GetAuthorizationToken',
-          },
-          credentials,
+          jsonRequest(
+            url(setup.endpoints.ecrPublic, REGIONAL_HOSTS.ecrPublic(ECR_PUBLIC_REGION, ECR_PUBLIC_DNS_SUFFIX)),
+            'SpencerFrontendService.GetAuthorizationToken',
+          ),
+          { service: 'ecr-public', region: ECR_PUBLIC_REGION, credentials },
         );
         return tokenOf(output.authorizationData);
       },
     },
+    sts: {
+      async assumeRoleWithWebIdentity(input: AssumeRoleWithWebIdentityInput) {
+        if (needsEndpointRules(input)) return (await sdk()).sts.assumeRoleWithWebIdentity(input);
+        // AssumeRoleWithWebIdentity is not signed: the web identity token is the credential.
+        const output = await call(
+          queryRequest(url(setup.endpoints.sts, REGIONAL_HOSTS.sts(input.region, input.dnsSuffix)), {
+            Action: 'AssumeRoleWithWebIdentity',
+            Version: '2011-06-15',
+            RoleArn: input.roleArn,
+            RoleSessionName: input.roleSessionName,
+            WebIdentityToken: input.webIdentityToken,
+          }),
+          undefined,
+        );
+        return credentialsOf(output);
+      },
+    },
+  };
+}
+
+interface Exchange {
+  url: URL;
+  headers: Record<string, string>;
+  body: string;
+  parse(text: string): Record<string, unknown>;
+  /** The AWS error code and message of a non-2xx answer. */
+  error(text: string, response: HttpResponse): { code?: string; message?: string };
+}
+
+/** AWS JSON 1.1 with an empty input, the ECR operations' protocol. */
+function jsonRequest(url: URL, target: string): Exchange {
+  return {
+    url,
+    headers: { 'content-type': 'application/x-amz-json-1.1', 'x-amz-target': target },
+    body: '{}',
+    parse(text) {
+      const parsed = text ? (JSON.parse(text) as unknown) : {};
+      if (!isRecord(parsed)) throw new Error('not a JSON object');
+      return parsed;
+    },
+    error(text, response) {
+      let body: Record<string, unknown> = {};
+      try {
+        const parsed = JSON.parse(text) as unknown;
+        if (isRecord(parsed)) body = parsed;
+      } catch {
+        // Not JSON (a proxy's page, say): the status and the text speak for it.
+      }
+      const raw = header(response, 'x-amzn-errortype') ?? body.__type ?? body.code;
+      const message = [body.message, body.Message, body.errorMessage].find((m) => typeof m === 'string');
+      return {
+        // `com.amazonaws.ecr#AccessDeniedException:http://...` -> AccessDeniedException, as the SDK trims it.
+        ...(typeof raw === 'string' && raw ? { code: raw.split(':')[0]!.split('#').pop() } : {}),
+        ...(typeof message === 'string' ? { message } : {}),
+      };
+    },
+  };
+}
+
+/** The query protocol (form-encoded input, XML output), STS's. */
+function queryRequest(url: URL, input: Record<string, string>): Exchange {
+  return {
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: Object.entries(input)
+      .map(([key, value]) => `${queryEncode(key)}=${queryEncode(value)}`)
+      .join('&'),
+    parse(text) {
+      const credentials = xmlElement(text, 'Credentials');
+      if (credentials === undefined) throw new Error('no Credentials element');
+      return Object.fromEntries(
+        ['AccessKeyId', 'SecretAccessKey', 'SessionToken', 'Expiration'].map((name) => [
+          name,
+          xmlElement(credentials, name),
+        ]),
+      );
+    },
+    error(text) {
+      const code = xmlElement(text, 'Code');
+      const message = xmlElement(text, 'Message');
+      return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
+    },
+  };
+}
+
+/** RFC 3986 encoding as the SDK's query serializer does it (encodeURIComponent leaves `!'()*` alone). */
+function queryEncode(value: string): string {
+  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+/** The text of the first `<name>` element, entities decoded; STS answers are flat and attribute-free here. */
+export function xmlElement(xml: string, name: string): string | undefined {
+  const match = new RegExp(`<${name}(?:\\s[^>]*)?>([\\s\\S]*?)</${name}>`).exec(xml);
+  if (!match) return undefined;
+  return match[1]!.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (_, entity: string) => {
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+    if (entity[0] !== '#') return named[entity.toLowerCase()]!;
+    return String.fromCodePoint(
+      entity[1] === 'x' || entity[1] === 'X' ? Number.parseInt(entity.slice(2), 16) : Number(entity.slice(1)),
+    );
+  });
+}
+
+function credentialsOf(output: Record<string, unknown>): AwsCredentials {
+  const { AccessKeyId, SecretAccessKey, SessionToken, Expiration } = output;
+  if (typeof AccessKeyId !== 'string' || typeof SecretAccessKey !== 'string' || !AccessKeyId || !SecretAccessKey) {
+    throw new Error('STS returned no credentials');
+  }
+  const expiration = typeof Expiration === 'string' ? new Date(Expiration) : undefined;
+  return {
+    accessKeyId: AccessKeyId,
+    secretAccessKey: SecretAccessKey,
+    ...(typeof SessionToken === 'string' && SessionToken ? { sessionToken: SessionToken } : {}),
+    ...(expiration && !Number.isNaN(expiration.getTime()) ? { expiration } : {}),
   };
 }
 
@@ -238,7 +349,14 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 type Output = Record<string, unknown> & { $metadata: Record<string, unknown> };
 
-/** One AWS JSON 1.1 call with an empty input: the SDK's retry middleware around signing and sending. */
+/** Who signs a call: the service and region of the SigV4 scope, and keys other than the node's when given. */
+interface Signing {
+  service: string;
+  region: string;
+  credentials: AwsCredentials | undefined;
+}
+
+/** One call: the SDK's retry middleware around signing (unless `signing` is undefined) and sending. */
 function caller(setup: DirectSetup, options: DirectOptions) {
   const maxAttempts = options.maxAttempts ?? 3;
   const retry = retryMiddleware({
@@ -247,16 +365,16 @@ function caller(setup: DirectSetup, options: DirectOptions) {
   });
   let clockOffset = 0;
 
-  return async (operation: Operation, credentials?: AwsCredentials): Promise<Output> => {
-    const { url, properties } = operation.endpoint;
-    const scheme = signingScheme(properties);
-    const signer = new SignatureV4({
-      credentials: credentials ? async () => credentials : setup.credentials,
-      region: scheme?.signingRegion ?? operation.region,
-      service: scheme?.signingName ?? operation.service,
-      sha256: Hash.bind(null, 'sha256'),
-    });
-    const body = '{}';
+  return async (exchange: Exchange, signing: Signing | undefined): Promise<Output> => {
+    const signer =
+      signing &&
+      new SignatureV4({
+        credentials: signing.credentials ? async () => signing.credentials! : setup.credentials,
+        region: signing.region,
+        service: signing.service,
+        sha256: Hash.bind(null, 'sha256'),
+      });
+    const { url, body } = exchange;
     const request = new HttpRequest({
       protocol: url.protocol,
       hostname: url.hostname,
@@ -264,21 +382,20 @@ function caller(setup: DirectSetup, options: DirectOptions) {
       method: 'POST',
       path: `${url.pathname.replace(/\/$/, '')}/`,
       headers: {
+        ...exchange.headers,
         host: url.host,
-        'content-type': 'application/x-amz-json-1.1',
         'content-length': String(Buffer.byteLength(body)),
-        'x-amz-target': operation.target,
         'user-agent': options.userAgent,
       },
       body,
     });
-    const send = async (args: { request: unknown }) => {
-      const signed = await signer.sign(args.request as HttpRequest, {
-        signingDate: new Date(Date.now() + clockOffset),
-      });
+    const send = async (args: { request: HttpRequest }) => {
+      const signed = signer
+        ? await signer.sign(args.request, { signingDate: new Date(Date.now() + clockOffset) })
+        : args.request;
       try {
         const response = await sendOnce(signed as HttpRequest, TIMEOUTS);
-        return { response, output: parseResponse(response) };
+        return { response, output: parseResponse(response, exchange) };
       } catch (err) {
         const corrected = correctedOffset(err, clockOffset);
         if (corrected !== clockOffset) {
@@ -293,16 +410,6 @@ function caller(setup: DirectSetup, options: DirectOptions) {
     // The middleware only reads `request` and fills in `output.$metadata`; the context is unused without a logger.
     const { output } = await retry(send as never, {})({ request, input: {} } as never);
     return output as Output;
-  };
-}
-
-function signingScheme(properties: Record<string, unknown> | undefined) {
-  const schemes = properties?.authSchemes;
-  const first = Array.isArray(schemes) ? (schemes[0] as Record<string, unknown> | undefined) : undefined;
-  if (!first) return undefined;
-  return {
-    signingName: typeof first.signingName === 'string' ? first.signingName : undefined,
-    signingRegion: typeof first.signingRegion === 'string' ? first.signingRegion : undefined,
   };
 }
 
@@ -362,36 +469,28 @@ export function sendOnce(
 }
 
 /**
- * A 2xx answer's JSON, or the error the SDK would throw: named by its AWS code (from `x-amzn-errortype`, else the
- * body's `__type`, namespace and `:` suffix dropped), with `$fault`, `$metadata` and `$response` for the retry
- * strategy's throttling, transient and server-error checks.
+ * A 2xx answer's output, or the error the SDK would throw: named by its AWS code, with `$fault`, `$metadata` and
+ * `$response` for the retry strategy's throttling, transient and server-error checks. An answer that does not
+ * parse is a `SerializationException` (2xx) or `UnknownError`, with the status and the start of the text.
  */
-function parseResponse(response: HttpResponse): Output {
+function parseResponse(response: HttpResponse, exchange: Exchange): Output {
   const text = (response.body as Buffer).toString('utf8');
-  let parsed: unknown;
-  try {
-    parsed = text ? JSON.parse(text) : {};
-  } catch {
-    parsed = undefined;
-  }
   const requestId = header(response, 'x-amzn-requestid');
   const $metadata = { httpStatusCode: response.statusCode, ...(requestId ? { requestId } : {}) };
-  if (response.statusCode >= 200 && response.statusCode < 300 && isRecord(parsed)) return { ...parsed, $metadata };
-  const body = isRecord(parsed) ? parsed : {};
-  const rawCode = header(response, 'x-amzn-errortype') ?? body.__type ?? body.code;
-  const code =
-    typeof rawCode === 'string' && rawCode
-      ? (rawCode.split(':')[0]!.split('#').pop() ?? rawCode)
-      : response.statusCode >= 200 && response.statusCode < 300
-        ? 'SerializationException'
-        : 'UnknownError';
-  const message = [body.message, body.Message, body.errorMessage].find((m) => typeof m === 'string') as
-    | string
-    | undefined;
-  const error = new Error(
-    message ?? (isRecord(parsed) || !text ? code : `HTTP ${response.statusCode}: ${text.slice(0, 200)}`),
-  );
-  throw Object.assign(error, {
+  const ok = response.statusCode >= 200 && response.statusCode < 300;
+  let problem: { code?: string; message?: string };
+  if (ok) {
+    try {
+      return { ...exchange.parse(text), $metadata };
+    } catch (err) {
+      problem = { code: 'SerializationException', message: `unreadable answer (${(err as Error).message})` };
+    }
+  } else {
+    problem = exchange.error(text, response);
+  }
+  const code = problem.code ?? 'UnknownError';
+  const message = problem.message ?? (text ? `HTTP ${response.statusCode}: ${text.slice(0, 200)}` : code);
+  throw Object.assign(new Error(message), {
     name: code,
     $fault: response.statusCode >= 500 ? 'server' : 'client',
     $metadata,

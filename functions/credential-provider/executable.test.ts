@@ -135,8 +135,9 @@ describe.skipIf(!present)(title, () => {
       'ecr:GetAuthorizationToken',
     ]);
     expect(server.requests[1]?.headers.authorization).toMatch(/Credential=ASIAFAKEROLEKEY\//);
-    // STS through the SDK asset, the token with the role's keys through the direct call.
-    expect([viaSdk(0), viaSdk(1)]).toEqual([true, false]);
+    // Both through the direct calls: STS unsigned, the token signed with the role's keys.
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+    expect([viaSdk(0), viaSdk(1)]).toEqual([false, false]);
   });
 
   it('fails with exit 1 and one stderr line on an AWS error', async () => {

@@ -67,7 +67,9 @@ describe('answering kubelet', () => {
       auth: { '111122223333.dkr.ecr.eu-west-1.amazonaws.com': { username: 'AWS', password: 'ecr-password' } },
     });
     expect(stdout.endsWith('}\n')).toBe(true);
-    expect(ecr.calls).toEqual([{ endpoint: { region: 'eu-west-1', fips: false, dualStack: false } }]);
+    expect(ecr.calls).toEqual([
+      { endpoint: { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false } },
+    ]);
     expect(ecrPublic.calls).toEqual([]);
     expect(sts.calls).toEqual([]);
   });
@@ -78,25 +80,49 @@ describe('answering kubelet', () => {
   });
 
   it.each([
-    ['111122223333.dkr.ecr.us-east-1.amazonaws.com', { region: 'us-east-1', fips: false, dualStack: false }],
+    [
+      '111122223333.dkr.ecr.us-east-1.amazonaws.com',
+      { region: 'us-east-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false },
+    ],
     [
       '111122223333.dkr.ecr-fips.us-gov-east-1.amazonaws.com',
-      { region: 'us-gov-east-1', fips: true, dualStack: false },
+      { region: 'us-gov-east-1', dnsSuffix: 'amazonaws.com', fips: true, dualStack: false },
     ],
-    ['111122223333.dkr-ecr.eu-central-1.on.aws', { region: 'eu-central-1', fips: false, dualStack: true }],
-    ['111122223333.dkr-ecr-fips.us-west-2.on.aws', { region: 'us-west-2', fips: true, dualStack: true }],
-    ['111122223333.dkr.ecr.cn-north-1.amazonaws.com.cn', { region: 'cn-north-1', fips: false, dualStack: false }],
+    [
+      '111122223333.dkr-ecr.eu-central-1.on.aws',
+      { region: 'eu-central-1', dnsSuffix: 'on.aws', fips: false, dualStack: true },
+    ],
+    [
+      '111122223333.dkr-ecr-fips.us-west-2.on.aws',
+      { region: 'us-west-2', dnsSuffix: 'on.aws', fips: true, dualStack: true },
+    ],
+    [
+      '111122223333.dkr.ecr.cn-north-1.amazonaws.com.cn',
+      { region: 'cn-north-1', dnsSuffix: 'amazonaws.com.cn', fips: false, dualStack: false },
+    ],
     [
       '111122223333.dkr-ecr.cn-northwest-1.on.amazonwebservices.com.cn',
-      { region: 'cn-northwest-1', fips: false, dualStack: true },
+      { region: 'cn-northwest-1', dnsSuffix: 'on.amazonwebservices.com.cn', fips: false, dualStack: true },
     ],
-    ['111122223333.dkr.ecr.eusc-de-east-1.amazonaws.eu', { region: 'eusc-de-east-1', fips: false, dualStack: false }],
-    ['111122223333.dkr.ecr.us-iso-east-1.c2s.ic.gov', { region: 'us-iso-east-1', fips: false, dualStack: false }],
-    ['111122223333.dkr.ecr.us-isob-east-1.sc2s.sgov.gov', { region: 'us-isob-east-1', fips: false, dualStack: false }],
-    ['111122223333.dkr.ecr.eu-isoe-west-1.cloud.adc-e.uk', { region: 'eu-isoe-west-1', fips: false, dualStack: false }],
+    [
+      '111122223333.dkr.ecr.eusc-de-east-1.amazonaws.eu',
+      { region: 'eusc-de-east-1', dnsSuffix: 'amazonaws.eu', fips: false, dualStack: false },
+    ],
+    [
+      '111122223333.dkr.ecr.us-iso-east-1.c2s.ic.gov',
+      { region: 'us-iso-east-1', dnsSuffix: 'c2s.ic.gov', fips: false, dualStack: false },
+    ],
+    [
+      '111122223333.dkr.ecr.us-isob-east-1.sc2s.sgov.gov',
+      { region: 'us-isob-east-1', dnsSuffix: 'sc2s.sgov.gov', fips: false, dualStack: false },
+    ],
+    [
+      '111122223333.dkr.ecr.eu-isoe-west-1.cloud.adc-e.uk',
+      { region: 'eu-isoe-west-1', dnsSuffix: 'cloud.adc-e.uk', fips: false, dualStack: false },
+    ],
     [
       '111122223333.dkr.ecr.us-isof-south-1.csp.hci.ic.gov',
-      { region: 'us-isof-south-1', fips: false, dualStack: false },
+      { region: 'us-isof-south-1', dnsSuffix: 'csp.hci.ic.gov', fips: false, dualStack: false },
     ],
   ])('gets the token for %s from ECR at %o and keys auth by that host', async (host, endpoint) => {
     const { response, error } = await exchange(request(`${host}/team/api@sha256:${'a'.repeat(64)}`));
@@ -166,10 +192,16 @@ describe('service-account tokens', () => {
         webIdentityToken: SA_TOKEN,
         roleSessionName: `ecr-credential-provider-${NOW / 1000}`,
         region: 'eu-west-1',
+        dnsSuffix: 'amazonaws.com',
+        fips: false,
+        dualStack: false,
       },
     ]);
     expect(ecr.calls).toEqual([
-      { endpoint: { region: 'eu-west-1', fips: false, dualStack: false }, credentials: roleCredentials },
+      {
+        endpoint: { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false },
+        credentials: roleCredentials,
+      },
     ]);
     expect(response.auth['111122223333.dkr.ecr.eu-west-1.amazonaws.com'].password).toBe('ecr-password');
   });
@@ -197,7 +229,9 @@ describe('service-account tokens', () => {
     const { error } = await exchange(withServiceAccount({}));
     expect(error).toBeUndefined();
     expect(sts.calls).toEqual([]);
-    expect(ecr.calls).toEqual([{ endpoint: { region: 'eu-west-1', fips: false, dualStack: false } }]);
+    expect(ecr.calls).toEqual([
+      { endpoint: { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false } },
+    ]);
   });
 
   it('uses the default credential chain when there is a role but no token', async () => {

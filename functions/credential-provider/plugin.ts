@@ -3,7 +3,7 @@ import { awsErrorCode } from '../../shared/aws/errors.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { AwsCallError, CredentialProviderError, InvalidRequestError, InvalidTokenError } from './errors.ts';
 import type { AuthorizationToken, AwsCredentials, EcrPort, EcrPublicPort, StsPort } from './ports.ts';
-import { ECR_PUBLIC_REGION, type EcrRegistry, ecrRegistryOfImage } from './registry.ts';
+import { ECR_PUBLIC_DNS_SUFFIX, ECR_PUBLIC_REGION, type EcrRegistry, ecrRegistryOfImage } from './registry.ts';
 import {
   type CredentialProviderRequest,
   type CredentialProviderResponse,
@@ -87,6 +87,10 @@ async function credentialsForServiceAccount(
     );
   }
   const region = registry.kind === 'private' ? registry.region : ECR_PUBLIC_REGION;
+  const partition =
+    registry.kind === 'private'
+      ? { dnsSuffix: registry.dnsSuffix, fips: registry.fips, dualStack: registry.dualStack }
+      : { dnsSuffix: ECR_PUBLIC_DNS_SUFFIX, fips: false, dualStack: false };
   try {
     return await deps.sts.assumeRoleWithWebIdentity({
       roleArn,
@@ -94,6 +98,7 @@ async function credentialsForServiceAccount(
       // Shows up in CloudTrail next to the role; seconds are enough to tell pulls apart.
       roleSessionName: `ecr-credential-provider-${Math.floor(deps.clock.now() / 1000)}`,
       region,
+      ...partition,
     });
   } catch (err) {
     throw awsCallError(`assuming role ${roleArn} (from ${origin}) with the service account token in ${region}`, err);
@@ -114,7 +119,12 @@ async function authorizationTokenFor(
     token =
       registry.kind === 'private'
         ? await deps.ecr.getAuthorizationToken(
-            { region: registry.region, fips: registry.fips, dualStack: registry.dualStack },
+            {
+              region: registry.region,
+              dnsSuffix: registry.dnsSuffix,
+              fips: registry.fips,
+              dualStack: registry.dualStack,
+            },
             credentials,
           )
         : await deps.ecrPublic.getAuthorizationToken(credentials);

@@ -19,6 +19,8 @@ export interface AuthorizationToken {
 
 export interface EcrEndpoint {
   region: string;
+  /** The registry host's partition DNS suffix (`amazonaws.com`, ...). */
+  dnsSuffix: string;
   fips: boolean;
   dualStack: boolean;
 }
@@ -42,6 +44,11 @@ export interface AssumeRoleWithWebIdentityInput {
   roleSessionName: string;
   /** STS is called in the registry's region so the call stays in the registry's partition. */
   region: string;
+  /** That partition's DNS suffix, from the registry host. */
+  dnsSuffix: string;
+  /** The registry is reached over FIPS or dual-stack endpoints; STS then is too. */
+  fips: boolean;
+  dualStack: boolean;
 }
 
 export interface StsPort {

@@ -24,6 +24,8 @@ describe('parseEcrRegistry', () => {
       host,
       accountId: '111122223333',
       region,
+      // Whatever follows the region: the partition's (or, for dual-stack hosts, the dual-stack) DNS suffix.
+      dnsSuffix: host.slice(host.indexOf(region) + region.length + 1),
       fips,
       dualStack,
     });

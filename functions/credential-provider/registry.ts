@@ -7,6 +7,8 @@ export interface PrivateEcrRegistry {
   host: string;
   accountId: string;
   region: string;
+  /** The partition's DNS suffix the host ends with: `amazonaws.com`, `amazonaws.com.cn`, ... */
+  dnsSuffix: string;
   /** `-fips` host: the token must come from the FIPS endpoint too. */
   fips: boolean;
   /** `dkr-ecr` host: the node may be IPv6-only, so the API call goes dual-stack as well. */
@@ -23,6 +25,7 @@ export type EcrRegistry = PrivateEcrRegistry | PublicEcrRegistry;
 
 /** ECR Public only has an API in us-east-1 (https://docs.aws.amazon.com/general/latest/gr/ecr-public.html). */
 export const ECR_PUBLIC_REGION = 'us-east-1';
+export const ECR_PUBLIC_DNS_SUFFIX = 'amazonaws.com';
 
 const PUBLIC_HOSTS = new Set(['public.ecr.aws', 'ecr-public.aws.com']);
 
@@ -50,7 +53,7 @@ const escapeDots = (suffix: string) => suffix.replaceAll('.', '\\.');
  */
 const PRIVATE_HOST = new RegExp(
   `^(?<account>\\d{12})\\.dkr(?<separator>[.-])ecr(?<fips>-fips)?\\.(?<region>[a-z]+(?:-[a-z]+)+-\\d+)\\.` +
-    `(?:${PARTITION_SUFFIXES.map(escapeDots).join('|')})$`,
+    `(?<suffix>${PARTITION_SUFFIXES.map(escapeDots).join('|')})$`,
 );
 
 /**
@@ -71,12 +74,13 @@ export function parseEcrRegistry(host: string): EcrRegistry | undefined {
   if (PUBLIC_HOSTS.has(hostname)) return { kind: 'public', host };
   const match = PRIVATE_HOST.exec(hostname);
   if (!match?.groups) return undefined;
-  const { account, separator, fips, region } = match.groups;
+  const { account, separator, fips, region, suffix } = match.groups;
   return {
     kind: 'private',
     host,
     accountId: account!,
     region: region!,
+    dnsSuffix: suffix!,
     fips: fips !== undefined,
     dualStack: separator === '-',
   };

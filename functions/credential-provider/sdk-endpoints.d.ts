@@ -1,25 +1,26 @@
 /**
- * Types for the ECR and ECR Public clients' endpoint resolvers, which direct.ts imports from the clients' ES module
- * builds (the packages publish no types for these files). The shapes are those of `EndpointParameters.d.ts` and
- * `endpointResolver.d.ts` in each client's dist-types.
+ * Types for the SDK files direct.test.ts checks the direct calls' endpoint names against: the clients' endpoint
+ * resolvers, imported from the packages' ES module builds (which publish no types for
+ * them). The shapes follow each package's dist-types.
  */
-interface EcrEndpointParameters {
+interface EndpointRuleParameters {
   Region?: string;
   UseFIPS?: boolean;
   UseDualStack?: boolean;
+  UseGlobalEndpoint?: boolean;
   Endpoint?: string;
 }
 
-interface ResolvedEndpoint {
-  url: URL;
-  properties?: Record<string, unknown>;
-  headers?: Record<string, string[]>;
-}
+type EndpointRules = (params: EndpointRuleParameters) => { url: URL; properties?: Record<string, unknown> };
 
 declare module '@aws-sdk/client-ecr/dist-es/endpoint/endpointResolver.js' {
-  export const defaultEndpointResolver: (params: EcrEndpointParameters) => ResolvedEndpoint;
+  export const defaultEndpointResolver: EndpointRules;
 }
 
 declare module '@aws-sdk/client-ecr-public/dist-es/endpoint/endpointResolver.js' {
-  export const defaultEndpointResolver: (params: EcrEndpointParameters) => ResolvedEndpoint;
+  export const defaultEndpointResolver: EndpointRules;
+}
+
+declare module '@aws-sdk/client-sts/dist-es/endpoint/endpointResolver.js' {
+  export const defaultEndpointResolver: EndpointRules;
 }

@@ -1,8 +1,10 @@
 /**
  * Start-to-answer time of the built credential provider executable, as kubelet experiences it: spawn, write
  * one request on stdin, wait for the response on stdout. The AWS call goes to a local fake ECR endpoint
- * (`AWS_ENDPOINT_URL_ECR`) with dummy credentials in the environment, so the binary runs its production code
- * path, SDK signing and HTTP included, and the figure excludes only AWS's own latency.
+ * (`AWS_ENDPOINT_URL_ECR`) with dummy keys in the environment, so the figure covers the executable's own work,
+ * signing and HTTP included, and excludes only AWS's own latency. Two more paths are timed the same way: keys
+ * from IMDS (the same stand-in), as on most nodes, and a service-account pull, whose STS call goes through the
+ * SDK clients.
  *
  * The targets (issue "cost at scale"): start-to-answer at most 1.5x a bare `node -e 0` of the pinned Node.js,
  * measured in the same run (the runs alternate, so machine load hits both alike), and at most 60 MiB per
@@ -27,6 +29,12 @@ const REQUEST = JSON.stringify({
   kind: 'CredentialProviderRequest',
   image: '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1.4.2',
 });
+/** A service-account pull (kubelet `tokenAttributes`): STS through the SDK asset, then ECR with the role's keys. */
+const SERVICE_ACCOUNT_REQUEST = JSON.stringify({
+  ...JSON.parse(REQUEST),
+  serviceAccountToken: 'bench-service-account-token',
+  serviceAccountAnnotations: { 'eks.amazonaws.com/ecr-role-arn': 'arn:aws:iam::111122223333:role/pull' },
+});
 
 const START_RATIO_TARGET = 1.5;
 const SIZE_TARGET_MIB = 60;
@@ -39,7 +47,9 @@ async function ensureBuilt(): Promise<void> {
   const sources = readdirSync(SOURCES)
     .filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'))
     .map((name) => join(SOURCES, name))
-    .concat(join(ROOT, 'scripts', 'build-credential-provider.ts'));
+    .concat(
+      ['build-credential-provider.ts', 'credential-provider-code-cache.ts'].map((name) => join(ROOT, 'scripts', name)),
+    );
   const newestSource = Math.max(...sources.map((path) => statSync(path).mtimeMs));
   const stale = TARGET_ARCHES.filter(
     (arch) => !existsSync(executablePath(arch)) || statSync(executablePath(arch)).mtimeMs < newestSource,
@@ -75,7 +85,14 @@ function timeOnce(
   });
 }
 
-type Case = { path: string; args: string[]; input: string; check?: (stdout: string) => void };
+type Case = {
+  path: string;
+  args: string[];
+  input: string;
+  check?: (stdout: string) => void;
+  /** Variables set (or, when undefined, removed) over the shared environment. */
+  env?: Record<string, string | undefined>;
+};
 
 /**
  * Sorted timings of RUNS runs of each case after WARMUP discarded ones. The cases take turns, so a burst of load
@@ -84,8 +101,8 @@ type Case = { path: string; args: string[]; input: string; check?: (stdout: stri
 async function timings(cases: Record<string, Case>, env: NodeJS.ProcessEnv): Promise<Record<string, number[]>> {
   const times: Record<string, number[]> = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    for (const [name, { path, args, input, check }] of Object.entries(cases)) {
-      const { ms, stdout } = await timeOnce(path, args, env, input);
+    for (const [name, { path, args, input, check, env: own }] of Object.entries(cases)) {
+      const { ms, stdout } = await timeOnce(path, args, { ...env, ...own }, input);
       check?.(stdout);
       if (i >= WARMUP) times[name]!.push(ms);
     }
@@ -128,6 +145,26 @@ export async function run(): Promise<BenchResult[]> {
     const times = await timings(
       {
         answer: { path, args: [], input: REQUEST, check: checkAnswer },
+        // The usual node: no keys in the environment, the instance role from IMDS (three IMDSv2 requests first).
+        imds: {
+          path,
+          args: [],
+          input: REQUEST,
+          check: checkAnswer,
+          env: {
+            AWS_ACCESS_KEY_ID: undefined,
+            AWS_SECRET_ACCESS_KEY: undefined,
+            AWS_EC2_METADATA_DISABLED: undefined,
+            AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+          },
+        },
+        serviceAccount: {
+          path,
+          args: [],
+          input: SERVICE_ACCOUNT_REQUEST,
+          check: checkAnswer,
+          env: { AWS_ENDPOINT_URL_STS: server.url },
+        },
         version: { path, args: ['--version'], input: '' },
         // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
         floor: { path: process.execPath, args: ['-e', '0'], input: '' },
@@ -136,6 +173,16 @@ export async function run(): Promise<BenchResult[]> {
     );
     const answer = percentile(times.answer!, 50);
     const floor = percentile(times.floor!, 50);
+    const otherPaths: BenchResult[] = [
+      ['imds', "keys from IMDS (the usual node's instance role)", 'direct calls; three IMDSv2 requests, then ECR'],
+      ['serviceAccount', 'a service-account pull', 'STS through the SDK clients (a SEA asset), then ECR directly'],
+    ].map(([name, what, note]) => ({
+      name: `credential-provider: start-to-answer / bare Node.js start, ${what}, medians of ${RUNS}`,
+      value: round(percentile(times[name!]!, 50) / floor, 2),
+      unit: 'x',
+      rerun: RERUN,
+      note: `${note}; ${round(percentile(times[name!]!, 50))} ms`,
+    }));
     const sizes = TARGET_ARCHES.filter((candidate) => existsSync(executablePath(candidate))).map(
       (candidate): BenchResult => ({
         name: `credential-provider: executable size (linux-${candidate})`,
@@ -143,7 +190,7 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'MiB',
         target: `<= ${SIZE_TARGET_MIB}`,
         rerun: RERUN,
-        note: 'stripped Node.js 22 (~102 MiB of it) + bundle + startup snapshot',
+        note: 'stripped Node.js 22 (~102 MiB of it) + the two scripts and their code caches',
       }),
     );
     return [
@@ -177,12 +224,13 @@ export async function run(): Promise<BenchResult[]> {
         unit: 'ms',
         rerun: RERUN,
       },
+      ...otherPaths,
       {
         name: `credential-provider: --version start-to-exit, median of ${RUNS}`,
         value: round(percentile(times.version!, 50)),
         unit: 'ms',
         rerun: RERUN,
-        note: 'Node.js start plus deserializing the snapshot, no AWS call',
+        note: 'Node.js start and the main script from its code cache, no AWS call',
       },
       {
         name: `credential-provider: bare Node.js start (node -e 0), median of ${RUNS}`,

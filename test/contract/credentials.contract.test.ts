@@ -98,7 +98,7 @@ function credentialProviderContract(on: 'emulator' | 'fake') {
     }));
     const ports = createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 });
     const itUnless = itExpecting(onEmulator);
-    const ecr = { region: EMULATOR_REGION, fips: false, dualStack: false };
+    const ecr = { region: EMULATOR_REGION, dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
     const login = (token: string) => Buffer.from(token, 'base64').toString('utf8');
 
     it('ECR: GetAuthorizationToken answers base64 of "AWS:<password>"', async () => {
@@ -115,7 +115,15 @@ function credentialProviderContract(on: 'emulator' | 'fake') {
 
     it('STS: AssumeRoleWithWebIdentity answers temporary credentials, which ECR accepts', async () => {
       const region = EMULATOR_REGION;
-      const role = { roleArn: ROLE_ARN, webIdentityToken: SA_TOKEN, roleSessionName: 'kubelet-pull', region };
+      const role = {
+        roleArn: ROLE_ARN,
+        webIdentityToken: SA_TOKEN,
+        roleSessionName: 'kubelet-pull',
+        region,
+        dnsSuffix: 'amazonaws.com',
+        fips: false,
+        dualStack: false,
+      };
       const credentials = await ports.sts.assumeRoleWithWebIdentity(role);
       expect(credentials.accessKeyId).toMatch(/^ASIA/);
       expect(credentials.secretAccessKey).not.toBe('');
@@ -255,6 +263,9 @@ function eksTests({ onEmulator, itUnless, backend: backendOf, emulator: emulator
           webIdentityToken: SA_TOKEN,
           roleSessionName: 'eks-token',
           region: 'eu-west-1',
+          dnsSuffix: 'amazonaws.com',
+          fips: false,
+          dualStack: false,
         };
         const credentials = await sts.assumeRoleWithWebIdentity(role);
         const token = await eksToken({ clusterName: 'prod', region: EMULATOR_REGION, credentials, now: Date.now() });
