@@ -23,7 +23,6 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
-import { fromInstanceMetadata } from '@smithy/credential-provider-imds';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsPorts } from './choose-ports.ts';
@@ -152,10 +151,12 @@ function credentialSource(env: Env): CredentialSource | string {
   const disabled = env.AWS_EC2_METADATA_DISABLED;
   // The SDK's own failure message for this case comes from its chain.
   if (disabled && disabled !== 'false') return 'AWS_EC2_METADATA_DISABLED is set and no keys are in the environment';
-  // The provider reads its own settings (AWS_EC2_METADATA_*) from the process environment.
-  const imds = fromInstanceMetadata();
   return async () => {
-    const { accessKeyId: id, secretAccessKey: secret, sessionToken } = await imds();
+    // Loaded here, not at the top: with keys in the environment a run never needs it (nor the config file
+    // loader and file system modules it brings). It reads its own settings (AWS_EC2_METADATA_*) from the process
+    // environment.
+    const { fromInstanceMetadata } = await import('@smithy/credential-provider-imds');
+    const { accessKeyId: id, secretAccessKey: secret, sessionToken } = await fromInstanceMetadata()();
     return { accessKeyId: id, secretAccessKey: secret, ...(sessionToken ? { sessionToken } : {}) };
   };
 }
