@@ -11,7 +11,8 @@
  * executable. The size is reported for every architecture; the timing only for this machine's.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
@@ -133,6 +134,12 @@ export async function run(): Promise<BenchResult[]> {
   await ensureBuilt();
   const path = executablePath(arch);
   const server = await startFakeAwsServer();
+  // A credentials profile: a run the direct calls leave to the SDK clients.
+  const profileDir = mkdtempSync(join(tmpdir(), 'credential-provider-bench-'));
+  writeFileSync(
+    join(profileDir, 'credentials'),
+    '[pulls]\naws_access_key_id = AKIDBENCHPROFILE\naws_secret_access_key = bench-profile-secret\n',
+  );
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: '/nonexistent',
@@ -165,6 +172,19 @@ export async function run(): Promise<BenchResult[]> {
           check: checkAnswer,
           env: { AWS_ENDPOINT_URL_STS: server.url },
         },
+        profile: {
+          path,
+          args: [],
+          input: REQUEST,
+          check: checkAnswer,
+          env: {
+            AWS_ACCESS_KEY_ID: undefined,
+            AWS_SECRET_ACCESS_KEY: undefined,
+            AWS_PROFILE: 'pulls',
+            AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
+            AWS_CONFIG_FILE: join(profileDir, 'config'),
+          },
+        },
         version: { path, args: ['--version'], input: '' },
         // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
         floor: { path: process.execPath, args: ['-e', '0'], input: '' },
@@ -175,7 +195,8 @@ export async function run(): Promise<BenchResult[]> {
     const floor = percentile(times.floor!, 50);
     const otherPaths: BenchResult[] = [
       ['imds', "keys from IMDS (the usual node's instance role)", 'direct calls; three IMDSv2 requests, then ECR'],
-      ['serviceAccount', 'a service-account pull', 'STS through the SDK clients (a SEA asset), then ECR directly'],
+      ['serviceAccount', 'a service-account pull', 'direct calls; STS (unsigned), then ECR with the role keys'],
+      ['profile', 'a credentials profile', 'the SDK clients, loaded from their SEA asset: the slow path'],
     ].map(([name, what, note]) => ({
       name: `credential-provider: start-to-answer / bare Node.js start, ${what}, medians of ${RUNS}`,
       value: round(percentile(times[name!]!, 50) / floor, 2),
@@ -243,5 +264,6 @@ export async function run(): Promise<BenchResult[]> {
     ];
   } finally {
     await server.close();
+    rmSync(profileDir, { recursive: true, force: true });
   }
 }
