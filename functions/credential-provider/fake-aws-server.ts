@@ -70,7 +70,7 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
   const server = createServer((req, res) => {
     readBody(req).then(
       async (body) => {
-        if (req.url?.startsWith('/latest/')) return answerImds(req, res);
+        if (req.url?.startsWith('/latest/')) return answerImds(req, res, imdsRequests);
         const refusal = options.secrets ? await checkSignature(req, body, options.secrets) : undefined;
         if (refusal) {
           res.writeHead(403, { 'content-type': 'application/x-amz-json-1.1', 'x-amzn-errortype': refusal.code });
@@ -82,38 +82,6 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
       () => res.destroy(),
     );
   });
-
-  /** IMDSv2 as the SDK uses it: a session token, then the role's name, then its credentials. */
-  function answerImds(req: IncomingMessage, res: ServerResponse): void {
-    const token = req.headers['x-aws-ec2-metadata-token'];
-    imdsRequests.push({
-      method: req.method ?? '',
-      path: req.url ?? '',
-      ...(typeof token === 'string' ? { token } : {}),
-    });
-    const base = '/latest/meta-data/iam/security-credentials/';
-    if (req.method === 'PUT' && req.url === '/latest/api/token') {
-      res.end('fake-imds-token');
-    } else if (token !== 'fake-imds-token') {
-      res.writeHead(401).end();
-    } else if (req.url === base) {
-      res.end(IMDS_ROLE.name);
-    } else if (req.url === `${base}${IMDS_ROLE.name}`) {
-      res.end(
-        JSON.stringify({
-          Code: 'Success',
-          Type: 'AWS-HMAC',
-          AccessKeyId: IMDS_ROLE.accessKeyId,
-          SecretAccessKey: IMDS_ROLE.secretAccessKey,
-          Token: IMDS_ROLE.sessionToken,
-          Expiration: new Date(Date.now() + 6 * 3600_000).toISOString(),
-          LastUpdated: new Date().toISOString(),
-        }),
-      );
-    } else {
-      res.writeHead(404).end();
-    }
-  }
 
   function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     const target = req.headers['x-amz-target'];
@@ -194,6 +162,38 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
         server.close(() => resolve());
       }),
   };
+}
+
+/** IMDSv2 as the SDK uses it: a session token, then the role's name, then its credentials. */
+function answerImds(req: IncomingMessage, res: ServerResponse, imdsRequests: FakeAwsServer['imdsRequests']): void {
+  const token = req.headers['x-aws-ec2-metadata-token'];
+  imdsRequests.push({
+    method: req.method ?? '',
+    path: req.url ?? '',
+    ...(typeof token === 'string' ? { token } : {}),
+  });
+  const base = '/latest/meta-data/iam/security-credentials/';
+  if (req.method === 'PUT' && req.url === '/latest/api/token') {
+    res.end('fake-imds-token');
+  } else if (token !== 'fake-imds-token') {
+    res.writeHead(401).end();
+  } else if (req.url === base) {
+    res.end(IMDS_ROLE.name);
+  } else if (req.url === `${base}${IMDS_ROLE.name}`) {
+    res.end(
+      JSON.stringify({
+        Code: 'Success',
+        Type: 'AWS-HMAC',
+        AccessKeyId: IMDS_ROLE.accessKeyId,
+        SecretAccessKey: IMDS_ROLE.secretAccessKey,
+        Token: IMDS_ROLE.sessionToken,
+        Expiration: new Date(Date.now() + 6 * 3600_000).toISOString(),
+        LastUpdated: new Date().toISOString(),
+      }),
+    );
+  } else {
+    res.writeHead(404).end();
+  }
 }
 
 const AUTHORIZATION =

@@ -140,6 +140,13 @@ export async function run(): Promise<BenchResult[]> {
     join(profileDir, 'credentials'),
     '[pulls]\naws_access_key_id = AKIDBENCHPROFILE\naws_secret_access_key = bench-profile-secret\n',
   );
+  const answering = (input: string, own: Case['env'] = {}): Case => ({
+    path,
+    args: [],
+    input,
+    check: checkAnswer,
+    env: own,
+  });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: '/nonexistent',
@@ -151,40 +158,22 @@ export async function run(): Promise<BenchResult[]> {
   try {
     const times = await timings(
       {
-        answer: { path, args: [], input: REQUEST, check: checkAnswer },
+        answer: answering(REQUEST),
         // The usual node: no keys in the environment, the instance role from IMDS (three IMDSv2 requests first).
-        imds: {
-          path,
-          args: [],
-          input: REQUEST,
-          check: checkAnswer,
-          env: {
-            AWS_ACCESS_KEY_ID: undefined,
-            AWS_SECRET_ACCESS_KEY: undefined,
-            AWS_EC2_METADATA_DISABLED: undefined,
-            AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
-          },
-        },
-        serviceAccount: {
-          path,
-          args: [],
-          input: SERVICE_ACCOUNT_REQUEST,
-          check: checkAnswer,
-          env: { AWS_ENDPOINT_URL_STS: server.url },
-        },
-        profile: {
-          path,
-          args: [],
-          input: REQUEST,
-          check: checkAnswer,
-          env: {
-            AWS_ACCESS_KEY_ID: undefined,
-            AWS_SECRET_ACCESS_KEY: undefined,
-            AWS_PROFILE: 'pulls',
-            AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
-            AWS_CONFIG_FILE: join(profileDir, 'config'),
-          },
-        },
+        imds: answering(REQUEST, {
+          AWS_ACCESS_KEY_ID: undefined,
+          AWS_SECRET_ACCESS_KEY: undefined,
+          AWS_EC2_METADATA_DISABLED: undefined,
+          AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+        }),
+        serviceAccount: answering(SERVICE_ACCOUNT_REQUEST, { AWS_ENDPOINT_URL_STS: server.url }),
+        profile: answering(REQUEST, {
+          AWS_ACCESS_KEY_ID: undefined,
+          AWS_SECRET_ACCESS_KEY: undefined,
+          AWS_PROFILE: 'pulls',
+          AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
+          AWS_CONFIG_FILE: join(profileDir, 'config'),
+        }),
         version: { path, args: ['--version'], input: '' },
         // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
         floor: { path: process.execPath, args: ['-e', '0'], input: '' },
