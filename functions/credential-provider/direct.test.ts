@@ -1,7 +1,8 @@
 // The SDK's own endpoint rules and partition table, to check the direct calls' endpoint names against.
 
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultEndpointResolver as ecrRules } from '@aws-sdk/client-ecr/dist-es/endpoint/endpointResolver.js';
 import { defaultEndpointResolver as ecrPublicRules } from '@aws-sdk/client-ecr-public/dist-es/endpoint/endpointResolver.js';
@@ -16,6 +17,7 @@ import {
   type Env,
   type FileSystem,
   REGIONAL_HOSTS,
+  realFileSystem,
   xmlElement,
 } from './direct.ts';
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
@@ -84,6 +86,18 @@ describe('directSetup: which configurations the direct path serves', () => {
     expect(directSetup({}, only('/root/.aws/credentials'))).toHaveProperty('sdkBecause');
     expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/etc/aws'))).toHaveProperty('sdkBecause');
     expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/root/.aws/config'))).not.toHaveProperty('sdkBecause');
+  });
+
+  it('counts only files as shared files, as the SDK reads a directory or a missing path as empty', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'direct-setup-'));
+    try {
+      writeFileSync(join(dir, 'config'), '[default]\n');
+      expect(realFileSystem.exists(join(dir, 'config'))).toBe(true);
+      expect(realFileSystem.exists(dir)).toBe(false);
+      expect(realFileSystem.exists(join(dir, 'missing'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('takes endpoint overrides per service, then the global one, unless told to ignore them', () => {

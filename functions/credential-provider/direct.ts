@@ -19,7 +19,7 @@
  * skew correction the clients apply; sending one request (`sendOnce`, instead of the SDK's `NodeHttpHandler`,
  * which loads `node:https` and TLS even for a plain-HTTP endpoint).
  */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
@@ -86,9 +86,12 @@ export interface FileSystem {
   home(): string;
 }
 
-/** The SDK's home directory rule (HOME first, then the account's) and a plain existence check. */
+/**
+ * The SDK's home directory rule (HOME first, then the account's), and whether a path is a file: the SDK reads a
+ * directory or a missing file as an empty config.
+ */
 export const realFileSystem: FileSystem = {
-  exists: existsSync,
+  exists: (path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true,
   home: () => process.env.HOME || homedir(),
 };
 

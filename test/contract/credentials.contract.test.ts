@@ -4,6 +4,7 @@ import { CreateClusterCommand, EKSClient } from '@aws-sdk/client-eks';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsPorts } from '../../functions/credential-provider/aws-ports.ts';
+import { type AwsPorts, choosePorts } from '../../functions/credential-provider/choose-ports.ts';
 import { startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
@@ -30,8 +31,9 @@ import { differenceRow, hasTest } from './difference-rows.ts';
 /**
  * The credential calls the project makes, through its real adapters, against an AWS API emulator (moto
  * server) and against the fakes the modules' own tests use:
- * - the kubelet credential provider (`functions/credential-provider/aws-ports.ts`): ECR and ECR Public
- *   GetAuthorizationToken, STS AssumeRoleWithWebIdentity; its fake is `fake-aws-server.ts`;
+ * - the kubelet credential provider, both ways it calls AWS (the SDK clients of `aws-ports.ts` and the direct
+ *   calls of `direct.ts`): ECR and ECR Public GetAuthorizationToken, STS AssumeRoleWithWebIdentity; its fake is
+ *   `fake-aws-server.ts`;
  * - the Lambdas' way into the cluster (`shared/k8s/lambda-access.ts`): Secrets Manager GetSecretValue,
  *   EKS DescribeCluster and the presigned STS GetCallerIdentity of the EKS token; its fake is
  *   `FakeAccessDeps`. (The token's signature itself is checked against the SigV4 specification in
@@ -73,11 +75,24 @@ function itExpecting(onEmulator: boolean) {
     (expectFailure ? it.fails : it)(onEmulator ? `${name} [emulator differs: ${row}]` : name, test);
 }
 
-function credentialProviderContract(on: 'emulator' | 'fake') {
+/** The two adapters, built once the environment is set (the direct calls read it when they are made). */
+const ADAPTERS = {
+  'SDK clients': () => createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 }),
+  'direct calls': () => {
+    const chosen = choosePorts(process.env, { userAgent: 'contract-test' }, () => {
+      throw new Error('the direct calls should serve this environment without the SDK');
+    });
+    if (chosen.sdkBecause) throw new Error(`the direct calls refused the contract environment: ${chosen.sdkBecause}`);
+    return chosen;
+  },
+} satisfies Record<string, () => AwsPorts>;
+
+function credentialProviderContract(on: 'emulator' | 'fake', adapter: keyof typeof ADAPTERS) {
   const onEmulator = on === 'emulator';
   let endpoint = '';
   let stop: () => Promise<void> = async () => undefined;
-  describe.skipIf(onEmulator && !EMULATOR_AVAILABLE)(`credential provider AWS ports over the ${on}`, () => {
+  let ports: AwsPorts;
+  describe.skipIf(onEmulator && !EMULATOR_AVAILABLE)(`credential provider ${adapter} over the ${on}`, () => {
     beforeAll(async () => {
       if (onEmulator) {
         const emulator = await startEmulator();
@@ -96,7 +111,9 @@ function credentialProviderContract(on: 'emulator' | 'fake') {
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
     }));
-    const ports = createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 });
+    beforeAll(() => {
+      ports = ADAPTERS[adapter]();
+    });
     const itUnless = itExpecting(onEmulator);
     const ecr = { region: EMULATOR_REGION, dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
     const login = (token: string) => Buffer.from(token, 'base64').toString('utf8');
@@ -142,8 +159,10 @@ function credentialProviderContract(on: 'emulator' | 'fake') {
   });
 }
 
-credentialProviderContract('emulator');
-credentialProviderContract('fake');
+for (const adapter of Object.keys(ADAPTERS) as (keyof typeof ADAPTERS)[]) {
+  credentialProviderContract('emulator', adapter);
+  credentialProviderContract('fake', adapter);
+}
 
 interface AccessBackend {
   deps: KubernetesAccessDeps;
