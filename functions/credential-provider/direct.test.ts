@@ -44,6 +44,7 @@ describe('directSetup: which configurations the direct path serves', () => {
     ['an endpoint override', { AWS_ENDPOINT_URL_ECR: 'http://127.0.0.1:1' }],
     ['IMDS settings the SDK provider reads', { AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE: 'IPv6' }],
     ['FIPS and dual-stack explicitly off', { AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false' }],
+    ['regional STS endpoints, the default', { AWS_STS_REGIONAL_ENDPOINTS: 'regional' }],
     ['IMDS disabled but keys given', { ...KEYS, AWS_EC2_METADATA_DISABLED: 'true' }],
   ])('%s', (_, env) => {
     expect(directSetup(env, NO_FILES)).not.toHaveProperty('sdkBecause');
@@ -66,7 +67,11 @@ describe('directSetup: which configurations the direct path serves', () => {
     ['FIPS endpoints', { AWS_USE_FIPS_ENDPOINT: 'true' }, 'AWS_USE_FIPS_ENDPOINT is "true"'],
     ['dual-stack endpoints', { AWS_USE_DUALSTACK_ENDPOINT: 'true' }, 'AWS_USE_DUALSTACK_ENDPOINT is "true"'],
     ['an invalid FIPS flag', { AWS_USE_FIPS_ENDPOINT: 'yes' }, 'AWS_USE_FIPS_ENDPOINT is "yes"'],
-    ['legacy STS endpoints', { ...KEYS, AWS_STS_REGIONAL_ENDPOINTS: 'legacy' }, 'AWS_STS_REGIONAL_ENDPOINTS is set'],
+    [
+      'legacy STS endpoints',
+      { ...KEYS, AWS_STS_REGIONAL_ENDPOINTS: 'legacy' },
+      'AWS_STS_REGIONAL_ENDPOINTS is "legacy"',
+    ],
     [
       'only half of the keys',
       { AWS_ACCESS_KEY_ID: 'AKID', AWS_EC2_METADATA_DISABLED: 'true' },

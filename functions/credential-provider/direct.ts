@@ -65,9 +65,10 @@ const UNDERSTOOD = new Set([
   'AWS_ENDPOINT_URL_ECR_PUBLIC',
   'AWS_ENDPOINT_URL_STS',
   'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS',
-  // Only when false: true sends everything to the SDK's endpoint rules (see `directSetup`).
+  // Only at their defaults; other values send everything to the SDK's endpoint rules (see `directSetup`).
   'AWS_USE_FIPS_ENDPOINT',
   'AWS_USE_DUALSTACK_ENDPOINT',
+  'AWS_STS_REGIONAL_ENDPOINTS',
   // Read by the SDK's IMDS provider itself.
   'AWS_EC2_METADATA_DISABLED',
   'AWS_EC2_METADATA_SERVICE_ENDPOINT',
@@ -112,9 +113,14 @@ export function directSetup(env: Env, fs: FileSystem = realFileSystem): DirectSe
     const path = env[variable] || `${fs.home()}/${fallback}`;
     if (fs.exists(path)) return { sdkBecause: `shared file ${path} exists` };
   }
-  for (const name of ['AWS_USE_FIPS_ENDPOINT', 'AWS_USE_DUALSTACK_ENDPOINT']) {
+  // Settings the direct calls follow only at their default: FIPS and dual-stack off, regional STS.
+  for (const [name, usual] of [
+    ['AWS_USE_FIPS_ENDPOINT', 'false'],
+    ['AWS_USE_DUALSTACK_ENDPOINT', 'false'],
+    ['AWS_STS_REGIONAL_ENDPOINTS', 'regional'],
+  ] as const) {
     const value = env[name];
-    if (value && value.toLowerCase() !== 'false') return { sdkBecause: `${name} is ${JSON.stringify(value)}` };
+    if (value && value.toLowerCase() !== usual) return { sdkBecause: `${name} is ${JSON.stringify(value)}` };
   }
   const credentials = credentialSource(env);
   if (typeof credentials === 'string') return { sdkBecause: credentials };
