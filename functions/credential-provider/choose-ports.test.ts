@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { type AwsPorts, choosePorts } from './choose-ports.ts';
 import type { FileSystem } from './direct.ts';
 
-const NO_FILES: FileSystem = { exists: () => false, home: () => '/root' };
+const NO_FILES: FileSystem = { exists: () => false, home: () => '/root', profiles: async () => ({}) };
 // Port 9 (discard) on loopback: nothing listens, so a direct call fails at once.
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_ENDPOINT_URL: 'http://127.0.0.1:9' };
 const ENDPOINT = { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
@@ -37,7 +37,7 @@ describe('choosePorts', () => {
     const sdk = sdkStandIn();
     const ports = choosePorts(KEYS, { userAgent: 'test' }, sdk.load, NO_FILES);
 
-    expect(ports.sdkBecause).toBeUndefined();
+    expect(await ports.sdkBecause()).toBeUndefined();
     // The direct call goes to AWS_ENDPOINT_URL (nothing listens there): it fails without loading the SDK.
     await expect(ports.ecr.getAuthorizationToken(ENDPOINT)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     expect(sdk.loads()).toBe(0);
@@ -59,9 +59,9 @@ describe('choosePorts', () => {
 
   it('sends ECR and ECR Public to the SDK when the environment needs its chain, and says why', async () => {
     const sdk = sdkStandIn();
-    const ports = choosePorts({ ...KEYS, AWS_PROFILE: 'pulls' }, { userAgent: 'test' }, sdk.load, NO_FILES);
+    const ports = choosePorts({ ...KEYS, AWS_RETRY_MODE: 'adaptive' }, { userAgent: 'test' }, sdk.load, NO_FILES);
 
-    expect(ports.sdkBecause).toBe('AWS_PROFILE is set');
+    expect(await ports.sdkBecause()).toBe('AWS_RETRY_MODE is set');
     await expect(ports.ecr.getAuthorizationToken(ENDPOINT)).resolves.toEqual({ authorizationToken: 'sdk' });
     await expect(ports.ecrPublic.getAuthorizationToken()).resolves.toEqual({ authorizationToken: 'sdk' });
     expect(sdk.calls).toEqual(['sdk ecr', 'sdk ecr-public']);
@@ -70,7 +70,7 @@ describe('choosePorts', () => {
 
   it('reports a failure to load the SDK as the call failing', async () => {
     const ports = choosePorts(
-      { AWS_PROFILE: 'pulls' },
+      { AWS_RETRY_MODE: 'adaptive' },
       { userAgent: 'test' },
       () => Promise.reject(new Error('no asset')),
       NO_FILES,

@@ -2,7 +2,7 @@
  * Which AWS adapter answers a run: the direct calls (direct.ts) when the environment is one they serve, the SDK
  * clients (aws-ports.ts) otherwise. The direct calls hand a FIPS or dual-stack registry's calls to the SDK too.
  * The SDK adapter is loaded only when a call needs it: in the executable it is a separate script the usual run
- * never compiles.
+ * never compiles. The choice is made on the first call (it may read the shared config files), once per run.
  */
 import type { AwsPortOptions } from './aws-ports.ts';
 import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
@@ -13,7 +13,7 @@ export type LoadSdkPorts = () => Promise<{ createAwsPorts(options: AwsPortOption
 
 export interface ChosenPorts extends AwsPorts {
   /** Why the SDK serves every call of this run; undefined when the direct calls do. */
-  sdkBecause: string | undefined;
+  sdkBecause(): Promise<string | undefined>;
 }
 
 export function choosePorts(
@@ -27,14 +27,18 @@ export function choosePorts(
     sdkPorts ??= loadSdk().then((module) => module.createAwsPorts({ userAgent: options.userAgent }));
     return sdkPorts;
   };
-  const setup = directSetup(env, fs);
-  if ('sdkBecause' in setup) {
-    return {
-      sdkBecause: setup.sdkBecause,
-      ecr: { getAuthorizationToken: async (...args) => (await sdk()).ecr.getAuthorizationToken(...args) },
-      ecrPublic: { getAuthorizationToken: async (...args) => (await sdk()).ecrPublic.getAuthorizationToken(...args) },
-      sts: { assumeRoleWithWebIdentity: async (input) => (await sdk()).sts.assumeRoleWithWebIdentity(input) },
-    };
-  }
-  return { sdkBecause: undefined, ...createDirectPorts(setup, options, sdk) };
+  let choice: Promise<{ ports?: AwsPorts; sdkBecause?: string }> | undefined;
+  const choose = () => {
+    choice ??= directSetup(env, fs).then((setup) =>
+      'sdkBecause' in setup ? { sdkBecause: setup.sdkBecause } : { ports: createDirectPorts(setup, options, sdk) },
+    );
+    return choice;
+  };
+  const ports = async () => (await choose()).ports ?? (await sdk());
+  return {
+    sdkBecause: async () => (await choose()).sdkBecause,
+    ecr: { getAuthorizationToken: async (...args) => (await ports()).ecr.getAuthorizationToken(...args) },
+    ecrPublic: { getAuthorizationToken: async (...args) => (await ports()).ecrPublic.getAuthorizationToken(...args) },
+    sts: { assumeRoleWithWebIdentity: async (input) => (await ports()).sts.assumeRoleWithWebIdentity(input) },
+  };
 }

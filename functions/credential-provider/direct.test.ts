@@ -23,12 +23,12 @@ import {
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
 import { parseEcrRegistry } from './registry.ts';
 
-const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet' };
+const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet', profiles: async () => ({}) };
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIDNODE', AWS_SECRET_ACCESS_KEY: 'node-secret' };
 const USER_AGENT = 'ecr-credential-provider/1.2.3';
 
-function setupFor(env: Env, fs: FileSystem = NO_FILES): DirectSetup {
-  const setup = directSetup(env, fs);
+async function setupFor(env: Env, fs: FileSystem = NO_FILES): Promise<DirectSetup> {
+  const setup = await directSetup(env, fs);
   if ('sdkBecause' in setup) throw new Error(`expected the direct path, got: ${setup.sdkBecause}`);
   return setup;
 }
@@ -46,12 +46,13 @@ describe('directSetup: which configurations the direct path serves', () => {
     ['FIPS and dual-stack explicitly off', { AWS_USE_FIPS_ENDPOINT: 'false', AWS_USE_DUALSTACK_ENDPOINT: 'false' }],
     ['regional STS endpoints, the default', { AWS_STS_REGIONAL_ENDPOINTS: 'regional' }],
     ['IMDS disabled but keys given', { ...KEYS, AWS_EC2_METADATA_DISABLED: 'true' }],
-  ])('%s', (_, env) => {
-    expect(directSetup(env, NO_FILES)).not.toHaveProperty('sdkBecause');
+    // AWS_PROFILE skips the environment's keys; with no such profile the SDK's chain goes on to IMDS.
+    ['a profile that is not in any file', { ...KEYS, AWS_PROFILE: 'pulls' }],
+  ])('%s', async (_, env) => {
+    expect(await directSetup(env, NO_FILES)).not.toHaveProperty('sdkBecause');
   });
 
   it.each([
-    ['a profile', { ...KEYS, AWS_PROFILE: 'pulls' }, 'AWS_PROFILE is set'],
     [
       'a web identity token file',
       { AWS_WEB_IDENTITY_TOKEN_FILE: '/t', AWS_ROLE_ARN: 'arn' },
@@ -77,20 +78,86 @@ describe('directSetup: which configurations the direct path serves', () => {
       { AWS_ACCESS_KEY_ID: 'AKID', AWS_EC2_METADATA_DISABLED: 'true' },
       'AWS_EC2_METADATA_DISABLED',
     ],
-  ])('%s goes to the SDK', (_, env, reason) => {
-    const setup = directSetup(env, NO_FILES);
+  ])('%s goes to the SDK', async (_, env, reason) => {
+    const setup = await directSetup(env, NO_FILES);
     expect(setup).toHaveProperty('sdkBecause');
     expect((setup as { sdkBecause: string }).sdkBecause).toContain(reason);
   });
 
-  it('a shared config or credentials file goes to the SDK, wherever it is', () => {
-    const only = (path: string): FileSystem => ({ exists: (p) => p === path, home: () => '/root' });
-    expect(directSetup(KEYS, only('/root/.aws/config'))).toEqual({
-      sdkBecause: 'shared file /root/.aws/config exists',
+  /** Shared files at the given paths holding these merged profiles. */
+  const files = (paths: string[], profiles: Record<string, Record<string, string>>): FileSystem => ({
+    exists: (path) => paths.includes(path),
+    home: () => '/root',
+    profiles: async () => profiles,
+  });
+  const keysOf = async (env: Env, fs: FileSystem) => (await setupFor(env, fs)).credentials();
+
+  it("takes a profile's static keys, from the default profile or AWS_PROFILE's, over the environment's", async () => {
+    const fs = files(['/root/.aws/credentials'], {
+      default: { aws_access_key_id: 'AKIDDEFAULT', aws_secret_access_key: 'default-secret' },
+      pulls: { aws_access_key_id: 'AKIDPULLS', aws_secret_access_key: 'pulls-secret', aws_session_token: 't' },
     });
-    expect(directSetup({}, only('/root/.aws/credentials'))).toHaveProperty('sdkBecause');
-    expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/etc/aws'))).toHaveProperty('sdkBecause');
-    expect(directSetup({ AWS_CONFIG_FILE: '/etc/aws' }, only('/root/.aws/config'))).not.toHaveProperty('sdkBecause');
+
+    expect(await keysOf({}, fs)).toEqual({ accessKeyId: 'AKIDDEFAULT', secretAccessKey: 'default-secret' });
+    expect(await keysOf({ ...KEYS, AWS_PROFILE: 'pulls' }, fs)).toEqual({
+      accessKeyId: 'AKIDPULLS',
+      secretAccessKey: 'pulls-secret',
+      sessionToken: 't',
+    });
+    // Without AWS_PROFILE the environment's keys come first, as in the SDK's chain.
+    expect(await keysOf(KEYS, fs)).toEqual({ accessKeyId: 'AKIDNODE', secretAccessKey: 'node-secret' });
+  });
+
+  it('keeps the direct path for a config file that only sets a region (the instance role then)', async () => {
+    const fs = files(['/root/.aws/config'], { default: { region: 'eu-west-1', output: 'json' } });
+    expect(await directSetup({}, fs)).not.toHaveProperty('sdkBecause');
+  });
+
+  it.each([
+    ['role_arn', { role_arn: 'arn:aws:iam::111122223333:role/r', source_profile: 'base' }],
+    ['credential_process', { credential_process: '/usr/bin/creds' }],
+    ['sso_session', { sso_session: 'corp', sso_account_id: '111122223333' }],
+    ['endpoint_url', { endpoint_url: 'https://vpce.example', aws_access_key_id: 'A', aws_secret_access_key: 'S' }],
+    ['use_fips_endpoint', { use_fips_endpoint: 'true' }],
+  ])('sends a profile with %s to the SDK', async (key, profile) => {
+    const fs = files(['/root/.aws/config'], { default: profile });
+    expect(await directSetup(KEYS, fs)).toEqual({ sdkBecause: `profile default has ${key}` });
+  });
+
+  it('reads the files the SDK reads: the variables first, `~/` expanded, only when one exists', async () => {
+    const read: string[] = [];
+    const fs: FileSystem = {
+      exists: (path) => path === '/root/custom/config',
+      home: () => '/root',
+      profiles: async (paths) => {
+        read.push(paths.config, paths.credentials);
+        return { default: { role_arn: 'arn' } };
+      },
+    };
+
+    expect(await directSetup({ AWS_CONFIG_FILE: '~/custom/config' }, fs)).toHaveProperty('sdkBecause');
+    expect(read).toEqual(['/root/custom/config', '/root/.aws/credentials']);
+    expect(await directSetup({}, fs)).not.toHaveProperty('sdkBecause');
+    expect(read).toHaveLength(2);
+  });
+
+  it("merges the two files' profiles with the SDK's own parser", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'direct-setup-'));
+    try {
+      const config = join(dir, 'config');
+      const credentials = join(dir, 'credentials');
+      writeFileSync(config, '[profile pulls]\nregion = eu-west-1\n[default]\nrole_arn = arn:aws:iam::1:role/r\n');
+      writeFileSync(credentials, '[pulls]\naws_access_key_id = AKIDFILE\naws_secret_access_key = file-secret\n');
+      const profiles = await realFileSystem.profiles({ config, credentials });
+      expect(profiles.pulls).toEqual({
+        region: 'eu-west-1',
+        aws_access_key_id: 'AKIDFILE',
+        aws_secret_access_key: 'file-secret',
+      });
+      expect(profiles.default).toEqual({ role_arn: 'arn:aws:iam::1:role/r' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('counts only files as shared files, as the SDK reads a directory or a missing path as empty', () => {
@@ -105,15 +172,15 @@ describe('directSetup: which configurations the direct path serves', () => {
     }
   });
 
-  it('takes endpoint overrides per service, then the global one, unless told to ignore them', () => {
-    expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_ENDPOINT_URL_ECR: 'http://ecr' }).endpoints).toEqual({
+  it('takes endpoint overrides per service, then the global one, unless told to ignore them', async () => {
+    expect((await setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_ENDPOINT_URL_ECR: 'http://ecr' })).endpoints).toEqual({
       ecr: 'http://ecr',
       ecrPublic: 'http://all',
       sts: 'http://all',
     });
-    expect(setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' }).endpoints).toEqual(
-      {},
-    );
+    expect(
+      (await setupFor({ AWS_ENDPOINT_URL: 'http://all', AWS_IGNORE_CONFIGURED_ENDPOINT_URLS: 'true' })).endpoints,
+    ).toEqual({});
   });
 });
 
@@ -150,8 +217,8 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
       },
     },
   });
-  const ports = (env: Env) =>
-    createDirectPorts(setupFor({ AWS_ENDPOINT_URL: server.url, ...env }), { userAgent: USER_AGENT }, sdk);
+  const ports = async (env: Env) =>
+    createDirectPorts(await setupFor({ AWS_ENDPOINT_URL: server.url, ...env }), { userAgent: USER_AGENT }, sdk);
   const role = {
     roleArn: 'arn:aws:iam::111122223333:role/pull',
     webIdentityToken: "sa-token/with+odd*chars'()!",
@@ -163,7 +230,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   };
 
   it('gets an ECR token with keys from the environment, signed for ecr in the registry region', async () => {
-    const token = await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+    const token = await (await ports(KEYS)).ecr.getAuthorizationToken(endpoint);
 
     expect(Buffer.from(token!.authorizationToken, 'base64').toString()).toBe('AWS:direct-password');
     expect(token!.expiresAt).toEqual(server.expiresAt);
@@ -181,7 +248,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   });
 
   it('gets an ECR Public token in us-east-1, signed for ecr-public', async () => {
-    const token = await ports(KEYS).ecrPublic.getAuthorizationToken();
+    const token = await (await ports(KEYS)).ecrPublic.getAuthorizationToken();
 
     expect(token?.authorizationToken).toBe(Buffer.from('AWS:direct-password').toString('base64'));
     expect(server.requests.map((r) => r.operation)).toEqual(['ecr-public:GetAuthorizationToken']);
@@ -191,7 +258,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   it('uses the instance role from IMDSv2 when the environment has no keys', async () => {
     // The SDK's IMDS provider reads its settings from the process environment itself.
     vi.stubEnv('AWS_EC2_METADATA_SERVICE_ENDPOINT', server.url);
-    await ports({}).ecr.getAuthorizationToken(endpoint);
+    await (await ports({})).ecr.getAuthorizationToken(endpoint);
 
     expect(server.imdsRequests.map((r) => `${r.method} ${r.path}`)).toEqual([
       'PUT /latest/api/token',
@@ -206,7 +273,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   it("signs with the caller's credentials (a service account's role) instead of the node's", async () => {
     const credentials = { accessKeyId: 'ASIAROLE', secretAccessKey: 'role-secret', sessionToken: 'role-session' };
     vi.stubEnv('AWS_EC2_METADATA_SERVICE_ENDPOINT', server.url);
-    await ports({}).ecr.getAuthorizationToken(endpoint, credentials);
+    await (await ports({})).ecr.getAuthorizationToken(endpoint, credentials);
 
     expect(server.imdsRequests).toEqual([]);
     expect(server.requests[0]!.headers.authorization).toMatch(/Credential=ASIAROLE\//);
@@ -217,7 +284,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
     server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
     server.failNext({ status: 503, code: 'ServiceUnavailableException', message: 'busy' });
 
-    const token = await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+    const token = await (await ports(KEYS)).ecr.getAuthorizationToken(endpoint);
 
     expect(token).toBeDefined();
     expect(server.requests.map((r) => r.headers['amz-sdk-request'])).toEqual([
@@ -232,9 +299,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   it('gives up after three attempts with the AWS code and message', async () => {
     for (let i = 0; i < 3; i++) server.failNext({ status: 400, code: 'ThrottlingException', message: 'Rate exceeded' });
 
-    const failure = await ports(KEYS)
-      .ecr.getAuthorizationToken(endpoint)
-      .catch((err: unknown) => err);
+    const failure = await (await ports(KEYS)).ecr.getAuthorizationToken(endpoint).catch((err: unknown) => err);
 
     expect(failure).toMatchObject({
       name: 'ThrottlingException',
@@ -252,17 +317,15 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
       message: 'not authorized',
     });
 
-    const failure = await ports(KEYS)
-      .ecr.getAuthorizationToken(endpoint)
-      .catch((err: unknown) => err);
+    const failure = await (await ports(KEYS)).ecr.getAuthorizationToken(endpoint).catch((err: unknown) => err);
 
     expect(failure).toMatchObject({ name: 'AccessDeniedException', message: 'not authorized' });
     expect(server.requests).toHaveLength(1);
   });
 
   it('refuses a wrong secret with the signature check (the stand-in really verifies)', async () => {
-    const failure = await ports({ ...KEYS, AWS_SECRET_ACCESS_KEY: 'wrong' })
-      .ecr.getAuthorizationToken(endpoint)
+    const failure = await (await ports({ ...KEYS, AWS_SECRET_ACCESS_KEY: 'wrong' })).ecr
+      .getAuthorizationToken(endpoint)
       .catch((err: unknown) => err);
 
     expect(failure).toMatchObject({ name: 'InvalidSignatureException', $metadata: { httpStatusCode: 403 } });
@@ -277,7 +340,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
       headers: { date: serverTime.toUTCString() },
     });
 
-    await ports(KEYS).ecr.getAuthorizationToken(endpoint);
+    await (await ports(KEYS)).ecr.getAuthorizationToken(endpoint);
 
     const dates = server.requests.map((r) => String(r.headers['x-amz-date']));
     expect(dates).toHaveLength(2);
@@ -289,7 +352,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   });
 
   it('exchanges a service account token with STS unsigned, form-encoded, and reads the XML answer', async () => {
-    const credentials = await ports(KEYS).sts.assumeRoleWithWebIdentity(role);
+    const credentials = await (await ports(KEYS)).sts.assumeRoleWithWebIdentity(role);
 
     expect(credentials).toMatchObject({
       accessKeyId: 'ASIAFAKEROLEKEY',
@@ -314,16 +377,14 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   it("names an STS error by its Code element, as the plugin's hints expect", async () => {
     server.failNext({ status: 400, code: 'InvalidIdentityToken', message: 'No OpenIDConnect provider found' });
 
-    const failure = await ports(KEYS)
-      .sts.assumeRoleWithWebIdentity(role)
-      .catch((err: unknown) => err);
+    const failure = await (await ports(KEYS)).sts.assumeRoleWithWebIdentity(role).catch((err: unknown) => err);
 
     expect(failure).toMatchObject({ name: 'InvalidIdentityToken', message: 'No OpenIDConnect provider found' });
     expect(server.requests).toHaveLength(1);
   });
 
   it('hands FIPS and dual-stack registries to the SDK, whose endpoint rules cover them', async () => {
-    const direct = ports(KEYS);
+    const direct = await ports(KEYS);
     await direct.ecr.getAuthorizationToken({ ...endpoint, fips: true });
     await direct.ecr.getAuthorizationToken({ ...endpoint, dualStack: true, dnsSuffix: 'on.aws' });
     await direct.sts.assumeRoleWithWebIdentity({ ...role, fips: true });

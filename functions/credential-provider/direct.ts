@@ -58,6 +58,7 @@ const UNDERSTOOD = new Set([
   'AWS_SECRET_ACCESS_KEY',
   'AWS_SESSION_TOKEN',
   'AWS_CREDENTIAL_EXPIRATION',
+  'AWS_PROFILE',
   'AWS_CONFIG_FILE',
   'AWS_SHARED_CREDENTIALS_FILE',
   'AWS_ENDPOINT_URL',
@@ -82,37 +83,57 @@ const UNDERSTOOD = new Set([
   'AWS_NODEJS_CONNECTION_REUSE_ENABLED',
 ]);
 
+export type Profile = Readonly<Record<string, string | undefined>>;
+
 export interface FileSystem {
   exists(path: string): boolean;
   home(): string;
+  /** The profiles of both shared files, merged as the SDK merges them (its own parser). */
+  profiles(paths: { config: string; credentials: string }): Promise<Record<string, Profile>>;
 }
 
 /**
- * The SDK's home directory rule (HOME first, then the account's), and whether a path is a file: the SDK reads a
- * directory or a missing file as an empty config.
+ * The SDK's home directory rule (HOME first, then the account's); whether a path is a file (the SDK reads a
+ * directory or a missing file as an empty config); and the SDK's own ini parser, loaded only when a file exists.
  */
 export const realFileSystem: FileSystem = {
   exists: (path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true,
   home: () => process.env.HOME || homedir(),
+  async profiles({ config, credentials }) {
+    const { parseKnownFiles } = await import('@smithy/core/config');
+    return parseKnownFiles({ configFilepath: config, filepath: credentials, ignoreCache: true });
+  },
 };
 
 /**
- * Whether the direct path gives the same answer the SDK's default chain would, and how. The chain's order:
- * environment keys (skipped when `AWS_PROFILE` is set), the shared files (profiles, SSO, `credential_process`),
- * a web identity token file, container credentials, then IMDS. So the direct path takes environment keys, or
- * IMDS when none of the sources before it can exist; a shared file also rules it out because it can carry
- * endpoint, FIPS and retry settings.
+ * Keys a profile may hold and still leave the calls to the direct path: static keys (read like the SDK's
+ * `fromIni` reads them), the settings the SDK's IMDS provider reads itself, and the AWS CLI's own. Any other key
+ * (`role_arn`, `credential_process`, `sso_session`, `endpoint_url`, `use_fips_endpoint`, `retry_mode`, ...)
+ * sends the run to the SDK clients.
  */
-export function directSetup(env: Env, fs: FileSystem = realFileSystem): DirectSetup | { sdkBecause: string } {
+const PROFILE_KEYS = new Set([
+  'aws_access_key_id',
+  'aws_secret_access_key',
+  'aws_session_token',
+  'region',
+  'output',
+  'ec2_metadata_service_endpoint',
+  'ec2_metadata_service_endpoint_mode',
+  'ec2_metadata_v1_disabled',
+]);
+
+/**
+ * Whether the direct path gives the same answer the SDK's default chain would, and how. The chain's order:
+ * environment keys (skipped when `AWS_PROFILE` is set), the profile in the shared files (static keys, or a role,
+ * SSO, `credential_process`: the SDK's), a web identity token file, container credentials, then IMDS. A profile
+ * also carries client settings, so one with keys outside `PROFILE_KEYS` goes to the SDK as a whole.
+ */
+export async function directSetup(
+  env: Env,
+  fs: FileSystem = realFileSystem,
+): Promise<DirectSetup | { sdkBecause: string }> {
   const foreign = Object.keys(env).find((name) => name.startsWith('AWS_') && env[name] && !UNDERSTOOD.has(name));
   if (foreign) return { sdkBecause: `${foreign} is set` };
-  for (const [variable, fallback] of [
-    ['AWS_CONFIG_FILE', '.aws/config'],
-    ['AWS_SHARED_CREDENTIALS_FILE', '.aws/credentials'],
-  ] as const) {
-    const path = env[variable] || `${fs.home()}/${fallback}`;
-    if (fs.exists(path)) return { sdkBecause: `shared file ${path} exists` };
-  }
   // Settings the direct calls follow only at their default: FIPS and dual-stack off, regional STS.
   for (const [name, usual] of [
     ['AWS_USE_FIPS_ENDPOINT', 'false'],
@@ -122,33 +143,63 @@ export function directSetup(env: Env, fs: FileSystem = realFileSystem): DirectSe
     const value = env[name];
     if (value && value.toLowerCase() !== usual) return { sdkBecause: `${name} is ${JSON.stringify(value)}` };
   }
-  const credentials = credentialSource(env);
+  const profileName = env.AWS_PROFILE || 'default';
+  const profile = await sharedProfile(env, fs, profileName);
+  const outside = Object.keys(profile).find((key) => !PROFILE_KEYS.has(key));
+  if (outside) return { sdkBecause: `profile ${profileName} has ${outside}` };
+  const credentials = credentialSource(env, profile);
   if (typeof credentials === 'string') return { sdkBecause: credentials };
-  const configured = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS?.toLowerCase() === 'true';
-  const endpoint = (service: string) =>
-    configured ? undefined : env[`AWS_ENDPOINT_URL_${service}`] || env.AWS_ENDPOINT_URL || undefined;
+  return { credentials, endpoints: configuredEndpoints(env) };
+}
+
+/**
+ * The profile the SDK would use, from the files it would read (`~/` expanded as it does), or nothing when
+ * neither file exists. A profile missing from existing files is nothing to the SDK either: its chain goes on.
+ */
+async function sharedProfile(env: Env, fs: FileSystem, name: string): Promise<Profile> {
+  const home = fs.home();
+  const path = (value: string | undefined, fallback: string) => {
+    const chosen = value || `~/${fallback}`;
+    return chosen.startsWith('~/') ? `${home}/${chosen.slice(2)}` : chosen;
+  };
+  const paths = {
+    config: path(env.AWS_CONFIG_FILE, '.aws/config'),
+    credentials: path(env.AWS_SHARED_CREDENTIALS_FILE, '.aws/credentials'),
+  };
+  if (!fs.exists(paths.config) && !fs.exists(paths.credentials)) return {};
+  return (await fs.profiles(paths))[name] ?? {};
+}
+
+function configuredEndpoints(env: Env): DirectSetup['endpoints'] {
+  const ignored = env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS?.toLowerCase() === 'true';
   const endpoints: DirectSetup['endpoints'] = {};
   for (const [key, service] of [
     ['ecr', 'ECR'],
     ['ecrPublic', 'ECR_PUBLIC'],
     ['sts', 'STS'],
   ] as const) {
-    const url = endpoint(service);
+    const url = ignored ? undefined : env[`AWS_ENDPOINT_URL_${service}`] || env.AWS_ENDPOINT_URL;
     if (url) endpoints[key] = url;
   }
-  return { credentials, endpoints };
+  return endpoints;
 }
 
-function credentialSource(env: Env): CredentialSource | string {
-  if (env.AWS_PROFILE) return 'AWS_PROFILE is set';
-  const { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey } = env;
-  if (accessKeyId && secretAccessKey) {
-    const credentials: AwsCredentials = {
-      accessKeyId,
-      secretAccessKey,
-      ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
-    };
-    return async () => credentials;
+function staticCredentials(id: string, secret: string, token: string | undefined): CredentialSource {
+  const credentials: AwsCredentials = {
+    accessKeyId: id,
+    secretAccessKey: secret,
+    ...(token ? { sessionToken: token } : {}),
+  };
+  return async () => credentials;
+}
+
+function credentialSource(env: Env, profile: Profile): CredentialSource | string {
+  const { AWS_ACCESS_KEY_ID: envId, AWS_SECRET_ACCESS_KEY: envSecret } = env;
+  if (!env.AWS_PROFILE && envId && envSecret) return staticCredentials(envId, envSecret, env.AWS_SESSION_TOKEN);
+  // The SDK takes a profile's keys when both are strings, even empty ones.
+  const { aws_access_key_id: id, aws_secret_access_key: secret } = profile;
+  if (typeof id === 'string' && typeof secret === 'string') {
+    return staticCredentials(id, secret, profile.aws_session_token);
   }
   for (const name of [
     'AWS_WEB_IDENTITY_TOKEN_FILE',
@@ -159,11 +210,11 @@ function credentialSource(env: Env): CredentialSource | string {
   }
   const disabled = env.AWS_EC2_METADATA_DISABLED;
   // The SDK's own failure message for this case comes from its chain.
-  if (disabled && disabled !== 'false') return 'AWS_EC2_METADATA_DISABLED is set and no keys are in the environment';
+  if (disabled && disabled !== 'false') return 'AWS_EC2_METADATA_DISABLED is set and no keys were found';
   return async () => {
     // Loaded here, not at the top: with keys in the environment a run never needs it (nor the config file
-    // loader and file system modules it brings). It reads its own settings (AWS_EC2_METADATA_*) from the process
-    // environment.
+    // loader and file system modules it brings). It reads its own settings (AWS_EC2_METADATA_*, and the
+    // profile's ec2_metadata_* keys) itself.
     const { fromInstanceMetadata } = await import('@smithy/credential-provider-imds');
     const { accessKeyId: id, secretAccessKey: secret, sessionToken } = await fromInstanceMetadata()();
     return { accessKeyId: id, secretAccessKey: secret, ...(sessionToken ? { sessionToken } : {}) };

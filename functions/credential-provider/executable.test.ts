@@ -159,8 +159,7 @@ describe.skipIf(!present)(title, () => {
     expect(stdout).toMatch(/^ecr-credential-provider \d+\.\d+\.\d+\n$/);
   });
 
-  // A profile is for the SDK's chain: the request goes through the SDK asset, compiled from its code cache.
-  it('answers through the SDK with credentials from a shared credentials file', async () => {
+  it('answers with static keys from a profile in a shared credentials file', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'credential-provider-profile-'));
     try {
       const credentials = join(dir, 'credentials');
@@ -183,10 +182,21 @@ describe.skipIf(!present)(title, () => {
       expect(server.requests[0]?.headers.authorization).toMatch(
         /Credential=AKIDFROMPROFILE\/\d{8}\/us-east-1\/ecr\/aws4_request/,
       );
-      expect(viaSdk(0)).toBe(true);
+      expect(viaSdk(0)).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  // A setting only the SDK knows: the request goes through the SDK asset, compiled from its code cache.
+  it('answers through the SDK clients when the environment has a setting only they know', async () => {
+    const { code, stderr } = await run([], request(IMAGE), { AWS_SDK_UA_APP_ID: 'pulls' });
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    expect(server.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+    expect(viaSdk(0)).toBe(true);
+    expect(server.requests[0]?.headers['user-agent']).toContain('app/pulls');
   });
 
   it('sends a fresh invocation id on every run', async () => {

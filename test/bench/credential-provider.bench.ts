@@ -134,7 +134,7 @@ export async function run(): Promise<BenchResult[]> {
   await ensureBuilt();
   const path = executablePath(arch);
   const server = await startFakeAwsServer();
-  // A credentials profile: a run the direct calls leave to the SDK clients.
+  // A credentials profile with static keys.
   const profileDir = mkdtempSync(join(tmpdir(), 'credential-provider-bench-'));
   writeFileSync(
     join(profileDir, 'credentials'),
@@ -174,6 +174,8 @@ export async function run(): Promise<BenchResult[]> {
           AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
           AWS_CONFIG_FILE: join(profileDir, 'config'),
         }),
+        // A setting only the SDK clients know (here an app id for the user agent): the run loads them.
+        sdk: answering(REQUEST, { AWS_SDK_UA_APP_ID: 'bench' }),
         version: { path, args: ['--version'], input: '' },
         // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
         floor: { path: process.execPath, args: ['-e', '0'], input: '' },
@@ -185,7 +187,8 @@ export async function run(): Promise<BenchResult[]> {
     const otherPaths: BenchResult[] = [
       ['imds', "keys from IMDS (the usual node's instance role)", 'direct calls; three IMDSv2 requests, then ECR'],
       ['serviceAccount', 'a service-account pull', 'direct calls; STS (unsigned), then ECR with the role keys'],
-      ['profile', 'a credentials profile', 'the SDK clients, loaded from their SEA asset: the slow path'],
+      ['profile', 'keys from a credentials profile', 'direct calls; the shared files read with the SDK parser'],
+      ['sdk', 'a setting only the SDK clients know', 'the SDK clients, loaded from their SEA asset: the slow path'],
     ].map(([name, what, note]) => ({
       name: `credential-provider: start-to-answer / bare Node.js start, ${what}, medians of ${RUNS}`,
       value: round(percentile(times[name!]!, 50) / floor, 2),

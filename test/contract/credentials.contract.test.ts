@@ -77,15 +77,16 @@ function itExpecting(onEmulator: boolean) {
 
 /** The two adapters, built once the environment is set (the direct calls read it when they are made). */
 const ADAPTERS = {
-  'SDK clients': () => createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 }),
-  'direct calls': () => {
+  'SDK clients': async () => createAwsPorts({ userAgent: 'contract-test', maxAttempts: 1 }),
+  'direct calls': async () => {
     const chosen = choosePorts(process.env, { userAgent: 'contract-test' }, () => {
       throw new Error('the direct calls should serve this environment without the SDK');
     });
-    if (chosen.sdkBecause) throw new Error(`the direct calls refused the contract environment: ${chosen.sdkBecause}`);
+    const refused = await chosen.sdkBecause();
+    if (refused) throw new Error(`the direct calls refused the contract environment: ${refused}`);
     return chosen;
   },
-} satisfies Record<string, () => AwsPorts>;
+} satisfies Record<string, () => Promise<AwsPorts>>;
 
 function credentialProviderContract(on: 'emulator' | 'fake', adapter: keyof typeof ADAPTERS) {
   const onEmulator = on === 'emulator';
@@ -111,8 +112,8 @@ function credentialProviderContract(on: 'emulator' | 'fake', adapter: keyof type
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
     }));
-    beforeAll(() => {
-      ports = ADAPTERS[adapter]();
+    beforeAll(async () => {
+      ports = await ADAPTERS[adapter]();
     });
     const itUnless = itExpecting(onEmulator);
     const ecr = { region: EMULATOR_REGION, dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
