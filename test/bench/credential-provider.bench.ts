@@ -124,6 +124,120 @@ function percentile(sorted: readonly number[], p: number): number {
 
 const round = (value: number, digits = 1) => Number(value.toFixed(digits));
 
+/** The paths timed besides the main one: the case's name, what it is, and which code serves it. */
+const OTHER_PATHS = [
+  ['imds', "keys from IMDS (the usual node's instance role)", 'direct calls; three IMDSv2 requests, then ECR'],
+  ['serviceAccount', 'a service-account pull', 'direct calls; STS (unsigned), then ECR with the role keys'],
+  ['profile', 'keys from a credentials profile', 'direct calls; the shared files read with the SDK parser'],
+  ['sdk', 'a setting only the SDK clients know', 'the SDK clients, loaded from their SEA asset: the slow path'],
+] as const;
+
+/** Every case, against the stand-in AWS at `url`; `profileDir` holds a credentials file with a `pulls` profile. */
+function benchCases(path: string, url: string, profileDir: string): Record<string, Case> {
+  const answering = (input: string, own: Case['env'] = {}): Case => ({
+    path,
+    args: [],
+    input,
+    check: checkAnswer,
+    env: own,
+  });
+  return {
+    answer: answering(REQUEST),
+    // The usual node: no keys in the environment, the instance role from IMDS (three IMDSv2 requests first).
+    imds: answering(REQUEST, {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_EC2_METADATA_DISABLED: undefined,
+      AWS_EC2_METADATA_SERVICE_ENDPOINT: url,
+    }),
+    serviceAccount: answering(SERVICE_ACCOUNT_REQUEST, { AWS_ENDPOINT_URL_STS: url }),
+    profile: answering(REQUEST, {
+      AWS_ACCESS_KEY_ID: undefined,
+      AWS_SECRET_ACCESS_KEY: undefined,
+      AWS_PROFILE: 'pulls',
+      AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
+      AWS_CONFIG_FILE: join(profileDir, 'config'),
+    }),
+    // A setting only the SDK clients know (here an app id for the user agent): the run loads them.
+    sdk: answering(REQUEST, { AWS_SDK_UA_APP_ID: 'bench' }),
+    version: { path, args: ['--version'], input: '' },
+    // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
+    floor: { path: process.execPath, args: ['-e', '0'], input: '' },
+  };
+}
+
+function report(times: Record<string, number[]>): BenchResult[] {
+  const answer = percentile(times.answer!, 50);
+  const floor = percentile(times.floor!, 50);
+  const otherPaths = OTHER_PATHS.map(
+    ([name, what, note]): BenchResult => ({
+      name: `credential-provider: start-to-answer / bare Node.js start, ${what}, medians of ${RUNS}`,
+      value: round(percentile(times[name]!, 50) / floor, 2),
+      unit: 'x',
+      rerun: RERUN,
+      note: `${note}; ${round(percentile(times[name]!, 50))} ms`,
+    }),
+  );
+  const sizes = TARGET_ARCHES.filter((candidate) => existsSync(executablePath(candidate))).map(
+    (candidate): BenchResult => ({
+      name: `credential-provider: executable size (linux-${candidate})`,
+      value: round(statSync(executablePath(candidate)).size / 1024 / 1024),
+      unit: 'MiB',
+      target: `<= ${SIZE_TARGET_MIB}`,
+      rerun: RERUN,
+      note: 'stripped Node.js 22 (~102 MiB of it) + the two scripts and their code caches',
+    }),
+  );
+  return [
+    {
+      name: `credential-provider: start-to-answer / bare Node.js start, medians of ${RUNS}`,
+      value: round(answer / floor, 2),
+      unit: 'x',
+      target: `<= ${START_RATIO_TARGET}`,
+      rerun: RERUN,
+      note: 'both measured in this run, alternating',
+    },
+    {
+      name: `credential-provider: start-to-answer / bare Node.js start, fastest of ${RUNS} each`,
+      value: round(times.answer![0]! / times.floor![0]!, 2),
+      unit: 'x',
+      target: `<= ${START_RATIO_TARGET}`,
+      rerun: RERUN,
+      note: 'the same, less moved by load from other work on the machine',
+    },
+    {
+      name: `credential-provider: start-to-answer, median of ${RUNS} (ECR faked on 127.0.0.1)`,
+      value: round(answer),
+      unit: 'ms',
+      target: `<= ${round(START_RATIO_TARGET * floor)}`,
+      rerun: RERUN,
+      note: `spawn to exit, SigV4 and HTTP included; target = ${START_RATIO_TARGET} x the bare start below`,
+    },
+    {
+      name: `credential-provider: start-to-answer, p95 of ${RUNS}`,
+      value: round(percentile(times.answer!, 95)),
+      unit: 'ms',
+      rerun: RERUN,
+    },
+    ...otherPaths,
+    {
+      name: `credential-provider: --version start-to-exit, median of ${RUNS}`,
+      value: round(percentile(times.version!, 50)),
+      unit: 'ms',
+      rerun: RERUN,
+      note: 'Node.js start and the main script from its code cache, no AWS call',
+    },
+    {
+      name: `credential-provider: bare Node.js start (node -e 0), median of ${RUNS}`,
+      value: round(floor),
+      unit: 'ms',
+      rerun: RERUN,
+      note: 'the floor on this machine, for reading the figures above',
+    },
+    ...sizes,
+  ];
+}
+
 export async function run(): Promise<BenchResult[]> {
   const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch);
   if (process.platform !== 'linux' || arch === undefined) {
@@ -132,21 +246,12 @@ export async function run(): Promise<BenchResult[]> {
     );
   }
   await ensureBuilt();
-  const path = executablePath(arch);
   const server = await startFakeAwsServer();
-  // A credentials profile with static keys.
   const profileDir = mkdtempSync(join(tmpdir(), 'credential-provider-bench-'));
   writeFileSync(
     join(profileDir, 'credentials'),
     '[pulls]\naws_access_key_id = AKIDBENCHPROFILE\naws_secret_access_key = bench-profile-secret\n',
   );
-  const answering = (input: string, own: Case['env'] = {}): Case => ({
-    path,
-    args: [],
-    input,
-    check: checkAnswer,
-    env: own,
-  });
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: '/nonexistent',
@@ -156,104 +261,7 @@ export async function run(): Promise<BenchResult[]> {
     AWS_ENDPOINT_URL_ECR: server.url,
   };
   try {
-    const times = await timings(
-      {
-        answer: answering(REQUEST),
-        // The usual node: no keys in the environment, the instance role from IMDS (three IMDSv2 requests first).
-        imds: answering(REQUEST, {
-          AWS_ACCESS_KEY_ID: undefined,
-          AWS_SECRET_ACCESS_KEY: undefined,
-          AWS_EC2_METADATA_DISABLED: undefined,
-          AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
-        }),
-        serviceAccount: answering(SERVICE_ACCOUNT_REQUEST, { AWS_ENDPOINT_URL_STS: server.url }),
-        profile: answering(REQUEST, {
-          AWS_ACCESS_KEY_ID: undefined,
-          AWS_SECRET_ACCESS_KEY: undefined,
-          AWS_PROFILE: 'pulls',
-          AWS_SHARED_CREDENTIALS_FILE: join(profileDir, 'credentials'),
-          AWS_CONFIG_FILE: join(profileDir, 'config'),
-        }),
-        // A setting only the SDK clients know (here an app id for the user agent): the run loads them.
-        sdk: answering(REQUEST, { AWS_SDK_UA_APP_ID: 'bench' }),
-        version: { path, args: ['--version'], input: '' },
-        // The same pinned Node.js doing nothing: the part of the figure no code change can remove.
-        floor: { path: process.execPath, args: ['-e', '0'], input: '' },
-      },
-      env,
-    );
-    const answer = percentile(times.answer!, 50);
-    const floor = percentile(times.floor!, 50);
-    const otherPaths: BenchResult[] = [
-      ['imds', "keys from IMDS (the usual node's instance role)", 'direct calls; three IMDSv2 requests, then ECR'],
-      ['serviceAccount', 'a service-account pull', 'direct calls; STS (unsigned), then ECR with the role keys'],
-      ['profile', 'keys from a credentials profile', 'direct calls; the shared files read with the SDK parser'],
-      ['sdk', 'a setting only the SDK clients know', 'the SDK clients, loaded from their SEA asset: the slow path'],
-    ].map(([name, what, note]) => ({
-      name: `credential-provider: start-to-answer / bare Node.js start, ${what}, medians of ${RUNS}`,
-      value: round(percentile(times[name!]!, 50) / floor, 2),
-      unit: 'x',
-      rerun: RERUN,
-      note: `${note}; ${round(percentile(times[name!]!, 50))} ms`,
-    }));
-    const sizes = TARGET_ARCHES.filter((candidate) => existsSync(executablePath(candidate))).map(
-      (candidate): BenchResult => ({
-        name: `credential-provider: executable size (linux-${candidate})`,
-        value: round(statSync(executablePath(candidate)).size / 1024 / 1024),
-        unit: 'MiB',
-        target: `<= ${SIZE_TARGET_MIB}`,
-        rerun: RERUN,
-        note: 'stripped Node.js 22 (~102 MiB of it) + the two scripts and their code caches',
-      }),
-    );
-    return [
-      {
-        name: `credential-provider: start-to-answer / bare Node.js start, medians of ${RUNS}`,
-        value: round(answer / floor, 2),
-        unit: 'x',
-        target: `<= ${START_RATIO_TARGET}`,
-        rerun: RERUN,
-        note: 'both measured in this run, alternating',
-      },
-      {
-        name: `credential-provider: start-to-answer / bare Node.js start, fastest of ${RUNS} each`,
-        value: round(times.answer![0]! / times.floor![0]!, 2),
-        unit: 'x',
-        target: `<= ${START_RATIO_TARGET}`,
-        rerun: RERUN,
-        note: 'the same, less moved by load from other work on the machine',
-      },
-      {
-        name: `credential-provider: start-to-answer, median of ${RUNS} (ECR faked on 127.0.0.1)`,
-        value: round(answer),
-        unit: 'ms',
-        target: `<= ${round(START_RATIO_TARGET * floor)}`,
-        rerun: RERUN,
-        note: `spawn to exit, SigV4 and HTTP included; target = ${START_RATIO_TARGET} x the bare start below`,
-      },
-      {
-        name: `credential-provider: start-to-answer, p95 of ${RUNS}`,
-        value: round(percentile(times.answer!, 95)),
-        unit: 'ms',
-        rerun: RERUN,
-      },
-      ...otherPaths,
-      {
-        name: `credential-provider: --version start-to-exit, median of ${RUNS}`,
-        value: round(percentile(times.version!, 50)),
-        unit: 'ms',
-        rerun: RERUN,
-        note: 'Node.js start and the main script from its code cache, no AWS call',
-      },
-      {
-        name: `credential-provider: bare Node.js start (node -e 0), median of ${RUNS}`,
-        value: round(floor),
-        unit: 'ms',
-        rerun: RERUN,
-        note: 'the floor on this machine, for reading the figures above',
-      },
-      ...sizes,
-    ];
+    return report(await timings(benchCases(executablePath(arch), server.url, profileDir), env));
   } finally {
     await server.close();
     rmSync(profileDir, { recursive: true, force: true });
