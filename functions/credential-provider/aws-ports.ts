@@ -4,7 +4,7 @@ import {
   GetAuthorizationTokenCommand as GetPublicAuthorizationTokenCommand,
 } from '@aws-sdk/client-ecr-public';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import type { AwsCredentials, EcrPort, EcrPublicPort, StsPort } from './ports.ts';
+import { type AwsCredentials, CALL_BOUNDS, type EcrPort, type EcrPublicPort, type StsPort } from './ports.ts';
 import { ECR_PUBLIC_REGION } from './registry.ts';
 
 export interface AwsPortOptions {
@@ -14,17 +14,15 @@ export interface AwsPortOptions {
   maxAttempts?: number;
 }
 
-/**
- * kubelet kills the plugin after one minute. With the SDK's three attempts these bounds keep a dead or
- * black-holed endpoint (no IMDS, no VPC endpoint, wrong proxy) well inside that, so the user sees our error
- * instead of kubelet's timeout.
- */
-const REQUEST_HANDLER = { connectionTimeout: 3_000, requestTimeout: 10_000 };
+const REQUEST_HANDLER = {
+  connectionTimeout: CALL_BOUNDS.connectionTimeoutMs,
+  requestTimeout: CALL_BOUNDS.requestTimeoutMs,
+};
 
 function clientConfig(region: string, options: AwsPortOptions, credentials: AwsCredentials | undefined) {
   return {
     region,
-    maxAttempts: options.maxAttempts ?? 3,
+    maxAttempts: options.maxAttempts ?? CALL_BOUNDS.maxAttempts,
     customUserAgent: options.userAgent,
     requestHandler: REQUEST_HANDLER,
     // Without explicit credentials the client resolves the default chain (env, profile, web identity, IMDS).

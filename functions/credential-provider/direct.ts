@@ -26,14 +26,15 @@ import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { AwsPorts } from './choose-ports.ts';
-import type {
-  AssumeRoleWithWebIdentityInput,
-  AuthorizationToken,
-  AwsCredentials,
-  EcrEndpoint,
-  EcrPort,
-  EcrPublicPort,
-  StsPort,
+import {
+  type AssumeRoleWithWebIdentityInput,
+  type AuthorizationToken,
+  type AwsCredentials,
+  CALL_BOUNDS,
+  type EcrEndpoint,
+  type EcrPort,
+  type EcrPublicPort,
+  type StsPort,
 } from './ports.ts';
 import { ECR_PUBLIC_DNS_SUFFIX, ECR_PUBLIC_REGION } from './registry.ts';
 
@@ -49,9 +50,10 @@ export interface DirectSetup {
 }
 
 /**
- * Variables the direct path reads, or that cannot change its two calls. Any other `AWS_*` variable (a retry
- * mode, an app id, a defaults mode, a setting added to the SDK later) sends the request to the SDK clients,
- * which know what it means.
+ * Variables the direct path reads, or that cannot change its calls. Any other `AWS_*` variable (a retry mode, an
+ * app id, a defaults mode, a setting added to the SDK later) sends the run to the SDK clients, which know what it
+ * means. That is also how the chain's sources between the profile and IMDS (`AWS_WEB_IDENTITY_TOKEN_FILE`,
+ * `AWS_CONTAINER_CREDENTIALS_*`) reach the SDK: they are left out on purpose.
  */
 const UNDERSTOOD = new Set([
   'AWS_ACCESS_KEY_ID',
@@ -201,13 +203,6 @@ function credentialSource(env: Env, profile: Profile): CredentialSource | string
   if (typeof id === 'string' && typeof secret === 'string') {
     return staticCredentials(id, secret, profile.aws_session_token);
   }
-  for (const name of [
-    'AWS_WEB_IDENTITY_TOKEN_FILE',
-    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
-    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
-  ]) {
-    if (env[name]) return `${name} is set`;
-  }
   const disabled = env.AWS_EC2_METADATA_DISABLED;
   // The SDK's own failure message for this case comes from its chain.
   if (disabled && disabled !== 'false') return 'AWS_EC2_METADATA_DISABLED is set and no keys were found';
@@ -227,9 +222,6 @@ export interface DirectOptions {
   /** The standard retry strategy's attempts; 3, the SDK's default. */
   maxAttempts?: number;
 }
-
-/** The same bounds as the SDK clients get in aws-ports.ts. */
-const TIMEOUTS = { connectionMs: 3_000, requestMs: 10_000 };
 
 /**
  * The regular regional endpoints, as the clients' endpoint rules name them outside FIPS and dual-stack (checked
@@ -328,7 +320,7 @@ function jsonRequest(url: URL, target: string): Exchange {
       } catch {
         // Not JSON (a proxy's page, say): the status and the text speak for it.
       }
-      const raw = header(response, 'x-amzn-errortype') ?? body.__type ?? body.code;
+      const raw = response.headers['x-amzn-errortype'] ?? body.__type ?? body.code;
       const message = [body.message, body.Message, body.errorMessage].find((m) => typeof m === 'string');
       return {
         // `com.amazonaws.ecr#AccessDeniedException:http://...` -> AccessDeniedException, as the SDK trims it.
@@ -419,7 +411,7 @@ interface Signing {
 
 /** One call: the SDK's retry middleware around signing (unless `signing` is undefined) and sending. */
 function caller(setup: DirectSetup, options: DirectOptions) {
-  const maxAttempts = options.maxAttempts ?? 3;
+  const maxAttempts = options.maxAttempts ?? CALL_BOUNDS.maxAttempts;
   const retry = retryMiddleware({
     maxAttempts: async () => maxAttempts,
     retryStrategy: async () => new StandardRetryStrategy(maxAttempts),
@@ -455,7 +447,7 @@ function caller(setup: DirectSetup, options: DirectOptions) {
         ? await signer.sign(args.request, { signingDate: new Date(Date.now() + clockOffset) })
         : args.request;
       try {
-        const response = await sendOnce(signed as HttpRequest, TIMEOUTS);
+        const response = await sendOnce(signed as HttpRequest, CALL_BOUNDS);
         return { response, output: parseResponse(response, exchange) };
       } catch (err) {
         const corrected = correctedOffset(err, clockOffset);
@@ -482,7 +474,7 @@ function caller(setup: DirectSetup, options: DirectOptions) {
  */
 export function sendOnce(
   request: HttpRequest,
-  timeouts: { connectionMs: number; requestMs: number },
+  timeouts: { connectionTimeoutMs: number; requestTimeoutMs: number },
 ): Promise<HttpResponse> {
   const { request: open } = process.getBuiltinModule(request.protocol === 'https:' ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
@@ -515,14 +507,14 @@ export function sendOnce(
       if (!socket.connecting) return;
       const timer = setTimeout(() => {
         outgoing.destroy(
-          timeout(`Socket timed out without establishing a connection within ${timeouts.connectionMs} ms`),
+          timeout(`Socket timed out without establishing a connection within ${timeouts.connectionTimeoutMs} ms`),
         );
-      }, timeouts.connectionMs);
+      }, timeouts.connectionTimeoutMs);
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });
-    outgoing.setTimeout(timeouts.requestMs, () => {
-      outgoing.destroy(timeout(`Connection timed out after ${timeouts.requestMs} ms`));
+    outgoing.setTimeout(timeouts.requestTimeoutMs, () => {
+      outgoing.destroy(timeout(`Connection timed out after ${timeouts.requestTimeoutMs} ms`));
     });
     outgoing.on('error', reject);
     outgoing.end(request.body);
@@ -536,7 +528,7 @@ export function sendOnce(
  */
 function parseResponse(response: HttpResponse, exchange: Exchange): Output {
   const text = (response.body as Buffer).toString('utf8');
-  const requestId = header(response, 'x-amzn-requestid');
+  const requestId = response.headers['x-amzn-requestid'];
   const $metadata = { httpStatusCode: response.statusCode, ...(requestId ? { requestId } : {}) };
   const ok = response.statusCode >= 200 && response.statusCode < 300;
   let problem: { code?: string; message?: string };
@@ -559,11 +551,6 @@ function parseResponse(response: HttpResponse, exchange: Exchange): Output {
   });
 }
 
-function header(response: HttpResponse, name: string): string | undefined {
-  const found = Object.keys(response.headers).find((key) => key.toLowerCase() === name);
-  return found === undefined ? undefined : response.headers[found];
-}
-
 /** Five minutes: the skew beyond which the clients re-sign with the server's clock (and retry). */
 const SKEW_LIMIT_MS = 300_000;
 
@@ -574,7 +561,7 @@ const SKEW_LIMIT_MS = 300_000;
  */
 function correctedOffset(err: unknown, offset: number): number {
   const response = (err as { $response?: HttpResponse })?.$response;
-  const date = response ? header(response, 'date') : undefined;
+  const date = response?.headers.date;
   const serverTime = date ? Date.parse(date) : Number.NaN;
   if (Number.isNaN(serverTime)) return offset;
   return Math.abs(Date.now() + offset - serverTime) >= SKEW_LIMIT_MS ? serverTime - Date.now() : offset;

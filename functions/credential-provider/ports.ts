@@ -11,6 +11,13 @@ export interface AwsCredentials {
   expiration?: Date;
 }
 
+/**
+ * The bounds of every AWS call, for the SDK clients and the direct calls alike. kubelet kills the plugin after
+ * one minute; with three attempts these keep a dead or black-holed endpoint (no IMDS, no VPC endpoint, wrong
+ * proxy) well inside that, so the user sees our error instead of kubelet's timeout.
+ */
+export const CALL_BOUNDS = { maxAttempts: 3, connectionTimeoutMs: 3_000, requestTimeoutMs: 10_000 } as const;
+
 export interface AuthorizationToken {
   /** base64 of `user:password`, exactly as AWS returned it. */
   authorizationToken: string;
