@@ -325,6 +325,38 @@ describe('refusing requests', () => {
     expect(error?.message).toBe('reading the request: serviceAccountToken must be a string');
   });
 
+  it.each([
+    ['a list', ['eks.amazonaws.com/ecr-role-arn']],
+    ['a string', 'eks.amazonaws.com/ecr-role-arn=arn:aws:iam::111122223333:role/pull'],
+    ['a map with a null value', { 'eks.amazonaws.com/ecr-role-arn': null }],
+  ])('refuses annotations given as %s', async (_name, annotations) => {
+    const { error } = await exchange(request(PRIVATE_IMAGE, undefined, { serviceAccountAnnotations: annotations }));
+    expect(error?.message).toBe('reading the request: serviceAccountAnnotations must map strings to strings');
+  });
+
+  it('names every problem of a request at once, in field order', async () => {
+    const { error } = await exchange(
+      JSON.stringify({ kind: 'CredentialProviderRequest', image: 7, serviceAccountToken: 1 }),
+    );
+    expect(error?.message).toBe(
+      `reading the request: apiVersion is missing (expected one of ${API_VERSIONS.join(', ')}); ` +
+        'image (a number) is not a string; serviceAccountToken must be a string',
+    );
+  });
+
+  it('accepts null token and annotations, fields it does not know, and an image with blanks around it', async () => {
+    const { response, error } = await exchange(
+      request(` ${PRIVATE_IMAGE}\n`, undefined, {
+        serviceAccountToken: null,
+        serviceAccountAnnotations: null,
+        imagePullPolicy: 'Always',
+      }),
+    );
+    expect(error).toBeUndefined();
+    expect(Object.keys(response.auth)).toEqual(['111122223333.dkr.ecr.eu-west-1.amazonaws.com']);
+    expect(sts.calls).toEqual([]);
+  });
+
   it('refuses more than 1 MiB on stdin', async () => {
     const { error } = await exchange(' '.repeat(MAX_REQUEST_BYTES + 1));
     expect(error?.message).toMatch(/more than 1048576 bytes on stdin/);

@@ -1,5 +1,3 @@
-// zod/mini: the same validation at a fraction of the bundle, which matters to a binary started on every pull.
-import * as z from 'zod/mini';
 import { InvalidRequestError } from './errors.ts';
 
 /**
@@ -48,26 +46,37 @@ function shown(value: unknown): string {
 }
 
 function unexpected(field: string, expected: string) {
-  return (issue: { input?: unknown }) =>
-    issue.input === undefined
-      ? `${field} is missing (expected ${expected})`
-      : `${field} ${shown(issue.input)} is not ${expected}`;
+  return (input: unknown) =>
+    input === undefined ? `${field} is missing (expected ${expected})` : `${field} ${shown(input)} is not ${expected}`;
 }
 
 const annotationsError = 'serviceAccountAnnotations must map strings to strings';
 
-const requestSchema = z.object({
-  apiVersion: z.enum(API_VERSIONS, { error: unexpected('apiVersion', `one of ${API_VERSIONS.join(', ')}`) }),
-  kind: z.literal('CredentialProviderRequest', { error: unexpected('kind', 'CredentialProviderRequest') }),
-  image: z
-    .string({ error: unexpected('image', 'a string') })
-    .check(z.trim(), z.minLength(1, { error: 'image is empty' })),
+/**
+ * The request's five fields, checked by hand rather than with a schema library: kubelet starts a process for every
+ * pull whose cached token expired, and zod (even zod/mini) was a fifth of the executable's main script and about
+ * 3 ms of every start (docs/credential-provider.md, "Size and start time"), to check five fields. Fields we do not
+ * know are ignored, so a newer kubelet's additions do not break pulls.
+ */
+function problemsOf(json: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  const { apiVersion, kind, image, serviceAccountToken: token, serviceAccountAnnotations: annotations } = json;
+  if (!(API_VERSIONS as readonly unknown[]).includes(apiVersion)) {
+    problems.push(unexpected('apiVersion', `one of ${API_VERSIONS.join(', ')}`)(apiVersion));
+  }
+  if (kind !== 'CredentialProviderRequest') problems.push(unexpected('kind', 'CredentialProviderRequest')(kind));
+  if (typeof image !== 'string') problems.push(unexpected('image', 'a string')(image));
+  else if (image.trim() === '') problems.push('image is empty');
   // Never echo what was sent here: it is a bearer token.
-  serviceAccountToken: z.nullish(z.string({ error: 'serviceAccountToken must be a string' })),
-  serviceAccountAnnotations: z.nullish(
-    z.record(z.string(), z.string({ error: annotationsError }), { error: annotationsError }),
-  ),
-});
+  if (token != null && typeof token !== 'string') problems.push('serviceAccountToken must be a string');
+  if (annotations != null && !isStringMap(annotations)) problems.push(annotationsError);
+  return problems;
+}
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((entry) => typeof entry === 'string');
+}
 
 /**
  * Parses the bytes kubelet wrote on stdin. Errors name the offending field but never quote the input as a
@@ -86,15 +95,14 @@ export function parseRequest(text: string): CredentialProviderRequest {
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     throw new InvalidRequestError('reading the request: expected a JSON object');
   }
-  const parsed = requestSchema.safeParse(json);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => issue.message);
-    throw new InvalidRequestError(`reading the request: ${problems.join('; ')}`);
-  }
-  const { apiVersion, image, serviceAccountToken, serviceAccountAnnotations } = parsed.data;
+  const fields = json as Record<string, unknown>;
+  const problems = problemsOf(fields);
+  if (problems.length > 0) throw new InvalidRequestError(`reading the request: ${problems.join('; ')}`);
+  const serviceAccountToken = fields.serviceAccountToken as string | null | undefined;
+  const serviceAccountAnnotations = fields.serviceAccountAnnotations as Record<string, string> | null | undefined;
   return {
-    apiVersion,
-    image,
+    apiVersion: fields.apiVersion as ApiVersion,
+    image: (fields.image as string).trim(),
     // kubelet omits empty fields, but treat an empty token as absent in case another caller does not.
     ...(serviceAccountToken ? { serviceAccountToken } : {}),
     serviceAccountAnnotations: serviceAccountAnnotations ?? {},
