@@ -1,7 +1,7 @@
 import type { AlpnPolicy } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
-import { type ParsedAnnotationValues, SCHEMAS } from './annotation-schemas.ts';
+import { type ParsedAnnotationValues, schemaOf } from './annotation-schemas.ts';
 
 /**
  * The Service annotations users already write for the AWS cloud provider and the AWS Load Balancer
@@ -106,7 +106,7 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
   for (const [field, annotation] of Object.entries(ANNOTATION) as [keyof typeof ANNOTATION, string][]) {
     const raw = annotations[annotation];
     if (raw === undefined) continue;
-    const result = SCHEMAS[field].safeParse(raw);
+    const result = schemaOf(field).safeParse(raw);
     if (result.success) (parsed as Record<string, unknown>)[field] = result.data;
     else problems.push({ annotation, message: `"${raw}" ${result.error.issues[0]?.message ?? 'is not valid'}` });
   }

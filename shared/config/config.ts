@@ -1,5 +1,5 @@
 import { parseCidr } from '../net/cidr.ts';
-import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption.ts';
+import { INTERRUPTION_KINDS, type InterruptionKind } from '../queue/interruption-kinds.ts';
 import * as z from '../zod.ts';
 import { csv } from './csv.ts';
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseBody } from '../parse-body.ts';
 import * as z from '../zod.ts';
+import { INTERRUPTION_KINDS, type InterruptionKind } from './interruption-kinds.ts';
 import { messageGroupId } from './message.ts';
 
 /**
@@ -23,15 +24,7 @@ import { messageGroupId } from './message.ts';
  * - rebalance recommendation and instance stopping: none (a recommendation is no notice of termination; a
  *   stop has begun already).
  */
-export const INTERRUPTION_KINDS = [
-  'spot-interruption',
-  'rebalance-recommendation',
-  'scheduled-maintenance',
-  'asg-lifecycle-termination',
-  'capacity-reservation-interruption',
-  'instance-stopping',
-] as const;
-export type InterruptionKind = (typeof INTERRUPTION_KINDS)[number];
+export { INTERRUPTION_KINDS, type InterruptionKind };
 
 /** A spot instance is interrupted two minutes after its warning. */
 export const SPOT_NOTICE_MS = 120_000;
