@@ -1,4 +1,4 @@
-import { createAutoScalingPort, createEc2Port } from '../../shared/aws/clients.ts';
+import { createAutoScalingPort, createEc2InstanceReadPort } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { awsKubernetesAccessDeps, createDrainPort, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
@@ -14,7 +14,7 @@ export const handler = workqueueHandler(interruptionReconciler, ({ config, log, 
     kube: createKubernetesPort(config, access),
     drain: createDrainPort(config, access),
     autoscaling: createAutoScalingPort(config, metrics),
-    ec2: createEc2Port(config, metrics),
+    ec2: createEc2InstanceReadPort(config, metrics),
     // Kinds INTERRUPTION_ACTIONS does not name keep their defaults.
     actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...config.INTERRUPTION_ACTIONS },
     outOfServiceTaint: config.INTERRUPTION_OUT_OF_SERVICE_TAINT,

@@ -1,4 +1,4 @@
-import { createEc2Port } from '../../shared/aws/clients.ts';
+import { createEc2InstanceReadPort } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
@@ -6,7 +6,7 @@ import { nodeLifecycleReconciler } from './reconciler.ts';
 
 export const handler = workqueueHandler(nodeLifecycleReconciler, ({ config, log, metrics }) => ({
   kube: createKubernetesPort(config, awsKubernetesAccessDeps(config)),
-  ec2: createEc2Port(config, metrics),
+  ec2: createEc2InstanceReadPort(config, metrics),
   clock: systemClock,
   log,
   metrics,

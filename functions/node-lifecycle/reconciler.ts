@@ -1,4 +1,9 @@
-import { type Ec2Port, type Instance, type InstanceState, LIVE_INSTANCE_STATES } from '../../shared/aws/ec2-port.ts';
+import {
+  type Ec2InstanceReadPort,
+  type Instance,
+  type InstanceState,
+  LIVE_INSTANCE_STATES,
+} from '../../shared/aws/ec2-port.ts';
 import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { isConflict, isNotFound } from '../../shared/k8s/errors.ts';
@@ -21,7 +26,7 @@ import { lifecycleAction } from './diff.ts';
 
 export interface LifecycleDeps {
   kube: KubernetesPort;
-  ec2: Ec2Port;
+  ec2: Ec2InstanceReadPort;
   clock: Clock;
   log: Log;
   metrics: MetricsPort;
@@ -55,7 +60,7 @@ function unclaimed(node: Node | undefined): node is Node {
  * included (a live one wins). EC2 clears a terminated instance's private DNS name, so a DNS-named Node whose instance
  * is gone finds nothing: judged as the reference controller does, gone once the young-Node grace is over.
  */
-async function instancesByName(nodes: readonly Node[], ec2: Ec2Port): Promise<Map<string, Instance>> {
+async function instancesByName(nodes: readonly Node[], ec2: Ec2InstanceReadPort): Promise<Map<string, Instance>> {
   const byName = new Map<string, Instance>();
   if (nodes.length === 0) return byName;
   const names = nodes.map((n) => n.metadata.name);

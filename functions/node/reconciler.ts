@@ -1,5 +1,5 @@
-import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
-import type { Ec2Port, Instance } from '../../shared/aws/ec2-port.ts';
+import type { ZoneIds } from '../../shared/aws/ec2-facts.ts';
+import type { Ec2InstanceReadPort, Instance } from '../../shared/aws/ec2-port.ts';
 import { clusterTagKey, isClusterResource } from '../../shared/aws/ownership.ts';
 import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -19,8 +19,8 @@ export interface NodeDeps {
   region: string;
   ipFamilies: readonly IpFamily[];
   kube: KubernetesPort;
-  ec2: Ec2Port;
-  facts: Ec2Facts;
+  ec2: Ec2InstanceReadPort;
+  facts: Pick<ZoneIds, 'zoneId'>;
   clock: Clock;
   log: Log;
   metrics: MetricsPort;

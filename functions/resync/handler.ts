@@ -2,7 +2,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
-import { createEc2Port, createSqsPort } from '../../shared/aws/clients.ts';
+import { createEc2InstanceReadPort, createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
@@ -34,7 +34,7 @@ export const handler = middy(async function resyncAllKeys(event: ScheduledEvent)
       sqs: createSqsPort(config, metricsPort),
       queues,
       nodeSweep: {
-        ec2: createEc2Port(config, metricsPort),
+        ec2: createEc2InstanceReadPort(config, metricsPort),
         clusterName: config.CLUSTER_NAME,
         ipFamilies: config.NODE_IP_FAMILIES,
       },

@@ -8,7 +8,7 @@ import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { AutoScalingAdapter } from './autoscaling-adapter.ts';
-import { Ec2Adapter } from './ec2-adapter.ts';
+import { Ec2Adapter, Ec2InstanceReads } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
 
@@ -19,8 +19,17 @@ import { Elbv2Adapter } from './elbv2-adapter.ts';
  * EC2 throttles, this container slows all its calls down, not just the one that was throttled.
  */
 export function createEc2Port(config: Config, metrics: MetricsPort): Ec2Adapter {
+  return new Ec2Adapter(ec2Client(config, metrics));
+}
+
+/** The instance and zone reads alone: a function that builds only this port bundles no other EC2 command. */
+export function createEc2InstanceReadPort(config: Config, metrics: MetricsPort): Ec2InstanceReads {
+  return new Ec2InstanceReads(ec2Client(config, metrics));
+}
+
+function ec2Client(config: Config, metrics: MetricsPort) {
   const client = new EC2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
-  return new Ec2Adapter(instrumentAwsClient(client, metrics));
+  return instrumentAwsClient(client, metrics);
 }
 
 /** ELBv2 throttles per account and API (Describe* share a bucket): adaptive retries slow this container down too. */

@@ -37,6 +37,7 @@ import { RetryableError } from '../errors.ts';
 import {
   type AssignResult,
   type AvailabilityZone,
+  type Ec2InstanceReadPort,
   type Ec2Port,
   INSTANCE_ID_PATTERN,
   type Instance,
@@ -93,12 +94,14 @@ const KNOWN_STATES: ReadonlySet<string> = new Set<InstanceState>([
 ]);
 
 /**
- * Ec2Port over the AWS SDK: a pure translation (no caching). Chunks, pages and drops unknown IDs so that
- * callers never do.
+ * The instance and zone reads of Ec2Port (DescribeInstances, DescribeAvailabilityZones), a class of their own so
+ * that a function needing nothing else bundles no other EC2 command: each command brings its request and response
+ * shapes, and the other nineteen were an eighth of the node function's package (docs/adr/0010-lambda-cold-start.md,
+ * third round). Chunks, pages and drops unknown IDs so that callers never do.
  */
-export class Ec2Adapter implements Ec2Port {
+export class Ec2InstanceReads implements Ec2InstanceReadPort {
   /** Any EC2 client: the SDK's, or anything that answers its commands the same way (the fake EC2 API in tests). */
-  constructor(private readonly client: Pick<EC2Client, 'send'>) {}
+  constructor(protected readonly client: Pick<EC2Client, 'send'>) {}
 
   async describeInstances(instanceIds: readonly string[]): Promise<Map<string, Instance>> {
     // A malformed ID fails the whole call in EC2, so it is never sent; to the caller it is simply absent.
@@ -154,6 +157,31 @@ export class Ec2Adapter implements Ec2Port {
     }
   }
 
+  /**
+   * One chunk of IDs. EC2 fails the whole call when any listed ID is unknown or malformed and names the
+   * offending IDs in the message, so those are dropped and the rest asked again. Only IDs EC2 named are
+   * dropped: an absent instance means "does not exist" to the caller, and a Node may be deleted for it.
+   */
+  private async describeChunkWithoutUnknownIds(chunk: readonly string[]): Promise<Instance[]> {
+    let ids = chunk;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const pages = await allPages(
+          (NextToken) =>
+            // No MaxResults: EC2 refuses it together with InstanceIds.
+            this.client.send(new DescribeInstancesCommand({ InstanceIds: [...ids], NextToken })),
+          (page) => page.NextToken,
+        );
+        return pages.flatMap(instancesOf);
+      } catch (err) {
+        const named = isUnknownIdError(err) ? idsNamedInMessage(err, ids) : new Set<string>();
+        if (named.size === 0 || attempt >= DESCRIBE_ATTEMPTS) throw toControllerError('describing instances', err);
+        ids = ids.filter((id) => !named.has(id));
+        if (ids.length === 0) return [];
+      }
+    }
+  }
+
   async describeAvailabilityZones(): Promise<AvailabilityZone[]> {
     try {
       // Not paginated by EC2. Without AllAvailabilityZones, Local and Wavelength Zones the account has not
@@ -169,7 +197,10 @@ export class Ec2Adapter implements Ec2Port {
       throw toControllerError('describing availability zones', err);
     }
   }
+}
 
+/** Ec2Port over the AWS SDK: a pure translation (no caching). */
+export class Ec2Adapter extends Ec2InstanceReads implements Ec2Port {
   async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
     const infos: InstanceTypeInfo[] = [];
     for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
@@ -569,31 +600,6 @@ export class Ec2Adapter implements Ec2Port {
       (page) => page.NextToken,
     );
     return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
-  }
-
-  /**
-   * One chunk of IDs. EC2 fails the whole call when any listed ID is unknown or malformed and names the
-   * offending IDs in the message, so those are dropped and the rest asked again. Only IDs EC2 named are
-   * dropped: an absent instance means "does not exist" to the caller, and a Node may be deleted for it.
-   */
-  private async describeChunkWithoutUnknownIds(chunk: readonly string[]): Promise<Instance[]> {
-    let ids = chunk;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const pages = await allPages(
-          (NextToken) =>
-            // No MaxResults: EC2 refuses it together with InstanceIds.
-            this.client.send(new DescribeInstancesCommand({ InstanceIds: [...ids], NextToken })),
-          (page) => page.NextToken,
-        );
-        return pages.flatMap(instancesOf);
-      } catch (err) {
-        const named = isUnknownIdError(err) ? idsNamedInMessage(err, ids) : new Set<string>();
-        if (named.size === 0 || attempt >= DESCRIBE_ATTEMPTS) throw toControllerError('describing instances', err);
-        ids = ids.filter((id) => !named.has(id));
-        if (ids.length === 0) return [];
-      }
-    }
   }
 }
 

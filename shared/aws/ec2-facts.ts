@@ -2,20 +2,17 @@ import type { Clock } from '../clock.ts';
 import type { Ec2Port, InstanceTypeInfo } from './ec2-port.ts';
 
 /**
- * Facts that do not change while a Lambda container lives (zone name -> zone ID, instance type
- * limits, subnet CIDR blocks), cached so a burst of Node initializations costs one DescribeAvailabilityZones in total.
- * An unknown zone triggers one refresh, at most once per `refreshAfterMs`.
+ * Zone name -> zone ID, cached while a Lambda container lives, so a burst of Node initializations costs one
+ * DescribeAvailabilityZones in total. An unknown zone triggers one refresh, at most once per `refreshAfterMs`.
+ * Apart from Ec2Facts for the node function, which needs no other fact and so no other EC2 command.
  */
-export class Ec2Facts {
+export class ZoneIds {
   private zoneIds?: Map<string, string>;
   private zonesLoadedAt = Number.NEGATIVE_INFINITY;
   private zonesLoading?: Promise<Map<string, string>>;
-  private readonly types = new Map<string, InstanceTypeInfo>();
-  private readonly typesLoading = new Map<string, Promise<void>>();
-  private readonly subnetCidrs = new Map<string, string>();
 
   constructor(
-    private readonly ec2: Ec2Port,
+    private readonly ec2: Pick<Ec2Port, 'describeAvailabilityZones'>,
     private readonly clock: Clock,
     private readonly refreshAfterMs = 10 * 60_000,
   ) {}
@@ -25,6 +22,44 @@ export class Ec2Facts {
     if (known) return known;
     if (this.zoneIds && this.clock.now() - this.zonesLoadedAt < this.refreshAfterMs) return undefined;
     return (await this.loadZones()).get(zoneName);
+  }
+
+  private loadZones(): Promise<Map<string, string>> {
+    // Concurrent reconciles of one batch share a single DescribeAvailabilityZones.
+    this.zonesLoading ??= this.ec2
+      .describeAvailabilityZones()
+      .then((zones) => {
+        this.zoneIds = new Map(zones.map((z) => [z.zoneName, z.zoneId]));
+        this.zonesLoadedAt = this.clock.now();
+        return this.zoneIds;
+      })
+      .finally(() => {
+        this.zonesLoading = undefined;
+      });
+    return this.zonesLoading;
+  }
+}
+
+/**
+ * Facts that do not change while a Lambda container lives (zone IDs, instance type limits, subnet CIDR blocks),
+ * cached: each is asked of EC2 once per container.
+ */
+export class Ec2Facts {
+  private readonly zones: ZoneIds;
+  private readonly types = new Map<string, InstanceTypeInfo>();
+  private readonly typesLoading = new Map<string, Promise<void>>();
+  private readonly subnetCidrs = new Map<string, string>();
+
+  constructor(
+    private readonly ec2: Pick<Ec2Port, 'describeAvailabilityZones' | 'describeInstanceTypes' | 'describeSubnets'>,
+    clock: Clock,
+    refreshAfterMs?: number,
+  ) {
+    this.zones = new ZoneIds(ec2, clock, refreshAfterMs);
+  }
+
+  zoneId(zoneName: string): Promise<string | undefined> {
+    return this.zones.zoneId(zoneName);
   }
 
   async instanceTypes(types: readonly string[]): Promise<Map<string, InstanceTypeInfo>> {
@@ -53,20 +88,5 @@ export class Ec2Facts {
       }
     }
     return this.subnetCidrs.get(subnetId);
-  }
-
-  private loadZones(): Promise<Map<string, string>> {
-    // Concurrent reconciles of one batch share a single DescribeAvailabilityZones.
-    this.zonesLoading ??= this.ec2
-      .describeAvailabilityZones()
-      .then((zones) => {
-        this.zoneIds = new Map(zones.map((z) => [z.zoneName, z.zoneId]));
-        this.zonesLoadedAt = this.clock.now();
-        return this.zoneIds;
-      })
-      .finally(() => {
-        this.zonesLoading = undefined;
-      });
-    return this.zonesLoading;
   }
 }

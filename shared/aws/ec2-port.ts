@@ -199,7 +199,8 @@ export type AssignResult = { addresses: string[]; prefixes: string[] } | 'subnet
 /** What the controllers point a route at: an instance (one ENI) or a specific network interface. */
 export type RouteTargetSpec = { instanceId: string } | { networkInterfaceId: string };
 
-export interface Ec2Port {
+/** The instance and zone reads alone: all the node, lifecycle, resync and interruption functions ask of EC2. */
+export interface Ec2InstanceReadPort {
   /**
    * Instances by ID. Malformed and unknown IDs are simply absent from the result (they never fail
    * the others); up to 1000 IDs go in one DescribeInstances call.
@@ -217,6 +218,9 @@ export interface Ec2Port {
    */
   findClusterInstances(clusterName: string): Promise<Instance[]>;
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
+}
+
+export interface Ec2Port extends Ec2InstanceReadPort {
   describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
 
   /** One route table with every route; undefined when EC2 does not know the ID (InvalidRouteTableID.NotFound). */

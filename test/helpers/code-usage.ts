@@ -255,21 +255,52 @@ class Reachability {
     for (const cls of this.instantiated) if (this.implementsInterface(cls, iface)) this.enqueueMember(cls, name);
   }
 
+  /**
+   * Whether `cls` implements `iface`: through its own `implements` clause, an interface there that extends
+   * `iface`, or a base class that does (`Ec2Adapter extends Ec2InstanceReads implements Ec2Port`).
+   */
   private implementsInterface(cls: ts.ClassLikeDeclaration, iface: ts.InterfaceDeclaration): boolean {
     for (const clause of cls.heritageClauses ?? []) {
-      if (clause.token !== ts.SyntaxKind.ImplementsKeyword) continue;
       for (const t of clause.types) {
-        let symbol = this.checker.getSymbolAtLocation(t.expression);
-        if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
-        if (symbol?.declarations?.includes(iface)) return true;
+        const declarations = this.declarationsOf(t.expression);
+        if (clause.token === ts.SyntaxKind.ImplementsKeyword) {
+          if (declarations.some((d) => ts.isInterfaceDeclaration(d) && this.extendsInterface(d, iface))) return true;
+        } else if (declarations.some((d) => ts.isClassLike(d) && this.implementsInterface(d, iface))) {
+          return true;
+        }
       }
     }
     return false;
   }
 
+  /** `sub` is `iface` or extends it, directly or through other interfaces. */
+  private extendsInterface(sub: ts.InterfaceDeclaration, iface: ts.InterfaceDeclaration): boolean {
+    if (sub === iface) return true;
+    for (const clause of sub.heritageClauses ?? []) {
+      for (const t of clause.types) {
+        const found = this.declarationsOf(t.expression);
+        if (found.some((d) => ts.isInterfaceDeclaration(d) && this.extendsInterface(d, iface))) return true;
+      }
+    }
+    return false;
+  }
+
+  private declarationsOf(expression: ts.Expression): ts.Declaration[] {
+    let symbol = this.checker.getSymbolAtLocation(expression);
+    if (symbol && symbol.flags & ts.SymbolFlags.Alias) symbol = this.checker.getAliasedSymbol(symbol);
+    return symbol?.declarations ?? [];
+  }
+
+  /** The member of that name, declared by the class or inherited from a base class of ours. */
   private enqueueMember(cls: ts.ClassLikeDeclaration, name: string): void {
-    for (const member of cls.members) {
-      if (member.name && ts.isIdentifier(member.name) && member.name.text === name) this.enqueue(member);
+    const own = cls.members.filter((m) => m.name && ts.isIdentifier(m.name) && m.name.text === name);
+    for (const member of own) this.enqueue(member);
+    if (own.length > 0) return;
+    for (const clause of cls.heritageClauses ?? []) {
+      if (clause.token !== ts.SyntaxKind.ExtendsKeyword) continue;
+      for (const t of clause.types) {
+        for (const base of this.declarationsOf(t.expression)) if (ts.isClassLike(base)) this.enqueueMember(base, name);
+      }
     }
   }
 }
