@@ -20,7 +20,7 @@
  * libc6-arm64-cross libstdc++6-arm64-cross`, for arm64 on x64); without it that executable is built without code
  * caches (same behaviour, slower start) and the build says so.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,7 +28,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
-import { SDK_ASSET, SDK_CODE_CACHE_ASSET } from '../functions/credential-provider/sdk-asset.ts';
+import { startFakeAwsServer } from '../functions/credential-provider/fake-aws-server.ts';
+import {
+  MAIN_ASSET,
+  MAIN_CODE_CACHE_ASSET,
+  SDK_ASSET,
+  SDK_CODE_CACHE_ASSET,
+} from '../functions/credential-provider/sea-assets.ts';
 import { sdkSchemaKeys } from './sdk-schema-keys.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -155,7 +161,7 @@ const sdkAsset: Plugin = {
     b.onLoad({ filter: /.*/, namespace: 'sdk-asset' }, () => ({
       loader: 'js',
       resolveDir: CREDENTIAL_PROVIDER,
-      contents: "module.exports = require('./sdk-asset.ts').loadSdkAsset();",
+      contents: "module.exports = require('./sea-assets.ts').loadSdkAsset();",
     }));
   },
 };
@@ -167,27 +173,33 @@ async function bundleOne(entry: string, outfile: string, options: Partial<BuildO
   return outfile;
 }
 
-/** The main script, the SDK adapter asset, and the script that makes the asset's code cache. */
-async function bundle(version: string): Promise<{ main: string; sdk: string; codeCache: string }> {
-  const main = await bundleOne(ENTRY, join(WORK, 'main.cjs'), {
+export type Scripts = { loader: string; main: string; sdk: string; codeCache: string };
+
+/**
+ * The SEA's main script (a loader), the plugin and the SDK adapter (assets), and the script that makes their code
+ * caches, bundled into `dir`.
+ */
+export async function bundleScripts(version: string, dir = WORK): Promise<Scripts> {
+  const loader = await bundleOne(join(CREDENTIAL_PROVIDER, 'sea-main.ts'), join(dir, 'sea-main.cjs'), {});
+  const main = await bundleOne(ENTRY, join(dir, MAIN_ASSET), {
     define: { CREDENTIAL_PROVIDER_VERSION: JSON.stringify(version) },
     plugins: [sdkAsset],
   });
   if (/\bECRClient\b|client-ecr\/dist-es\/ECRClient/.test(readFileSync(main, 'utf8'))) {
     throw new Error(`${main} contains the SDK clients; the dynamic import of aws-ports.ts was not replaced`);
   }
-  const sdk = await bundleOne(join(CREDENTIAL_PROVIDER, 'aws-ports.ts'), join(WORK, SDK_ASSET), {
+  const sdk = await bundleOne(join(CREDENTIAL_PROVIDER, 'aws-ports.ts'), join(dir, SDK_ASSET), {
     // Without it every shape of the three APIs stays in the asset (scripts/sdk-schema-keys.ts).
     plugins: [sdkSchemaKeys()],
   });
   const codeCache = await bundleOne(
     join(ROOT, 'scripts', 'credential-provider-code-cache.ts'),
-    join(WORK, 'code-cache.cjs'),
+    join(dir, 'code-cache.cjs'),
     {
       minify: false,
     },
   );
-  return { main, sdk, codeCache };
+  return { loader, main, sdk, codeCache };
 }
 
 /** qemu user mode and a sysroot to run `arch`'s Node.js on this machine, if installed. */
@@ -202,16 +214,18 @@ function emulatorFor(arch: TargetArch): string[] | undefined {
 }
 
 /**
- * The SEA blob for one architecture: the main script with V8's code cache for it, and the SDK adapter as an asset
- * with its own code cache. A code cache only loads into the Node.js build (version and architecture) that made
- * it, so both are made by that architecture's Node.js, natively or under qemu; without a way to run it, the blob
- * has the scripts only (same behaviour, a slower start) and the build says so.
+ * The SEA blob for one architecture: a loader as the main script, and as assets the plugin and the SDK adapter,
+ * each with its V8 code cache (scripts/credential-provider-code-cache.ts; the plugin's is taken after answering
+ * requests from `standIn`, the stand-in AWS). A code cache only loads into the Node.js build (version and
+ * architecture) that made it, so the caches are made by that architecture's Node.js, natively or under qemu;
+ * without a way to run it, the blob has the scripts only (same behaviour, a slower start) and the build says so.
  */
-function seaBlob(
+async function seaBlob(
   arch: TargetArch,
   node: string,
-  scripts: { main: string; sdk: string; codeCache: string },
-): { blob: string; codeCache: boolean } {
+  scripts: Scripts,
+  standIn: string,
+): Promise<{ blob: string; codeCache: boolean }> {
   const native = process.platform === 'linux' && process.arch === arch;
   const runner = native ? [node] : emulatorFor(arch)?.concat(node);
   if (!runner) {
@@ -221,16 +235,36 @@ function seaBlob(
     );
   }
   const [command, ...args] = runner ?? [hostNodePath()];
-  // An empty environment: nothing of the build machine (AWS_* variables, HOME) may shape what is generated.
-  const run = (what: string, argv: string[]) => {
-    const result = spawnSync(command!, [...args, ...argv], { encoding: 'utf8', cwd: WORK, env: {} });
-    if (result.status !== 0) throw new Error(`${what} for ${arch} failed: ${result.stdout}${result.stderr}`);
+  // An empty environment: nothing of the build machine (AWS_* variables, HOME) may shape what is generated. Not
+  // spawnSync: the stand-in AWS answering the warm-up runs in this process.
+  const run = (what: string, argv: string[]) =>
+    new Promise<void>((resolve, reject) => {
+      const child = spawn(command!, [...args, ...argv], { cwd: WORK, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+      child.on('error', reject);
+      child.on('close', (code) =>
+        code === 0 ? resolve() : reject(new Error(`${what} for ${arch} failed: ${output}`)),
+      );
+    });
+  const assets: Record<string, string> = {
+    [MAIN_ASSET]: relative(WORK, scripts.main),
+    [SDK_ASSET]: relative(WORK, scripts.sdk),
   };
-  const assets: Record<string, string> = { [SDK_ASSET]: relative(WORK, scripts.sdk) };
   if (runner) {
-    const cache = join(WORK, `${SDK_CODE_CACHE_ASSET}-${arch}`);
-    run('the SDK code cache', [scripts.codeCache, scripts.sdk, cache]);
-    assets[SDK_CODE_CACHE_ASSET] = relative(WORK, cache);
+    const mainCache = join(WORK, `${MAIN_CODE_CACHE_ASSET}-${arch}`);
+    await run('the warm-up and code cache of the plugin', [
+      scripts.codeCache,
+      'main',
+      scripts.main,
+      mainCache,
+      standIn,
+    ]);
+    assets[MAIN_CODE_CACHE_ASSET] = relative(WORK, mainCache);
+    const sdkCache = join(WORK, `${SDK_CODE_CACHE_ASSET}-${arch}`);
+    await run('the SDK code cache', [scripts.codeCache, 'sdk', scripts.sdk, sdkCache]);
+    assets[SDK_CODE_CACHE_ASSET] = relative(WORK, sdkCache);
   }
   const blob = join(WORK, `sea-prep-${arch}.blob`);
   const config = join(WORK, `sea-config-${arch}.json`);
@@ -238,7 +272,7 @@ function seaBlob(
     config,
     JSON.stringify({
       // Relative to WORK: the blob records these paths, and absolute ones would tie the bytes to the checkout.
-      main: relative(WORK, scripts.main),
+      main: relative(WORK, scripts.loader),
       output: relative(WORK, blob),
       disableExperimentalSEAWarning: true,
       useSnapshot: false,
@@ -249,7 +283,7 @@ function seaBlob(
       execArgvExtension: 'none',
     }),
   );
-  run('generating the SEA blob', ['--experimental-sea-config', config]);
+  await run('generating the SEA blob', ['--experimental-sea-config', config]);
   return { blob, codeCache: runner !== undefined };
 }
 
@@ -358,18 +392,23 @@ export async function buildCredentialProvider(arches: readonly TargetArch[] = TA
   mkdirSync(WORK, { recursive: true });
   mkdirSync(OUT, { recursive: true });
 
-  const scripts = await bundle(packageJson.version);
+  const scripts = await bundleScripts(packageJson.version);
   hostNode(nodeVersion);
   const built: string[] = [];
-  for (const arch of arches) {
-    const node = targetNode(arch, nodeVersion);
-    const { blob, codeCache } = seaBlob(arch, node, scripts);
-    const out = await executable(arch, node, blob);
-    log(
-      `${relative(ROOT, out)}: node v${nodeVersion}, ${codeCache ? 'code caches' : 'NO code caches'}, ` +
-        `${(kib(out) / 1024).toFixed(1)} MiB, sha256 ${sha256(out)}`,
-    );
-    built.push(out);
+  const standIn = await startFakeAwsServer();
+  try {
+    for (const arch of arches) {
+      const node = targetNode(arch, nodeVersion);
+      const { blob, codeCache } = await seaBlob(arch, node, scripts, standIn.url);
+      const out = await executable(arch, node, blob);
+      log(
+        `${relative(ROOT, out)}: node v${nodeVersion}, ${codeCache ? 'code caches' : 'NO code caches'}, ` +
+          `${(kib(out) / 1024).toFixed(1)} MiB, sha256 ${sha256(out)}`,
+      );
+      built.push(out);
+    }
+  } finally {
+    await standIn.close();
   }
 
   // Prove the result starts, where this machine can run it.

@@ -1,17 +1,120 @@
 /**
  * Run by the target architecture's Node.js during `npm run build:credential-provider` (bundled to CommonJS
- * first): compiles the SDK asset exactly as the executable will (functions/credential-provider/sdk-asset.ts),
- * evaluates it so the functions its top level runs are compiled too, and writes V8's code cache for it.
+ * first), with an empty environment. Compiles one of the executable's scripts exactly as the executable will
+ * (functions/credential-provider/sea-assets.ts), runs it, and writes V8's code cache for it: a code cache taken
+ * after running holds the bytecode of every function that ran, so the executable does not compile them again.
  *
- *   node code-cache.cjs <aws-ports.cjs> <aws-ports.cache>
+ *   node code-cache.cjs sdk <aws-ports.cjs> <aws-ports.cache>
+ *   node code-cache.cjs main <main.cjs> <main.cache> <stand-in AWS URL>
+ *
+ * The SDK adapter is only evaluated (its calls load the clients' code on demand either way). The plugin answers
+ * the requests of WARM_UP against the build's stand-in AWS (fake-aws-server.ts), one after the other in this
+ * process: an ECR pull with keys in the environment, one with the instance role from IMDS, a service-account pull
+ * (STS, then ECR) and an ECR Public pull. Each must succeed, which also proves the script runs on the target.
+ * Nothing of the build machine reaches them: each gets its own environment, stdin and stdout.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { PassThrough, Readable } from 'node:stream';
 import { Script } from 'node:vm';
-import { evaluateCommonJs, SDK_ASSET, wrapCommonJs } from '../functions/credential-provider/sdk-asset.ts';
+import {
+  evaluateCommonJs,
+  MAIN_ASSET,
+  SDK_ASSET,
+  type SdkModule,
+  wrapCommonJs,
+} from '../functions/credential-provider/sea-assets.ts';
 
-const [source, output] = process.argv.slice(2);
-if (!source || !output) throw new Error('usage: code-cache.cjs <script> <cache>');
-const script = new Script(wrapCommonJs(readFileSync(source, 'utf8')), { filename: SDK_ASSET });
-const sdk = evaluateCommonJs(script);
-if (typeof sdk.createAwsPorts !== 'function') throw new Error(`${source} does not export createAwsPorts`);
-writeFileSync(output, script.createCachedData());
+const PRIVATE_IMAGE = '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1';
+const request = (image: string, extra: object = {}) =>
+  JSON.stringify({
+    apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
+    kind: 'CredentialProviderRequest',
+    image,
+    ...extra,
+  });
+
+/** The warm-up requests and the environment each runs in; `url` is the stand-in for every AWS endpoint. */
+function warmUpExchanges(url: string): { name: string; env: Record<string, string>; stdin: string }[] {
+  const endpoints = {
+    HOME: '/nonexistent',
+    AWS_ENDPOINT_URL_ECR: url,
+    AWS_ENDPOINT_URL_ECR_PUBLIC: url,
+    AWS_ENDPOINT_URL_STS: url,
+  };
+  const keys = {
+    ...endpoints,
+    AWS_ACCESS_KEY_ID: 'AKIDWARMUP',
+    AWS_SECRET_ACCESS_KEY: 'warm-up',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  };
+  return [
+    { name: 'keys in the environment', env: keys, stdin: request(PRIVATE_IMAGE) },
+    {
+      name: 'the instance role (IMDS)',
+      env: { ...endpoints, AWS_EC2_METADATA_SERVICE_ENDPOINT: url },
+      stdin: request(PRIVATE_IMAGE),
+    },
+    {
+      name: 'a service-account pull',
+      env: keys,
+      stdin: request(PRIVATE_IMAGE, {
+        serviceAccountToken: 'warm-up-token',
+        serviceAccountAnnotations: { 'eks.amazonaws.com/ecr-role-arn': 'arn:aws:iam::111122223333:role/pull' },
+      }),
+    },
+    { name: 'an ECR Public pull', env: keys, stdin: request('public.ecr.aws/team/app:1') },
+  ];
+}
+
+/** One run of the plugin's script as the executable runs it, with this exchange's environment, stdin and stdout. */
+async function answer(script: Script, exchange: ReturnType<typeof warmUpExchanges>[number]): Promise<void> {
+  const stdout = new PassThrough();
+  let written = '';
+  stdout.on('data', (chunk: Buffer) => {
+    written += chunk.toString();
+  });
+  const exit = process.exit;
+  const streams = { stdin: Readable.from([Buffer.from(exchange.stdin)]), stdout };
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, exchange.env);
+  process.argv.splice(2);
+  for (const [name, stream] of Object.entries(streams)) {
+    Object.defineProperty(process, name, { configurable: true, get: () => stream });
+  }
+  try {
+    const code = await new Promise<number | undefined>((resolve) => {
+      process.exit = ((code?: number) => resolve(code)) as typeof process.exit;
+      evaluateCommonJs(script);
+    });
+    if (code !== 0 || !written.includes('"CredentialProviderResponse"')) {
+      throw new Error(`warm-up run "${exchange.name}" exited ${code} with ${JSON.stringify(written)}`);
+    }
+  } finally {
+    process.exit = exit;
+  }
+}
+
+async function main(): Promise<void> {
+  const [kind, source, output, url] = process.argv.slice(2);
+  if (!source || !output || (kind !== 'sdk' && kind !== 'main') || (kind === 'main' && !url)) {
+    throw new Error('usage: code-cache.cjs sdk <script> <cache> | main <script> <cache> <stand-in URL>');
+  }
+  const script = new Script(wrapCommonJs(readFileSync(source, 'utf8')), {
+    filename: kind === 'sdk' ? SDK_ASSET : MAIN_ASSET,
+  });
+  if (kind === 'sdk') {
+    const sdk = evaluateCommonJs<SdkModule>(script);
+    if (typeof sdk.createAwsPorts !== 'function') throw new Error(`${source} does not export createAwsPorts`);
+  } else {
+    for (const exchange of warmUpExchanges(url!)) await answer(script, exchange);
+  }
+  writeFileSync(output, script.createCachedData());
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
