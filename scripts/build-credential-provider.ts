@@ -215,8 +215,8 @@ function emulatorFor(arch: TargetArch): string[] | undefined {
 
 /**
  * The SEA blob for one architecture: a loader as the main script, and as assets the plugin and the SDK adapter,
- * each with its V8 code cache (scripts/credential-provider-code-cache.ts; the plugin's is taken after answering
- * requests from `standIn`, the stand-in AWS). A code cache only loads into the Node.js build (version and
+ * each with its V8 code cache (scripts/credential-provider-code-cache.ts), taken after calls to `standIn`, the
+ * stand-in AWS. A code cache only loads into the Node.js build (version and
  * architecture) that made it, so the caches are made by that architecture's Node.js, natively or under qemu;
  * without a way to run it, the blob has the scripts only (same behaviour, a slower start) and the build says so.
  */
@@ -263,7 +263,13 @@ async function seaBlob(
     ]);
     assets[MAIN_CODE_CACHE_ASSET] = relative(WORK, mainCache);
     const sdkCache = join(WORK, `${SDK_CODE_CACHE_ASSET}-${arch}`);
-    await run('the SDK code cache', [scripts.codeCache, 'sdk', scripts.sdk, sdkCache]);
+    await run('the warm-up and code cache of the SDK adapter', [
+      scripts.codeCache,
+      'sdk',
+      scripts.sdk,
+      sdkCache,
+      standIn,
+    ]);
     assets[SDK_CODE_CACHE_ASSET] = relative(WORK, sdkCache);
   }
   const blob = join(WORK, `sea-prep-${arch}.blob`);

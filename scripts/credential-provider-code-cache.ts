@@ -4,14 +4,15 @@
  * (functions/credential-provider/sea-assets.ts), runs it, and writes V8's code cache for it: a code cache taken
  * after running holds the bytecode of every function that ran, so the executable does not compile them again.
  *
- *   node code-cache.cjs sdk <aws-ports.cjs> <aws-ports.cache>
  *   node code-cache.cjs main <main.cjs> <main.cache> <stand-in AWS URL>
+ *   node code-cache.cjs sdk <aws-ports.cjs> <aws-ports.cache> <stand-in AWS URL>
  *
- * The SDK adapter is only evaluated (its calls load the clients' code on demand either way). The plugin answers
- * the requests of WARM_UP against the build's stand-in AWS (fake-aws-server.ts), one after the other in this
- * process: an ECR pull with keys in the environment, one with the instance role from IMDS, a service-account pull
- * (STS, then ECR) and an ECR Public pull. Each must succeed, which also proves the script runs on the target.
- * Nothing of the build machine reaches them: each gets its own environment, stdin and stdout.
+ * Both warm up against the build's stand-in AWS (fake-aws-server.ts). The plugin answers the requests of
+ * `warmUpExchanges`, one after the other in this process: an ECR pull with keys in the environment, one with the
+ * instance role from IMDS, a service-account pull (STS, then ECR) and an ECR Public pull; each gets its own
+ * environment, stdin and stdout. The SDK adapter makes its three calls (ECR, STS, ECR Public) with keys in the
+ * environment. Every call must succeed, which also proves the scripts run on the target; nothing of the build
+ * machine reaches them.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
@@ -94,10 +95,32 @@ async function answer(script: Script, exchange: ReturnType<typeof warmUpExchange
   }
 }
 
+/**
+ * The SDK adapter's three calls through the clients. A code cache taken after them holds the clients' middleware,
+ * serializers and endpoint rules, which a run compiles otherwise (30 million instructions, 13 ms here).
+ */
+async function callThroughSdk(sdk: SdkModule, url: string): Promise<void> {
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, warmUpExchanges(url)[0]!.env);
+  const ports = sdk.createAwsPorts({ userAgent: 'ecr-credential-provider/warm-up' });
+  const endpoint = { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
+  const answers = [
+    await ports.ecr.getAuthorizationToken(endpoint),
+    await ports.sts.assumeRoleWithWebIdentity({
+      ...endpoint,
+      roleArn: 'arn:aws:iam::111122223333:role/pull',
+      webIdentityToken: 'warm-up-token',
+      roleSessionName: 'warm-up',
+    }),
+    await ports.ecrPublic.getAuthorizationToken(),
+  ];
+  if (answers.some((answer) => !answer)) throw new Error('a warm-up call through the SDK clients returned nothing');
+}
+
 async function main(): Promise<void> {
   const [kind, source, output, url] = process.argv.slice(2);
-  if (!source || !output || (kind !== 'sdk' && kind !== 'main') || (kind === 'main' && !url)) {
-    throw new Error('usage: code-cache.cjs sdk <script> <cache> | main <script> <cache> <stand-in URL>');
+  if (!source || !output || !url || (kind !== 'sdk' && kind !== 'main')) {
+    throw new Error('usage: code-cache.cjs main|sdk <script> <cache> <stand-in URL>');
   }
   const script = new Script(wrapCommonJs(readFileSync(source, 'utf8')), {
     filename: kind === 'sdk' ? SDK_ASSET : MAIN_ASSET,
@@ -105,8 +128,9 @@ async function main(): Promise<void> {
   if (kind === 'sdk') {
     const sdk = evaluateCommonJs<SdkModule>(script);
     if (typeof sdk.createAwsPorts !== 'function') throw new Error(`${source} does not export createAwsPorts`);
+    await callThroughSdk(sdk, url);
   } else {
-    for (const exchange of warmUpExchanges(url!)) await answer(script, exchange);
+    for (const exchange of warmUpExchanges(url)) await answer(script, exchange);
   }
   writeFileSync(output, script.createCachedData());
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeAwsServer, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
-import { MAIN_ASSET, wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
+import { MAIN_ASSET, SDK_ASSET, wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
 import { bundleScripts, type Scripts } from '../../scripts/build-credential-provider.ts';
 
 let dir: string;
@@ -32,9 +32,10 @@ beforeEach(() => {
 });
 
 /** The build's code cache step, with an empty environment as the build runs it. */
-function makeCache(output: string): Promise<{ code: number | null; output: string }> {
+function makeCache(kind: 'main' | 'sdk', output: string): Promise<{ code: number | null; output: string }> {
+  const script = kind === 'main' ? scripts.main : scripts.sdk;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [scripts.codeCache, 'main', scripts.main, output, server.url], {
+    const child = spawn(process.execPath, [scripts.codeCache, kind, script, output, server.url], {
       cwd: dir,
       env: {},
     });
@@ -49,7 +50,7 @@ function makeCache(output: string): Promise<{ code: number | null; output: strin
 describe("the plugin script's code cache", () => {
   it('is taken after answering a pull on each usual path, and V8 accepts it for the same script', async () => {
     const cache = join(dir, 'main.cache');
-    const { code, output } = await makeCache(cache);
+    const { code, output } = await makeCache('main', cache);
     expect(output).toBe('');
     expect(code).toBe(0);
 
@@ -74,8 +75,28 @@ describe("the plugin script's code cache", () => {
 
   it('fails the build, naming the run, when a warm-up pull fails', async () => {
     server.failNext({ status: 400, code: 'AccessDeniedException', message: 'not for the warm-up' });
-    const { code, output } = await makeCache(join(dir, 'failed.cache'));
+    const { code, output } = await makeCache('main', join(dir, 'failed.cache'));
     expect(code).toBe(1);
     expect(output).toMatch(/warm-up run "keys in the environment" exited 1/);
+  });
+});
+
+describe("the SDK adapter's code cache", () => {
+  it('is taken after its three calls through the SDK clients, and V8 accepts it', async () => {
+    const cache = join(dir, 'aws-ports.cache');
+    const { code, output } = await makeCache('sdk', cache);
+    expect(output).toBe('');
+    expect(code).toBe(0);
+    expect(server.requests.map((r) => r.operation)).toEqual([
+      'ecr:GetAuthorizationToken',
+      'sts:AssumeRoleWithWebIdentity',
+      'ecr-public:GetAuthorizationToken',
+    ]);
+    // The SDK clients' user agent, with ours appended: these went through the clients, not the direct calls.
+    expect(String(server.requests[0]?.headers['user-agent'])).toMatch(/aws-sdk-js.*ecr-credential-provider\/warm-up/);
+
+    const source = wrapCommonJs(readFileSync(scripts.sdk, 'utf8'));
+    const script = new Script(source, { filename: SDK_ASSET, cachedData: readFileSync(cache) });
+    expect(script.cachedDataRejected).toBe(false);
   });
 });
