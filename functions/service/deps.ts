@@ -1,4 +1,4 @@
-import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { Ec2LoadBalancerNetworkPort } from '../../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import type { Clock } from '../../shared/clock.ts';
@@ -23,7 +23,7 @@ export interface ServiceDeps {
   /** Tag keys another tool manages on our resources (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
   externalManagedTags?: string[];
   kube: ServiceControllerKube;
-  ec2: Ec2Port;
+  ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
   /** Classic ELB: Services on Classic ELBs (migrated from the reference controller, or asked for). */
   elb?: ElbPort;

@@ -1,4 +1,4 @@
-import { createEc2Port, createElbPort, createElbv2Port } from '../../shared/aws/clients.ts';
+import { createEc2LoadBalancerNetworkPort, createElbPort, createElbv2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { requireSetting } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
@@ -24,7 +24,7 @@ export const handler = workqueueHandler(
       nodePortRange: config.SERVICE_NODE_PORT_RANGE,
       externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
       kube,
-      ec2: createEc2Port(config, metrics),
+      ec2: createEc2LoadBalancerNetworkPort(config, metrics),
       elbv2: createElbv2Port(config, metrics),
       elb: createElbPort(config, metrics),
       defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,

@@ -1,4 +1,4 @@
-import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { Ec2LoadBalancerNetworkPort } from '../../shared/aws/ec2-port.ts';
 import { elbv2ErrorCode } from '../../shared/aws/elbv2-adapter.ts';
 import type { Elbv2Port, LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { awsErrorCode } from '../../shared/aws/errors.ts';
@@ -12,7 +12,7 @@ import { RetryableError } from '../../shared/errors.ts';
 
 /** The ports a step writes through: a pass's recorded ones (Events and metrics), or the raw ones (garbage collection). */
 export interface AwsPorts {
-  ec2: Ec2Port;
+  ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
 }
 

@@ -1,4 +1,4 @@
-import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
+import type { Ec2LoadBalancerNetworkPort } from '../../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import { RetryableError } from '../../shared/errors.ts';
@@ -66,7 +66,7 @@ const TARGET_WRITES: ReadonlySet<string> = new Set([
   'deregisterInstances',
 ]);
 
-const EC2_WRITES: ReadonlySet<keyof Ec2Port> = new Set<keyof Ec2Port>([
+const EC2_WRITES: ReadonlySet<keyof Ec2LoadBalancerNetworkPort> = new Set<keyof Ec2LoadBalancerNetworkPort>([
   'createSecurityGroup',
   'deleteSecurityGroup',
   'authorizeSecurityGroupIngress',
@@ -106,7 +106,7 @@ export interface Pass {
   batch: ServiceBatch;
   /** Attempt of the key's message (1 first): bounds retries that wait for AWS to show a fresh resource. */
   receiveCount: number;
-  ec2: Ec2Port;
+  ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
   /** Classic ELB, when the deployment has it. */
   elb: ElbPort | undefined;

@@ -8,7 +8,7 @@ import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { AutoScalingAdapter } from './autoscaling-adapter.ts';
-import { Ec2Adapter, Ec2InstanceReads } from './ec2-adapter.ts';
+import { Ec2Adapter, Ec2InstanceReads, Ec2LoadBalancerNetwork } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
 
@@ -25,6 +25,11 @@ export function createEc2Port(config: Config, metrics: MetricsPort): Ec2Adapter 
 /** The instance and zone reads alone: a function that builds only this port bundles no other EC2 command. */
 export function createEc2InstanceReadPort(config: Config, metrics: MetricsPort): Ec2InstanceReads {
   return new Ec2InstanceReads(ec2Client(config, metrics));
+}
+
+/** The instance reads, subnets, security groups and tags: the service function's EC2, without route or ENI commands. */
+export function createEc2LoadBalancerNetworkPort(config: Config, metrics: MetricsPort): Ec2LoadBalancerNetwork {
+  return new Ec2LoadBalancerNetwork(ec2Client(config, metrics));
 }
 
 function ec2Client(config: Config, metrics: MetricsPort) {

@@ -38,6 +38,7 @@ import {
   type AssignResult,
   type AvailabilityZone,
   type Ec2InstanceReadPort,
+  type Ec2LoadBalancerNetworkPort,
   type Ec2Port,
   INSTANCE_ID_PATTERN,
   type Instance,
@@ -199,122 +200,12 @@ export class Ec2InstanceReads implements Ec2InstanceReadPort {
   }
 }
 
-/** Ec2Port over the AWS SDK: a pure translation (no caching). */
-export class Ec2Adapter extends Ec2InstanceReads implements Ec2Port {
-  async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
-    const infos: InstanceTypeInfo[] = [];
-    for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
-      try {
-        const pages = await allPages(
-          (NextToken) =>
-            // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
-            this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
-          (page) => page.NextToken,
-        );
-        for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
-          if (!info.InstanceType) continue;
-          infos.push({
-            instanceType: info.InstanceType,
-            maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
-            ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
-            ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
-          });
-        }
-      } catch (err) {
-        throw toControllerError('describing instance types', err);
-      }
-    }
-    return infos;
-  }
-
-  async describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
-    try {
-      const tables = await this.routeTables({ RouteTableIds: [routeTableId] });
-      return tables.find((t) => t.routeTableId === routeTableId);
-    } catch (err) {
-      // EC2 fails the call for an unknown ID; to the caller that is simply "no such table".
-      if (awsErrorCode(err) === 'InvalidRouteTableID.NotFound') return undefined;
-      throw toControllerError(`describing route table ${routeTableId}`, err);
-    }
-  }
-
-  async findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]> {
-    const filter: Filter =
-      tag.value === undefined
-        ? { Name: 'tag-key', Values: [tag.key] }
-        : { Name: `tag:${tag.key}`, Values: [tag.value] };
-    try {
-      return await this.routeTables({ Filters: [filter] });
-    } catch (err) {
-      throw toControllerError(`finding route tables tagged ${tag.key}`, err);
-    }
-  }
-
-  async createRoute(
-    routeTableId: string,
-    destination: string,
-    target: RouteTargetSpec,
-  ): Promise<'created' | 'already-exists'> {
-    try {
-      await this.client.send(
-        new CreateRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
-      );
-      return 'created';
-    } catch (err) {
-      if (awsErrorCode(err) === 'RouteAlreadyExists') return 'already-exists';
-      throw toControllerError(`creating route ${destination} in ${routeTableId}`, err);
-    }
-  }
-
-  async replaceRoute(
-    routeTableId: string,
-    destination: string,
-    target: RouteTargetSpec,
-  ): Promise<'replaced' | 'not-found'> {
-    try {
-      await this.client.send(
-        new ReplaceRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
-      );
-      return 'replaced';
-    } catch (err) {
-      if (isMissingRouteError(err)) return 'not-found';
-      throw toControllerError(`replacing route ${destination} in ${routeTableId}`, err);
-    }
-  }
-
-  async deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'> {
-    try {
-      await this.client.send(new DeleteRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination) }));
-      return 'deleted';
-    } catch (err) {
-      if (isMissingRouteError(err)) return 'not-found';
-      throw toControllerError(`deleting route ${destination} from ${routeTableId}`, err);
-    }
-  }
-
-  async modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void> {
-    try {
-      await this.client.send(
-        new ModifyInstanceAttributeCommand({ InstanceId: instanceId, SourceDestCheck: { Value: enabled } }),
-      );
-    } catch (err) {
-      throw toControllerError(`setting source/destination check of ${instanceId} to ${enabled}`, err);
-    }
-  }
-
-  async modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void> {
-    try {
-      await this.client.send(
-        new ModifyNetworkInterfaceAttributeCommand({
-          NetworkInterfaceId: networkInterfaceId,
-          SourceDestCheck: { Value: enabled },
-        }),
-      );
-    } catch (err) {
-      throw toControllerError(`setting source/destination check of ${networkInterfaceId} to ${enabled}`, err);
-    }
-  }
-
+/**
+ * The EC2 side of Service load balancers on top of the instance reads: subnets (and the route tables that tell public
+ * from private), security groups and tags. What the service function builds, so it bundles no route or network
+ * interface command (docs/adr/0010-lambda-cold-start.md, third round).
+ */
+export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadBalancerNetworkPort {
   async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
     try {
       return await this.routeTables({ Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
@@ -461,6 +352,154 @@ export class Ec2Adapter extends Ec2InstanceReads implements Ec2Port {
     }
   }
 
+  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
+    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
+    try {
+      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toKeyValues(tags) }));
+    } catch (err) {
+      throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
+    }
+  }
+
+  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
+    if (resourceIds.length === 0 || keys.length === 0) return;
+    try {
+      // A tag given without a value removes that key whatever its value.
+      // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
+      await this.client.send(
+        new DeleteTagsCommand({ Resources: [...resourceIds], Tags: unique(keys).map((Key) => ({ Key })) }),
+      );
+    } catch (err) {
+      throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
+    }
+  }
+
+  /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
+  protected async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
+    const pages = await allPages(
+      (NextToken) => this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
+      (page) => page.NextToken,
+    );
+    return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
+  }
+}
+
+/** Ec2Port over the AWS SDK: a pure translation (no caching). */
+export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
+  async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
+    const infos: InstanceTypeInfo[] = [];
+    for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
+      try {
+        const pages = await allPages(
+          (NextToken) =>
+            // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
+            this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
+          (page) => page.NextToken,
+        );
+        for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
+          if (!info.InstanceType) continue;
+          infos.push({
+            instanceType: info.InstanceType,
+            maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
+            ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
+            ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
+          });
+        }
+      } catch (err) {
+        throw toControllerError('describing instance types', err);
+      }
+    }
+    return infos;
+  }
+
+  async describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
+    try {
+      const tables = await this.routeTables({ RouteTableIds: [routeTableId] });
+      return tables.find((t) => t.routeTableId === routeTableId);
+    } catch (err) {
+      // EC2 fails the call for an unknown ID; to the caller that is simply "no such table".
+      if (awsErrorCode(err) === 'InvalidRouteTableID.NotFound') return undefined;
+      throw toControllerError(`describing route table ${routeTableId}`, err);
+    }
+  }
+
+  async findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]> {
+    const filter: Filter =
+      tag.value === undefined
+        ? { Name: 'tag-key', Values: [tag.key] }
+        : { Name: `tag:${tag.key}`, Values: [tag.value] };
+    try {
+      return await this.routeTables({ Filters: [filter] });
+    } catch (err) {
+      throw toControllerError(`finding route tables tagged ${tag.key}`, err);
+    }
+  }
+
+  async createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'> {
+    try {
+      await this.client.send(
+        new CreateRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
+      );
+      return 'created';
+    } catch (err) {
+      if (awsErrorCode(err) === 'RouteAlreadyExists') return 'already-exists';
+      throw toControllerError(`creating route ${destination} in ${routeTableId}`, err);
+    }
+  }
+
+  async replaceRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'replaced' | 'not-found'> {
+    try {
+      await this.client.send(
+        new ReplaceRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination), ...targetOf(target) }),
+      );
+      return 'replaced';
+    } catch (err) {
+      if (isMissingRouteError(err)) return 'not-found';
+      throw toControllerError(`replacing route ${destination} in ${routeTableId}`, err);
+    }
+  }
+
+  async deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteRouteCommand({ RouteTableId: routeTableId, ...destinationOf(destination) }));
+      return 'deleted';
+    } catch (err) {
+      if (isMissingRouteError(err)) return 'not-found';
+      throw toControllerError(`deleting route ${destination} from ${routeTableId}`, err);
+    }
+  }
+
+  async modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyInstanceAttributeCommand({ InstanceId: instanceId, SourceDestCheck: { Value: enabled } }),
+      );
+    } catch (err) {
+      throw toControllerError(`setting source/destination check of ${instanceId} to ${enabled}`, err);
+    }
+  }
+
+  async modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyNetworkInterfaceAttributeCommand({
+          NetworkInterfaceId: networkInterfaceId,
+          SourceDestCheck: { Value: enabled },
+        }),
+      );
+    } catch (err) {
+      throw toControllerError(`setting source/destination check of ${networkInterfaceId} to ${enabled}`, err);
+    }
+  }
+
   async describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]> {
     // Filters rather than NetworkInterfaceIds: an unknown ID there fails the whole call
     // (InvalidNetworkInterfaceID.NotFound), and an interface deleted a moment ago is simply absent here.
@@ -553,28 +592,6 @@ export class Ec2Adapter extends Ec2InstanceReads implements Ec2Port {
     }
   }
 
-  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
-    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
-    try {
-      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toKeyValues(tags) }));
-    } catch (err) {
-      throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
-    }
-  }
-
-  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
-    if (resourceIds.length === 0 || keys.length === 0) return;
-    try {
-      // A tag given without a value removes that key whatever its value.
-      // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
-      await this.client.send(
-        new DeleteTagsCommand({ Resources: [...resourceIds], Tags: unique(keys).map((Key) => ({ Key })) }),
-      );
-    } catch (err) {
-      throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
-    }
-  }
-
   /** Every page of a filtered DescribeNetworkInterfaces. */
   private async networkInterfaces(filters: Filter[]): Promise<NetworkInterfaceDetail[]> {
     try {
@@ -591,15 +608,6 @@ export class Ec2Adapter extends Ec2InstanceReads implements Ec2Port {
     } catch (err) {
       throw toControllerError('describing network interfaces', err);
     }
-  }
-
-  /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
-  private async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
-    const pages = await allPages(
-      (NextToken) => this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
-      (page) => page.NextToken,
-    );
-    return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
   }
 }
 

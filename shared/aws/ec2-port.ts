@@ -220,34 +220,8 @@ export interface Ec2InstanceReadPort {
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
 }
 
-export interface Ec2Port extends Ec2InstanceReadPort {
-  describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
-
-  /** One route table with every route; undefined when EC2 does not know the ID (InvalidRouteTableID.NotFound). */
-  describeRouteTable(routeTableId: string): Promise<RouteTable | undefined>;
-  /** Route tables carrying a tag: any value when `value` is omitted (`tag-key`), else exactly that value. */
-  findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]>;
-  /**
-   * Add a route to an IPv4 or IPv6 destination (the family is read from the CIDR).
-   * `already-exists`: the table has a route to that destination already (RouteAlreadyExists), whatever its target.
-   */
-  createRoute(
-    routeTableId: string,
-    destination: string,
-    target: RouteTargetSpec,
-  ): Promise<'created' | 'already-exists'>;
-  /** Point an existing route elsewhere. `not-found`: the table has no route to that destination. */
-  replaceRoute(routeTableId: string, destination: string, target: RouteTargetSpec): Promise<'replaced' | 'not-found'>;
-  /** `not-found` (InvalidRoute.NotFound) means someone else deleted it first: the caller's goal is reached. */
-  deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'>;
-  /**
-   * ModifyInstanceAttribute SourceDestCheck. EC2 refuses it for an instance with several network interfaces
-   * ("There are multiple interfaces attached"); use the interface form for those.
-   */
-  modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void>;
-  /** ModifyNetworkInterfaceAttribute SourceDestCheck on one interface. */
-  modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
-
+/** What the service function asks of EC2: the instance reads, subnets, security groups and tags. */
+export interface Ec2LoadBalancerNetworkPort extends Ec2InstanceReadPort {
   /** Every route table of a VPC, with its subnet associations (to tell public subnets from private ones). */
   findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]>;
   /** Subnets of a VPC, or those with the given IDs or `Name` tags; unknown IDs and names are simply absent. */
@@ -278,6 +252,40 @@ export interface Ec2Port extends Ec2InstanceReadPort {
    * use it, or another group's rule references it) is a retryable error: it clears once they are gone.
    */
   deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'>;
+  /** Add or overwrite tags on EC2 resources. */
+  createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
+  /** Removes these tag keys (whatever their values) from the resources. */
+  deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
+}
+
+export interface Ec2Port extends Ec2LoadBalancerNetworkPort {
+  describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
+
+  /** One route table with every route; undefined when EC2 does not know the ID (InvalidRouteTableID.NotFound). */
+  describeRouteTable(routeTableId: string): Promise<RouteTable | undefined>;
+  /** Route tables carrying a tag: any value when `value` is omitted (`tag-key`), else exactly that value. */
+  findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]>;
+  /**
+   * Add a route to an IPv4 or IPv6 destination (the family is read from the CIDR).
+   * `already-exists`: the table has a route to that destination already (RouteAlreadyExists), whatever its target.
+   */
+  createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'>;
+  /** Point an existing route elsewhere. `not-found`: the table has no route to that destination. */
+  replaceRoute(routeTableId: string, destination: string, target: RouteTargetSpec): Promise<'replaced' | 'not-found'>;
+  /** `not-found` (InvalidRoute.NotFound) means someone else deleted it first: the caller's goal is reached. */
+  deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'>;
+  /**
+   * ModifyInstanceAttribute SourceDestCheck. EC2 refuses it for an instance with several network interfaces
+   * ("There are multiple interfaces attached"); use the interface form for those.
+   */
+  modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void>;
+  /** ModifyNetworkInterfaceAttribute SourceDestCheck on one interface. */
+  modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
+
   /** Network interfaces matching every filter given, all pages; unknown IDs are simply absent. */
   describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]>;
   /**
@@ -298,10 +306,6 @@ export interface Ec2Port extends Ec2InstanceReadPort {
   ): Promise<void>;
   /** `not-found`: already gone. An attached interface is refused (InvalidParameterValue), a retryable error. */
   deleteNetworkInterface(networkInterfaceId: string): Promise<'deleted' | 'not-found'>;
-  /** Add or overwrite tags on EC2 resources. */
-  createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
-  /** Removes these tag keys (whatever their values) from the resources. */
-  deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
 }
 
 /** `i-` followed by 8 or 17 hex digits. */
