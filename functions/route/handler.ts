@@ -1,4 +1,4 @@
-import { createEc2Port } from '../../shared/aws/clients.ts';
+import { createEc2RoutePort } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { requireSetting } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort } from '../../shared/k8s/lambda-access.ts';
@@ -18,7 +18,7 @@ export const handler = workqueueHandler(
     ),
     routeTableLimit: config.ROUTE_TABLE_LIMIT,
     kube: createKubernetesPort(config, awsKubernetesAccessDeps(config)),
-    ec2: createEc2Port(config, metrics),
+    ec2: createEc2RoutePort(config, metrics),
     clock: systemClock,
     log,
     metrics,

@@ -1,4 +1,4 @@
-import type { Ec2Port, Instance, RouteTable, RouteTarget, RouteTargetSpec } from '../../shared/aws/ec2-port.ts';
+import type { Ec2RoutePort, Instance, RouteTable, RouteTarget, RouteTargetSpec } from '../../shared/aws/ec2-port.ts';
 import { awsErrorCode } from '../../shared/aws/errors.ts';
 import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
@@ -37,7 +37,7 @@ export interface RouteDeps {
   /** ROUTE_TABLE_LIMIT: the account's "Routes per route table" quota. */
   routeTableLimit: number;
   kube: KubernetesPort;
-  ec2: Ec2Port;
+  ec2: Ec2RoutePort;
   clock: Clock;
   log: Log;
   metrics: MetricsPort;

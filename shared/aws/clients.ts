@@ -8,7 +8,7 @@ import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { AutoScalingAdapter } from './autoscaling-adapter.ts';
-import { Ec2Adapter, Ec2InstanceReads, Ec2LoadBalancerNetwork } from './ec2-adapter.ts';
+import { Ec2Adapter, Ec2InstanceReads, Ec2LoadBalancerNetwork, Ec2Routes } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
 
@@ -30,6 +30,11 @@ export function createEc2InstanceReadPort(config: Config, metrics: MetricsPort):
 /** The instance reads, subnets, security groups and tags: the service function's EC2, without route or ENI commands. */
 export function createEc2LoadBalancerNetworkPort(config: Config, metrics: MetricsPort): Ec2LoadBalancerNetwork {
   return new Ec2LoadBalancerNetwork(ec2Client(config, metrics));
+}
+
+/** The instance reads, route tables and routes: the route function's EC2, without security group or ENI commands. */
+export function createEc2RoutePort(config: Config, metrics: MetricsPort): Ec2Routes {
+  return new Ec2Routes(ec2Client(config, metrics));
 }
 
 function ec2Client(config: Config, metrics: MetricsPort) {

@@ -40,6 +40,7 @@ import {
   type Ec2InstanceReadPort,
   type Ec2LoadBalancerNetworkPort,
   type Ec2Port,
+  type Ec2RoutePort,
   INSTANCE_ID_PATTERN,
   type Instance,
   type InstanceState,
@@ -208,7 +209,7 @@ export class Ec2InstanceReads implements Ec2InstanceReadPort {
 export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadBalancerNetworkPort {
   async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
     try {
-      return await this.routeTables({ Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
+      return await routeTables(this.client, { Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
     } catch (err) {
       throw toControllerError(`describing route tables of ${vpcId}`, err);
     }
@@ -375,46 +376,17 @@ export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadB
   }
 
   /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
-  protected async routeTables(input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>): Promise<RouteTable[]> {
-    const pages = await allPages(
-      (NextToken) => this.client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
-      (page) => page.NextToken,
-    );
-    return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
-  }
 }
 
-/** Ec2Port over the AWS SDK: a pure translation (no caching). */
-export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
-  async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
-    const infos: InstanceTypeInfo[] = [];
-    for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
-      try {
-        const pages = await allPages(
-          (NextToken) =>
-            // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
-            this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
-          (page) => page.NextToken,
-        );
-        for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
-          if (!info.InstanceType) continue;
-          infos.push({
-            instanceType: info.InstanceType,
-            maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
-            ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
-            ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
-          });
-        }
-      } catch (err) {
-        throw toControllerError('describing instance types', err);
-      }
-    }
-    return infos;
-  }
-
+/**
+ * The route controller's EC2 on top of the instance reads: route tables, routes and source/destination checks, so
+ * the route function bundles no security group or network interface command (docs/adr/0010-lambda-cold-start.md,
+ * third round).
+ */
+export class Ec2Routes extends Ec2InstanceReads implements Ec2RoutePort {
   async describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
     try {
-      const tables = await this.routeTables({ RouteTableIds: [routeTableId] });
+      const tables = await routeTables(this.client, { RouteTableIds: [routeTableId] });
       return tables.find((t) => t.routeTableId === routeTableId);
     } catch (err) {
       // EC2 fails the call for an unknown ID; to the caller that is simply "no such table".
@@ -429,7 +401,7 @@ export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
         ? { Name: 'tag-key', Values: [tag.key] }
         : { Name: `tag:${tag.key}`, Values: [tag.value] };
     try {
-      return await this.routeTables({ Filters: [filter] });
+      return await routeTables(this.client, { Filters: [filter] });
     } catch (err) {
       throw toControllerError(`finding route tables tagged ${tag.key}`, err);
     }
@@ -498,6 +470,40 @@ export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
     } catch (err) {
       throw toControllerError(`setting source/destination check of ${networkInterfaceId} to ${enabled}`, err);
     }
+  }
+}
+
+/**
+ * Ec2Port over the AWS SDK: a pure translation (no caching). The route calls are Ec2Routes', which the route
+ * function builds alone; one class cannot extend both.
+ */
+export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
+  private readonly routes = new Ec2Routes(this.client);
+
+  async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
+    const infos: InstanceTypeInfo[] = [];
+    for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
+      try {
+        const pages = await allPages(
+          (NextToken) =>
+            // The SDK types instance types as a closed union; EC2 knows newer types than this SDK release.
+            this.client.send(new DescribeInstanceTypesCommand({ InstanceTypes: chunk as _InstanceType[], NextToken })),
+          (page) => page.NextToken,
+        );
+        for (const info of pages.flatMap((page) => page.InstanceTypes ?? [])) {
+          if (!info.InstanceType) continue;
+          infos.push({
+            instanceType: info.InstanceType,
+            maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
+            ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
+            ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
+          });
+        }
+      } catch (err) {
+        throw toControllerError('describing instance types', err);
+      }
+    }
+    return infos;
   }
 
   async describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]> {
@@ -609,6 +615,50 @@ export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
       throw toControllerError('describing network interfaces', err);
     }
   }
+
+  describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {
+    return this.routes.describeRouteTable(routeTableId);
+  }
+
+  findRouteTablesByTag(tag: { key: string; value?: string }): Promise<RouteTable[]> {
+    return this.routes.findRouteTablesByTag(tag);
+  }
+
+  createRoute(
+    routeTableId: string,
+    destination: string,
+    target: RouteTargetSpec,
+  ): Promise<'created' | 'already-exists'> {
+    return this.routes.createRoute(routeTableId, destination, target);
+  }
+
+  replaceRoute(routeTableId: string, destination: string, target: RouteTargetSpec): Promise<'replaced' | 'not-found'> {
+    return this.routes.replaceRoute(routeTableId, destination, target);
+  }
+
+  deleteRoute(routeTableId: string, destination: string): Promise<'deleted' | 'not-found'> {
+    return this.routes.deleteRoute(routeTableId, destination);
+  }
+
+  modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void> {
+    return this.routes.modifyInstanceSourceDestCheck(instanceId, enabled);
+  }
+
+  modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void> {
+    return this.routes.modifyNetworkInterfaceSourceDestCheck(networkInterfaceId, enabled);
+  }
+}
+
+/** Every page of a DescribeRouteTables. */
+async function routeTables(
+  client: Pick<EC2Client, 'send'>,
+  input: Omit<DescribeRouteTablesCommandInput, 'NextToken'>,
+): Promise<RouteTable[]> {
+  const pages = await allPages(
+    (NextToken) => client.send(new DescribeRouteTablesCommand({ ...input, NextToken })),
+    (page) => page.NextToken,
+  );
+  return pages.flatMap((page) => (page.RouteTables ?? []).flatMap((t) => toRouteTable(t) ?? []));
 }
 
 /**

@@ -258,9 +258,8 @@ export interface Ec2LoadBalancerNetworkPort extends Ec2InstanceReadPort {
   deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
 }
 
-export interface Ec2Port extends Ec2LoadBalancerNetworkPort {
-  describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
-
+/** What the route function asks of EC2: the instance reads, route tables, routes and source/destination checks. */
+export interface Ec2RoutePort extends Ec2InstanceReadPort {
   /** One route table with every route; undefined when EC2 does not know the ID (InvalidRouteTableID.NotFound). */
   describeRouteTable(routeTableId: string): Promise<RouteTable | undefined>;
   /** Route tables carrying a tag: any value when `value` is omitted (`tag-key`), else exactly that value. */
@@ -285,6 +284,10 @@ export interface Ec2Port extends Ec2LoadBalancerNetworkPort {
   modifyInstanceSourceDestCheck(instanceId: string, enabled: boolean): Promise<void>;
   /** ModifyNetworkInterfaceAttribute SourceDestCheck on one interface. */
   modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
+}
+
+export interface Ec2Port extends Ec2LoadBalancerNetworkPort, Ec2RoutePort {
+  describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
 
   /** Network interfaces matching every filter given, all pages; unknown IDs are simply absent. */
   describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]>;
