@@ -1,9 +1,9 @@
 /**
  * Builds the kubelet credential provider as Node.js single executable applications
  * (https://nodejs.org/docs/latest-v22.x/api/single-executable-applications.html), so a node needs no Node.js
- * install: the plugin bundled into one CommonJS main script with V8's code cache, the SDK adapter
- * (aws-ports.ts) as a second script stored as an asset with its own code cache and compiled only by the runs
- * that need it, all injected into a stripped copy of the official Node.js binary. One executable per Linux
+ * install: a small loader as the main script; the plugin bundled into one CommonJS script and the SDK adapter
+ * (aws-ports.ts) into a second, compiled only by the runs that need it, both stored as assets with V8 code caches
+ * taken after warm-up calls to a stand-in AWS; all injected into a stripped copy of the official Node.js binary. One executable per Linux
  * architecture, in dist/credential-provider/. Why this packaging (and not a startup snapshot, bun, UPX, ...): the
  * numbers are in docs/credential-provider.md.
  *
