@@ -214,6 +214,22 @@ function emulatorFor(arch: TargetArch): string[] | undefined {
 }
 
 /**
+ * Runs a command in WORK with an empty environment (nothing of the build machine, AWS_* variables or HOME, may
+ * shape what is generated); its output is shown only when it fails. Not spawnSync: the stand-in AWS answering the
+ * warm-up runs in this process.
+ */
+function runChecked([command, ...args]: string[], what: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command!, args, { cwd: WORK, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${what} failed: ${output}`))));
+  });
+}
+
+/**
  * The SEA blob for one architecture: a loader as the main script, and as assets the plugin and the SDK adapter,
  * each with its V8 code cache (scripts/credential-provider-code-cache.ts), taken after calls to `standIn`, the
  * stand-in AWS. A code cache only loads into the Node.js build (version and
@@ -234,43 +250,22 @@ async function seaBlob(
         'building it WITHOUT code caches: same behaviour, a slower start. See docs/credential-provider.md.',
     );
   }
-  const [command, ...args] = runner ?? [hostNodePath()];
-  // An empty environment: nothing of the build machine (AWS_* variables, HOME) may shape what is generated. Not
-  // spawnSync: the stand-in AWS answering the warm-up runs in this process.
-  const run = (what: string, argv: string[]) =>
-    new Promise<void>((resolve, reject) => {
-      const child = spawn(command!, [...args, ...argv], { cwd: WORK, env: {}, stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk));
-      child.on('error', reject);
-      child.on('close', (code) =>
-        code === 0 ? resolve() : reject(new Error(`${what} for ${arch} failed: ${output}`)),
-      );
-    });
+  const nodeCommand = runner ?? [hostNodePath()];
+  const run = (what: string, argv: string[]) => runChecked([...nodeCommand, ...argv], `${what} for ${arch}`);
   const assets: Record<string, string> = {
     [MAIN_ASSET]: relative(WORK, scripts.main),
     [SDK_ASSET]: relative(WORK, scripts.sdk),
   };
   if (runner) {
-    const mainCache = join(WORK, `${MAIN_CODE_CACHE_ASSET}-${arch}`);
-    await run('the warm-up and code cache of the plugin', [
-      scripts.codeCache,
-      'main',
-      scripts.main,
-      mainCache,
-      standIn,
-    ]);
-    assets[MAIN_CODE_CACHE_ASSET] = relative(WORK, mainCache);
-    const sdkCache = join(WORK, `${SDK_CODE_CACHE_ASSET}-${arch}`);
-    await run('the warm-up and code cache of the SDK adapter', [
-      scripts.codeCache,
-      'sdk',
-      scripts.sdk,
-      sdkCache,
-      standIn,
-    ]);
-    assets[SDK_CODE_CACHE_ASSET] = relative(WORK, sdkCache);
+    const caches = [
+      { kind: 'main', what: 'the plugin', script: scripts.main, asset: MAIN_CODE_CACHE_ASSET },
+      { kind: 'sdk', what: 'the SDK adapter', script: scripts.sdk, asset: SDK_CODE_CACHE_ASSET },
+    ];
+    for (const { kind, what, script, asset } of caches) {
+      const cache = join(WORK, `${asset}-${arch}`);
+      await run(`the warm-up and code cache of ${what}`, [scripts.codeCache, kind, script, cache, standIn]);
+      assets[asset] = relative(WORK, cache);
+    }
   }
   const blob = join(WORK, `sea-prep-${arch}.blob`);
   const config = join(WORK, `sea-config-${arch}.json`);
