@@ -17,6 +17,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { PassThrough, Readable } from 'node:stream';
 import { Script } from 'node:vm';
+import { request } from '../functions/credential-provider/in-memory.ts';
 import {
   evaluateCommonJs,
   MAIN_ASSET,
@@ -26,13 +27,6 @@ import {
 } from '../functions/credential-provider/sea-assets.ts';
 
 const PRIVATE_IMAGE = '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1';
-const request = (image: string, extra: object = {}) =>
-  JSON.stringify({
-    apiVersion: 'credentialprovider.kubelet.k8s.io/v1',
-    kind: 'CredentialProviderRequest',
-    image,
-    ...extra,
-  });
 
 /** The warm-up requests and the environment each runs in; `url` is the stand-in for every AWS endpoint. */
 function warmUpExchanges(url: string): { name: string; env: Record<string, string>; stdin: string }[] {
@@ -58,13 +52,19 @@ function warmUpExchanges(url: string): { name: string; env: Record<string, strin
     {
       name: 'a service-account pull',
       env: keys,
-      stdin: request(PRIVATE_IMAGE, {
+      stdin: request(PRIVATE_IMAGE, undefined, {
         serviceAccountToken: 'warm-up-token',
         serviceAccountAnnotations: { 'eks.amazonaws.com/ecr-role-arn': 'arn:aws:iam::111122223333:role/pull' },
       }),
     },
     { name: 'an ECR Public pull', env: keys, stdin: request('public.ecr.aws/team/app:1') },
   ];
+}
+
+/** This process's environment replaced by `env` alone. */
+function useEnvironment(env: Record<string, string>): void {
+  for (const key of Object.keys(process.env)) delete process.env[key];
+  Object.assign(process.env, env);
 }
 
 /** One run of the plugin's script as the executable runs it, with this exchange's environment, stdin and stdout. */
@@ -76,8 +76,7 @@ async function answer(script: Script, exchange: ReturnType<typeof warmUpExchange
   });
   const exit = process.exit;
   const streams = { stdin: Readable.from([Buffer.from(exchange.stdin)]), stdout };
-  for (const key of Object.keys(process.env)) delete process.env[key];
-  Object.assign(process.env, exchange.env);
+  useEnvironment(exchange.env);
   process.argv.splice(2);
   for (const [name, stream] of Object.entries(streams)) {
     Object.defineProperty(process, name, { configurable: true, get: () => stream });
@@ -100,8 +99,7 @@ async function answer(script: Script, exchange: ReturnType<typeof warmUpExchange
  * serializers and endpoint rules, which a run compiles otherwise (30 million instructions, 13 ms here).
  */
 async function callThroughSdk(sdk: SdkModule, url: string): Promise<void> {
-  for (const key of Object.keys(process.env)) delete process.env[key];
-  Object.assign(process.env, warmUpExchanges(url)[0]!.env);
+  useEnvironment(warmUpExchanges(url)[0]!.env);
   const ports = sdk.createAwsPorts({ userAgent: 'ecr-credential-provider/warm-up' });
   const endpoint = { region: 'eu-west-1', dnsSuffix: 'amazonaws.com', fips: false, dualStack: false };
   const answers = [

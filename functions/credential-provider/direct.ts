@@ -21,7 +21,7 @@
  */
 import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { HttpRequest, HttpResponse } from '@smithy/core/protocols';
+import { extendedEncodeURIComponent, HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
@@ -337,7 +337,8 @@ function queryRequest(url: URL, input: Record<string, string>): Exchange {
     url,
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: Object.entries(input)
-      .map(([key, value]) => `${queryEncode(key)}=${queryEncode(value)}`)
+      // RFC 3986, with the SDK's own encoder (the one its query serializer uses).
+      .map(([key, value]) => `${extendedEncodeURIComponent(key)}=${extendedEncodeURIComponent(value)}`)
       .join('&'),
     parse(text) {
       const credentials = xmlElement(text, 'Credentials');
@@ -355,11 +356,6 @@ function queryRequest(url: URL, input: Record<string, string>): Exchange {
       return { ...(code ? { code } : {}), ...(message ? { message } : {}) };
     },
   };
-}
-
-/** RFC 3986 encoding as the SDK's query serializer does it (encodeURIComponent leaves `!'()*` alone). */
-function queryEncode(value: string): string {
-  return encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 }
 
 /** The text of the first `<name>` element, entities decoded; STS answers are flat and attribute-free here. */
