@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ConfigSchema, type InterruptionActionOverrides } from '../shared/config/config.ts';
+import { configSchema, type InterruptionActionOverrides } from '../shared/config/config.ts';
 
 /**
  * The interruption controller's stage settings, apart from config.ts's so that file stays about the whole
@@ -7,7 +7,7 @@ import { ConfigSchema, type InterruptionActionOverrides } from '../shared/config
  * the other three are its runtime settings in their CCM_ form, refused without it like the service
  * controller's are without CCM_VPC_ID.
  */
-const runtime = ConfigSchema.shape;
+const runtime = configSchema().shape;
 
 export const INTERRUPTION_STAGE_SCHEMA = {
   CCM_INTERRUPTION: z.stringbool({ error: 'must be true or false' }).default(false),

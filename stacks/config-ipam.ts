@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { ConfigSchema } from '../shared/config/config.ts';
+import { configSchema } from '../shared/config/config.ts';
 
 /**
  * The Windows IP address manager's stage settings (functions/ipam), apart from config.ts's so that file stays
@@ -8,7 +8,7 @@ import { ConfigSchema } from '../shared/config/config.ts';
  * so it needs that setting too. `CCM_IPAM_COOLDOWN_SECONDS` is its runtime setting in the CCM_ form, refused
  * without `CCM_IPAM=true` like the interruption controller's are without theirs.
  */
-const runtime = ConfigSchema.shape;
+const runtime = configSchema().shape;
 
 export const IPAM_STAGE_SCHEMA = {
   CCM_IPAM: z.stringbool({ error: 'must be true or false' }).default(false),

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import * as z from 'zod';
-import { ConfigSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
+import { configSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
 import { csv } from '../shared/config/csv.ts';
 import {
   INTERRUPTION_SETTINGS,
@@ -155,7 +155,7 @@ export class StageConfigError extends Error {
   }
 }
 
-const runtime = ConfigSchema.shape;
+const runtime = configSchema().shape;
 
 const int = (min: number, max: number) =>
   z.coerce

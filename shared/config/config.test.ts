@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, configSchema, loadConfig, parseEnvironment } from './config.ts';
 
 const base = { CLUSTER_NAME: 'prod-eu', AWS_REGION: 'eu-west-1' };
 
@@ -167,5 +167,66 @@ describe('the interruption controller settings', () => {
     [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '2.5' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*whole number/],
   ])('refuses %j, naming it', (env, pattern) => {
     expect(() => loadConfig({ ...base, ...env })).toThrow(pattern);
+  });
+});
+
+describe('loadConfig against the whole object schema', () => {
+  /** The outcome of a parse: the configuration, or the lines of its ConfigError. */
+  const outcome = (parse: () => unknown) => {
+    try {
+      return { config: parse() };
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      return { problems: err.problems };
+    }
+  };
+
+  // loadConfig reads the settings one at a time and makes only the schemas of those set; configSchema() is the
+  // z.object the stacks check against. Both must read every environment alike, problems and their order included.
+  it.each([
+    ['the minimum', base],
+    [
+      'every setting set',
+      {
+        ...base,
+        NODE_IP_FAMILIES: 'ipv6,ipv4',
+        KUBERNETES_AUTH_MODE: 'token',
+        KUBERNETES_API_ENDPOINT: 'https://api.example.com',
+        KUBERNETES_CA_DATA: 'Y2E=',
+        KUBERNETES_TOKEN_SECRET_ID: 'ccm-token',
+        EKS_CLUSTER_NAME: 'prod',
+        NODE_QUEUE_URL: 'https://sqs.eu-west-1.amazonaws.com/111122223333/node.fifo',
+        ROUTE_TABLE_ID: 'rtb-0123456789abcdef0',
+        CLUSTER_CIDRS: '10.244.0.0/16',
+        ROUTE_TABLE_LIMIT: '100',
+        VPC_ID: 'vpc-0123456789abcdef0',
+        LOAD_BALANCER_CLASS: 'example.com/nlb',
+        SERVICE_NODE_PORT_RANGE: '30000-32767',
+        SERVICE_EXTERNAL_MANAGED_TAGS: 'team, cost-center',
+        SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
+        INTERRUPTION_ACTIONS: 'spot-interruption=taint-only',
+        INTERRUPTION_OUT_OF_SERVICE_TAINT: 'true',
+        IPAM_COOLDOWN_SECONDS: '0',
+        LOG_LEVEL: 'DEBUG',
+        UNRELATED: 'ignored',
+      },
+    ],
+    ['empty values as unset', { ...base, ROUTE_TABLE_LIMIT: '', LOG_LEVEL: '' }],
+    ['nothing set', {}],
+    [
+      'several bad settings',
+      { AWS_REGION: 'europe', ROUTE_TABLE_LIMIT: '0', CLUSTER_CIDRS: '10.244.1.0/16,x', LOG_LEVEL: 'LOUD' },
+    ],
+    ['a rule across settings', { ...base, KUBERNETES_AUTH_MODE: 'eks' }],
+    ['a rule across settings with a bad setting', { ...base, KUBERNETES_AUTH_MODE: 'eks', ROUTE_TABLE_LIMIT: 'x' }],
+  ])('%s', (_name, env: Record<string, string>) => {
+    expect(outcome(() => loadConfig(env))).toEqual(outcome(() => parseEnvironment(configSchema(), env)));
+  });
+
+  it('gives every parse its own copy of a default', () => {
+    const first = loadConfig(base);
+    first.NODE_IP_FAMILIES.push('ipv6');
+    first.INTERRUPTION_ACTIONS['spot-interruption'] = 'drain';
+    expect(loadConfig(base)).toMatchObject({ NODE_IP_FAMILIES: ['ipv4'], INTERRUPTION_ACTIONS: {} });
   });
 });
