@@ -1,4 +1,4 @@
-import { createEc2Port } from '../../shared/aws/clients.ts';
+import { createEc2InterfacePort } from '../../shared/aws/clients.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { systemClock } from '../../shared/clock.ts';
 import {
@@ -12,7 +12,7 @@ import { ipamReconciler } from './reconciler.ts';
 export const handler = workqueueHandler(ipamReconciler, ({ config, log, metrics }) => {
   // The Pod port reaches the API server exactly as the Node port does (same auth mode and AWS credentials).
   const access = awsKubernetesAccessDeps(config);
-  const ec2 = createEc2Port(config, metrics);
+  const ec2 = createEc2InterfacePort(config, metrics);
   return {
     clusterName: config.CLUSTER_NAME,
     ...(config.VPC_ID ? { vpcId: config.VPC_ID } : {}),

@@ -1,5 +1,5 @@
 import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
-import type { Ec2Port, InstanceTypeInfo, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
+import type { Ec2InterfacePort, InstanceTypeInfo, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
 import type { PoolRecord } from './record.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { PoolRecord } from './record.ts';
  * each container asks EC2 once per type and subnet (`Ec2Facts`).
  */
 export type IpamEc2 = Pick<
-  Ec2Port,
+  Ec2InterfacePort,
   | 'describeInstances'
   | 'describeInstanceTypes'
   | 'describeSubnets'

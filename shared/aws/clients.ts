@@ -8,7 +8,7 @@ import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
 import { AutoScalingAdapter } from './autoscaling-adapter.ts';
-import { Ec2Adapter, Ec2InstanceReads, Ec2LoadBalancerNetwork, Ec2Routes } from './ec2-adapter.ts';
+import { Ec2Adapter, Ec2InstanceReads, Ec2Interfaces, Ec2LoadBalancerNetwork, Ec2Routes } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
 
@@ -35,6 +35,11 @@ export function createEc2LoadBalancerNetworkPort(config: Config, metrics: Metric
 /** The instance reads, route tables and routes: the route function's EC2, without security group or ENI commands. */
 export function createEc2RoutePort(config: Config, metrics: MetricsPort): Ec2Routes {
   return new Ec2Routes(ec2Client(config, metrics));
+}
+
+/** The instance reads, subnets, tags, instance types and network interfaces: the IP address manager's EC2. */
+export function createEc2InterfacePort(config: Config, metrics: MetricsPort): Ec2Interfaces {
+  return new Ec2Interfaces(ec2Client(config, metrics));
 }
 
 function ec2Client(config: Config, metrics: MetricsPort) {

@@ -38,9 +38,11 @@ import {
   type AssignResult,
   type AvailabilityZone,
   type Ec2InstanceReadPort,
+  type Ec2InterfacePort,
   type Ec2LoadBalancerNetworkPort,
   type Ec2Port,
   type Ec2RoutePort,
+  type Ec2SubnetTagPort,
   INSTANCE_ID_PATTERN,
   type Instance,
   type InstanceState,
@@ -202,19 +204,10 @@ export class Ec2InstanceReads implements Ec2InstanceReadPort {
 }
 
 /**
- * The EC2 side of Service load balancers on top of the instance reads: subnets (and the route tables that tell public
- * from private), security groups and tags. What the service function builds, so it bundles no route or network
- * interface command (docs/adr/0010-lambda-cold-start.md, third round).
+ * Subnets and tags on top of the instance reads: what both the service function (`Ec2LoadBalancerNetwork`) and the
+ * IP address manager (`Ec2Interfaces`) need besides their own commands (docs/adr/0010-lambda-cold-start.md).
  */
-export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadBalancerNetworkPort {
-  async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
-    try {
-      return await routeTables(this.client, { Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
-    } catch (err) {
-      throw toControllerError(`describing route tables of ${vpcId}`, err);
-    }
-  }
-
+export class Ec2SubnetsAndTags extends Ec2InstanceReads implements Ec2SubnetTagPort {
   async describeSubnets(query: {
     vpcId?: string;
     subnetIds?: readonly string[];
@@ -251,6 +244,43 @@ export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadB
       );
     } catch (err) {
       throw toControllerError('describing subnets', err);
+    }
+  }
+
+  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
+    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
+    try {
+      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toKeyValues(tags) }));
+    } catch (err) {
+      throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
+    }
+  }
+
+  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
+    if (resourceIds.length === 0 || keys.length === 0) return;
+    try {
+      // A tag given without a value removes that key whatever its value.
+      // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
+      await this.client.send(
+        new DeleteTagsCommand({ Resources: [...resourceIds], Tags: unique(keys).map((Key) => ({ Key })) }),
+      );
+    } catch (err) {
+      throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
+    }
+  }
+}
+
+/**
+ * The EC2 side of Service load balancers on top of subnets and tags: the route tables that tell public subnets from
+ * private ones, and security groups. What the service function builds, so it bundles no route or network interface
+ * command (docs/adr/0010-lambda-cold-start.md, third round).
+ */
+export class Ec2LoadBalancerNetwork extends Ec2SubnetsAndTags implements Ec2LoadBalancerNetworkPort {
+  async findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]> {
+    try {
+      return await routeTables(this.client, { Filters: [{ Name: 'vpc-id', Values: [vpcId] }] });
+    } catch (err) {
+      throw toControllerError(`describing route tables of ${vpcId}`, err);
     }
   }
 
@@ -353,28 +383,6 @@ export class Ec2LoadBalancerNetwork extends Ec2InstanceReads implements Ec2LoadB
     }
   }
 
-  async createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void> {
-    if (resourceIds.length === 0 || Object.keys(tags).length === 0) return;
-    try {
-      await this.client.send(new CreateTagsCommand({ Resources: [...resourceIds], Tags: toKeyValues(tags) }));
-    } catch (err) {
-      throw toControllerError(`tagging ${resourceIds.join(', ')}`, err);
-    }
-  }
-
-  async deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void> {
-    if (resourceIds.length === 0 || keys.length === 0) return;
-    try {
-      // A tag given without a value removes that key whatever its value.
-      // https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_DeleteTags.html
-      await this.client.send(
-        new DeleteTagsCommand({ Resources: [...resourceIds], Tags: unique(keys).map((Key) => ({ Key })) }),
-      );
-    } catch (err) {
-      throw toControllerError(`removing tags ${keys.join(', ')} from ${resourceIds.join(', ')}`, err);
-    }
-  }
-
   /** Every page; no MaxResults, so EC2 answers in one page where it can (a table holds at most 1000 routes). */
 }
 
@@ -474,12 +482,11 @@ export class Ec2Routes extends Ec2InstanceReads implements Ec2RoutePort {
 }
 
 /**
- * Ec2Port over the AWS SDK: a pure translation (no caching). The route calls are Ec2Routes', which the route
- * function builds alone; one class cannot extend both.
+ * The IP address manager's EC2 on top of subnets and tags: instance type limits and network interfaces (their
+ * secondary addresses and prefixes), so the ipam function bundles no route or security group command
+ * (docs/adr/0010-lambda-cold-start.md, fourth round).
  */
-export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
-  private readonly routes = new Ec2Routes(this.client);
-
+export class Ec2Interfaces extends Ec2SubnetsAndTags implements Ec2InterfacePort {
   async describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
     const infos: InstanceTypeInfo[] = [];
     for (const chunk of chunks(unique(instanceTypes), INSTANCE_TYPES_PER_CALL)) {
@@ -614,6 +621,41 @@ export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
     } catch (err) {
       throw toControllerError('describing network interfaces', err);
     }
+  }
+}
+
+/**
+ * Ec2Port over the AWS SDK: a pure translation (no caching). The route calls are Ec2Routes' and the network
+ * interface calls Ec2Interfaces', which the route and ipam functions build alone; one class cannot extend all three.
+ */
+export class Ec2Adapter extends Ec2LoadBalancerNetwork implements Ec2Port {
+  private readonly routes = new Ec2Routes(this.client);
+  private readonly interfaces = new Ec2Interfaces(this.client);
+
+  describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]> {
+    return this.interfaces.describeInstanceTypes(instanceTypes);
+  }
+
+  describeNetworkInterfaces(query: NetworkInterfaceQuery): Promise<NetworkInterfaceDetail[]> {
+    return this.interfaces.describeNetworkInterfaces(query);
+  }
+
+  assignPrivateIpAddresses(
+    networkInterfaceId: string,
+    request: { count: number } | { prefixes: number },
+  ): Promise<AssignResult> {
+    return this.interfaces.assignPrivateIpAddresses(networkInterfaceId, request);
+  }
+
+  unassignPrivateIpAddresses(
+    networkInterfaceId: string,
+    release: { addresses?: readonly string[]; prefixes?: readonly string[] },
+  ): Promise<void> {
+    return this.interfaces.unassignPrivateIpAddresses(networkInterfaceId, release);
+  }
+
+  deleteNetworkInterface(networkInterfaceId: string): Promise<'deleted' | 'not-found'> {
+    return this.interfaces.deleteNetworkInterface(networkInterfaceId);
   }
 
   describeRouteTable(routeTableId: string): Promise<RouteTable | undefined> {

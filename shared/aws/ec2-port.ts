@@ -220,16 +220,24 @@ export interface Ec2InstanceReadPort {
   describeAvailabilityZones(): Promise<AvailabilityZone[]>;
 }
 
-/** What the service function asks of EC2: the instance reads, subnets, security groups and tags. */
-export interface Ec2LoadBalancerNetworkPort extends Ec2InstanceReadPort {
-  /** Every route table of a VPC, with its subnet associations (to tell public subnets from private ones). */
-  findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]>;
+/** Subnets and tags on top of the instance reads: what the service function and the IP address manager share. */
+export interface Ec2SubnetTagPort extends Ec2InstanceReadPort {
   /** Subnets of a VPC, or those with the given IDs or `Name` tags; unknown IDs and names are simply absent. */
   describeSubnets(query: {
     vpcId?: string;
     subnetIds?: readonly string[];
     names?: readonly string[];
   }): Promise<Subnet[]>;
+  /** Add or overwrite tags on EC2 resources. */
+  createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
+  /** Removes these tag keys (whatever their values) from the resources. */
+  deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
+}
+
+/** What the service function asks of EC2: subnets and tags, route tables and security groups. */
+export interface Ec2LoadBalancerNetworkPort extends Ec2SubnetTagPort {
+  /** Every route table of a VPC, with its subnet associations (to tell public subnets from private ones). */
+  findRouteTablesByVpc(vpcId: string): Promise<RouteTable[]>;
 
   /** Security groups matching every filter given, all pages; unknown IDs are simply absent. */
   findSecurityGroups(query: SecurityGroupQuery): Promise<SecurityGroup[]>;
@@ -252,10 +260,6 @@ export interface Ec2LoadBalancerNetworkPort extends Ec2InstanceReadPort {
    * use it, or another group's rule references it) is a retryable error: it clears once they are gone.
    */
   deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'>;
-  /** Add or overwrite tags on EC2 resources. */
-  createTags(resourceIds: readonly string[], tags: Readonly<Record<string, string>>): Promise<void>;
-  /** Removes these tag keys (whatever their values) from the resources. */
-  deleteTags(resourceIds: readonly string[], keys: readonly string[]): Promise<void>;
 }
 
 /** What the route function asks of EC2: the instance reads, route tables, routes and source/destination checks. */
@@ -286,7 +290,8 @@ export interface Ec2RoutePort extends Ec2InstanceReadPort {
   modifyNetworkInterfaceSourceDestCheck(networkInterfaceId: string, enabled: boolean): Promise<void>;
 }
 
-export interface Ec2Port extends Ec2LoadBalancerNetworkPort, Ec2RoutePort {
+/** What the IP address manager asks of EC2: subnets and tags, instance type limits and network interfaces. */
+export interface Ec2InterfacePort extends Ec2SubnetTagPort {
   describeInstanceTypes(instanceTypes: readonly string[]): Promise<InstanceTypeInfo[]>;
 
   /** Network interfaces matching every filter given, all pages; unknown IDs are simply absent. */
@@ -310,6 +315,9 @@ export interface Ec2Port extends Ec2LoadBalancerNetworkPort, Ec2RoutePort {
   /** `not-found`: already gone. An attached interface is refused (InvalidParameterValue), a retryable error. */
   deleteNetworkInterface(networkInterfaceId: string): Promise<'deleted' | 'not-found'>;
 }
+
+/** Every EC2 call this project makes. */
+export interface Ec2Port extends Ec2LoadBalancerNetworkPort, Ec2RoutePort, Ec2InterfacePort {}
 
 /** `i-` followed by 8 or 17 hex digits. */
 export const INSTANCE_ID_PATTERN = /^i-(?:[0-9a-f]{8}|[0-9a-f]{17})$/;
