@@ -8,10 +8,10 @@ import { csv } from './csv.ts';
  * flags). A missing or bad setting stops start-up with an error naming the variable and what it expects.
  *
  * Each setting's schema is made the first time a value of it is read (`SETTINGS`), not when this module loads:
- * every Lambda imports it at a cold start, and making all of them cost about 37 million instructions (some ten
- * milliseconds; a zod schema binds its methods to itself as it is made) where a function's environment sets only a
- * few (docs/adr/0010-lambda-cold-start.md). The whole object schema (`configSchema`) is made only for the stacks'
- * checks, from the same settings.
+ * every Lambda imports it at a cold start, a function's environment sets only a few of the settings, and making all
+ * 130 zod schemas (each binds its methods to itself as it is made) cost about 11 million instructions more, 3% of an
+ * import (docs/adr/0010-lambda-cold-start.md, fourth round). The whole object schema (`configSchema`) is made only
+ * for the stacks' checks, from the same settings.
  */
 const clusterName = () =>
   z
