@@ -13,6 +13,15 @@ import { csv } from './csv.ts';
  * import (docs/adr/0010-lambda-cold-start.md, fourth round). The whole object schema (`configSchema`) is made only
  * for the stacks' checks, from the same settings.
  */
+/** A factory that makes its value once, on the first call. */
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
 const clusterName = () =>
   z
     .string({ error: 'is required (the cluster name used in kubernetes.io/cluster/<name> tags)' })
@@ -81,15 +90,6 @@ const SECONDS = { number: 'must be a number of seconds', whole: 'must be a whole
 /** The load balancer kinds the service controller makes (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
 export const SERVICE_LOAD_BALANCER_TYPES = ['nlb', 'classic'] as const;
 export type ServiceLoadBalancerType = (typeof SERVICE_LOAD_BALANCER_TYPES)[number];
-
-/** A factory that makes its value once, on the first call. */
-function once<T>(make: () => T): () => T {
-  let made: T | undefined;
-  return () => {
-    made ??= make();
-    return made;
-  };
-}
 
 type Schema = z.core.$ZodType;
 
