@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
-import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
+import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './fake-aws-server.ts';
 import { request } from './in-memory.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
@@ -22,9 +22,11 @@ const IMAGE = '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1.4.2';
 
 describe.skipIf(!present)(title, () => {
   let server: FakeAwsServer;
+  /** The same stand-in over HTTPS, as the real ECR and STS answer; the executable trusts it only when told to. */
+  let tlsServer: FakeAwsServer;
 
   beforeAll(async () => {
-    server = await startFakeAwsServer({
+    const options = {
       password: 'binary-password',
       // Every signature is checked, on both paths (the direct calls and the SDK asset).
       secrets: {
@@ -33,14 +35,19 @@ describe.skipIf(!present)(title, () => {
         ASIAFAKEROLEKEY: 'fake-role-secret',
         [IMDS_ROLE.accessKeyId]: IMDS_ROLE.secretAccessKey,
       },
-    });
+    };
+    server = await startFakeAwsServer(options);
+    tlsServer = await startFakeAwsServer({ ...options, tls: true });
   });
   afterAll(async () => {
     await server?.close();
+    await tlsServer?.close();
   });
   beforeEach(() => {
-    server.requests.length = 0;
-    server.imdsRequests.length = 0;
+    for (const standIn of [server, tlsServer]) {
+      standIn.requests.length = 0;
+      standIn.imdsRequests.length = 0;
+    }
   });
 
   // The direct calls send the program's own user agent; the SDK clients put theirs first.
@@ -91,6 +98,58 @@ describe.skipIf(!present)(title, () => {
     expect(server.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
     expect(server.requests[0]?.headers['user-agent']).toMatch(/^ecr-credential-provider\/\d+\.\d+\.\d+$/);
     expect(viaSdk(0)).toBe(false);
+  });
+
+  describe('over HTTPS', () => {
+    const overTls = (extra: Record<string, string | undefined> = {}) => ({
+      AWS_ENDPOINT_URL_ECR: tlsServer.url,
+      AWS_ENDPOINT_URL_STS: tlsServer.url,
+      ...extra,
+    });
+
+    it('answers with the instance role from IMDS (plain HTTP) and ECR over TLS, as on a real node', async () => {
+      const { code, stderr } = await run([], request(IMAGE), {
+        ...overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert }),
+        AWS_ACCESS_KEY_ID: undefined,
+        AWS_SECRET_ACCESS_KEY: undefined,
+        AWS_EC2_METADATA_DISABLED: undefined,
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+      });
+
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(server.imdsRequests.map((r) => r.method)).toEqual(['PUT', 'GET', 'GET']);
+      expect(tlsServer.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+      expect(tlsServer.requests[0]?.headers.authorization).toMatch(new RegExp(`Credential=${IMDS_ROLE.accessKeyId}/`));
+      expect(tlsServer.requests[0]?.headers['user-agent']).toMatch(/^ecr-credential-provider\//);
+      expect(server.requests).toEqual([]);
+    });
+
+    it('answers over TLS through the SDK clients too', async () => {
+      const { code, stderr } = await run(
+        [],
+        request(IMAGE),
+        overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert, AWS_SDK_UA_APP_ID: 'pulls' }),
+      );
+
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(tlsServer.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+      expect(tlsServer.requests[0]?.headers['user-agent']).toMatch(/aws-sdk-js/);
+    });
+
+    it('refuses a certificate that no trusted root signed, on both paths, and sends nothing', async () => {
+      for (const extra of [{}, { AWS_SDK_UA_APP_ID: 'pulls' }]) {
+        const { code, stdout, stderr } = await run([], request(IMAGE), overTls(extra));
+
+        expect(code).toBe(1);
+        expect(stdout).toBe('');
+        expect(stderr).toMatch(
+          /^ecr-credential-provider: getting an ECR authorization token in eu-west-1 for 111122223333\.dkr\.ecr\.eu-west-1\.amazonaws\.com: .*self-signed certificate/,
+        );
+      }
+      expect(tlsServer.requests).toEqual([]);
+    });
   });
 
   it("answers with the node's instance role from IMDS, the usual case on a node", async () => {

@@ -4,7 +4,9 @@
  * `AWS_ENDPOINT_URL_ECR_PUBLIC` and `AWS_ENDPOINT_URL_STS` (or `endpoint` in tests), so the production binary
  * needs no test-only switch. Never part of the bundle: only tests and benches import it.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { HttpRequest } from '@smithy/core/protocols';
 import { Hash } from '@smithy/hash-node';
@@ -57,7 +59,18 @@ export interface FakeAwsOptions {
    * signer and a mismatch or an unknown key is answered like AWS does (403); without it signatures are not checked.
    */
   secrets?: Record<string, string>;
+  /**
+   * Serve HTTPS with the loopback certificate (`LOOPBACK_TLS`), as the real ECR and STS endpoints only answer
+   * HTTPS. A client trusts it through `NODE_EXTRA_CA_CERTS=LOOPBACK_TLS.cert` and nothing else.
+   */
+  tls?: boolean;
 }
+
+/** A self-signed certificate for 127.0.0.1 and localhost, and its key: for the stand-in only (test/fixtures/tls). */
+export const LOOPBACK_TLS = {
+  cert: new URL('../../test/fixtures/tls/loopback.crt', import.meta.url).pathname,
+  key: new URL('../../test/fixtures/tls/loopback.key', import.meta.url).pathname,
+};
 
 export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<FakeAwsServer> {
   const requests: FakeAwsRequest[] = [];
@@ -67,7 +80,7 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
   const expiresAt = options.expiresAt ?? new Date(Date.now() + 12 * 3600 * 1000);
   const token = Buffer.from(`AWS:${password}`).toString('base64');
 
-  const server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     readBody(req).then(
       async (body) => {
         if (req.url?.startsWith('/latest/')) return answerImds(req, res, imdsRequests);
@@ -81,7 +94,10 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
       },
       () => res.destroy(),
     );
-  });
+  };
+  const server = options.tls
+    ? createTlsServer({ cert: readFileSync(LOOPBACK_TLS.cert), key: readFileSync(LOOPBACK_TLS.key) }, listener)
+    : createServer(listener);
 
   function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
     const target = req.headers['x-amz-target'];
@@ -150,7 +166,7 @@ export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`,
     requests,
     password,
     expiresAt,

@@ -2,9 +2,10 @@
  * Start-to-answer time of the built credential provider executable, as kubelet experiences it: spawn, write
  * one request on stdin, wait for the response on stdout. The AWS call goes to a local fake ECR endpoint
  * (`AWS_ENDPOINT_URL_ECR`) with dummy keys in the environment, so the figure covers the executable's own work,
- * signing and HTTP included, and excludes only AWS's own latency. Two more paths are timed the same way: keys
- * from IMDS (the same stand-in), as on most nodes, and a service-account pull, whose STS call goes through the
- * SDK clients.
+ * signing and HTTP included, and excludes only AWS's own latency. More paths are timed the same way: keys from IMDS
+ * (the same stand-in), as on most nodes, a service-account pull, a profile, the SDK clients, and two with ECR over
+ * TLS (the stand-in's own certificate, trusted through `NODE_EXTRA_CA_CERTS`), since the real ECR and STS answer
+ * HTTPS only: every real pull also loads Node.js's TLS and its bundled root certificates.
  *
  * The targets (issue "cost at scale"): start-to-answer at most 1.5x a bare `node -e 0` of the pinned Node.js,
  * measured in the same run (the runs alternate, so machine load hits both alike), and at most 60 MiB per
@@ -15,7 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
+import { LOOPBACK_TLS, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
 import { buildCredentialProvider, executablePath, TARGET_ARCHES } from '../../scripts/build-credential-provider.ts';
 
 type BenchResult = { name: string; value: number; unit: string; target?: string; rerun: string; note?: string };
@@ -130,10 +131,19 @@ const OTHER_PATHS = [
   ['serviceAccount', 'a service-account pull', 'direct calls; STS (unsigned), then ECR with the role keys'],
   ['profile', 'keys from a credentials profile', 'direct calls; the shared files read with the SDK parser'],
   ['sdk', 'a setting only the SDK clients know', 'the SDK clients, loaded from their SEA asset: the slow path'],
+  ['tls', 'keys in the environment, ECR over TLS', 'direct calls; TLS to the stand-in, its certificate trusted'],
+  [
+    'imdsTls',
+    'keys from IMDS, ECR over TLS (as on a real node)',
+    'direct calls; IMDS over plain HTTP as on EC2, then ECR over TLS',
+  ],
 ] as const;
 
-/** Every case, against the stand-in AWS at `url`; `profileDir` holds a credentials file with a `pulls` profile. */
-function benchCases(path: string, url: string, profileDir: string): Record<string, Case> {
+/**
+ * Every case, against the stand-in AWS at `url` (and its HTTPS twin at `tlsUrl`); `profileDir` holds a credentials
+ * file with a `pulls` profile.
+ */
+function benchCases(path: string, url: string, tlsUrl: string, profileDir: string): Record<string, Case> {
   const answering = (input: string, own: Case['env'] = {}): Case => ({
     path,
     args: [],
@@ -141,15 +151,19 @@ function benchCases(path: string, url: string, profileDir: string): Record<strin
     check: checkAnswer,
     env: own,
   });
+  const instanceRole = {
+    AWS_ACCESS_KEY_ID: undefined,
+    AWS_SECRET_ACCESS_KEY: undefined,
+    AWS_EC2_METADATA_DISABLED: undefined,
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: url,
+  };
+  const overTls = { AWS_ENDPOINT_URL_ECR: tlsUrl, NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert };
   return {
     answer: answering(REQUEST),
     // The usual node: no keys in the environment, the instance role from IMDS (three IMDSv2 requests first).
-    imds: answering(REQUEST, {
-      AWS_ACCESS_KEY_ID: undefined,
-      AWS_SECRET_ACCESS_KEY: undefined,
-      AWS_EC2_METADATA_DISABLED: undefined,
-      AWS_EC2_METADATA_SERVICE_ENDPOINT: url,
-    }),
+    imds: answering(REQUEST, instanceRole),
+    tls: answering(REQUEST, overTls),
+    imdsTls: answering(REQUEST, { ...instanceRole, ...overTls }),
     serviceAccount: answering(SERVICE_ACCOUNT_REQUEST, { AWS_ENDPOINT_URL_STS: url }),
     profile: answering(REQUEST, {
       AWS_ACCESS_KEY_ID: undefined,
@@ -247,6 +261,7 @@ export async function run(): Promise<BenchResult[]> {
   }
   await ensureBuilt();
   const server = await startFakeAwsServer();
+  const tlsServer = await startFakeAwsServer({ tls: true });
   const profileDir = mkdtempSync(join(tmpdir(), 'credential-provider-bench-'));
   writeFileSync(
     join(profileDir, 'credentials'),
@@ -261,9 +276,10 @@ export async function run(): Promise<BenchResult[]> {
     AWS_ENDPOINT_URL_ECR: server.url,
   };
   try {
-    return report(await timings(benchCases(executablePath(arch), server.url, profileDir), env));
+    return report(await timings(benchCases(executablePath(arch), server.url, tlsServer.url, profileDir), env));
   } finally {
     await server.close();
+    await tlsServer.close();
     rmSync(profileDir, { recursive: true, force: true });
   }
 }
