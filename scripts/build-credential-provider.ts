@@ -25,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
 import { startFakeAwsServer } from '../functions/credential-provider/fake-aws-server.ts';
@@ -354,8 +354,8 @@ export function stripElf(input: Buffer): Buffer {
   return out;
 }
 
-async function executable(arch: TargetArch, node: string, blob: string): Promise<string> {
-  const out = executablePath(arch);
+/** A stripped copy of `node` with `blob` injected, at `out`. */
+function injectBlob(node: string, blob: string, out: string): string {
   rmSync(out, { force: true });
   writeFileSync(out, stripElf(readFileSync(node)));
   chmodSync(out, 0o755);
@@ -367,6 +367,27 @@ async function executable(arch: TargetArch, node: string, blob: string): Promise
   });
   if (result.status !== 0) throw new Error(`postject failed on ${out}: ${result.stdout}${result.stderr}`);
   return out;
+}
+
+/**
+ * One script as an executable for this machine, packaged like the provider (a stripped copy of the pinned Node.js,
+ * bundled the same way) but with Node.js's own code cache for its main script: the bench's floor program.
+ */
+export async function buildOneScriptExecutable(entry: string, out: string): Promise<string> {
+  const dir = join(ROOT, '.build', basename(out));
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const script = await bundleOne(entry, join(dir, 'main.cjs'), {});
+  const blob = join(dir, 'sea-prep.blob');
+  const config = join(dir, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }),
+  );
+  const node = hostNode(pinnedNodeVersion());
+  execFileSync(node, ['--experimental-sea-config', config], { env: {}, stdio: 'pipe' });
+  mkdirSync(dirname(out), { recursive: true });
+  return injectBlob(node, blob, out);
 }
 
 function kib(path: string): number {
@@ -401,7 +422,7 @@ export async function buildCredentialProvider(arches: readonly TargetArch[] = TA
     for (const arch of arches) {
       const node = targetNode(arch, nodeVersion);
       const { blob, codeCache } = await seaBlob(arch, node, scripts, standIn.url);
-      const out = await executable(arch, node, blob);
+      const out = injectBlob(node, blob, executablePath(arch));
       log(
         `${relative(ROOT, out)}: node v${nodeVersion}, ${codeCache ? 'code caches' : 'NO code caches'}, ` +
           `${(kib(out) / 1024).toFixed(1)} MiB, sha256 ${sha256(out)}`,

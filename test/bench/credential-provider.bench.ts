@@ -17,7 +17,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LOOPBACK_TLS, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
-import { buildCredentialProvider, executablePath, TARGET_ARCHES } from '../../scripts/build-credential-provider.ts';
+import {
+  buildCredentialProvider,
+  buildOneScriptExecutable,
+  executablePath,
+  TARGET_ARCHES,
+} from '../../scripts/build-credential-provider.ts';
 
 type BenchResult = { name: string; value: number; unit: string; target?: string; rerun: string; note?: string };
 
@@ -39,6 +44,9 @@ const SERVICE_ACCOUNT_REQUEST = JSON.stringify({
 });
 
 const START_RATIO_TARGET = 1.5;
+/** The floor program (credential-provider-floor.ts), built beside the executable when it is older than its source. */
+const FLOOR_SOURCE = join(ROOT, 'test', 'bench', 'credential-provider-floor.ts');
+const FLOOR = join(ROOT, 'dist', 'bench', 'credential-provider-floor');
 const SIZE_TARGET_MIB = 60;
 
 /**
@@ -57,6 +65,9 @@ async function ensureBuilt(): Promise<void> {
     (arch) => !existsSync(executablePath(arch)) || statSync(executablePath(arch)).mtimeMs < newestSource,
   );
   if (stale.length > 0) await buildCredentialProvider(stale);
+  const builder = join(ROOT, 'scripts', 'build-credential-provider.ts');
+  const floorInputs = Math.max(statSync(FLOOR_SOURCE).mtimeMs, statSync(builder).mtimeMs);
+  if (!existsSync(FLOOR) || statSync(FLOOR).mtimeMs < floorInputs) await buildOneScriptExecutable(FLOOR_SOURCE, FLOOR);
 }
 
 /** Wall time from spawn to exit: kubelet waits for the process to exit, not only for the JSON. */
@@ -139,6 +150,12 @@ const OTHER_PATHS = [
   ],
 ] as const;
 
+/** The executable's case, the floor program's for the same path, and what the path is. */
+const FLOOR_PAIRS = [
+  ['answer', 'floorProgram', 'keys in the environment'],
+  ['tls', 'floorProgramTls', 'keys in the environment, ECR over TLS'],
+] as const;
+
 /**
  * Every case, against the stand-in AWS at `url` (and its HTTPS twin at `tlsUrl`); `profileDir` holds a credentials
  * file with a `pulls` profile.
@@ -164,6 +181,9 @@ function benchCases(path: string, url: string, tlsUrl: string, profileDir: strin
     imds: answering(REQUEST, instanceRole),
     tls: answering(REQUEST, overTls),
     imdsTls: answering(REQUEST, { ...instanceRole, ...overTls }),
+    // The least a Node.js program does for the same answer, packaged the same way: what the executable adds.
+    floorProgram: { path: FLOOR, args: [], input: REQUEST, check: checkAnswer },
+    floorProgramTls: { path: FLOOR, args: [], input: REQUEST, check: checkAnswer, env: overTls },
     serviceAccount: answering(SERVICE_ACCOUNT_REQUEST, { AWS_ENDPOINT_URL_STS: url }),
     profile: answering(REQUEST, {
       AWS_ACCESS_KEY_ID: undefined,
@@ -234,6 +254,17 @@ function report(times: Record<string, number[]>): BenchResult[] {
       rerun: RERUN,
     },
     ...otherPaths,
+    ...FLOOR_PAIRS.map(
+      ([name, floorName, what]): BenchResult => ({
+        name: `credential-provider: start-to-answer / the floor program's, ${what}, medians of ${RUNS}`,
+        value: round(percentile(times[name]!, 50) / percentile(times[floorName]!, 50), 2),
+        unit: 'x',
+        rerun: RERUN,
+        note:
+          `floor: read, sign with the same SDK signer, one request, print (test/bench/credential-provider-floor.ts); ` +
+          `${round(percentile(times[floorName]!, 50))} ms, ${round(percentile(times[floorName]!, 50) / floor, 2)}x the bare start`,
+      }),
+    ),
     {
       name: `credential-provider: --version start-to-exit, median of ${RUNS}`,
       value: round(percentile(times.version!, 50)),
