@@ -5,6 +5,7 @@ import {
 } from '@aws-sdk/client-ecr-public';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { type AwsCredentials, CALL_BOUNDS, type EcrPort, type EcrPublicPort, type StsPort } from './ports.ts';
+import { type ProxyEnv, proxyAgent } from './proxy.ts';
 import { ECR_PUBLIC_REGION } from './registry.ts';
 
 export interface AwsPortOptions {
@@ -12,6 +13,8 @@ export interface AwsPortOptions {
   userAgent: string;
   /** The SDK's standard retry mode does the retrying; this only caps it. Default 3, the SDK's own default. */
   maxAttempts?: number;
+  /** The proxy variables, when a proxy is set (proxy.ts): the clients' own calls go through it. */
+  proxies?: ProxyEnv;
 }
 
 const REQUEST_HANDLER = {
@@ -24,7 +27,13 @@ function clientConfig(region: string, options: AwsPortOptions, credentials: AwsC
     region,
     maxAttempts: options.maxAttempts ?? CALL_BOUNDS.maxAttempts,
     customUserAgent: options.userAgent,
-    requestHandler: REQUEST_HANDLER,
+    requestHandler: options.proxies
+      ? {
+          ...REQUEST_HANDLER,
+          httpAgent: proxyAgent('http:', options.proxies),
+          httpsAgent: proxyAgent('https:', options.proxies),
+        }
+      : REQUEST_HANDLER,
     // Without explicit credentials the client resolves the default chain (env, profile, web identity, IMDS).
     ...(credentials ? { credentials } : {}),
   };

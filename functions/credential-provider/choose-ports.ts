@@ -7,6 +7,7 @@
 import type { AwsPortOptions } from './aws-ports.ts';
 import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
 import type { EcrPort, EcrPublicPort, StsPort } from './ports.ts';
+import { proxyEnv } from './proxy.ts';
 
 export type AwsPorts = { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort };
 export type LoadSdkPorts = () => Promise<{ createAwsPorts(options: AwsPortOptions): AwsPorts }>;
@@ -24,7 +25,10 @@ export function choosePorts(
 ): ChosenPorts {
   let sdkPorts: Promise<AwsPorts> | undefined;
   const sdk = () => {
-    sdkPorts ??= loadSdk().then((module) => module.createAwsPorts({ userAgent: options.userAgent }));
+    const proxies = proxyEnv(env);
+    sdkPorts ??= loadSdk().then((module) =>
+      module.createAwsPorts({ userAgent: options.userAgent, ...(proxies ? { proxies } : {}) }),
+    );
     return sdkPorts;
   };
   let choice: Promise<{ ports?: AwsPorts; sdkBecause?: string }> | undefined;

@@ -21,6 +21,7 @@ import {
   xmlElement,
 } from './direct.ts';
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
+import { type FakeProxy, startFakeProxy } from './fake-proxy.ts';
 import { parseEcrRegistry } from './registry.ts';
 
 const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet', profiles: async () => ({}) };
@@ -268,6 +269,47 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
     const [sent] = server.requests;
     expect(sent!.headers.authorization).toMatch(new RegExp(`Credential=${IMDS_ROLE.accessKeyId}/`));
     expect(sent!.headers['x-amz-security-token']).toBe(IMDS_ROLE.sessionToken);
+  });
+
+  describe('through a proxy named in the environment', () => {
+    let proxy: FakeProxy;
+    beforeAll(async () => {
+      proxy = await startFakeProxy();
+    });
+    afterAll(() => proxy.close());
+    afterEach(() => {
+      proxy.seen.length = 0;
+    });
+
+    it('sends the calls through HTTP_PROXY, signed as without it', async () => {
+      const direct = await ports({ ...KEYS, HTTP_PROXY: proxy.url });
+      const token = await direct.ecr.getAuthorizationToken(endpoint);
+      await direct.sts.assumeRoleWithWebIdentity(role);
+
+      expect(Buffer.from(token!.authorizationToken, 'base64').toString()).toBe('AWS:direct-password');
+      expect(proxy.seen).toEqual([`POST ${server.url}/`, `POST ${server.url}/`]);
+      expect(server.requests.map((r) => r.operation)).toEqual([
+        'ecr:GetAuthorizationToken',
+        'sts:AssumeRoleWithWebIdentity',
+      ]);
+    });
+
+    it('goes direct to a host NO_PROXY names', async () => {
+      await (
+        await ports({ ...KEYS, HTTP_PROXY: proxy.url, NO_PROXY: 'example.com,127.0.0.1' })
+      ).ecr.getAuthorizationToken(endpoint);
+
+      expect(server.requests).toHaveLength(1);
+      expect(proxy.seen).toEqual([]);
+    });
+
+    it('keeps IMDS off the proxy: it is link-local', async () => {
+      vi.stubEnv('AWS_EC2_METADATA_SERVICE_ENDPOINT', server.url);
+      await (await ports({ HTTP_PROXY: proxy.url })).ecr.getAuthorizationToken(endpoint);
+
+      expect(server.imdsRequests).toHaveLength(3);
+      expect(proxy.seen).toEqual([`POST ${server.url}/`]);
+    });
   });
 
   it("signs with the caller's credentials (a service account's role) instead of the node's", async () => {

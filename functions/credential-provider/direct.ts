@@ -36,6 +36,7 @@ import {
   type EcrPublicPort,
   type StsPort,
 } from './ports.ts';
+import { type ProxyEnv, proxyAgent, proxyEnv } from './proxy.ts';
 import { ECR_PUBLIC_DNS_SUFFIX, ECR_PUBLIC_REGION } from './registry.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -47,6 +48,8 @@ export interface DirectSetup {
   credentials: CredentialSource;
   /** `AWS_ENDPOINT_URL_<SERVICE>` or `AWS_ENDPOINT_URL`, unless `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`. */
   endpoints: { ecr?: string; ecrPublic?: string; sts?: string };
+  /** The proxy variables, when a proxy is set (proxy.ts). */
+  proxies?: ProxyEnv;
 }
 
 /**
@@ -151,7 +154,8 @@ export async function directSetup(
   if (outside) return { sdkBecause: `profile ${profileName} has ${outside}` };
   const credentials = credentialSource(env, profile);
   if (typeof credentials === 'string') return { sdkBecause: credentials };
-  return { credentials, endpoints: configuredEndpoints(env) };
+  const proxies = proxyEnv(env);
+  return { credentials, endpoints: configuredEndpoints(env), ...(proxies ? { proxies } : {}) };
 }
 
 /**
@@ -443,7 +447,7 @@ function caller(setup: DirectSetup, options: DirectOptions) {
         ? await signer.sign(args.request, { signingDate: new Date(Date.now() + clockOffset) })
         : args.request;
       try {
-        const response = await sendOnce(signed as HttpRequest, CALL_BOUNDS);
+        const response = await sendOnce(signed as HttpRequest, CALL_BOUNDS, setup.proxies);
         return { response, output: parseResponse(response, exchange) };
       } catch (err) {
         const corrected = correctedOffset(err, clockOffset);
@@ -471,6 +475,7 @@ function caller(setup: DirectSetup, options: DirectOptions) {
 export function sendOnce(
   request: HttpRequest,
   timeouts: { connectionTimeoutMs: number; requestTimeoutMs: number },
+  proxies?: ProxyEnv,
 ): Promise<HttpResponse> {
   const { request: open } = process.getBuiltinModule(request.protocol === 'https:' ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
@@ -483,8 +488,8 @@ export function sendOnce(
         method: request.method,
         path: request.path,
         headers: request.headers,
-        // One request per process: no agent, so no keep-alive socket to close afterwards.
-        agent: false,
+        // One request per process: no agent (so no keep-alive socket to close afterwards), unless a proxy is set.
+        agent: proxyAgent(request.protocol, proxies),
       },
       (incoming) => {
         const chunks: Buffer[] = [];
