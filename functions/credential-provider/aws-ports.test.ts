@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createAwsPorts } from './aws-ports.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
+import { startFakeProxy } from './fake-proxy.ts';
 
 let server: FakeAwsServer;
 const savedEnv = { ...process.env };
@@ -150,5 +151,24 @@ describe('STS adapter', () => {
       }),
       // The SDK names the modeled exception class; the wire code stays in `Code`, which awsErrorCode prefers.
     ).rejects.toMatchObject({ name: 'InvalidIdentityTokenException', Code: 'InvalidIdentityToken' });
+  });
+});
+
+describe('through a proxy', () => {
+  it("sends the clients' calls through the proxy it is given", async () => {
+    const proxy = await startFakeProxy();
+    try {
+      const proxied = createAwsPorts({ userAgent: 'ecr-credential-provider/test', proxies: { HTTP_PROXY: proxy.url } });
+      await proxied.ecr.getAuthorizationToken(EU_WEST_1);
+      await proxied.ecrPublic.getAuthorizationToken();
+
+      expect(server.requests.map((r) => r.operation)).toEqual([
+        'ecr:GetAuthorizationToken',
+        'ecr-public:GetAuthorizationToken',
+      ]);
+      expect(proxy.seen).toEqual([`POST ${server.url}/`, `POST ${server.url}/`]);
+    } finally {
+      await proxy.close();
+    }
   });
 });

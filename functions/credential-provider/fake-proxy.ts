@@ -3,8 +3,8 @@
  * and absolute-form requests (how plain HTTP does). Never part of the bundle: only tests import it.
  */
 import { createServer, request } from 'node:http';
-import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 
 export interface FakeProxy {
   /** For `HTTPS_PROXY` / `HTTP_PROXY`. */
