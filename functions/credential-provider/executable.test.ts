@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
 import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './fake-aws-server.ts';
+import { type FakeProxy, startFakeProxy } from './fake-proxy.ts';
 import { request } from './in-memory.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
@@ -136,6 +137,59 @@ describe.skipIf(!present)(title, () => {
       expect(code).toBe(0);
       expect(tlsServer.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
       expect(tlsServer.requests[0]?.headers['user-agent']).toMatch(/aws-sdk-js/);
+    });
+
+    describe('through a proxy from the environment', () => {
+      let proxy: FakeProxy;
+      beforeAll(async () => {
+        proxy = await startFakeProxy();
+      });
+      afterAll(() => proxy?.close());
+      beforeEach(() => {
+        proxy.seen.length = 0;
+      });
+      const tunnel = () => `CONNECT ${new URL(tlsServer.url).host}`;
+
+      it('tunnels ECR through HTTPS_PROXY and asks IMDS directly, as on a node behind a proxy', async () => {
+        const { code, stderr } = await run([], request(IMAGE), {
+          ...overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert, HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url }),
+          AWS_ACCESS_KEY_ID: undefined,
+          AWS_SECRET_ACCESS_KEY: undefined,
+          AWS_EC2_METADATA_DISABLED: undefined,
+          AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+        });
+
+        expect(stderr).toBe('');
+        expect(code).toBe(0);
+        expect(proxy.seen).toEqual([tunnel()]);
+        expect(server.imdsRequests).toHaveLength(3);
+        expect(tlsServer.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+      });
+
+      it('tunnels the SDK clients too', async () => {
+        const { code, stderr } = await run(
+          [],
+          request(IMAGE),
+          overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert, https_proxy: proxy.url, AWS_SDK_UA_APP_ID: 'pulls' }),
+        );
+
+        expect(stderr).toBe('');
+        expect(code).toBe(0);
+        expect(proxy.seen).toEqual([tunnel()]);
+        expect(tlsServer.requests[0]?.headers['user-agent']).toMatch(/aws-sdk-js/);
+      });
+
+      it('goes direct to a host NO_PROXY names', async () => {
+        const { code } = await run(
+          [],
+          request(IMAGE),
+          overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert, HTTPS_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }),
+        );
+
+        expect(code).toBe(0);
+        expect(proxy.seen).toEqual([]);
+        expect(tlsServer.requests).toHaveLength(1);
+      });
     });
 
     it('refuses a certificate that no trusted root signed, on both paths, and sends nothing', async () => {
