@@ -4,9 +4,9 @@
  * are asserted here and only here.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeProxy } from '../../shared/net/fake-proxy.ts';
 import { createAwsPorts } from './aws-ports.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
-import { startFakeProxy } from './fake-proxy.ts';
 
 let server: FakeAwsServer;
 const savedEnv = { ...process.env };

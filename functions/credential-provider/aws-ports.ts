@@ -4,8 +4,8 @@ import {
   GetAuthorizationTokenCommand as GetPublicAuthorizationTokenCommand,
 } from '@aws-sdk/client-ecr-public';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import { type ProxyEnv, proxyAgent } from '../../shared/net/proxy.ts';
 import { type AwsCredentials, CALL_BOUNDS, type EcrPort, type EcrPublicPort, type StsPort } from './ports.ts';
-import { type ProxyEnv, proxyAgent } from './proxy.ts';
 import { ECR_PUBLIC_REGION } from './registry.ts';
 
 export interface AwsPortOptions {

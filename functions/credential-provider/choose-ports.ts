@@ -4,10 +4,11 @@
  * The SDK adapter is loaded only when a call needs it: in the executable it is a separate script the usual run
  * never compiles. The choice is made on the first call (it may read the shared config files), once per run.
  */
+
+import { proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPortOptions } from './aws-ports.ts';
 import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
 import type { EcrPort, EcrPublicPort, StsPort } from './ports.ts';
-import { proxyEnv } from './proxy.ts';
 
 export type AwsPorts = { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort };
 export type LoadSdkPorts = () => Promise<{ createAwsPorts(options: AwsPortOptions): AwsPorts }>;

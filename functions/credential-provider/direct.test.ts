@@ -9,6 +9,7 @@ import { defaultEndpointResolver as ecrPublicRules } from '@aws-sdk/client-ecr-p
 import { defaultEndpointResolver as stsRules } from '@aws-sdk/client-sts/dist-es/endpoint/endpointResolver.js';
 import { partition } from '@aws-sdk/core/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
 import {
   createDirectPorts,
@@ -21,7 +22,6 @@ import {
   xmlElement,
 } from './direct.ts';
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
-import { type FakeProxy, startFakeProxy } from './fake-proxy.ts';
 import { parseEcrRegistry } from './registry.ts';
 
 const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet', profiles: async () => ({}) };

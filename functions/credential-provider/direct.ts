@@ -25,6 +25,7 @@ import { extendedEncodeURIComponent, HttpRequest, HttpResponse } from '@smithy/c
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { type ProxyEnv, proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
 import {
   type AssumeRoleWithWebIdentityInput,
@@ -36,7 +37,6 @@ import {
   type EcrPublicPort,
   type StsPort,
 } from './ports.ts';
-import { type ProxyEnv, proxyAgent, proxyEnv } from './proxy.ts';
 import { ECR_PUBLIC_DNS_SUFFIX, ECR_PUBLIC_REGION } from './registry.ts';
 
 export type Env = Readonly<Record<string, string | undefined>>;

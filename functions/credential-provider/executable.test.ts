@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
+import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
 import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './fake-aws-server.ts';
-import { type FakeProxy, startFakeProxy } from './fake-proxy.ts';
 import { request } from './in-memory.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;

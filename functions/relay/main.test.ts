@@ -1,9 +1,13 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeProxy } from '../../shared/net/fake-proxy.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { loadRelayConfig } from './config.ts';
 import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import { restClients } from './kube-clients.ts';
-import { wire } from './main.ts';
+import { sqsRequestHandler, wire } from './main.ts';
 import { keysOn, makeNode, reconcilerQueues, until } from './testing.ts';
 
 /** The process wiring: environment -> relay, and the operations endpoints the probes and Prometheus use. */
@@ -71,5 +75,38 @@ describe('relay process', () => {
     stop = undefined;
     // Released on a graceful stop.
     expect(cluster.leases.peek('ccm', 'serverless-ccm-relay')?.spec?.holderIdentity).toBe('');
+  });
+});
+
+describe("the relay's SQS connection", () => {
+  it('goes through the proxy its environment names, and direct without one', async () => {
+    const answered: string[] = [];
+    const sqsStandIn = createServer((req, res) => {
+      answered.push(String(req.headers['x-amz-target']));
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' }).end('{"QueueUrls":[]}');
+    });
+    await new Promise<void>((resolve) => sqsStandIn.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(sqsStandIn.address() as AddressInfo).port}`;
+    const proxy = await startFakeProxy();
+    try {
+      const client = (env: Record<string, string>) =>
+        new SQSClient({
+          region: 'eu-west-1',
+          endpoint,
+          credentials: { accessKeyId: 'AKID', secretAccessKey: 'secret' },
+          requestHandler: sqsRequestHandler(env),
+        });
+      await client({ HTTP_PROXY: proxy.url }).send(new ListQueuesCommand({}));
+      expect(proxy.seen).toEqual([`POST ${endpoint}/`]);
+
+      await client({}).send(new ListQueuesCommand({}));
+      await client({ HTTP_PROXY: proxy.url, NO_PROXY: '127.0.0.1' }).send(new ListQueuesCommand({}));
+      expect(proxy.seen).toHaveLength(1);
+      expect(answered).toEqual(['AmazonSQS.ListQueues', 'AmazonSQS.ListQueues', 'AmazonSQS.ListQueues']);
+    } finally {
+      await proxy.close();
+      sqsStandIn.closeAllConnections();
+      await new Promise((resolve) => sqsStandIn.close(resolve));
+    }
   });
 });

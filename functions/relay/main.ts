@@ -7,6 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { systemClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
+import { proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { powertoolsLog } from '../../shared/observability/powertools.ts';
 import { SqsAdapter } from '../../shared/queue/sqs-adapter.ts';
@@ -157,6 +158,24 @@ async function startWebhooks(
   }
 }
 
+/**
+ * How the relay's SQS client connects: each attempt bounded, since a hung connection must not hold a batch (and
+ * its keys) for ever; through the proxy its environment names, if any (shared/net/proxy.ts), reusing connections.
+ */
+export function sqsRequestHandler(env: Record<string, string | undefined>) {
+  const proxies = proxyEnv(env);
+  return {
+    connectionTimeout: 2_000,
+    requestTimeout: 5_000,
+    ...(proxies
+      ? {
+          httpAgent: proxyAgent('http:', proxies, { keepAlive: true }),
+          httpsAgent: proxyAgent('https:', proxies, { keepAlive: true }),
+        }
+      : {}),
+  };
+}
+
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {
   let config: RelayConfig;
   try {
@@ -181,8 +200,7 @@ export async function main(env: Record<string, string | undefined> = process.env
   const client = new SQSClient({
     region: regionFor(config),
     retryMode: 'adaptive',
-    // A hung connection must not hold a batch (and its keys) for ever: each attempt is bounded.
-    requestHandler: { connectionTimeout: 2_000, requestTimeout: 5_000 },
+    requestHandler: sqsRequestHandler(env),
     ...(endpoint ? { useQueueUrlAsEndpoint: false } : {}),
   });
   const sqs = new SqsAdapter(client, endpoint ? { endpoint } : {});

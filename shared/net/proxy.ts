@@ -1,0 +1,38 @@
+/**
+ * HTTP proxies from the environment, honoured as the Go AWS SDK (and so the Go controllers and credential
+ * provider) honours them: `HTTPS_PROXY` for HTTPS calls, `HTTP_PROXY` for plain HTTP ones, `NO_PROXY` for the
+ * hosts that go direct, each also in lower case (which wins when both are set, as in Node.js). Used by the
+ * processes that run on the cluster's side of its egress: the kubelet credential provider (kubelet passes its
+ * environment on) and the relay (its Deployment's environment).
+ *
+ * Node.js 22 does the proxying itself, CONNECT tunnels for HTTPS included, in an agent built with `proxyEnv`; this
+ * module only decides when to build one, so a process without a proxy keeps its usual agents. Only AWS API calls
+ * use it: IMDS is link-local and never proxied (the SDK's IMDS provider makes its own requests).
+ */
+import type { Agent as HttpAgent } from 'node:http';
+
+export type ProxyEnv = Readonly<Record<string, string>>;
+
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
+
+/** The proxy variables that are set, or undefined when no proxy is (a `NO_PROXY` alone changes nothing). */
+export function proxyEnv(env: Readonly<Record<string, string | undefined>>): ProxyEnv | undefined {
+  const set = Object.fromEntries(PROXY_VARIABLES.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  const proxies = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => name in set);
+  return proxies ? set : undefined;
+}
+
+/**
+ * An agent that sends `protocol`'s requests through the proxy, or false (no agent) when none is set. `keepAlive`
+ * for a long-running process that reuses its connections; a one-request process leaves it off.
+ */
+export function proxyAgent(
+  protocol: string,
+  proxies: ProxyEnv | undefined,
+  { keepAlive = false }: { keepAlive?: boolean } = {},
+): HttpAgent | false {
+  if (!proxies) return false;
+  const { Agent } = process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http');
+  // `proxyEnv` is in Node.js 22's agents (22.21 and later) but not yet in its type definitions.
+  return new Agent({ proxyEnv: proxies, keepAlive } as ConstructorParameters<typeof Agent>[0]);
+}
