@@ -13,7 +13,7 @@ export interface AwsPortOptions {
   userAgent: string;
   /** The SDK's standard retry mode does the retrying; this only caps it. Default 3, the SDK's own default. */
   maxAttempts?: number;
-  /** The proxy variables, when a proxy is set (proxy.ts): the clients' own calls go through it. */
+  /** The proxy variables, when a proxy is set (shared/net/proxy.ts): the clients' own calls go through it. */
   proxies?: ProxyEnv;
 }
 

@@ -4,7 +4,6 @@
  * The SDK adapter is loaded only when a call needs it: in the executable it is a separate script the usual run
  * never compiles. The choice is made on the first call (it may read the shared config files), once per run.
  */
-
 import { proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPortOptions } from './aws-ports.ts';
 import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
@@ -25,8 +24,8 @@ export function choosePorts(
   fs: FileSystem = realFileSystem,
 ): ChosenPorts {
   let sdkPorts: Promise<AwsPorts> | undefined;
+  const proxies = proxyEnv(env);
   const sdk = () => {
-    const proxies = proxyEnv(env);
     sdkPorts ??= loadSdk().then((module) =>
       module.createAwsPorts({ userAgent: options.userAgent, ...(proxies ? { proxies } : {}) }),
     );

@@ -48,7 +48,7 @@ export interface DirectSetup {
   credentials: CredentialSource;
   /** `AWS_ENDPOINT_URL_<SERVICE>` or `AWS_ENDPOINT_URL`, unless `AWS_IGNORE_CONFIGURED_ENDPOINT_URLS`. */
   endpoints: { ecr?: string; ecrPublic?: string; sts?: string };
-  /** The proxy variables, when a proxy is set (proxy.ts). */
+  /** The proxy variables, when a proxy is set (shared/net/proxy.ts). */
   proxies?: ProxyEnv;
 }
 

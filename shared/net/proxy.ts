@@ -13,13 +13,13 @@ import type { Agent as HttpAgent } from 'node:http';
 
 export type ProxyEnv = Readonly<Record<string, string>>;
 
-const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
+const PROXIES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'];
+const VARIABLES = [...PROXIES, 'NO_PROXY', 'no_proxy'];
 
 /** The proxy variables that are set, or undefined when no proxy is (a `NO_PROXY` alone changes nothing). */
 export function proxyEnv(env: Readonly<Record<string, string | undefined>>): ProxyEnv | undefined {
-  const set = Object.fromEntries(PROXY_VARIABLES.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
-  const proxies = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => name in set);
-  return proxies ? set : undefined;
+  const set = Object.fromEntries(VARIABLES.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  return PROXIES.some((name) => name in set) ? set : undefined;
 }
 
 /**
