@@ -51,6 +51,14 @@ describe.skipIf(!present)(title, () => {
     }
   });
 
+  /** No keys in the environment: the node's instance role from the stand-in's IMDS, as on most nodes. */
+  const instanceRole = () => ({
+    AWS_ACCESS_KEY_ID: undefined,
+    AWS_SECRET_ACCESS_KEY: undefined,
+    AWS_EC2_METADATA_DISABLED: undefined,
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+  });
+
   // The direct calls send the program's own user agent; the SDK clients put theirs first.
   const viaSdk = (index: number) => /aws-sdk-js/.test(String(server.requests[index]?.headers['user-agent']));
 
@@ -111,10 +119,7 @@ describe.skipIf(!present)(title, () => {
     it('answers with the instance role from IMDS (plain HTTP) and ECR over TLS, as on a real node', async () => {
       const { code, stderr } = await run([], request(IMAGE), {
         ...overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert }),
-        AWS_ACCESS_KEY_ID: undefined,
-        AWS_SECRET_ACCESS_KEY: undefined,
-        AWS_EC2_METADATA_DISABLED: undefined,
-        AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+        ...instanceRole(),
       });
 
       expect(stderr).toBe('');
@@ -153,10 +158,7 @@ describe.skipIf(!present)(title, () => {
       it('tunnels ECR through HTTPS_PROXY and asks IMDS directly, as on a node behind a proxy', async () => {
         const { code, stderr } = await run([], request(IMAGE), {
           ...overTls({ NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert, HTTPS_PROXY: proxy.url, HTTP_PROXY: proxy.url }),
-          AWS_ACCESS_KEY_ID: undefined,
-          AWS_SECRET_ACCESS_KEY: undefined,
-          AWS_EC2_METADATA_DISABLED: undefined,
-          AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
+          ...instanceRole(),
         });
 
         expect(stderr).toBe('');
@@ -207,12 +209,7 @@ describe.skipIf(!present)(title, () => {
   });
 
   it("answers with the node's instance role from IMDS, the usual case on a node", async () => {
-    const { code, stderr } = await run([], request(IMAGE), {
-      AWS_ACCESS_KEY_ID: undefined,
-      AWS_SECRET_ACCESS_KEY: undefined,
-      AWS_EC2_METADATA_DISABLED: undefined,
-      AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url,
-    });
+    const { code, stderr } = await run([], request(IMAGE), instanceRole());
 
     expect(stderr).toBe('');
     expect(code).toBe(0);
