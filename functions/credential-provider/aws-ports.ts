@@ -4,7 +4,7 @@ import {
   GetAuthorizationTokenCommand as GetPublicAuthorizationTokenCommand,
 } from '@aws-sdk/client-ecr-public';
 import { AssumeRoleWithWebIdentityCommand, STSClient } from '@aws-sdk/client-sts';
-import { type ProxyEnv, proxyAgent } from '../../shared/net/proxy.ts';
+import { type ProxyEnv, proxyAgents } from '../../shared/net/proxy.ts';
 import { type AwsCredentials, CALL_BOUNDS, type EcrPort, type EcrPublicPort, type StsPort } from './ports.ts';
 import { ECR_PUBLIC_REGION } from './registry.ts';
 
@@ -27,13 +27,7 @@ function clientConfig(region: string, options: AwsPortOptions, credentials: AwsC
     region,
     maxAttempts: options.maxAttempts ?? CALL_BOUNDS.maxAttempts,
     customUserAgent: options.userAgent,
-    requestHandler: options.proxies
-      ? {
-          ...REQUEST_HANDLER,
-          httpAgent: proxyAgent('http:', options.proxies),
-          httpsAgent: proxyAgent('https:', options.proxies),
-        }
-      : REQUEST_HANDLER,
+    requestHandler: options.proxies ? { ...REQUEST_HANDLER, ...proxyAgents(options.proxies) } : REQUEST_HANDLER,
     // Without explicit credentials the client resolves the default chain (env, profile, web identity, IMDS).
     ...(credentials ? { credentials } : {}),
   };

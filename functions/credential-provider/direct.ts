@@ -489,7 +489,7 @@ export function sendOnce(
         path: request.path,
         headers: request.headers,
         // One request per process: no agent (so no keep-alive socket to close afterwards), unless a proxy is set.
-        agent: proxyAgent(request.protocol, proxies),
+        agent: proxies ? proxyAgent(request.protocol, proxies) : false,
       },
       (incoming) => {
         const chunks: Buffer[] = [];

@@ -7,7 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { systemClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
-import { proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
+import { proxyAgents, proxyEnv } from '../../shared/net/proxy.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { powertoolsLog } from '../../shared/observability/powertools.ts';
 import { SqsAdapter } from '../../shared/queue/sqs-adapter.ts';
@@ -167,12 +167,7 @@ export function sqsRequestHandler(env: Record<string, string | undefined>) {
   return {
     connectionTimeout: 2_000,
     requestTimeout: 5_000,
-    ...(proxies
-      ? {
-          httpAgent: proxyAgent('http:', proxies, { keepAlive: true }),
-          httpsAgent: proxyAgent('https:', proxies, { keepAlive: true }),
-        }
-      : {}),
+    ...(proxies ? proxyAgents(proxies, { keepAlive: true }) : {}),
   };
 }
 

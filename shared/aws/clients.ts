@@ -4,6 +4,7 @@ import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balanci
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config/config.ts';
+import { proxyAgents, proxyEnv } from '../net/proxy.ts';
 import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
@@ -42,14 +43,27 @@ export function createEc2InterfacePort(config: Config, metrics: MetricsPort): Ec
   return new Ec2Interfaces(ec2Client(config, metrics));
 }
 
+/**
+ * What every client here shares: the region, adaptive retries, and the proxy the environment names, if any
+ * (`HTTPS_PROXY`, `NO_PROXY`, ...: shared/net/proxy.ts), as the Go controllers' calls honour it.
+ */
+export function clientSettings(config: Config, env: Record<string, string | undefined> = process.env) {
+  const proxies = proxyEnv(env);
+  return {
+    region: config.AWS_REGION,
+    retryMode: 'adaptive' as const,
+    ...(proxies ? { requestHandler: proxyAgents(proxies, { keepAlive: true }) } : {}),
+  };
+}
+
 function ec2Client(config: Config, metrics: MetricsPort) {
-  const client = new EC2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  const client = new EC2Client({ ...clientSettings(config), maxAttempts: 5 });
   return instrumentAwsClient(client, metrics);
 }
 
 /** ELBv2 throttles per account and API (Describe* share a bucket): adaptive retries slow this container down too. */
 export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adapter {
-  const client = new ElasticLoadBalancingV2Client({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  const client = new ElasticLoadBalancingV2Client({ ...clientSettings(config), maxAttempts: 5 });
   return new Elbv2Adapter(instrumentAwsClient(client, metrics));
 }
 
@@ -60,7 +74,7 @@ export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adap
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/userguide/elb-api-throttling.html
  */
 export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter {
-  const client = new ElasticLoadBalancingClient({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  const client = new ElasticLoadBalancingClient({ ...clientSettings(config), maxAttempts: 5 });
   return new ElbAdapter(instrumentAwsClient(client, metrics));
 }
 
@@ -70,7 +84,7 @@ export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter 
  * and Auto Scaling throttles per account like EC2: the same adaptive retries.
  */
 export function createAutoScalingPort(config: Config, metrics: MetricsPort): AutoScalingAdapter {
-  const client = new AutoScalingClient({ region: config.AWS_REGION, retryMode: 'adaptive', maxAttempts: 5 });
+  const client = new AutoScalingClient({ ...clientSettings(config), maxAttempts: 5 });
   return new AutoScalingAdapter(instrumentAwsClient(client, metrics));
 }
 
@@ -81,8 +95,7 @@ export function createAutoScalingPort(config: Config, metrics: MetricsPort): Aut
 export function createSqsPort(config: Config, metrics: MetricsPort): SqsAdapter {
   const endpoint = process.env.AWS_ENDPOINT_URL_SQS ?? process.env.AWS_ENDPOINT_URL;
   const client = new SQSClient({
-    region: config.AWS_REGION,
-    retryMode: 'adaptive',
+    ...clientSettings(config),
     ...(endpoint ? { useQueueUrlAsEndpoint: false } : {}),
   });
   return new SqsAdapter(instrumentAwsClient(client, metrics), endpoint ? { endpoint } : {});

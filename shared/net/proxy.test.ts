@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { describe, expect, it } from 'vitest';
-import { proxyAgent, proxyEnv } from './proxy.ts';
+import { proxyAgents, proxyEnv } from './proxy.ts';
 
 describe('proxyEnv', () => {
   it('keeps the proxy variables that are set, in either case, and nothing else', () => {
@@ -28,12 +28,11 @@ describe('proxyEnv', () => {
   });
 });
 
-describe('proxyAgent', () => {
-  it('is no agent without a proxy, and an agent of the scheme with one', () => {
-    expect(proxyAgent('https:', undefined)).toBe(false);
-    expect(proxyAgent('https:', { HTTPS_PROXY: 'http://proxy:3128' })).toBeInstanceOf(HttpsAgent);
-    const plain = proxyAgent('http:', { HTTP_PROXY: 'http://proxy:3128' });
-    expect(plain).toBeInstanceOf(HttpAgent);
-    expect(plain).not.toBeInstanceOf(HttpsAgent);
+describe('proxyAgents', () => {
+  it('is an agent of each scheme', () => {
+    const { httpAgent, httpsAgent } = proxyAgents({ HTTPS_PROXY: 'http://proxy:3128' });
+    expect(httpsAgent).toBeInstanceOf(HttpsAgent);
+    expect(httpAgent).toBeInstanceOf(HttpAgent);
+    expect(httpAgent).not.toBeInstanceOf(HttpsAgent);
   });
 });

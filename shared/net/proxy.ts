@@ -3,11 +3,12 @@
  * provider) honours them: `HTTPS_PROXY` for HTTPS calls, `HTTP_PROXY` for plain HTTP ones, `NO_PROXY` for the
  * hosts that go direct, each also in lower case (which wins when both are set, as in Node.js). Used by the
  * processes that run on the cluster's side of its egress: the kubelet credential provider (kubelet passes its
- * environment on) and the relay (its Deployment's environment).
+ * environment on) and the relay (its Deployment's environment); and every other AWS client of the project.
  *
  * Node.js 22 does the proxying itself, CONNECT tunnels for HTTPS included, in an agent built with `proxyEnv`; this
  * module only decides when to build one, so a process without a proxy keeps its usual agents. Only AWS API calls
- * use it: IMDS is link-local and never proxied (the SDK's IMDS provider makes its own requests).
+ * use it: IMDS is link-local and never proxied (the SDK's IMDS provider makes its own requests). The Lambdas and
+ * the local mode's clients (shared/aws/clients.ts) use it too, for the same reason.
  */
 import type { Agent as HttpAgent } from 'node:http';
 
@@ -23,16 +24,16 @@ export function proxyEnv(env: Readonly<Record<string, string | undefined>>): Pro
 }
 
 /**
- * An agent that sends `protocol`'s requests through the proxy, or false (no agent) when none is set. `keepAlive`
- * for a long-running process that reuses its connections; a one-request process leaves it off.
+ * An agent that sends `protocol`'s requests through the proxy. `keepAlive` for a process that makes many calls, as
+ * the SDK's own agents have it; a one-request process leaves it off.
  */
-export function proxyAgent(
-  protocol: string,
-  proxies: ProxyEnv | undefined,
-  { keepAlive = false }: { keepAlive?: boolean } = {},
-): HttpAgent | false {
-  if (!proxies) return false;
+export function proxyAgent(protocol: string, proxies: ProxyEnv, { keepAlive = false } = {}): HttpAgent {
   const { Agent } = process.getBuiltinModule(protocol === 'https:' ? 'node:https' : 'node:http');
   // `proxyEnv` is in Node.js 22's agents (22.21 and later) but not yet in its type definitions.
   return new Agent({ proxyEnv: proxies, keepAlive } as ConstructorParameters<typeof Agent>[0]);
+}
+
+/** Both agents, for an AWS SDK client's `requestHandler` options. */
+export function proxyAgents(proxies: ProxyEnv, options: { keepAlive?: boolean } = {}) {
+  return { httpAgent: proxyAgent('http:', proxies, options), httpsAgent: proxyAgent('https:', proxies, options) };
 }
