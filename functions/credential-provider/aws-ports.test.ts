@@ -3,8 +3,11 @@
  * the binary is pointed at it (AWS_ENDPOINT_URL_* and dummy credentials in the environment). Request shapes
  * are asserted here and only here.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeProxy } from '../../shared/net/fake-proxy.ts';
+import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
 import { createAwsPorts } from './aws-ports.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
 
@@ -155,20 +158,49 @@ describe('STS adapter', () => {
 });
 
 describe('through a proxy', () => {
+  let proxy: FakeProxy;
+  beforeAll(async () => {
+    proxy = await startFakeProxy();
+  });
+  afterAll(() => proxy.close());
+  beforeEach(() => {
+    proxy.seen.length = 0;
+  });
+  const proxied = () =>
+    createAwsPorts({ userAgent: 'ecr-credential-provider/test', proxies: { HTTP_PROXY: proxy.url } });
+
   it("sends the clients' calls through the proxy it is given", async () => {
-    const proxy = await startFakeProxy();
+    await proxied().ecr.getAuthorizationToken(EU_WEST_1);
+    await proxied().ecrPublic.getAuthorizationToken();
+
+    expect(server.requests.map((r) => r.operation)).toEqual([
+      'ecr:GetAuthorizationToken',
+      'ecr-public:GetAuthorizationToken',
+    ]);
+    expect(proxy.seen).toEqual([`POST ${server.url}/`, `POST ${server.url}/`]);
+  });
+
+  it("sends the web identity chain's STS call through it too: the SDK gives its STS client the same handler", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'aws-ports-web-identity-'));
+    const saved = { ...process.env };
     try {
-      const proxied = createAwsPorts({ userAgent: 'ecr-credential-provider/test', proxies: { HTTP_PROXY: proxy.url } });
-      await proxied.ecr.getAuthorizationToken(EU_WEST_1);
-      await proxied.ecrPublic.getAuthorizationToken();
+      writeFileSync(join(dir, 'token'), 'projected-token');
+      delete process.env.AWS_ACCESS_KEY_ID;
+      delete process.env.AWS_SECRET_ACCESS_KEY;
+      Object.assign(process.env, {
+        AWS_WEB_IDENTITY_TOKEN_FILE: join(dir, 'token'),
+        AWS_ROLE_ARN: 'arn:aws:iam::111122223333:role/node-pulls',
+      });
+      await proxied().ecr.getAuthorizationToken(EU_WEST_1);
 
       expect(server.requests.map((r) => r.operation)).toEqual([
+        'sts:AssumeRoleWithWebIdentity',
         'ecr:GetAuthorizationToken',
-        'ecr-public:GetAuthorizationToken',
       ]);
       expect(proxy.seen).toEqual([`POST ${server.url}/`, `POST ${server.url}/`]);
     } finally {
-      await proxy.close();
+      process.env = saved;
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
