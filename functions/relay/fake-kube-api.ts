@@ -305,8 +305,9 @@ export async function startFakeKubeApi(cluster: FakeCluster, options: FakeKubeAp
       silent: false,
       close: () => undefined,
     };
+    // Not after the watch's own timeout ended it: its 'close' (which stops the timers) comes a tick later.
     const write = (type: string, object: unknown) => {
-      if (!open.silent && !res.destroyed) res.write(`${JSON.stringify({ type, object })}\n`);
+      if (!open.silent && !res.destroyed && !res.writableEnded) res.write(`${JSON.stringify({ type, object })}\n`);
     };
     const deliver = (event: HistoryEvent) => {
       if (event.kind !== kind) return;
