@@ -7,7 +7,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { systemClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { errorMessage } from '../../shared/errors.ts';
-import { proxyAgents, proxyEnv } from '../../shared/net/proxy.ts';
+import { envProxyAgents } from '../../shared/net/proxy.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { powertoolsLog } from '../../shared/observability/powertools.ts';
 import { SqsAdapter } from '../../shared/queue/sqs-adapter.ts';
@@ -163,12 +163,7 @@ async function startWebhooks(
  * its keys) for ever; through the proxy its environment names, if any (shared/net/proxy.ts), reusing connections.
  */
 export function sqsRequestHandler(env: Record<string, string | undefined>) {
-  const proxies = proxyEnv(env);
-  return {
-    connectionTimeout: 2_000,
-    requestTimeout: 5_000,
-    ...(proxies ? proxyAgents(proxies, { keepAlive: true }) : {}),
-  };
+  return { connectionTimeout: 2_000, requestTimeout: 5_000, ...envProxyAgents(env) };
 }
 
 export async function main(env: Record<string, string | undefined> = process.env): Promise<void> {

@@ -4,7 +4,7 @@ import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balanci
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import type { Config } from '../config/config.ts';
-import { proxyAgents, proxyEnv } from '../net/proxy.ts';
+import { envProxyAgents } from '../net/proxy.ts';
 import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
@@ -48,12 +48,8 @@ export function createEc2InterfacePort(config: Config, metrics: MetricsPort): Ec
  * (`HTTPS_PROXY`, `NO_PROXY`, ...: shared/net/proxy.ts), as the Go controllers' calls honour it.
  */
 export function clientSettings(config: Config, env: Record<string, string | undefined> = process.env) {
-  const proxies = proxyEnv(env);
-  return {
-    region: config.AWS_REGION,
-    retryMode: 'adaptive' as const,
-    ...(proxies ? { requestHandler: proxyAgents(proxies, { keepAlive: true }) } : {}),
-  };
+  const agents = envProxyAgents(env);
+  return { region: config.AWS_REGION, retryMode: 'adaptive' as const, ...(agents ? { requestHandler: agents } : {}) };
 }
 
 function ec2Client(config: Config, metrics: MetricsPort) {

@@ -37,3 +37,12 @@ export function proxyAgent(protocol: string, proxies: ProxyEnv, { keepAlive = fa
 export function proxyAgents(proxies: ProxyEnv, options: { keepAlive?: boolean } = {}) {
   return { httpAgent: proxyAgent('http:', proxies, options), httpsAgent: proxyAgent('https:', proxies, options) };
 }
+
+/**
+ * Keep-alive agents through the proxy `env` names, for a long-running process's AWS SDK clients (the relay, the
+ * Lambdas, the local mode), or undefined when it names none: the clients then keep the SDK's own agents.
+ */
+export function envProxyAgents(env: Readonly<Record<string, string | undefined>>) {
+  const proxies = proxyEnv(env);
+  return proxies ? proxyAgents(proxies, { keepAlive: true }) : undefined;
+}
