@@ -1,11 +1,10 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { createEc2InstanceReadPort, createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
-import { createPowertools } from '../../shared/observability/powertools.ts';
+import { createPowertools, publishMetrics } from '../../shared/observability/powertools.ts';
 import { type ResyncDeps, resync } from './resync.ts';
 
 const config = loadConfig();
@@ -21,7 +20,7 @@ if (!Object.values(queues).some(Boolean)) {
     'NODE_QUEUE_URL, NODE_LIFECYCLE_QUEUE_URL, ROUTE_QUEUE_URL, SERVICE_QUEUE_URL, IPAM_QUEUE_URL: the resync needs at least one queue to feed',
   ]);
 }
-const { logger, metrics, log, metricsPort } = createPowertools('resync', config.LOG_LEVEL);
+const { logger, log, metricsPort } = createPowertools('resync', config.LOG_LEVEL);
 let deps: ResyncDeps | undefined;
 
 /** Started by an EventBridge schedule; the event's ID names the round (deduplication across retries). */
@@ -45,4 +44,4 @@ export const handler = middy(async function resyncAllKeys(event: ScheduledEvent)
   return resync(event.id, deps);
 })
   .use(injectLambdaContext(logger))
-  .use(logMetrics(metrics));
+  .use(publishMetrics(metricsPort));

@@ -366,7 +366,7 @@ async function reportProblems(plan: RoutePlan, byName: Map<string, Node>, deps: 
     const node = byName.get(name);
     for (const problem of problems) {
       deps.metrics.count(MetricName.RouteFailures, { reason: problem.reason });
-      deps.log.warn('node gets no route', { node: name, reason: problem.reason, message: problem.message });
+      deps.log.warn('node gets no route', { node: name, reason: problem.reason, detail: problem.message });
       if (node) await recordNodeEvent(deps, node, 'Warning', EVENT_FAILED_TO_CREATE_ROUTE, problem.message);
       if (problem.retry) outcome.retryable.push(`node ${name}: ${problem.message}`);
     }

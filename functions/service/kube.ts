@@ -45,7 +45,7 @@ export async function recordServiceEvent(
     await deps.kube.recordEvent({ involvedObject: serviceRef(service), type, reason, message });
   } catch (err) {
     deps.log.warn('could not record event', {
-      service: `${service.metadata.namespace}/${service.metadata.name}`,
+      serviceKey: `${service.metadata.namespace}/${service.metadata.name}`,
       reason,
       error: errorMessage(err),
     });

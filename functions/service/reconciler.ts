@@ -152,7 +152,7 @@ function skip(why: string, key: ObjectKey, deps: ServiceDeps): undefined {
   if (why === 'classic' || why === 'other-controller' || why === 'other-class') {
     deps.metrics.count(MetricName.ServicesSkipped, { reason: why });
   }
-  deps.log.debug('service is not ours', { service: keyString(key), why });
+  deps.log.debug('service is not ours', { serviceKey: keyString(key), why });
   return undefined;
 }
 
@@ -174,7 +174,7 @@ async function removeAll(
   if (why === 'not-ours-any-more') current = (await setIngressHostname(deps, current, undefined)) ?? current;
   await removeFinalizer(deps, current);
   deps.log.info('load balancer deleted', {
-    service: `${current.metadata.namespace}/${current.metadata.name}`,
+    serviceKey: `${current.metadata.namespace}/${current.metadata.name}`,
     loadBalancer: name,
     why,
   });

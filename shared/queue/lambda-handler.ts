@@ -1,5 +1,4 @@
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logMetrics } from '@aws-lambda-powertools/metrics/middleware';
 import middy from '@middy/core';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { createSqsPort } from '../aws/clients.ts';
@@ -7,7 +6,7 @@ import { systemClock } from '../clock.ts';
 import { type Config, loadConfig, requireSetting } from '../config/config.ts';
 import type { Log } from '../observability/log.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
-import { createPowertools } from '../observability/powertools.ts';
+import { createPowertools, publishMetrics } from '../observability/powertools.ts';
 import { type Reconciler, runBatch } from './runner.ts';
 
 export interface LambdaContext {
@@ -21,8 +20,8 @@ type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 /**
  * An SQS-triggered Lambda. Configuration is validated when the module loads, so a broken setting
  * fails the container's start with a message naming it; `init` runs once per container, on the
- * first event, to build the clients. Powertools middlewares add the Lambda context to every log
- * line and flush the EMF metrics after each invocation.
+ * first event, to build the clients. Powertools' logger middleware adds the Lambda context to every
+ * log line; `publishMetrics` writes the invocation's EMF metrics when it ends.
  */
 export function sqsLambda(
   name: string,
@@ -31,7 +30,7 @@ export function sqsLambda(
 ) {
   const config = loadConfig();
   for (const { setting, purpose } of required) requireSetting(config, setting, purpose);
-  const { logger, metrics, log, metricsPort } = createPowertools(name, config.LOG_LEVEL);
+  const { logger, log, metricsPort } = createPowertools(name, config.LOG_LEVEL);
   logger.appendKeys({ component: name });
   let handle: BatchHandler | undefined;
   return middy(async function handleSqsBatch(event: SQSEvent): Promise<SQSBatchResponse> {
@@ -39,7 +38,7 @@ export function sqsLambda(
     return handle(event);
   })
     .use(injectLambdaContext(logger))
-    .use(logMetrics(metrics));
+    .use(publishMetrics(metricsPort));
 }
 
 /** A reconciler as an SQS FIFO Lambda handler: the workqueue runner over the real clients. */

@@ -73,7 +73,7 @@ function awsCalls(w: ServiceWorld): Map<string, number> {
 /**
  * One Lambda invocation of `component`, as the deployed handler runs it: its own Powertools logger and metrics
  * (built per container; here per invocation, which writes the same lines), `AwsCalls` per call made, and the
- * metrics published when it ends (`logMetrics`).
+ * metrics published when it ends (`publishMetrics`).
  */
 async function invocation<T>(
   w: ServiceWorld,
@@ -91,7 +91,7 @@ async function invocation<T>(
         observed.metricsPort.count(MetricName.AwsCalls, { awsService, operation });
       }
     }
-    observed.metrics.publishStoredMetrics();
+    observed.metricsPort.publish();
   }
 }
 

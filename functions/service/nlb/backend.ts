@@ -70,7 +70,7 @@ async function ensureWithFreshResources(
     }
     pass.deps.metrics.count(MetricName.FreshResourceNotVisible, { reason: code });
     pass.deps.log.info('a resource just made is not visible yet: trying again shortly', {
-      service: pass.service.metadata.name,
+      serviceKey: `${pass.service.metadata.namespace}/${pass.service.metadata.name}`,
       code,
     });
     return { requeueAfterSeconds: FRESH_RESOURCE_REQUEUE_SECONDS };

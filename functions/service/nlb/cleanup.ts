@@ -64,7 +64,7 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
   const waitsForGroups = await deleteManagedGroups(pass, serviceKey, deletedNow, reasons);
   if (reasons.size > 0 || waitsForGroups) {
     for (const reason of reasons) deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason });
-    deps.log.info('load balancer cleanup waits for AWS', { service: serviceKey, reasons: [...reasons] });
+    deps.log.info('load balancer cleanup waits for AWS', { serviceKey, reasons: [...reasons] });
     return { done: false, requeueAfterSeconds: deps.cleanupRequeueSeconds };
   }
 
@@ -85,7 +85,7 @@ async function deleteIfOurs(
   const tags = await pass.elbv2.describeTags([lb.arn, ...attached.map((g) => g.arn)]);
   if (!ownedByService(tags.get(lb.arn), deps.clusterName, serviceKey)) {
     deps.log.warn("load balancer of that name is not this Service's: left alone", {
-      service: serviceKey,
+      serviceKey,
       loadBalancer: name,
     });
     return false;

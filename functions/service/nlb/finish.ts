@@ -51,7 +51,7 @@ export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<Reco
   }
   if (changes.config || changes.targets) {
     deps.log.info('load balancer ensured', {
-      service: spec.serviceKey,
+      serviceKey: spec.serviceKey,
       loadBalancer: lb.name,
       state: lb.state,
       created: outcome.created,

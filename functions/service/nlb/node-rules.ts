@@ -118,7 +118,7 @@ export async function batchNodeGroups(
 function missingGroupWarning(spec: LoadBalancerSpec, pass: Pass, nodes: number): string | undefined {
   if (nodes === 0) return undefined;
   pass.deps.log.warn('no cluster-tagged security group on the target Nodes: no rules added for the load balancer', {
-    service: spec.serviceKey,
+    serviceKey: spec.serviceKey,
   });
   return `No security group tagged ${clusterTagKey(pass.deps.clusterName)} on the target Nodes' primary network interfaces: no rule lets load balancer ${spec.loadBalancerName} reach them; tag the Nodes' security group or allow the traffic yourself`;
 }
