@@ -10,6 +10,9 @@
  * mappings' polling and deletes, and the compute time (a fake answers in microseconds, AWS in milliseconds).
  * docs/cost.md turns these figures and those into a monthly bill.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { instanceAddresses } from '../../functions/node/diff.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
@@ -21,28 +24,32 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { type Reconciler, runBatch } from '../../shared/queue/runner.ts';
+import { stubCode } from '../../stacks/code.ts';
+import { synthesizeOffline } from '../../stacks/synth.ts';
 import { createServiceWorld, SERVICE_QUEUE, type ServiceWorld } from '../helpers/service-world.ts';
 import { CLUSTER } from '../helpers/world.ts';
 import type { BenchResult } from './types.ts';
 
 const RERUN = 'npm run bench -- cost';
-const SERVICES = 200;
-const NODES = 100;
 /** CCM_RESYNC_MINUTES' default: 12 rounds an hour, 8,640 in a 30-day month. */
 const ROUNDS_PER_MONTH = (30 * 24 * 60) / 5;
 /** CloudWatch Logs ingestion, standard log class, us-east-1 list price (USD per GB). */
 const LOG_INGESTION_USD_PER_GB = 0.5;
 
 /** Lines and bytes written to stdout and stderr while `run` runs, split into EMF documents and the rest. */
-async function captured<T>(run: () => Promise<T>): Promise<{ result: T; emf: Tally; logs: Tally }> {
+async function captured<T>(
+  run: () => Promise<T>,
+): Promise<{ result: T; emf: Tally; logs: Tally; series: Set<string> }> {
   const emf = { lines: 0, bytes: 0 };
   const logs = { lines: 0, bytes: 0 };
+  const series = new Set<string>();
   const tally = (chunk: unknown) => {
     for (const line of String(chunk).split('\n')) {
       if (line.length === 0) continue;
       const into = line.includes('"_aws"') ? emf : logs;
       into.lines += 1;
       into.bytes += Buffer.byteLength(line) + 1;
+      if (into === emf) for (const one of metricSeries(line)) series.add(one);
     }
     return true;
   };
@@ -51,7 +58,7 @@ async function captured<T>(run: () => Promise<T>): Promise<{ result: T; emf: Tal
   process.stdout.write = tally as typeof process.stdout.write;
   process.stderr.write = tally as typeof process.stderr.write;
   try {
-    return { result: await run(), emf, logs };
+    return { result: await run(), emf, logs, series };
   } finally {
     process.stdout.write = out;
     process.stderr.write = err;
@@ -59,6 +66,52 @@ async function captured<T>(run: () => Promise<T>): Promise<{ result: T; emf: Tal
 }
 
 type Tally = { lines: number; bytes: number };
+
+/**
+ * The custom metrics an EMF document publishes: each metric name with each of its dimension sets' values is one
+ * metric CloudWatch bills for every hour it is published in.
+ */
+function metricSeries(line: string): string[] {
+  const doc = JSON.parse(line) as {
+    _aws: { CloudWatchMetrics: { Dimensions: string[][]; Metrics: { Name: string }[] }[] };
+  } & Record<string, unknown>;
+  return doc._aws.CloudWatchMetrics.flatMap(({ Dimensions, Metrics }) =>
+    Metrics.flatMap(({ Name }) => Dimensions.map((set) => `${Name} ${set.map((d) => `${d}=${doc[d]}`).join(' ')}`)),
+  );
+}
+
+/**
+ * The stack's parts billed by the month whatever the load, from the template of a stage with the route and
+ * service controllers (the optional interruption and IPAM controllers off, as by default).
+ */
+async function fixedParts() {
+  const dir = mkdtempSync(join(tmpdir(), 'ccm-cost-'));
+  try {
+    const { template } = await synthesizeOffline({
+      stage: 'cost',
+      env: {
+        CCM_CLUSTER_NAME: CLUSTER,
+        CCM_REGION: 'eu-west-1',
+        CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
+        CCM_CLUSTER_CIDRS: '10.244.0.0/16',
+        CCM_VPC_ID: 'vpc-0a1b2c3d',
+      },
+      outdir: join(dir, 'cdk.out'),
+      code: stubCode(join(dir, 'code')),
+    });
+    const resources = Object.values(template.Resources as Record<string, { Type: string }>);
+    const count = (type: string) => resources.filter((r) => r.Type === type).length;
+    return {
+      alarms: count('AWS::CloudWatch::Alarm'),
+      dashboards: count('AWS::CloudWatch::Dashboard'),
+      mappings: count('AWS::Lambda::EventSourceMapping'),
+      queues: count('AWS::SQS::Queue'),
+      functions: count('AWS::Lambda::Function'),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
 /** The AWS calls the fakes counted, by SDK client name (as the middleware names them) and operation. */
 function awsCalls(w: ServiceWorld): Map<string, number> {
@@ -114,11 +167,18 @@ async function drain<D, B>(w: ServiceWorld, queue: string, reconciler: Reconcile
   }
 }
 
-/** 200 NLB Services on 100 Nodes with their routes, converged; then one resync round over them, measured. */
-async function idleRound() {
+/** Cluster sizes measured: Services on NLBs, Nodes (each with a route; at most 254, one /24 of 10.244.0.0/16 each). */
+const SCALES = [
+  { services: 20, nodes: 10 },
+  { services: 200, nodes: 100 },
+  { services: 1000, nodes: 250 },
+];
+
+/** `services` NLB Services on `nodes` Nodes with their routes, converged; then one resync round over them, measured. */
+async function idleRound({ services, nodes }: (typeof SCALES)[number]) {
   const w = createServiceWorld();
   w.serviceDeps.resyncQuickCheck = true;
-  for (let i = 1; i <= NODES; i++) {
+  for (let i = 1; i <= nodes; i++) {
     const { instance, node } = w.addNode(i);
     // In step with the instance, as the node reconciler leaves it, so the sweep sends no Node key; a pod CIDR
     // each, so the route controller keeps one route per Node.
@@ -129,11 +189,11 @@ async function idleRound() {
   // AWS's default quota is 50 routes a table; a cluster of this size on routes has it raised.
   w.routeDeps.routeTableLimit = 1000;
   w.ec2.routeLimit = 1000;
-  for (let i = 0; i < SERVICES; i++) w.putService(`web-${i}`);
+  for (let i = 0; i < services; i++) w.putService(`web-${i}`);
   await w.converge(
-    Array.from({ length: SERVICES }, (_, i) => w.serviceKey(`web-${i}`)),
+    Array.from({ length: services }, (_, i) => w.serviceKey(`web-${i}`)),
     w.serviceDeps,
-    5000,
+    10 * services,
   );
   await w.enqueue('route.fifo', [routeTableMessage({ eventType: 'RESYNC', eventId: 'converge' })]);
   await w.drain('route.fifo', routeReconciler, w.routeDeps);
@@ -170,50 +230,59 @@ async function idleRound() {
   return { ...round, aws: awsCalls(w), sqs: new Map(w.sqs.calls) };
 }
 
-export async function run(): Promise<BenchResult[]> {
-  const round = await idleRound();
+function figures(scale: (typeof SCALES)[number], round: Awaited<ReturnType<typeof idleRound>>): BenchResult[] {
   const { invocations } = round.result;
   const lambda = Object.values(invocations).reduce((a, b) => a + b, 0);
   const calls = [...round.aws.values()].reduce((a, b) => a + b, 0);
-  const monthGb = ((round.emf.bytes + round.logs.bytes) * ROUNDS_PER_MONTH) / 1e9;
-  const scale = `${SERVICES} unchanged NLB Services, ${NODES} Nodes`;
+  const bytes = round.emf.bytes + round.logs.bytes;
+  const monthGb = (bytes * ROUNDS_PER_MONTH) / 1e9;
+  const sends = round.sqs.get('SendMessageBatch') ?? 0;
+  const visibility = round.sqs.get('ChangeMessageVisibilityBatch') ?? 0;
+  const size = `${scale.services.toLocaleString('en-US')} unchanged NLB Services, ${scale.nodes} Nodes`;
   return [
     {
-      name: `idle resync round (${scale}): Lambda invocations`,
+      name: `idle resync round (${size}): Lambda invocations`,
       value: lambda,
       unit: 'invocations',
       rerun: RERUN,
-      note: Object.entries(invocations)
+      note: `${Object.entries(invocations)
         .map(([k, v]) => `${k} ${v}`)
-        .join(', '),
+        .join(', ')}; ${calls} AWS calls, ${round.result.sent} keys sent`,
     },
     {
-      name: `idle resync round (${scale}): EMF metric documents written`,
-      value: round.emf.lines,
-      unit: 'documents',
-      rerun: RERUN,
-      note: `${(round.emf.bytes / 1024).toFixed(1)} KiB; ${calls} AWS calls, ${round.result.sent} keys sent`,
-    },
-    {
-      name: `idle resync round (${scale}): CloudWatch Logs bytes (EMF + log lines)`,
-      value: Number(((round.emf.bytes + round.logs.bytes) / 1024).toFixed(1)),
+      name: `idle resync round (${size}): CloudWatch Logs bytes written`,
+      value: Number((bytes / 1024).toFixed(1)),
       unit: 'KiB',
       rerun: RERUN,
-      note: `${round.logs.lines} log lines (${(round.logs.bytes / 1024).toFixed(1)} KiB); Lambda's own START/END/REPORT lines not included`,
+      note: `${round.emf.lines} EMF documents (${(round.emf.bytes / 1024).toFixed(1)} KiB), ${round.logs.lines} log lines; a month of 5-minute rounds: ${monthGb.toFixed(3)} GB, USD ${(monthGb * LOG_INGESTION_USD_PER_GB).toFixed(2)} at ${LOG_INGESTION_USD_PER_GB}/GB (Lambda's own START/END/REPORT lines not included)`,
     },
     {
-      name: `idle month at 5-minute rounds (${scale}): CloudWatch Logs ingestion`,
-      value: Number(monthGb.toFixed(3)),
-      unit: 'GB',
+      name: `idle resync round (${size}): custom metrics published (name + dimension values)`,
+      value: round.series.size,
+      unit: 'metrics',
       rerun: RERUN,
-      note: `${ROUNDS_PER_MONTH} rounds; USD ${(monthGb * LOG_INGESTION_USD_PER_GB).toFixed(2)} at ${LOG_INGESTION_USD_PER_GB}/GB`,
+      note: [...new Set([...round.series].map((one) => one.split(' ')[0]))].join(', '),
     },
     {
-      name: `idle resync round (${scale}): SQS requests our code sends`,
-      value: (round.sqs.get('SendMessageBatch') ?? 0) + (round.sqs.get('ChangeMessageVisibilityBatch') ?? 0),
+      name: `idle resync round (${size}): SQS requests our code sends`,
+      value: sends + visibility,
       unit: 'requests',
       rerun: RERUN,
-      note: `SendMessageBatch ${round.sqs.get('SendMessageBatch') ?? 0}, ChangeMessageVisibilityBatch ${round.sqs.get('ChangeMessageVisibilityBatch') ?? 0}; the mappings' receives and deletes are Lambda's (docs/cost.md)`,
+      note: `SendMessageBatch ${sends}, ChangeMessageVisibilityBatch ${visibility}; the mappings' receives and deletes are Lambda's (docs/cost.md)`,
     },
   ];
+}
+
+export async function run(): Promise<BenchResult[]> {
+  const results: BenchResult[] = [];
+  for (const scale of SCALES) results.push(...figures(scale, await idleRound(scale)));
+  const fixed = await fixedParts();
+  results.push({
+    name: 'stack with the route and service controllers: CloudWatch alarms',
+    value: fixed.alarms,
+    unit: 'alarms',
+    rerun: RERUN,
+    note: `${fixed.dashboards} dashboard(s), ${fixed.mappings} event source mappings, ${fixed.queues} queues, ${fixed.functions} functions`,
+  });
+  return results;
 }
