@@ -109,6 +109,8 @@ export interface StageConfig {
   vpc?: { subnetIds: string[]; securityGroupIds: string[] };
   nodeIpFamilies: ('ipv4' | 'ipv6')[];
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** The dimensions of `AwsCalls`: by operation, or by AWS service only (fewer custom metrics; docs/cost.md). */
+  awsCallMetrics: 'operation' | 'service';
   logRetentionDays: number;
   nodeIndexTtlSeconds: number;
   /** Minutes between resync rounds (every key enqueued again: the safety net for lost events). */
@@ -199,6 +201,7 @@ const StaticSchema = z
     CCM_VPC_SECURITY_GROUP_IDS: z.optional(idList('sg')),
     CCM_NODE_IP_FAMILIES: runtime.NODE_IP_FAMILIES,
     CCM_LOG_LEVEL: runtime.LOG_LEVEL,
+    CCM_AWS_CALL_METRICS: runtime.AWS_CALL_METRICS,
     CCM_LOG_RETENTION_DAYS: z.coerce
       .number()
       .refine((n) => (LOG_RETENTION_DAYS as readonly number[]).includes(n), {
@@ -418,6 +421,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
       : {}),
     nodeIpFamilies: c.CCM_NODE_IP_FAMILIES,
     logLevel: c.CCM_LOG_LEVEL,
+    awsCallMetrics: c.CCM_AWS_CALL_METRICS,
     logRetentionDays: c.CCM_LOG_RETENTION_DAYS,
     nodeIndexTtlSeconds: c.CCM_NODE_INDEX_TTL_SECONDS,
     resyncMinutes: c.CCM_RESYNC_MINUTES,

@@ -221,6 +221,7 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
           EKS_CLUSTER_NAME: 'prod-eu',
           NODE_IP_FAMILIES: 'ipv4',
           LOG_LEVEL: 'INFO',
+          AWS_CALL_METRICS: 'operation',
         });
         expect(env(`${PREFIX}-${name}`).AWS_REGION, 'reserved by Lambda').toBeUndefined();
       }
@@ -497,22 +498,34 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
     });
 
     it('has a dashboard of the EMF metrics and queue age', () => {
-      const [[, dashboard] = ['', {}]] = ofType(template, 'AWS::CloudWatch::Dashboard');
-      expect(dashboard.DashboardName).toBe(`${PREFIX}-control-plane`);
-      // The body is a Fn::Join of JSON text around region and queue-name references.
-      const parts = (dashboard.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
-      const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : 'ref')).join('')) as {
-        widgets: { properties: { metrics?: unknown[][] } }[];
-      };
-      const metrics = body.widgets.flatMap((w) => w.properties.metrics ?? []);
-      const searches = metrics.map((m) => (m.at(-1) as { expression?: string }).expression).filter(Boolean);
+      const { name, metrics, searches } = dashboard(template);
+      expect(name).toBe(`${PREFIX}-control-plane`);
       for (const metric of [MetricName.Reconciles, MetricName.ReconcileErrors, MetricName.AwsCalls]) {
         expect(searches).toContainEqual(
           expect.stringMatching(`^SEARCH\\('\\{ServerlessCCM,.*\\} MetricName="${metric}"'`),
         );
       }
+      expect(searches).toContainEqual(
+        expect.stringContaining(`{ServerlessCCM,awsService,operation,service} MetricName="AwsCalls"`),
+      );
       const queueAge = metrics.filter((m) => m[0] === 'AWS/SQS' && m[1] === 'ApproximateAgeOfOldestMessage');
       expect(queueAge).toHaveLength(3);
+    });
+
+    it('with CCM_AWS_CALL_METRICS=service, counts AWS calls by AWS service, on the dashboard too', async () => {
+      const { template: lean } = await synth({ ...BASE_ENV, CCM_AWS_CALL_METRICS: 'service' });
+      const env = (
+        resource(lean, functionIdNamed(lean, `${PREFIX}-node`)).Properties.Environment as { Variables: Json }
+      ).Variables;
+      expect(env.AWS_CALL_METRICS).toBe('service');
+      const { searches } = dashboard(lean);
+      expect(searches).toContainEqual(
+        expect.stringContaining(`{ServerlessCCM,awsService,service} MetricName="AwsCalls"`),
+      );
+      // Throttles keep the operation: rare, and the operation is the point.
+      expect(searches).toContainEqual(
+        expect.stringContaining(`{ServerlessCCM,awsService,operation,service} MetricName="AwsThrottles"`),
+      );
     });
   });
 
@@ -1094,6 +1107,19 @@ describe('write permissions for later reconcilers', () => {
     );
   });
 });
+
+/** The stage's dashboard: its name, the metrics of its widgets and their search expressions. */
+function dashboard(template: Json) {
+  const [[, resource] = ['', {}]] = ofType(template, 'AWS::CloudWatch::Dashboard');
+  // The body is a Fn::Join of JSON text around region and queue-name references.
+  const parts = (resource.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  const body = JSON.parse(parts.map((p) => (typeof p === 'string' ? p : 'ref')).join('')) as {
+    widgets: { properties: { metrics?: unknown[][] } }[];
+  };
+  const metrics = body.widgets.flatMap((w) => w.properties.metrics ?? []);
+  const searches = metrics.map((m) => (m.at(-1) as { expression?: string }).expression).filter(Boolean);
+  return { name: resource.DashboardName, metrics, searches };
+}
 
 describe('bad stage configuration', () => {
   it('fails synthesis with a message naming the setting', async () => {

@@ -70,6 +70,7 @@ export class ControllerFunction extends Construct {
       CLUSTER_NAME: config.clusterName,
       NODE_IP_FAMILIES: config.nodeIpFamilies.join(','),
       LOG_LEVEL: config.logLevel,
+      AWS_CALL_METRICS: config.awsCallMetrics,
       ...kubernetesEnvironment(config),
       ...props.environment,
     };

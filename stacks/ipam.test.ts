@@ -130,6 +130,7 @@ describe('a stage with CCM_IPAM=true', () => {
       CLUSTER_NAME: 'prod-eu',
       NODE_IP_FAMILIES: 'ipv4',
       LOG_LEVEL: 'INFO',
+      AWS_CALL_METRICS: 'operation',
       KUBERNETES_AUTH_MODE: 'eks',
       KUBERNETES_API_ENDPOINT: BASE_ENV.CCM_KUBERNETES_API_ENDPOINT,
       EKS_CLUSTER_NAME: 'prod-eu',

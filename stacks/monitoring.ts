@@ -50,8 +50,13 @@ const EMF_DIMENSIONS = {
 
 type DashboardMetric = keyof typeof EMF_DIMENSIONS;
 
-function emf(metric: DashboardMetric, statistic: 'Sum' | 'p99', label: string): SearchExpression {
-  const schema = [METRICS_NAMESPACE, ...[...EMF_DIMENSIONS[metric], 'service'].sort()].join(',');
+function emf(
+  metric: DashboardMetric,
+  statistic: 'Sum' | 'p99',
+  label: string,
+  dimensions: readonly string[] = EMF_DIMENSIONS[metric],
+): SearchExpression {
+  const schema = [METRICS_NAMESPACE, ...[...dimensions, 'service'].sort()].join(',');
   return new SearchExpression({
     expression: `SEARCH('{${schema}} MetricName="${metric}"', '${statistic}', 300)`,
     label,
@@ -122,7 +127,9 @@ export class Monitoring extends Construct {
         ]),
       ],
       [
-        graph('AWS calls by operation', [emf(MetricName.AwsCalls, 'Sum', '')]),
+        ctx.config.awsCallMetrics === 'operation'
+          ? graph('AWS calls by operation', [emf(MetricName.AwsCalls, 'Sum', '')])
+          : graph('AWS calls by AWS service', [emf(MetricName.AwsCalls, 'Sum', '', ['awsService'])]),
         graph('AWS throttles by operation', [emf(MetricName.AwsThrottles, 'Sum', '')]),
       ],
       [

@@ -54,13 +54,13 @@ export function clientSettings(config: Config, env: Record<string, string | unde
 
 function ec2Client(config: Config, metrics: MetricsPort) {
   const client = new EC2Client({ ...clientSettings(config), maxAttempts: 5 });
-  return instrumentAwsClient(client, metrics);
+  return instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS);
 }
 
 /** ELBv2 throttles per account and API (Describe* share a bucket): adaptive retries slow this container down too. */
 export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adapter {
   const client = new ElasticLoadBalancingV2Client({ ...clientSettings(config), maxAttempts: 5 });
-  return new Elbv2Adapter(instrumentAwsClient(client, metrics));
+  return new Elbv2Adapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
 }
 
 /**
@@ -71,7 +71,7 @@ export function createElbv2Port(config: Config, metrics: MetricsPort): Elbv2Adap
  */
 export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter {
   const client = new ElasticLoadBalancingClient({ ...clientSettings(config), maxAttempts: 5 });
-  return new ElbAdapter(instrumentAwsClient(client, metrics));
+  return new ElbAdapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
 }
 
 /**
@@ -81,7 +81,7 @@ export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter 
  */
 export function createAutoScalingPort(config: Config, metrics: MetricsPort): AutoScalingAdapter {
   const client = new AutoScalingClient({ ...clientSettings(config), maxAttempts: 5 });
-  return new AutoScalingAdapter(instrumentAwsClient(client, metrics));
+  return new AutoScalingAdapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
 }
 
 /**
@@ -94,5 +94,5 @@ export function createSqsPort(config: Config, metrics: MetricsPort): SqsAdapter 
     ...clientSettings(config),
     ...(endpoint ? { useQueueUrlAsEndpoint: false } : {}),
   });
-  return new SqsAdapter(instrumentAwsClient(client, metrics), endpoint ? { endpoint } : {});
+  return new SqsAdapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS), endpoint ? { endpoint } : {});
 }

@@ -12,6 +12,12 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads AWS_CALL_METRICS: by operation unless service is asked for; anything else names the setting', () => {
+    expect(loadConfig(base).AWS_CALL_METRICS).toBe('operation');
+    expect(loadConfig({ ...base, AWS_CALL_METRICS: 'service' }).AWS_CALL_METRICS).toBe('service');
+    expect(() => loadConfig({ ...base, AWS_CALL_METRICS: 'verbose' })).toThrow(/AWS_CALL_METRICS \(got "verbose"\)/);
+  });
+
   it('parses the IP family list', () => {
     expect(loadConfig({ ...base, NODE_IP_FAMILIES: 'ipv6, ipv4' }).NODE_IP_FAMILIES).toEqual(['ipv6', 'ipv4']);
   });

@@ -277,6 +277,12 @@ const SETTINGS = {
   ),
   NODE_INDEX_TTL_SECONDS: withDefault(() => wholeNumber({ number: 'must be a number of seconds' }, [0], [3600]), 60),
   LOG_LEVEL: withDefault(() => z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR']), 'INFO'),
+  /**
+   * The dimensions of the `AwsCalls` metric: `operation` (the AWS service and the operation: one custom metric per
+   * operation in use) or `service` (the AWS service only: three or so). `AwsThrottles` keeps the operation either
+   * way. docs/cost.md has what each costs.
+   */
+  AWS_CALL_METRICS: withDefault(() => z.enum(['operation', 'service']), 'operation'),
 } satisfies Record<string, Setting>;
 
 type Settings = typeof SETTINGS;

@@ -140,6 +140,28 @@ describe('instrumentAwsClient', () => {
     expect(metrics.total(MetricName.AwsCalls, ZONES)).toBe(0);
   });
 
+  it('counts calls by AWS service only with detail "service", and throttles still by operation', async () => {
+    const http = cannedHttp([
+      {
+        status: 400,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        body: JSON.stringify({ __type: 'com.amazonaws.sqs#RequestThrottled', message: 'slow down' }),
+      },
+    ]);
+    const client = new SQSClient({ region: 'us-east-1', credentials, requestHandler: http, maxAttempts: 1 });
+    const metrics = new RecordingMetrics();
+    instrumentAwsClient(client, metrics, 'service');
+
+    await client
+      .send(new SendMessageBatchCommand({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q.fifo', Entries: [] }))
+      .catch(() => undefined);
+
+    expect(metrics.entries.filter((e) => e.name === MetricName.AwsCalls).map((e) => e.dimensions)).toEqual([
+      { awsService: 'SQS' },
+    ]);
+    expect(metrics.total(MetricName.AwsThrottles, { awsService: 'SQS', operation: 'SendMessageBatch' })).toBe(1);
+  });
+
   it('counts each call once even when a client is instrumented twice', async () => {
     const { client } = ec2Client([{ status: 200, body: ZONES_XML }]);
     const first = new RecordingMetrics();

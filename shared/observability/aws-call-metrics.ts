@@ -25,8 +25,13 @@ export interface InstrumentableClient {
 
 const MIDDLEWARE_NAME = 'serverlessCcmAwsCallMetrics';
 
+/** `operation`: `AwsCalls` by AWS service and operation; `service`: by AWS service only (docs/cost.md). */
+export type AwsCallDetail = 'operation' | 'service';
+
 /**
- * Counts `AwsCalls` per `{ awsService, operation }` (not `service`: Powertools uses that dimension for the function) and `AwsThrottles` when a call ends in a throttling error.
+ * Counts `AwsCalls` per `{ awsService, operation }` (not `service`: Powertools uses that dimension for the function),
+ * or per `{ awsService }` with `detail` `service`, and `AwsThrottles` per `{ awsService, operation }` when a call
+ * ends in a throttling error: rare, and the operation is what one needs to know then.
  *
  * The middleware sits in the `initialize` step, which runs once per `client.send`, before serialization and
  * outside the SDK's retry middleware (in `finalizeRequest`). So one operation counts once however many HTTP
@@ -34,15 +39,20 @@ const MIDDLEWARE_NAME = 'serverlessCcmAwsCallMetrics';
  * our code makes and the throttles it actually feels. (A `deserialize`-step middleware would instead see every
  * attempt, i.e. what the service's rate limiter sees.)
  */
-export function instrumentAwsClient<C extends InstrumentableClient>(client: C, metrics: MetricsPort): C {
+export function instrumentAwsClient<C extends InstrumentableClient>(
+  client: C,
+  metrics: MetricsPort,
+  detail: AwsCallDetail = 'operation',
+): C {
   client.middlewareStack.add(
     (next, context) => {
       const dimensions = {
         awsService: (context.clientName ?? 'Unknown').replace(/Client$/, ''),
         operation: (context.commandName ?? 'Unknown').replace(/Command$/, ''),
       };
+      const callDimensions = detail === 'operation' ? dimensions : { awsService: dimensions.awsService };
       return async function countAwsCallAndThrottle(args) {
-        metrics.count(MetricName.AwsCalls, dimensions);
+        metrics.count(MetricName.AwsCalls, callDimensions);
         try {
           return await next(args);
         } catch (err) {

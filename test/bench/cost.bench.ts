@@ -80,6 +80,11 @@ function metricSeries(line: string): string[] {
   );
 }
 
+/** The same metrics with `AwsCalls` by AWS service only (CCM_AWS_CALL_METRICS=service: the operation dropped). */
+function leanSeries(series: Set<string>): Set<string> {
+  return new Set([...series].map((one) => (one.startsWith('AwsCalls ') ? one.replace(/ operation=\S+/, '') : one)));
+}
+
 /**
  * The stack's parts billed by the month whatever the load, from the template of a stage with the route and
  * service controllers (the optional interruption and IPAM controllers off, as by default).
@@ -261,7 +266,7 @@ function figures(scale: (typeof SCALES)[number], round: Awaited<ReturnType<typeo
       value: round.series.size,
       unit: 'metrics',
       rerun: RERUN,
-      note: [...new Set([...round.series].map((one) => one.split(' ')[0]))].join(', '),
+      note: `${[...new Set([...round.series].map((one) => one.split(' ')[0]))].join(', ')}; ${leanSeries(round.series).size} with CCM_AWS_CALL_METRICS=service`,
     },
     {
       name: `idle resync round (${size}): SQS requests our code sends`,
