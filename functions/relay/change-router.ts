@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
-import { type KeyHint, KeyMessage } from '../../shared/queue/message.ts';
+import { type KeyHint, KeyMessage, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { newest } from './forwarder.ts';
@@ -345,7 +345,7 @@ export class ChangeRouter {
 
   /** Service keys for a node-set change: MODIFIED (the Service did not change), at the newest Node revision. */
   private nodeSetHint(): KeyHint {
-    return { eventType: 'MODIFIED', resourceVersion: this.nodeSetRevision ?? '', source: `${SOURCE}/Node` };
+    return { eventType: 'MODIFIED', resourceVersion: this.nodeSetRevision ?? '', source: NODE_SET_HINT_SOURCE };
   }
 
   private keysFor(

@@ -31,7 +31,8 @@ export interface ServiceDeps {
   defaultLoadBalancerType?: 'nlb' | 'classic';
   /**
    * A resync pass looks quickly first and skips the full pass when nothing it sees differs; each Service still
-   * gets a full pass hourly (resync-check.ts). On in the deployed handler; off, every pass is a full one.
+   * gets a full pass hourly (resync-check.ts); likewise a Node-set change's pass looks quickly, then sees only to the
+   * targets and Node rules. On in the deployed handler; off, every pass is a full one.
    */
   resyncQuickCheck?: boolean;
   clock: Clock;

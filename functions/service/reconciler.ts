@@ -23,7 +23,7 @@ import {
 import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { codeOf } from './resources.ts';
-import { quickCheckAllowed } from './resync-check.ts';
+import { nodeSetPassAllowed, quickCheckAllowed } from './resync-check.ts';
 import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
 
 export type { ServiceDeps };
@@ -118,6 +118,7 @@ async function reconcileService(
     pass.quickCheck =
       deps.resyncQuickCheck === true &&
       quickCheckAllowed(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
+    pass.nodeSetPass = deps.resyncQuickCheck === true && nodeSetPassAllowed(context?.hints ?? [], receiveCount);
     return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);

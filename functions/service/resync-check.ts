@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { KeyHint } from '../../shared/queue/message.ts';
+import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 
 /**
  * A resync round sends every LoadBalancer Service every 5 minutes (functions/resync/). Reading all of a load
@@ -50,4 +50,15 @@ export function quickCheckAllowed(
   if (receiveCount !== 1 || hints.length === 0) return false;
   if (!hints.every((h) => h.eventType === 'RESYNC')) return false;
   return !fullPassDue(serviceKey, nowMs);
+}
+
+/**
+ * A Node-set change (a Node joined, left, or changed its part in the load balancers' targets: the relay sends every
+ * LoadBalancer Service's key) changes what the targets and the Node security group rules should be, nothing
+ * else. On its first delivery, when Node-set changes alone sent the key, the backend looks quickly (as a resync
+ * does) and then sees only to the targets and the Node rules; when the look finds anything else off, it makes the
+ * full pass. A retry, a requeue or any other hint asks for the full pass.
+ */
+export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: number): boolean {
+  return receiveCount === 1 && hints.length > 0 && hints.every((h) => h.source === NODE_SET_HINT_SOURCE);
 }

@@ -122,6 +122,11 @@ export interface Pass {
    * first, and skip the full pass when nothing it sees differs.
    */
   quickCheck?: boolean;
+  /**
+   * A pass for a Node-set change (resync-check.ts): the backend may look quickly first, and then see only to the
+   * targets and the Node rules.
+   */
+  nodeSetPass?: boolean;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

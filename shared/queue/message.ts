@@ -23,6 +23,13 @@ export const KeyHint = z.strictObject({
 });
 export type KeyHint = z.infer<typeof KeyHint>;
 
+/**
+ * The hint source of the Service keys the relay sends when the set of Nodes that may take load balancer traffic
+ * changed (a Node joined, left, or changed its part): the service controller then needs only targets and Node
+ * rules looked at (functions/service/resync-check.ts).
+ */
+export const NODE_SET_HINT_SOURCE = 'relay/Node';
+
 export const KeyMessage = z.strictObject({
   kind: ObjectKind,
   namespace: z.optional(dnsName(63)),

@@ -88,7 +88,18 @@ async function resync(services: number) {
   w.resetCounters();
   await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'r2' })]);
   const gc = counts(w);
-  return { all, gc };
+  // A Node joins: the relay sends every LoadBalancer Service's key, hinted as a Node change.
+  w.resetCounters();
+  w.addNode(21);
+  await w.converge(
+    Array.from({ length: services }, (_, i) =>
+      w.serviceKey(`web-${i}`, 'default', { eventType: 'MODIFIED', resourceVersion: '9001', source: 'relay/Node' }),
+    ),
+    w.serviceDeps,
+    5000,
+  );
+  const nodeJoined = counts(w);
+  return { all, gc, nodeJoined };
 }
 
 export async function run(): Promise<BenchResult[]> {
@@ -128,6 +139,14 @@ export async function run(): Promise<BenchResult[]> {
       target: '<= 3 per Service (<= 600), 0 writes; was 2,473 (12.4 per Service) before the quick check',
       rerun: RERUN,
       note: `${(big.all.total / 200).toFixed(1)} per Service incl. GC, ${big.all.writes} writes (${big.all.detail})`,
+    },
+    {
+      name: 'a Node joins 200 Services with instance targets: AWS calls',
+      value: big.nodeJoined.total,
+      unit: 'calls',
+      target: 'registers the Node, nothing else written',
+      rerun: RERUN,
+      note: `${(big.nodeJoined.total / 200).toFixed(1)} per Service, ${big.nodeJoined.writes} writes (${big.nodeJoined.detail})`,
     },
     {
       name: 'service garbage collection over 200 load balancers: AWS calls',

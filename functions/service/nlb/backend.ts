@@ -20,6 +20,7 @@ import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
 import { looksInLine } from './quick-check.ts';
 import { chooseLoadBalancer, type LoadBalancerChoice } from './replacement.ts';
 import { ensureLoadBalancerGroups, type LoadBalancerGroups } from './security-groups.ts';
+import { ensureTargetsOnly } from './targets-pass.ts';
 
 /**
  * Network Load Balancers. The order of a pass comes from what each resource needs to exist first:
@@ -88,15 +89,18 @@ async function ensureNetworkLoadBalancer(
       externalManagedTags: deps.externalManagedTags ?? [],
       loadBalancerName: name,
     });
-  if (pass.quickCheck) {
+  if (pass.quickCheck || pass.nodeSetPass) {
     const identity = {
       clusterName: deps.clusterName,
       namespace: pass.service.metadata.namespace ?? 'default',
       name: pass.service.metadata.name,
     };
     const preferred = build(loadBalancerName(identity, options.name));
-    // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
-    if (preferred.ok && (await looksInLine(preferred.spec, pass))) return undefined;
+    if (preferred.ok) {
+      // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
+      if (pass.quickCheck && (await looksInLine(preferred.spec, pass))) return undefined;
+      if (pass.nodeSetPass && (await ensureTargetsOnly(preferred.spec, pass))) return undefined;
+    }
   }
   const choice = await chooseLoadBalancer(pass, options, build);
   const built = build(choice.name);

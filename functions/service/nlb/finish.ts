@@ -1,3 +1,4 @@
+import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { ownedByService } from '../annotations.ts';
@@ -28,7 +29,7 @@ export interface PassOutcome {
 export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<ReconcileResult | undefined> {
   const { spec, observed, serving } = outcome;
   const { lb } = observed;
-  const { deps, changes } = pass;
+  const { deps } = pass;
   const waitsForSuccessor = (serving !== undefined || pass.previous !== undefined) && lb.state !== 'active';
   if (!waitsForSuccessor) {
     const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
@@ -39,27 +40,37 @@ export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<Reco
     // It serves now: no longer anyone's successor (the garbage collector reads this tag).
     if (serving || pass.previous) await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
   }
-  // Said when something changed (a new load balancer, new targets), not on every quiet pass.
-  if (outcome.warning && (changes.config || changes.targets)) {
-    await pass.event('Warning', EVENT.noNodeSecurityGroup, outcome.warning);
-  }
-  if (changes.config) {
-    if (!outcome.created) deps.metrics.count(MetricName.LoadBalancersUpdated);
-    await pass.event('Normal', EVENT.ensured, `Ensured load balancer ${lb.name} (${lb.dnsName})`);
-  } else if (changes.targets) {
-    await pass.event('Normal', EVENT.updated, `Updated load balancer ${lb.name} with new targets`);
-  }
-  if (changes.config || changes.targets) {
-    deps.log.info('load balancer ensured', {
-      serviceKey: spec.serviceKey,
-      loadBalancer: lb.name,
-      state: lb.state,
-      created: outcome.created,
-    });
-  }
+  await announceChanges({ spec, lb, created: outcome.created, warning: outcome.warning }, pass);
   if (lb.state === 'provisioning' || waitsForSuccessor) return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
   if (outcome.pending) return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
   return undefined;
+}
+
+/**
+ * The Events and log line of a pass that changed something (a new load balancer, new targets, a rule), none on a
+ * quiet pass: `EnsuredLoadBalancer` after a configuration change, else `UpdatedLoadBalancer` for new targets, and
+ * the Warning that no Node security group could be opened.
+ */
+export async function announceChanges(
+  outcome: { spec: LoadBalancerSpec; lb: LoadBalancer; created: boolean; warning: string | undefined },
+  pass: Pass,
+): Promise<void> {
+  const { spec, lb } = outcome;
+  const { deps, changes } = pass;
+  if (!changes.config && !changes.targets) return;
+  if (outcome.warning) await pass.event('Warning', EVENT.noNodeSecurityGroup, outcome.warning);
+  if (changes.config) {
+    if (!outcome.created) deps.metrics.count(MetricName.LoadBalancersUpdated);
+    await pass.event('Normal', EVENT.ensured, `Ensured load balancer ${lb.name} (${lb.dnsName})`);
+  } else {
+    await pass.event('Normal', EVENT.updated, `Updated load balancer ${lb.name} with new targets`);
+  }
+  deps.log.info('load balancer ensured', {
+    serviceKey: spec.serviceKey,
+    loadBalancer: lb.name,
+    state: lb.state,
+    created: outcome.created,
+  });
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { LoadBalancer, TargetGroup } from '../../../shared/aws/elbv2-port.ts';
 import { ownedByService } from '../annotations.ts';
 import { ingressHostname } from '../decide.ts';
 import { healthCheckMatches } from '../model/health-check.ts';
@@ -5,6 +6,13 @@ import type { LoadBalancerSpec } from '../model/spec.ts';
 import { changedEntries } from '../model/tags.ts';
 import { loadBalancerNameFromHostname, REPLACES_TAG } from '../names.ts';
 import type { Pass } from '../writes.ts';
+
+/** What the quick look read, when everything it saw was in line with the model. */
+export interface QuickLook {
+  lb: LoadBalancer;
+  /** The target groups the load balancer's listeners forward to, one per desired group (same names). */
+  attached: TargetGroup[];
+}
 
 /**
  * A resync's quick look at a Network Load Balancer (functions/service/resync-check.ts): whether what a few
@@ -15,19 +23,24 @@ import type { Pass } from '../writes.ts';
  * listener attributes and certificates, targets, security group rules, subnets) the hourly full pass puts back.
  */
 export async function looksInLine(spec: LoadBalancerSpec, pass: Pass): Promise<boolean> {
+  return (await quickLook(spec, pass)) !== undefined;
+}
+
+/** The quick look, with what it read; undefined when anything differs or is in doubt. */
+export async function quickLook(spec: LoadBalancerSpec, pass: Pass): Promise<QuickLook | undefined> {
   // Being replaced, or moving from another kind: the full pass does that work.
-  if (pass.previous) return false;
+  if (pass.previous) return undefined;
   const status = loadBalancerNameFromHostname(ingressHostname(pass.service));
-  if (status?.toLowerCase() !== spec.loadBalancerName.toLowerCase()) return false;
+  if (status?.toLowerCase() !== spec.loadBalancerName.toLowerCase()) return undefined;
   const lb = (await pass.batch.loadBalancers()).get(spec.loadBalancerName.toLowerCase());
-  if (lb?.state !== 'active' || lb.dnsName !== ingressHostname(pass.service)) return false;
-  if (lb.scheme !== spec.scheme || lb.ipAddressType !== spec.ipAddressType) return false;
+  if (lb?.state !== 'active' || lb.dnsName !== ingressHostname(pass.service)) return undefined;
+  if (lb.scheme !== spec.scheme || lb.ipAddressType !== spec.ipAddressType) return undefined;
   const tags = await pass.batch.loadBalancerTags(lb.arn);
-  if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return false;
-  if (Object.keys(changedEntries(spec.tags, tags)).length > 0) return false;
+  if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return undefined;
+  if (Object.keys(changedEntries(spec.tags, tags)).length > 0) return undefined;
   const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
-  if (attached.length !== spec.targetGroups.length) return false;
-  return spec.targetGroups.every((wanted) => {
+  if (attached.length !== spec.targetGroups.length) return undefined;
+  const inLine = spec.targetGroups.every((wanted) => {
     const group = attached.find((g) => g.name === wanted.name);
     return (
       group !== undefined &&
@@ -38,4 +51,5 @@ export async function looksInLine(spec: LoadBalancerSpec, pass: Pass): Promise<b
       healthCheckMatches(group.healthCheck, wanted.healthCheck)
     );
   });
+  return inLine ? { lb, attached } : undefined;
 }

@@ -1,0 +1,37 @@
+import type { EnsuredGroups } from '../elbv2/target-groups.ts';
+import { desiredTargets, ensureTargets } from '../elbv2/targets.ts';
+import type { LoadBalancerSpec } from '../model/spec.ts';
+import type { Pass } from '../writes.ts';
+import { announceChanges } from './finish.ts';
+import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
+import { quickLook } from './quick-check.ts';
+import { ensureLoadBalancerGroups } from './security-groups.ts';
+
+/**
+ * The pass of a Node-set change (functions/service/resync-check.ts): what the set of Nodes changes is the targets
+ * (instance targets, or the Nodes IP targets run on) and the rules that let the load balancer reach the Nodes'
+ * security groups. So after the quick look finds the load balancer in line, only those are seen to, as the full
+ * pass does them: new targets registered before old ones go, rules added, `UpdatedLoadBalancer` said when targets
+ * changed. Attributes, listeners and the rest are not read (about 14 AWS calls a Service of two ports down to
+ * about 6: `npm run bench -- service`). Returns false, having written nothing, when the look finds anything off:
+ * the caller then makes the full pass.
+ */
+export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Promise<boolean> {
+  const look = await quickLook(spec, pass);
+  if (!look) return false;
+  const groups: EnsuredGroups = new Map(
+    spec.targetGroups.map((wanted) => [
+      wanted.name,
+      { group: look.attached.find((g) => g.name === wanted.name)!, created: false },
+    ]),
+  );
+  const targets = await desiredTargets(spec, pass);
+  await ensureTargets(spec, groups, targets, pass);
+  // A load balancer made without security groups (by the reference controller) has its rules on the Nodes' groups.
+  const warning =
+    look.lb.securityGroups.length === 0
+      ? await ensureReferenceNodeRules(spec, look.lb, targets, pass)
+      : await ensureNodeRules(spec, targets, (await ensureLoadBalancerGroups(spec, pass)).backendGroupId, pass);
+  await announceChanges({ spec, lb: look.lb, created: false, warning }, pass);
+  return true;
+}

@@ -1,0 +1,142 @@
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { CLUSTER } from '../../test/helpers/world.ts';
+import { nodeSetPassAllowed } from './resync-check.ts';
+
+/**
+ * A Node joining or leaving sends every LoadBalancer Service's key, hinted as a Node-set change (the relay's
+ * node-set debounce). Its pass looks quickly, then sees only to the targets and the Node rules; it must leave AWS
+ * exactly as the full pass would, and fall back to the full pass whenever the look finds anything else off.
+ */
+
+const NODE_SET: KeyHint = { eventType: 'MODIFIED', resourceVersion: '9001', source: NODE_SET_HINT_SOURCE };
+const NEW_GROUP = 'sg-00000000000000new';
+
+/** Two identical worlds: `fast` as deployed (quick looks on), `full` making every pass the full one. */
+let fast: ServiceWorld;
+let full: ServiceWorld;
+
+async function world(): Promise<ServiceWorld> {
+  const w = createServiceWorld();
+  w.ec2.putSecurityGroup({
+    groupId: NEW_GROUP,
+    groupName: 'nodes-b',
+    vpcId: 'vpc-0a1b2c3d',
+    description: 'second node group',
+    tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
+    ingress: [],
+  });
+  w.addNode(1);
+  w.addNode(2);
+  w.putService('web', {
+    ports: [
+      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
+      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
+    ],
+  });
+  await w.converge([w.serviceKey('web')]);
+  w.resetCounters();
+  return w;
+}
+
+const nodeSetChange = (w: ServiceWorld, quick: boolean) =>
+  w.converge([w.serviceKey('web', 'default', NODE_SET)], { ...w.serviceDeps, resyncQuickCheck: quick });
+const both = async (change: (w: ServiceWorld) => unknown) => {
+  await change(fast);
+  await change(full);
+  await nodeSetChange(fast, true);
+  await nodeSetChange(full, false);
+};
+const targetsOf = (w: ServiceWorld) => w.inventory().targetGroups.map((g) => g.targets);
+const eventReasons = (w: ServiceWorld) => w.kube.events.map((e) => e.reason);
+const calls = (w: ServiceWorld) =>
+  Object.fromEntries([...w.elbv2.calls.entries(), ...w.ec2.calls.entries()].filter(([, n]) => n > 0));
+
+beforeEach(async () => {
+  fast = await world();
+  full = await world();
+});
+
+describe("a Node-set change's pass", () => {
+  it('registers a joining Node as the full pass does, reading neither attributes nor listeners', async () => {
+    await both((w) => w.addNode(3));
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    const instances = [1, 2, 3].map((i) => fast.ec2.instances.get([...fast.ec2.instances.keys()][i - 1]!)!.instanceId);
+    for (const targets of targetsOf(fast)) expect(targets.map((t) => t.split(':')[0]).sort()).toEqual(instances.sort());
+    expect(eventReasons(fast)).toEqual(['UpdatedLoadBalancer']);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+    const made = calls(fast);
+    expect(made).toMatchObject({ DescribeTargetHealth: 2, RegisterTargets: 2 });
+    for (const read of [
+      'DescribeListeners',
+      'DescribeListenerAttributes',
+      'DescribeLoadBalancerAttributes',
+      'DescribeTargetGroupAttributes',
+    ]) {
+      expect(made[read], read).toBeUndefined();
+    }
+    expect(made.DeregisterTargets).toBeUndefined();
+    // The full pass reads what the Node set cannot change.
+    expect(calls(full)).toMatchObject({ DescribeListeners: 1, DescribeLoadBalancerAttributes: 1 });
+  });
+
+  it('deregisters a Node that left, as the full pass does', async () => {
+    await both((w) => w.kube.deleteNode('node-2', {}));
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(1);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+  });
+
+  it("opens a new node group's security group to the load balancer, as the full pass does", async () => {
+    const before = fast.inventory().securityGroups.find((g) => g.name === 'nodes-b')!.ingress;
+    expect(before).toEqual([]);
+
+    await both((w) => w.addNode(3, { group: NEW_GROUP }));
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    expect(fast.inventory().securityGroups.find((g) => g.name === 'nodes-b')!.ingress.length).toBeGreaterThan(0);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+  });
+
+  it('makes the full pass when the quick look finds anything off: a listener deleted out of band comes back', async () => {
+    const lb = [...fast.elbv2.loadBalancers.values()][0]!.lb;
+    const http = fast.elbv2.listenersOf(lb.arn).find((l) => l.port === 80)!;
+    await fast.elbv2Port.deleteListener(http.arn);
+    fast.addNode(3);
+
+    await nodeSetChange(fast, true);
+
+    expect(
+      fast.elbv2
+        .listenersOf(lb.arn)
+        .map((l) => l.port)
+        .sort(),
+    ).toEqual([443, 80]);
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(3);
+  });
+
+  it('writes nothing when the Node set change leaves the targets as they are', async () => {
+    await nodeSetChange(fast, true);
+
+    expect(fast.elbv2.writeCallCount() + fast.ec2.writeCallCount()).toBe(0);
+    expect(fast.kube.events).toEqual([]);
+  });
+});
+
+describe('nodeSetPassAllowed', () => {
+  it('only for a first delivery that Node-set changes alone sent', () => {
+    expect(nodeSetPassAllowed([NODE_SET], 1)).toBe(true);
+    expect(nodeSetPassAllowed([NODE_SET, { ...NODE_SET, resourceVersion: '9002' }], 1)).toBe(true);
+    // A retry or a requeue: work left by an earlier attempt.
+    expect(nodeSetPassAllowed([NODE_SET], 2)).toBe(false);
+    // Coalesced with a change of the Service itself, or a resync: the full pass (or the resync's own rules).
+    expect(nodeSetPassAllowed([NODE_SET, { eventType: 'MODIFIED', resourceVersion: '5', source: 'relay' }], 1)).toBe(
+      false,
+    );
+    expect(nodeSetPassAllowed([NODE_SET, { eventType: 'RESYNC', eventId: 'r1' }], 1)).toBe(false);
+    expect(nodeSetPassAllowed([], 1)).toBe(false);
+  });
+});
