@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import { countingCalls, crashAfter } from '../../test/helpers/crash.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
-import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import type { ServiceDeps } from './deps.ts';
 import { serviceReconciler } from './reconciler.ts';
 
@@ -35,10 +35,7 @@ function setUp(scenario: Scenario): ServiceWorld {
     });
   } else {
     w.putService('web', {
-      ports: [
-        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-      ],
+      ports: WEB_PORTS,
       spec: { externalTrafficPolicy: 'Local', healthCheckNodePort: 32000 },
     });
   }

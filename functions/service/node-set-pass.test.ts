@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
-import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { nodeSetPassAllowed } from './resync-check.ts';
 
@@ -30,10 +30,7 @@ async function world(): Promise<ServiceWorld> {
   w.addNode(1);
   w.addNode(2);
   w.putService('web', {
-    ports: [
-      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-    ],
+    ports: WEB_PORTS,
   });
   await w.converge([w.serviceKey('web')]);
   w.resetCounters();

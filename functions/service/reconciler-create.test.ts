@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
-import { createServiceWorld, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, VPC, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { serviceTesting } from './testing.ts';
@@ -202,10 +202,7 @@ describe('creating a load balancer', () => {
   it('TLS on the ssl-ports with the certificate and policy; backend ssl makes a TLS target group', async () => {
     w.addNode(1);
     await create('web', {
-      ports: [
-        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-      ],
+      ports: WEB_PORTS,
       annotations: {
         [ANNOTATION.sslCert]: 'arn:aws:acm:eu-west-1:111122223333:certificate/abc',
         [ANNOTATION.sslPorts]: 'https',

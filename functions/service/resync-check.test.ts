@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { KeyHint } from '../../shared/queue/message.ts';
-import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { FULL_PASS_ROUNDS, fullPassDue, fullPassSlot, quickCheckAllowed, RESYNC_ROUND_MS } from './resync-check.ts';
 
 /**
@@ -32,10 +32,7 @@ beforeEach(async () => {
   w.addNode(1);
   w.addNode(2);
   w.putService('web', {
-    ports: [
-      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-    ],
+    ports: WEB_PORTS,
   });
   await w.converge([w.serviceKey('web')]);
   expect(w.elbv2.loadBalancers.size).toBe(1);

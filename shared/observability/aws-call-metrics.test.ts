@@ -4,7 +4,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { HttpResponse } from '@smithy/protocol-http';
 import { describe, expect, it } from 'vitest';
 import { Ec2Adapter } from '../aws/ec2-adapter.ts';
-import { instrumentAwsClient } from './aws-call-metrics.ts';
+import { type AwsCallDetail, instrumentAwsClient } from './aws-call-metrics.ts';
 import { MetricName, RecordingMetrics } from './metrics.ts';
 
 /**
@@ -77,6 +77,22 @@ function ec2Error(code: string, status: number): Canned {
 
 const ZONES = { awsService: 'EC2', operation: 'DescribeAvailabilityZones' };
 
+/** One SendMessageBatch through an instrumented SQS client, which SQS answers with a throttling error; the error. */
+async function throttledSendMessageBatch(metrics: RecordingMetrics, detail: AwsCallDetail): Promise<unknown> {
+  const http = cannedHttp([
+    {
+      status: 400,
+      headers: { 'content-type': 'application/x-amz-json-1.0' },
+      body: JSON.stringify({ __type: 'com.amazonaws.sqs#RequestThrottled', message: 'slow down' }),
+    },
+  ]);
+  const client = new SQSClient({ region: 'us-east-1', credentials, requestHandler: http, maxAttempts: 1 });
+  instrumentAwsClient(client, metrics, detail);
+  return client
+    .send(new SendMessageBatchCommand({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q.fifo', Entries: [] }))
+    .catch((err: unknown) => err);
+}
+
 describe('instrumentAwsClient', () => {
   it('counts a successful call once, by service and operation', async () => {
     const { client, http } = ec2Client([{ status: 200, body: ZONES_XML }]);
@@ -118,20 +134,8 @@ describe('instrumentAwsClient', () => {
   });
 
   it('names other services and operations the same way', async () => {
-    const http = cannedHttp([
-      {
-        status: 400,
-        headers: { 'content-type': 'application/x-amz-json-1.0' },
-        body: JSON.stringify({ __type: 'com.amazonaws.sqs#RequestThrottled', message: 'slow down' }),
-      },
-    ]);
-    const client = new SQSClient({ region: 'us-east-1', credentials, requestHandler: http, maxAttempts: 1 });
     const metrics = new RecordingMetrics();
-    instrumentAwsClient(client, metrics);
-
-    const error = await client
-      .send(new SendMessageBatchCommand({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q.fifo', Entries: [] }))
-      .catch((err: unknown) => err);
+    const error = await throttledSendMessageBatch(metrics, 'operation');
 
     expect((error as Error).name).toBe('RequestThrottled');
     const sendBatch = { awsService: 'SQS', operation: 'SendMessageBatch' };
@@ -141,20 +145,8 @@ describe('instrumentAwsClient', () => {
   });
 
   it('counts calls by AWS service only with detail "service", and throttles still by operation', async () => {
-    const http = cannedHttp([
-      {
-        status: 400,
-        headers: { 'content-type': 'application/x-amz-json-1.0' },
-        body: JSON.stringify({ __type: 'com.amazonaws.sqs#RequestThrottled', message: 'slow down' }),
-      },
-    ]);
-    const client = new SQSClient({ region: 'us-east-1', credentials, requestHandler: http, maxAttempts: 1 });
     const metrics = new RecordingMetrics();
-    instrumentAwsClient(client, metrics, 'service');
-
-    await client
-      .send(new SendMessageBatchCommand({ QueueUrl: 'https://sqs.us-east-1.amazonaws.com/1/q.fifo', Entries: [] }))
-      .catch(() => undefined);
+    await throttledSendMessageBatch(metrics, 'service');
 
     expect(metrics.entries.filter((e) => e.name === MetricName.AwsCalls).map((e) => e.dimensions)).toEqual([
       { awsService: 'SQS' },

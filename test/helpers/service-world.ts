@@ -15,6 +15,11 @@ export const NODE_GROUP = 'sg-0000000000000node';
 export const SERVICE_QUEUE = 'service.fifo';
 export const SERVICE_QUEUE_ARN = 'arn:aws:sqs:eu-west-1:111122223333:service.fifo';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
+/** The ports of a typical web Service: HTTP and HTTPS on node ports 30080 and 30443. */
+export const WEB_PORTS: ServicePortSpec[] = [
+  { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
+  { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
+];
 
 /**
  * The route tests' world plus what Service load balancers need: a VPC with a public and a private subnet

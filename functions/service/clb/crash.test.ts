@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countingCalls, crashAfter } from '../../../test/helpers/crash.ts';
 import { fifoRecord } from '../../../test/helpers/records.ts';
+import { WEB_PORTS } from '../../../test/helpers/service-world.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { serviceReconciler } from '../reconciler.ts';
 import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from './testing.ts';
@@ -21,10 +22,7 @@ async function setUp(step: Step): Promise<ClassicWorld> {
     w.serviceDeps.defaultLoadBalancerType = 'classic';
     w.putService('web', {
       annotations: { [ANNOTATION.proxyProtocol]: '*', [ANNOTATION.crossZone]: 'true' },
-      ports: [
-        { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-        { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-      ],
+      ports: WEB_PORTS,
     });
     return w;
   }
