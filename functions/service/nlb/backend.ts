@@ -89,19 +89,7 @@ async function ensureNetworkLoadBalancer(
       externalManagedTags: deps.externalManagedTags ?? [],
       loadBalancerName: name,
     });
-  if (pass.quickCheck || pass.nodeSetPass) {
-    const identity = {
-      clusterName: deps.clusterName,
-      namespace: pass.service.metadata.namespace ?? 'default',
-      name: pass.service.metadata.name,
-    };
-    const preferred = build(loadBalancerName(identity, options.name));
-    if (preferred.ok) {
-      // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
-      if (pass.quickCheck && (await looksInLine(preferred.spec, pass))) return undefined;
-      if (pass.nodeSetPass && (await ensureTargetsOnly(preferred.spec, pass))) return undefined;
-    }
-  }
+  if (await shortPassDone(pass, options, build)) return undefined;
   const choice = await chooseLoadBalancer(pass, options, build);
   const built = build(choice.name);
   if (!built.ok) throw new AnnotationError(`cannot build the load balancer: ${describeProblems(built.problems)}`);
@@ -138,6 +126,28 @@ async function ensureNetworkLoadBalancer(
     },
     pass,
   );
+}
+
+/**
+ * A resync's quick look, or a Node-set change's pass (functions/service/resync-check.ts): true when it was all the
+ * pass needed, false when the full pass must follow.
+ */
+async function shortPassDone(
+  pass: Pass,
+  options: LoadBalancerOptions,
+  build: (name: string) => SpecResult,
+): Promise<boolean> {
+  if (!pass.quickCheck && !pass.nodeSetPass) return false;
+  const identity = {
+    clusterName: pass.deps.clusterName,
+    namespace: pass.service.metadata.namespace ?? 'default',
+    name: pass.service.metadata.name,
+  };
+  const preferred = build(loadBalancerName(identity, options.name));
+  if (!preferred.ok) return false;
+  // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
+  if (pass.quickCheck) return looksInLine(preferred.spec, pass);
+  return ensureTargetsOnly(preferred.spec, pass);
 }
 
 /** Tag of a load balancer without security groups (made by the reference controller): its rules are on the Nodes' groups. */
