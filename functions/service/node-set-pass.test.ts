@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
+import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from './clb/testing.ts';
 import { nodeSetPassAllowed } from './resync-check.ts';
 
 /**
@@ -135,5 +136,75 @@ describe('nodeSetPassAllowed', () => {
     );
     expect(nodeSetPassAllowed([NODE_SET, { eventType: 'RESYNC', eventId: 'r1' }], 1)).toBe(false);
     expect(nodeSetPassAllowed([], 1)).toBe(false);
+  });
+});
+
+describe("a Node-set change's pass over a Classic ELB", () => {
+  let quick: ClassicWorld;
+  let slow: ClassicWorld;
+  const classic = async (): Promise<ClassicWorld> => {
+    const w = createClassicWorld();
+    w.addNode(1);
+    w.addNode(2);
+    // Made by the reference controller and taken over (its rules on the Nodes' group), as migrated Services are.
+    await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    w.resetCounters();
+    return w;
+  };
+  // Each change its own Node-set revision: SQS drops a message whose deduplication ID it has seen.
+  const change = (w: ClassicWorld, quickLooks: boolean, resourceVersion = '9001') =>
+    w.converge([w.serviceKey('web', 'default', { ...NODE_SET, resourceVersion })], {
+      ...w.serviceDeps,
+      resyncQuickCheck: quickLooks,
+    });
+  const classicCalls = (w: ClassicWorld) =>
+    Object.fromEntries(
+      [...w.elbFake.calls.entries(), ...w.elbv2.calls.entries(), ...w.ec2.calls.entries()].filter(([, n]) => n > 0),
+    );
+  beforeEach(async () => {
+    quick = await classic();
+    slow = await classic();
+  });
+
+  it('registers a joining Node and deregisters one that left, as the full pass does, without its settings reads', async () => {
+    for (const w of [quick, slow]) w.addNode(3);
+    await change(quick, true);
+    await change(slow, false);
+    // Read before the accounts below, which read attributes themselves.
+    expect(classicCalls(quick).DescribeLoadBalancerAttributes).toBeUndefined();
+    expect(classicCalls(slow).DescribeLoadBalancerAttributes).toBeGreaterThan(0);
+    expect(await classicAccount(quick)).toEqual(await classicAccount(slow));
+    expect((await classicAccount(quick)).loadBalancers[0]!.instanceIds).toHaveLength(3);
+    expect(quick.kube.events.map((e) => e.reason)).toEqual(slow.kube.events.map((e) => e.reason));
+    expect(quick.kube.events.map((e) => e.reason)).toContain('UpdatedLoadBalancer');
+
+    for (const w of [quick, slow]) {
+      w.resetCounters();
+      await w.kube.deleteNode('node-1', {});
+    }
+    await change(quick, true, '9002');
+    await change(slow, false, '9002');
+    expect(await classicAccount(quick)).toEqual(await classicAccount(slow));
+    expect((await classicAccount(quick)).loadBalancers[0]!.instanceIds).toHaveLength(2);
+  });
+
+  it("opens a new node group's security group as the full pass does", async () => {
+    for (const w of [quick, slow]) {
+      w.ec2.putSecurityGroup({
+        groupId: NEW_GROUP,
+        groupName: 'nodes-b',
+        vpcId: 'vpc-0a1b2c3d',
+        description: 'second node group',
+        tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
+        ingress: [],
+      });
+      w.addNode(3, { group: NEW_GROUP });
+    }
+    await change(quick, true);
+    await change(slow, false);
+    expect(await classicAccount(quick)).toEqual(await classicAccount(slow));
+    const opened = (await classicAccount(quick)).securityGroups.find((g) => g.name === 'nodes-b')!;
+    expect(opened.ingress.length).toBeGreaterThan(0);
   });
 });

@@ -1,6 +1,7 @@
 import { type ClassicWorld, createClassicWorld } from '../../functions/service/clb/testing.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
 import { CLASSIC_WRITE_OPERATIONS } from '../../shared/aws/elb-fake.ts';
+import { WEB_PORTS } from '../helpers/service-world.ts';
 import type { BenchResult } from './types.ts';
 
 const RERUN = 'npm run bench -- service';
@@ -34,10 +35,7 @@ function counts(w: ClassicWorld) {
 
 const putWeb = (w: ClassicWorld, name: string) =>
   w.putService(name, {
-    ports: [
-      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-    ],
+    ports: WEB_PORTS,
   });
 
 async function createOne() {
@@ -72,12 +70,23 @@ async function resync(services: number) {
     w.serviceDeps,
     5000,
   );
-  return counts(w);
+  const round = counts(w);
+  // A Node joins: the relay sends every LoadBalancer Service's key, hinted as a Node-set change.
+  w.resetCounters();
+  w.addNode(21);
+  await w.converge(
+    Array.from({ length: services }, (_, i) =>
+      w.serviceKey(`web-${i}`, 'default', { eventType: 'MODIFIED', resourceVersion: '9001', source: 'relay/Node' }),
+    ),
+    w.serviceDeps,
+    5000,
+  );
+  return { round, nodeJoined: counts(w) };
 }
 
 export async function run(): Promise<BenchResult[]> {
   const one = await createOne();
-  const all = await resync(200);
+  const { round: all, nodeJoined } = await resync(200);
   return [
     {
       name: 'Classic ELB create (2 ports, 6 Nodes): AWS calls until converged',
@@ -102,6 +111,14 @@ export async function run(): Promise<BenchResult[]> {
       target: '<= 3 per Service, 0 writes',
       rerun: RERUN,
       note: `${(all.total / 200).toFixed(1)} per Service incl. GC (before the quick check: 854, 4.3 per Service), ${all.writes} writes (${all.detail})`,
+    },
+    {
+      name: 'a Node joins 200 Services on Classic ELBs: AWS calls',
+      value: nodeJoined.total,
+      unit: 'calls',
+      target: 'registers the Node, nothing else written',
+      rerun: RERUN,
+      note: `${(nodeJoined.total / 200).toFixed(1)} per Service, ${nodeJoined.writes} writes (${nodeJoined.detail})`,
     },
   ];
 }

@@ -1,7 +1,7 @@
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
 import { EC2_WRITE_OPERATIONS } from '../../shared/aws/ec2-fake.ts';
 import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
-import { createServiceWorld, type ServiceWorld } from '../helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../helpers/service-world.ts';
 import { run as runClassic } from './service-classic.ts';
 import type { BenchResult } from './types.ts';
 
@@ -39,10 +39,7 @@ function counts(w: ServiceWorld) {
 
 function putWeb(w: ServiceWorld, name: string) {
   w.putService(name, {
-    ports: [
-      { name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
-      { name: 'https', protocol: 'TCP', port: 443, targetPort: 8443, nodePort: 30443 },
-    ],
+    ports: WEB_PORTS,
   });
 }
 

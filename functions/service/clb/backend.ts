@@ -2,7 +2,7 @@ import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { describeProblems, type LoadBalancerOptions } from '../annotations.ts';
+import { describeProblems, type LoadBalancerOptions, ownedByService } from '../annotations.ts';
 import type { LoadBalancerBackend } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { AnnotationError, type ServiceDeps } from '../deps.ts';
@@ -11,11 +11,11 @@ import { REPLACES_TAG, referenceLoadBalancerName } from '../names.ts';
 import { acceptableNames } from '../nlb/replacement.ts';
 import type { Pass } from '../writes.ts';
 import { deleteClassicLoadBalancer, retireClassic } from './cleanup.ts';
-import { elbOf, ensureClassicLoadBalancer } from './load-balancer.ts';
+import { elbOf, ensureClassicLoadBalancer, ensureInstancesAndNodeAccess } from './load-balancer.ts';
 import { type ClassicSpec, classicSpec } from './model.ts';
 import { findClassic, type ObservedClassic } from './observed.ts';
 import { classicNameFromHostname } from './plans.ts';
-import { classicLooksInLine } from './quick-check.ts';
+import { classicLooksInLine, classicQuickLook } from './quick-check.ts';
 
 /**
  * Classic ELBs: Services moved over from the reference cloud controller keep theirs (same name, same DNS
@@ -57,11 +57,15 @@ async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<
       loadBalancerName: name,
       externalManagedTags: deps.externalManagedTags ?? [],
     });
-  if (pass.quickCheck) {
+  if (pass.quickCheck || pass.nodeSetPass) {
     const status = classicNameFromHostname(ingressHostname(pass.service));
     const built = status ? build(status) : undefined;
     // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
-    if (built?.ok && (await classicLooksInLine(built.spec, options, pass))) return undefined;
+    if (built?.ok && pass.quickCheck && (await classicLooksInLine(built.spec, options, pass))) return undefined;
+    if (built?.ok && pass.nodeSetPass) {
+      const done = await instancesOnly(built.spec, options, pass);
+      if (done) return done.result;
+    }
   }
   const choice = await chooseClassic(pass, options, build);
   const built = build(choice.name);
@@ -81,6 +85,24 @@ async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<
   const tags = replaces ? { ...spec.tags, [REPLACES_TAG]: replaces } : spec.tags;
   const ensured = await ensureClassicLoadBalancer(spec, existing?.lb, tags, existing?.tags ?? {}, pass);
   return finishClassic(spec, ensured.lb, ensured.created, successorOf, pass);
+}
+
+/**
+ * A Node-set change's pass (functions/service/resync-check.ts): after the quick look, and a look at the tags since
+ * this writes, only the instances and the Node rules, as the full pass makes them. Undefined, having written
+ * nothing, when anything is off: the full pass follows.
+ */
+async function instancesOnly(
+  spec: ClassicSpec,
+  options: LoadBalancerOptions,
+  pass: Pass,
+): Promise<{ result: ReconcileResult | undefined } | undefined> {
+  const lb = await classicQuickLook(spec, options, pass);
+  if (!lb) return undefined;
+  const tags = (await elbOf(pass).describeTags([lb.name])).get(lb.name);
+  if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return undefined;
+  await ensureInstancesAndNodeAccess(spec, lb, pass);
+  return { result: await finishClassic(spec, lb, false, undefined, pass) };
 }
 
 /** Status, the replaced one, Events. A successor takes the status once one of its instances is in service. */

@@ -119,9 +119,27 @@ export async function ensureClassicLoadBalancer(
   }
   await keepSettingsInLine(spec, lb, pass);
   await ensureInstances(spec, lb, pass);
+  await ensureNodeAccess(spec, { groups, backend }, pass);
+  return { lb, created: !existing, sourceGroupId: backend ?? groups[0]! };
+}
+
+/**
+ * What a Node-set change's pass does to a Classic ELB the quick look found in line (functions/service/resync-check.ts):
+ * its instances, and the rules that let it reach the Nodes' groups, as the full pass makes them.
+ */
+export async function ensureInstancesAndNodeAccess(spec: ClassicSpec, lb: ClassicLoadBalancer, pass: Pass) {
+  await ensureInstances(spec, lb, pass);
+  await ensureNodeAccess(spec, await ensureClassicGroups(spec, lb, pass), pass);
+}
+
+/** The rules on the target Nodes' groups: from the backend group, or (made by the reference) from the first group. */
+async function ensureNodeAccess(
+  spec: ClassicSpec,
+  { groups, backend }: { groups: string[]; backend?: string },
+  pass: Pass,
+): Promise<void> {
   if (backend) await ensureBackendRules(spec, backend, pass);
   else await ensureNodeRule(spec, groups[0]!, pass);
-  return { lb, created: !existing, sourceGroupId: backend ?? groups[0]! };
 }
 
 /** What CreateLoadBalancer set, on one made before: listeners, subnets, groups, tags. */

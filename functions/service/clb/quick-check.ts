@@ -1,3 +1,4 @@
+import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
 import type { LoadBalancerOptions } from '../annotations.ts';
 import { ingressHostname } from '../decide.ts';
 import { acceptableNames } from '../nlb/replacement.ts';
@@ -19,7 +20,22 @@ export async function classicLooksInLine(
   options: LoadBalancerOptions,
   pass: Pass,
 ): Promise<boolean> {
-  if (pass.previous) return false;
+  const lb = await classicQuickLook(spec, options, pass);
+  if (!lb) return false;
+  const wanted = new Set(await wantedInstances(spec, pass));
+  return lb.instanceIds.length === wanted.size && lb.instanceIds.every((id) => wanted.has(id));
+}
+
+/**
+ * The quick look without the instances (what a Node-set change's pass puts right): the load balancer when all
+ * else it shows is in line, undefined when anything differs or is in doubt.
+ */
+export async function classicQuickLook(
+  spec: ClassicSpec,
+  options: LoadBalancerOptions,
+  pass: Pass,
+): Promise<ClassicLoadBalancer | undefined> {
+  if (pass.previous) return undefined;
   const { service } = pass;
   const identity = {
     clusterName: pass.deps.clusterName,
@@ -28,17 +44,16 @@ export async function classicLooksInLine(
   };
   const name = spec.loadBalancerName.toLowerCase();
   if (!acceptableNames(identity, service.metadata.uid, options.name).some((n) => n.toLowerCase() === name)) {
-    return false;
+    return undefined;
   }
   const lb = (await pass.batch.classicLoadBalancers()).get(name);
-  if (!lb || lb.dnsName !== ingressHostname(service) || lb.scheme !== spec.scheme) return false;
+  if (!lb || lb.dnsName !== ingressHostname(service) || lb.scheme !== spec.scheme) return undefined;
   const listeners = planClassicListeners(spec.listeners, lb.listeners);
-  if (listeners.create.length > 0 || listeners.remove.length > 0) return false;
-  if (!sameHealthCheck(lb.healthCheck, spec.healthCheck)) return false;
+  if (listeners.create.length > 0 || listeners.remove.length > 0) return undefined;
+  if (!sameHealthCheck(lb.healthCheck, spec.healthCheck)) return undefined;
   const { proxyProtocol, sslNegotiation } = spec.policies;
   const instancePorts = [...new Set(spec.listeners.map((l) => l.instancePort))];
-  if (planBackendPolicies(lb, instancePorts, proxyProtocol !== undefined).length > 0) return false;
-  if (planListenerPolicies(lb, sslNegotiation?.policyName, isOurPolicy).length > 0) return false;
-  const wanted = new Set(await wantedInstances(spec, pass));
-  return lb.instanceIds.length === wanted.size && lb.instanceIds.every((id) => wanted.has(id));
+  if (planBackendPolicies(lb, instancePorts, proxyProtocol !== undefined).length > 0) return undefined;
+  if (planListenerPolicies(lb, sslNegotiation?.policyName, isOurPolicy).length > 0) return undefined;
+  return lb;
 }
