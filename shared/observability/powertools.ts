@@ -44,8 +44,9 @@ export interface PowertoolsMetricsPort extends MetricsPort {
  * kept (EMF value arrays), so CloudWatch's sums, sample counts and percentiles are what one document per value gave,
  * in one document per dimension set and invocation. Writing one per value, as this did before, cost a log line per
  * AWS call and two per key reconciled: four times the CloudWatch Logs bytes of an idle resync round
- * (`npm run bench -- cost`, docs/cost.md). What an invocation killed by its timeout gathered is lost, as Powertools'
- * own buffered metrics are.
+ * (`npm run bench -- cost`, docs/cost.md). A document has one timestamp, so the values of a long invocation count in
+ * the minute it ended; what an invocation killed by its timeout gathered is lost, as Powertools' own buffered
+ * metrics are.
  */
 export function powertoolsMetrics(metrics: Metrics, serviceName: string): PowertoolsMetricsPort {
   const bySet = new Map<string, Metrics>();
