@@ -18,8 +18,8 @@ const NEW_GROUP = 'sg-00000000000000new';
 let fast: ServiceWorld;
 let full: ServiceWorld;
 
-async function world(): Promise<ServiceWorld> {
-  const w = createServiceWorld();
+/** A second node group's security group, cluster-tagged and open to nothing yet. */
+function putSecondNodeGroup(w: ServiceWorld): void {
   w.ec2.putSecurityGroup({
     groupId: NEW_GROUP,
     groupName: 'nodes-b',
@@ -28,6 +28,11 @@ async function world(): Promise<ServiceWorld> {
     tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
     ingress: [],
   });
+}
+
+async function world(): Promise<ServiceWorld> {
+  const w = createServiceWorld();
+  putSecondNodeGroup(w);
   w.addNode(1);
   w.addNode(2);
   w.putService('web', {
@@ -39,7 +44,7 @@ async function world(): Promise<ServiceWorld> {
 }
 
 const nodeSetChange = (w: ServiceWorld, quick: boolean) =>
-  w.converge([w.serviceKey('web', 'default', NODE_SET)], { ...w.serviceDeps, resyncQuickCheck: quick });
+  w.converge(w.nodeSetKeys(['web']), { ...w.serviceDeps, resyncQuickCheck: quick });
 const both = async (change: (w: ServiceWorld) => unknown) => {
   await change(fast);
   await change(full);
@@ -154,10 +159,7 @@ describe("a Node-set change's pass over a Classic ELB", () => {
   };
   // Each change its own Node-set revision: SQS drops a message whose deduplication ID it has seen.
   const change = (w: ClassicWorld, quickLooks: boolean, resourceVersion = '9001') =>
-    w.converge([w.serviceKey('web', 'default', { ...NODE_SET, resourceVersion })], {
-      ...w.serviceDeps,
-      resyncQuickCheck: quickLooks,
-    });
+    w.converge(w.nodeSetKeys(['web'], resourceVersion), { ...w.serviceDeps, resyncQuickCheck: quickLooks });
   const classicCalls = (w: ClassicWorld) =>
     Object.fromEntries(
       [...w.elbFake.calls.entries(), ...w.elbv2.calls.entries(), ...w.ec2.calls.entries()].filter(([, n]) => n > 0),
@@ -191,14 +193,7 @@ describe("a Node-set change's pass over a Classic ELB", () => {
 
   it("opens a new node group's security group as the full pass does", async () => {
     for (const w of [quick, slow]) {
-      w.ec2.putSecurityGroup({
-        groupId: NEW_GROUP,
-        groupName: 'nodes-b',
-        vpcId: 'vpc-0a1b2c3d',
-        description: 'second node group',
-        tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
-        ingress: [],
-      });
+      putSecondNodeGroup(w);
       w.addNode(3, { group: NEW_GROUP });
     }
     await change(quick, true);

@@ -180,31 +180,8 @@ const SCALES = [
 ];
 
 /** `services` NLB Services on `nodes` Nodes with their routes, converged; then one resync round over them, measured. */
-async function idleRound({ services, nodes }: (typeof SCALES)[number]) {
-  const w = createServiceWorld();
-  w.serviceDeps.resyncQuickCheck = true;
-  for (let i = 1; i <= nodes; i++) {
-    const { instance, node } = w.addNode(i);
-    // In step with the instance, as the node reconciler leaves it, so the sweep sends no Node key; a pod CIDR
-    // each, so the route controller keeps one route per Node.
-    node.status!.addresses = instanceAddresses(instance, ['ipv4']);
-    node.spec = { ...node.spec, podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] };
-  }
-  w.ec2.putRouteTable(makeRouteTable({ routeTableId: 'rtb-0000000000cluster', clusterName: CLUSTER }));
-  // AWS's default quota is 50 routes a table; a cluster of this size on routes has it raised.
-  w.routeDeps.routeTableLimit = 1000;
-  w.ec2.routeLimit = 1000;
-  for (let i = 0; i < services; i++) w.putService(`web-${i}`);
-  await w.converge(
-    Array.from({ length: services }, (_, i) => w.serviceKey(`web-${i}`)),
-    w.serviceDeps,
-    10 * services,
-  );
-  await w.enqueue('route.fifo', [routeTableMessage({ eventType: 'RESYNC', eventId: 'converge' })]);
-  await w.drain('route.fifo', routeReconciler, w.routeDeps);
-  w.resetCounters();
-  w.sqs.calls.clear();
-
+async function idleRound(scale: (typeof SCALES)[number]) {
+  const w = await convergedWorld(scale);
   const queues = {
     node: w.sqs.urlOf('node.fifo'),
     nodeLifecycle: w.sqs.urlOf('node-lifecycle.fifo'),
@@ -233,6 +210,34 @@ async function idleRound({ services, nodes }: (typeof SCALES)[number]) {
     return { sent, invocations };
   });
   return { ...round, aws: awsCalls(w), sqs: new Map(w.sqs.calls) };
+}
+
+/** The cluster in step: Nodes initialized with their routes, every Service's load balancer made; counters at zero. */
+async function convergedWorld({ services, nodes }: (typeof SCALES)[number]): Promise<ServiceWorld> {
+  const w = createServiceWorld();
+  w.serviceDeps.resyncQuickCheck = true;
+  for (let i = 1; i <= nodes; i++) {
+    const { instance, node } = w.addNode(i);
+    // In step with the instance, as the node reconciler leaves it, so the sweep sends no Node key; a pod CIDR
+    // each, so the route controller keeps one route per Node.
+    node.status!.addresses = instanceAddresses(instance, ['ipv4']);
+    node.spec = { ...node.spec, podCIDR: `10.244.${i}.0/24`, podCIDRs: [`10.244.${i}.0/24`] };
+  }
+  w.ec2.putRouteTable(makeRouteTable({ routeTableId: 'rtb-0000000000cluster', clusterName: CLUSTER }));
+  // AWS's default quota is 50 routes a table; a cluster of this size on routes has it raised.
+  w.routeDeps.routeTableLimit = 1000;
+  w.ec2.routeLimit = 1000;
+  for (let i = 0; i < services; i++) w.putService(`web-${i}`);
+  await w.converge(
+    Array.from({ length: services }, (_, i) => w.serviceKey(`web-${i}`)),
+    w.serviceDeps,
+    10 * services,
+  );
+  await w.enqueue('route.fifo', [routeTableMessage({ eventType: 'RESYNC', eventId: 'converge' })]);
+  await w.drain('route.fifo', routeReconciler, w.routeDeps);
+  w.resetCounters();
+  w.sqs.calls.clear();
+  return w;
 }
 
 function figures(scale: (typeof SCALES)[number], round: Awaited<ReturnType<typeof idleRound>>): BenchResult[] {

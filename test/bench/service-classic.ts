@@ -74,13 +74,7 @@ async function resync(services: number) {
   // A Node joins: the relay sends every LoadBalancer Service's key, hinted as a Node-set change.
   w.resetCounters();
   w.addNode(21);
-  await w.converge(
-    Array.from({ length: services }, (_, i) =>
-      w.serviceKey(`web-${i}`, 'default', { eventType: 'MODIFIED', resourceVersion: '9001', source: 'relay/Node' }),
-    ),
-    w.serviceDeps,
-    5000,
-  );
+  await w.converge(w.nodeSetKeys(Array.from({ length: services }, (_, i) => `web-${i}`)), w.serviceDeps, 5000);
   return { round, nodeJoined: counts(w) };
 }
 

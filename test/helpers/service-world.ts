@@ -5,7 +5,7 @@ import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
 import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import type { EndpointSlice, Node, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
-import type { KeyMessage } from '../../shared/queue/message.ts';
+import { type KeyMessage, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { makeNode } from './nodes.ts';
 import { fifoRecord } from './records.ts';
 import { CLUSTER, createWorld } from './world.ts';
@@ -148,6 +148,12 @@ export function createServiceWorld() {
     ...(hint ? { hint } : {}),
   });
 
+  /** The keys the relay sends when the Node set changes: every named Service's, hinted as a Node-set change. */
+  const nodeSetKeys = (names: readonly string[], resourceVersion = '9001'): KeyMessage[] =>
+    names.map((name) =>
+      serviceKey(name, 'default', { eventType: 'MODIFIED', resourceVersion, source: NODE_SET_HINT_SOURCE }),
+    );
+
   /** One Lambda invocation for these keys. */
   const reconcile = (...messages: KeyMessage[]) =>
     w.invoke(
@@ -255,6 +261,7 @@ export function createServiceWorld() {
     putService,
     putSlice,
     serviceKey,
+    nodeSetKeys,
     reconcile,
     converge,
     awsCalls,
