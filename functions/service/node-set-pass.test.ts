@@ -121,6 +121,19 @@ describe("a Node-set change's pass", () => {
     for (const targets of targetsOf(fast)) expect(targets).toHaveLength(3);
   });
 
+  it("makes the full pass when the load balancer's security groups are not the ones it should have", async () => {
+    await both(async (w) => {
+      const lb = [...w.elbv2.loadBalancers.values()][0]!.lb;
+      await w.elbv2Port.setSecurityGroups(lb.arn, lb.securityGroups.slice(0, 1));
+      w.addNode(3);
+    });
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    expect(fast.inventory().loadBalancers[0]!.securityGroups).toHaveLength(2);
+    // The change's own call, then the full pass's.
+    expect(calls(fast).SetSecurityGroups).toBe(2);
+  });
+
   it('writes nothing when the Node set change leaves the targets as they are', async () => {
     await nodeSetChange(fast, true);
 

@@ -101,7 +101,7 @@ async function instancesOnly(
   if (!lb) return undefined;
   const tags = (await elbOf(pass).describeTags([lb.name])).get(lb.name);
   if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return undefined;
-  await ensureInstancesAndNodeAccess(spec, lb, pass);
+  if (!(await ensureInstancesAndNodeAccess(spec, lb, pass))) return undefined;
   return { result: await finishClassic(spec, lb, false, undefined, pass) };
 }
 

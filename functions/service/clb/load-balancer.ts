@@ -2,7 +2,7 @@ import type { ClassicLoadBalancer, ElbPort } from '../../../shared/aws/elb-port.
 import { TerminalError } from '../../../shared/errors.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { AnnotationError } from '../deps.ts';
-import { planRules } from '../model/security-rules.ts';
+import { planRules, sameMembers } from '../model/security-rules.ts';
 import { changedEntries, staleTagKeys } from '../model/tags.ts';
 import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
 import { backendSecurityGroupName } from '../names.ts';
@@ -125,11 +125,20 @@ export async function ensureClassicLoadBalancer(
 
 /**
  * What a Node-set change's pass does to a Classic ELB the quick look found in line (functions/service/resync-check.ts):
- * its instances, and the rules that let it reach the Nodes' groups, as the full pass makes them.
+ * its instances, and the rules that let it reach the Nodes' groups, as the full pass makes them. False, having
+ * written at most a security group the full pass would make too, when its groups are not the ones the full pass
+ * would give it: the full pass then follows.
  */
-export async function ensureInstancesAndNodeAccess(spec: ClassicSpec, lb: ClassicLoadBalancer, pass: Pass) {
+export async function ensureInstancesAndNodeAccess(
+  spec: ClassicSpec,
+  lb: ClassicLoadBalancer,
+  pass: Pass,
+): Promise<boolean> {
+  const access = await ensureClassicGroups(spec, lb, pass);
+  if (!sameMembers(access.groups, lb.securityGroups)) return false;
   await ensureInstances(spec, lb, pass);
-  await ensureNodeAccess(spec, await ensureClassicGroups(spec, lb, pass), pass);
+  await ensureNodeAccess(spec, access, pass);
+  return true;
 }
 
 /** The rules on the target Nodes' groups: from the backend group, or (made by the reference) from the first group. */
@@ -162,8 +171,7 @@ async function keepInLine(
   // Attach first: a load balancer is never left without a subnet.
   if (subnets.attach.length > 0) await elb.attachSubnets(lb.name, subnets.attach);
   if (subnets.detach.length > 0) await elb.detachSubnets(lb.name, subnets.detach);
-  const sameGroups = lb.securityGroups.length === groups.length && lb.securityGroups.every((g) => groups.includes(g));
-  if (!sameGroups) await elb.applySecurityGroups(lb.name, groups);
+  if (!sameMembers(groups, lb.securityGroups)) await elb.applySecurityGroups(lb.name, groups);
   const add = changedEntries(tags, currentTags);
   if (Object.keys(add).length > 0) await elb.addTags(lb.name, add);
   const stale = staleTagKeys(tags, currentTags, spec.externalManagedTags);

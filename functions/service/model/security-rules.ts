@@ -77,3 +77,8 @@ export interface PortRange {
 }
 
 export const DEFAULT_NODE_PORT_RANGE: PortRange = { from: 30000, to: 32767 };
+
+/** Two lists of security group IDs hold the same groups (a load balancer's order does not matter). */
+export function sameMembers(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}

@@ -2,6 +2,7 @@ import { errorMessage, RetryableError } from '../../../shared/errors.ts';
 import { freshLoadBalancer, type ObservedLoadBalancer } from '../elbv2/observed.ts';
 import { keepTagsInLine } from '../elbv2/target-groups.ts';
 import { EVENT } from '../kube.ts';
+import { sameMembers } from '../model/security-rules.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import { changedEntries } from '../model/tags.ts';
 import { codeOf } from '../resources.ts';
@@ -67,10 +68,7 @@ export async function widenLoadBalancer(
 ): Promise<void> {
   const { lb } = observed;
   if (groups) {
-    const same =
-      lb.securityGroups.length === groups.lbGroups.length &&
-      lb.securityGroups.every((g) => groups.lbGroups.includes(g));
-    if (!same) await pass.elbv2.setSecurityGroups(lb.arn, groups.lbGroups);
+    if (!sameMembers(groups.lbGroups, lb.securityGroups)) await pass.elbv2.setSecurityGroups(lb.arn, groups.lbGroups);
   }
   if (subnets.action === 'remove-first') {
     await pass.event(

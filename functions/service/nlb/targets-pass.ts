@@ -1,5 +1,6 @@
 import type { EnsuredGroups } from '../elbv2/target-groups.ts';
 import { desiredTargets, ensureTargets } from '../elbv2/targets.ts';
+import { sameMembers } from '../model/security-rules.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import type { Pass } from '../writes.ts';
 import { announceChanges } from './finish.ts';
@@ -10,28 +11,30 @@ import { ensureLoadBalancerGroups } from './security-groups.ts';
 /**
  * The pass of a Node-set change (functions/service/resync-check.ts): what the set of Nodes changes is the targets
  * (instance targets, or the Nodes IP targets run on) and the rules that let the load balancer reach the Nodes'
- * security groups. So after the quick look finds the load balancer in line, only those are seen to, as the full
- * pass does them: new targets registered before old ones go, rules added, `UpdatedLoadBalancer` said when targets
- * changed. Attributes, listeners and the rest are not read (about 14 AWS calls a Service of two ports down to
- * about 6: `npm run bench -- service`). Returns false, having written nothing, when the look finds anything off:
- * the caller then makes the full pass.
+ * security groups. So after the quick look finds the load balancer in line, and its security groups are the ones
+ * the full pass would give it, only those are seen to, as the full pass does them: the targets' difference
+ * registered and deregistered, rules added, `UpdatedLoadBalancer` said when targets changed. Attributes, listeners
+ * and the rest are not read (about 14 AWS calls a Service of two ports down to about 6: `npm run bench --
+ * service`). Returns false when anything is off (having written nothing, or only a security group the full pass
+ * would make too): the caller then makes the full pass.
  */
 export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Promise<boolean> {
   const look = await quickLook(spec, pass);
   if (!look) return false;
-  const groups: EnsuredGroups = new Map(
+  // A load balancer made without security groups (by the reference controller) has its rules on the Nodes' groups.
+  const groups = look.lb.securityGroups.length === 0 ? undefined : await ensureLoadBalancerGroups(spec, pass);
+  if (groups && !sameMembers(groups.lbGroups, look.lb.securityGroups)) return false;
+  const ensured: EnsuredGroups = new Map(
     spec.targetGroups.map((wanted) => [
       wanted.name,
       { group: look.attached.find((g) => g.name === wanted.name)!, created: false },
     ]),
   );
   const targets = await desiredTargets(spec, pass);
-  await ensureTargets(spec, groups, targets, pass);
-  // A load balancer made without security groups (by the reference controller) has its rules on the Nodes' groups.
-  const warning =
-    look.lb.securityGroups.length === 0
-      ? await ensureReferenceNodeRules(spec, look.lb, targets, pass)
-      : await ensureNodeRules(spec, targets, (await ensureLoadBalancerGroups(spec, pass)).backendGroupId, pass);
+  await ensureTargets(spec, ensured, targets, pass);
+  const warning = groups
+    ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
+    : await ensureReferenceNodeRules(spec, look.lb, targets, pass);
   await announceChanges({ spec, lb: look.lb, created: false, warning }, pass);
   return true;
 }
