@@ -23,7 +23,7 @@ import {
 import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { codeOf } from './resources.ts';
-import { nodeSetPassAllowed, quickCheckAllowed } from './resync-check.ts';
+import { shortPassFor } from './resync-check.ts';
 import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
 
 export type { ServiceDeps };
@@ -115,10 +115,9 @@ async function reconcileService(
     const pass = startPass(deps, withFinalizer, batch, announcement, receiveCount);
     const previous = previousOfAnotherKind(withFinalizer, backends[0]!, pass);
     if (previous) pass.previous = previous;
-    pass.quickCheck =
-      deps.resyncQuickCheck === true &&
-      quickCheckAllowed(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
-    pass.nodeSetPass = deps.resyncQuickCheck === true && nodeSetPassAllowed(context?.hints ?? [], receiveCount);
+    if (deps.resyncQuickCheck === true) {
+      pass.shortPass = shortPassFor(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
+    }
     return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);

@@ -62,3 +62,17 @@ export function quickCheckAllowed(
 export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: number): boolean {
   return receiveCount === 1 && hints.length > 0 && hints.every((h) => h.source === NODE_SET_HINT_SOURCE);
 }
+
+/** The kinds of shorter pass a key's hints allow (`Pass.shortPass`). */
+export type ShortPass = 'resync' | 'node-set';
+
+/** Which shorter pass, if any, this delivery allows: the resync's quick look or a Node-set change's pass. */
+export function shortPassFor(
+  hints: readonly KeyHint[],
+  receiveCount: number,
+  serviceKey: string,
+  nowMs: number,
+): ShortPass | undefined {
+  if (quickCheckAllowed(hints, receiveCount, serviceKey, nowMs)) return 'resync';
+  return nodeSetPassAllowed(hints, receiveCount) ? 'node-set' : undefined;
+}

@@ -7,6 +7,7 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ServiceBatch } from './batch.ts';
 import type { ServiceDeps } from './deps.ts';
 import { recordServiceEvent } from './kube.ts';
+import type { ShortPass } from './resync-check.ts';
 
 /**
  * Events and metrics of a pass come from one place: the AWS ports a pass writes through are wrapped, and
@@ -118,15 +119,11 @@ export interface Pass {
    */
   previous?: PreviousLoadBalancer;
   /**
-   * A resync pass that is not the Service's hourly full pass (resync-check.ts): the backend may look quickly
-   * first, and skip the full pass when nothing it sees differs.
+   * A pass that may be shorter than the full one (resync-check.ts `shortPassFor`): `resync`, a resync pass that is
+   * not the Service's hourly full pass (look quickly, skip the full pass when nothing seen differs); `node-set`, a
+   * Node-set change's pass (look quickly, then see only to the targets and the Node rules).
    */
-  quickCheck?: boolean;
-  /**
-   * A pass for a Node-set change (resync-check.ts): the backend may look quickly first, and then see only to the
-   * targets and the Node rules.
-   */
-  nodeSetPass?: boolean;
+  shortPass?: ShortPass;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

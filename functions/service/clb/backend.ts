@@ -57,15 +57,14 @@ async function ensureClassic(pass: Pass, options: LoadBalancerOptions): Promise<
       loadBalancerName: name,
       externalManagedTags: deps.externalManagedTags ?? [],
     });
-  if (pass.quickCheck || pass.nodeSetPass) {
-    const status = classicNameFromHostname(ingressHostname(pass.service));
-    const built = status ? build(status) : undefined;
+  const status = pass.shortPass ? classicNameFromHostname(ingressHostname(pass.service)) : undefined;
+  const preferred = status ? build(status) : undefined;
+  if (preferred?.ok && pass.shortPass === 'resync') {
     // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
-    if (built?.ok && pass.quickCheck && (await classicLooksInLine(built.spec, options, pass))) return undefined;
-    if (built?.ok && pass.nodeSetPass) {
-      const done = await instancesOnly(built.spec, options, pass);
-      if (done) return done.result;
-    }
+    if (await classicLooksInLine(preferred.spec, options, pass)) return undefined;
+  } else if (preferred?.ok) {
+    const done = await instancesOnly(preferred.spec, options, pass);
+    if (done) return done.result;
   }
   const choice = await chooseClassic(pass, options, build);
   const built = build(choice.name);

@@ -137,7 +137,7 @@ async function shortPassDone(
   options: LoadBalancerOptions,
   build: (name: string) => SpecResult,
 ): Promise<boolean> {
-  if (!pass.quickCheck && !pass.nodeSetPass) return false;
+  if (!pass.shortPass) return false;
   const identity = {
     clusterName: pass.deps.clusterName,
     namespace: pass.service.metadata.namespace ?? 'default',
@@ -146,7 +146,7 @@ async function shortPassDone(
   const preferred = build(loadBalancerName(identity, options.name));
   if (!preferred.ok) return false;
   // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
-  if (pass.quickCheck) return looksInLine(preferred.spec, pass);
+  if (pass.shortPass === 'resync') return looksInLine(preferred.spec, pass);
   return ensureTargetsOnly(preferred.spec, pass);
 }
 
