@@ -154,6 +154,7 @@ describe('loadStageConfig', () => {
     [{ CCM_LOG_RETENTION_DAYS: '10' }, /CCM_LOG_RETENTION_DAYS \(got "10"\): must be one of/],
     [{ CCM_EKS_ACCESS_ENTRIES: 'maybe' }, /CCM_EKS_ACCESS_ENTRIES \(got "maybe"\): must be true or false/],
     [{ CCM_ALARM_TOPIC_ARN: 'my-topic' }, /CCM_ALARM_TOPIC_ARN .*ARN of an SNS topic/],
+    [{ CCM_DASHBOARD: 'hidden' }, /CCM_DASHBOARD \(got "hidden"\): must be true or false/],
     [{ CCM_NODE_MEMORY_MB: '64' }, /CCM_NODE_MEMORY_MB \(got "64"\): must be at least 128/],
     [{ CCM_NODE_TIMEOUT_SECONDS: '1000' }, /CCM_NODE_TIMEOUT_SECONDS \(got "1000"\): must be at most 900/],
     [{ CCM_NODE_MAX_CONCURRENCY: '1' }, /CCM_NODE_MAX_CONCURRENCY \(got "1"\): must be at least 2/],

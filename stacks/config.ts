@@ -138,6 +138,8 @@ export interface StageConfig {
   /** The Windows IP address manager, deployed only when CCM_IPAM is on (in the VPC of CCM_VPC_ID). */
   ipam?: IpamStage;
   alarms: { queueAgeSeconds: number; topicArn?: string };
+  /** Whether the stage has its CloudWatch dashboard (USD 3 a month past an account's first three: docs/cost.md). */
+  dashboard: boolean;
   relay: {
     identity: RelayIdentity;
     namespace: string;
@@ -226,6 +228,7 @@ const StaticSchema = z
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
     CCM_ALARM_TOPIC_ARN: arn('sns', 'an SNS topic').optional(),
+    CCM_DASHBOARD: bool.default(true),
     CCM_RELAY_IDENTITY: z
       .enum(['pod-identity', 'irsa'], {
         error: 'must be pod-identity (EKS Pod Identity) or irsa (IAM roles for service accounts)',
@@ -462,6 +465,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
       queueAgeSeconds: c.CCM_QUEUE_AGE_ALARM_SECONDS,
       ...(c.CCM_ALARM_TOPIC_ARN ? { topicArn: c.CCM_ALARM_TOPIC_ARN } : {}),
     },
+    dashboard: c.CCM_DASHBOARD,
     relay: {
       identity: c.CCM_RELAY_IDENTITY,
       namespace: c.CCM_RELAY_NAMESPACE,

@@ -527,6 +527,14 @@ describe('the control plane stack (defaults: EKS, Pod Identity)', () => {
         expect.stringContaining(`{ServerlessCCM,awsService,operation,service} MetricName="AwsThrottles"`),
       );
     });
+
+    it('with CCM_DASHBOARD=false, has no dashboard and no Dashboard output, and keeps every alarm', async () => {
+      const { template: bare } = await synth({ ...BASE_ENV, CCM_DASHBOARD: 'false' });
+      expect(ofType(bare, 'AWS::CloudWatch::Dashboard')).toEqual([]);
+      expect(Object.keys(bare.Outputs as Json)).not.toContain('Dashboard');
+      expect(Object.keys(template.Outputs as Json)).toContain('Dashboard');
+      expect(ofType(bare, 'AWS::CloudWatch::Alarm').length).toBe(ofType(template, 'AWS::CloudWatch::Alarm').length);
+    });
   });
 
   it('outputs the queue URLs and the relay role ARN', () => {

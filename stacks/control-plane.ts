@@ -127,7 +127,9 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
       value: `${config.relay.namespace}/${config.relay.serviceAccount}`,
       description: 'the only service account that can assume the relay role',
     },
-    Dashboard: { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard' },
+    ...(monitoring.dashboard
+      ? { Dashboard: { value: monitoring.dashboard.dashboardName, description: 'CloudWatch dashboard' } }
+      : {}),
   });
   return stack;
 }

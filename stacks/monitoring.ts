@@ -66,11 +66,12 @@ function emf(
 
 /**
  * Alarms on every queue (its oldest message too old: keys are not being worked off) and every DLQ
- * (anything in it: a key gave up), and one dashboard of what the functions report.
+ * (anything in it: a key gave up), and one dashboard of what the functions report (unless the stage turns it off).
  */
 export class Monitoring extends Construct {
   readonly alarms: Alarm[] = [];
-  readonly dashboard: Dashboard;
+  /** Unless CCM_DASHBOARD=false. */
+  readonly dashboard?: Dashboard;
 
   constructor(scope: Construct, ctx: ControlPlaneContext, queues: readonly MonitoredQueue[]) {
     super(scope, 'Monitoring');
@@ -109,51 +110,60 @@ export class Monitoring extends Construct {
       }
     }
 
-    const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 12, height: 6 });
-    const widgets: IWidget[][] = [
-      [
-        new TextWidget({
-          markdown: `# ${ctx.name('control-plane')}\nReconciles, errors and AWS calls from the functions' EMF metrics (namespace \`${METRICS_NAMESPACE}\`); queue age and DLQ depth from SQS.`,
-          width: 24,
-          height: 2,
-        }),
-      ],
-      [
-        graph('Reconciles by reconciler and result', [emf(MetricName.Reconciles, 'Sum', '')]),
-        graph('Reconcile errors, terminal errors, requeues', [
-          emf(MetricName.ReconcileErrors, 'Sum', 'errors'),
-          emf(MetricName.TerminalErrors, 'Sum', 'terminal'),
-          emf(MetricName.Requeues, 'Sum', 'requeues'),
-        ]),
-      ],
-      [
-        ctx.config.awsCallMetrics === 'operation'
-          ? graph('AWS calls by operation', [emf(MetricName.AwsCalls, 'Sum', '')])
-          : graph('AWS calls by AWS service', [emf(MetricName.AwsCalls, 'Sum', '', ['awsService'])]),
-        graph('AWS throttles by operation', [emf(MetricName.AwsThrottles, 'Sum', '')]),
-      ],
-      [
-        graph('Reconcile duration p99 (ms)', [emf(MetricName.ReconcileDuration, 'p99', '')]),
-        graph('EC2 events: received, unknown instances, keys sent, refused', [
-          emf(MetricName.Ec2Events, 'Sum', 'received'),
-          emf(MetricName.UnknownInstanceEvents, 'Sum', 'unknown instance'),
-          emf(MetricName.KeysSent, 'Sum', 'keys sent'),
-          emf(MetricName.KeySendFailures, 'Sum', 'keys refused'),
-        ]),
-      ],
-      [
-        graph(
-          'Oldest message age (s)',
-          queues.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', label: q.label })),
-        ),
-        graph(
-          'DLQ depth',
-          queues.map((q) =>
-            q.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', label: q.label }),
-          ),
-        ),
-      ],
-    ];
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: ctx.name('control-plane'), widgets });
+    if (ctx.config.dashboard) {
+      this.dashboard = new Dashboard(this, 'Dashboard', {
+        dashboardName: ctx.name('control-plane'),
+        widgets: dashboardWidgets(ctx, queues),
+      });
+    }
   }
+}
+
+/** The dashboard: reconciles, errors, AWS calls and throttles, durations, EC2 events, queue age and DLQ depth. */
+function dashboardWidgets(ctx: ControlPlaneContext, queues: readonly MonitoredQueue[]): IWidget[][] {
+  const graph = (title: string, left: IMetric[]) => new GraphWidget({ title, left, width: 12, height: 6 });
+  return [
+    [
+      new TextWidget({
+        markdown: `# ${ctx.name('control-plane')}\nReconciles, errors and AWS calls from the functions' EMF metrics (namespace \`${METRICS_NAMESPACE}\`); queue age and DLQ depth from SQS.`,
+        width: 24,
+        height: 2,
+      }),
+    ],
+    [
+      graph('Reconciles by reconciler and result', [emf(MetricName.Reconciles, 'Sum', '')]),
+      graph('Reconcile errors, terminal errors, requeues', [
+        emf(MetricName.ReconcileErrors, 'Sum', 'errors'),
+        emf(MetricName.TerminalErrors, 'Sum', 'terminal'),
+        emf(MetricName.Requeues, 'Sum', 'requeues'),
+      ]),
+    ],
+    [
+      ctx.config.awsCallMetrics === 'operation'
+        ? graph('AWS calls by operation', [emf(MetricName.AwsCalls, 'Sum', '')])
+        : graph('AWS calls by AWS service', [emf(MetricName.AwsCalls, 'Sum', '', ['awsService'])]),
+      graph('AWS throttles by operation', [emf(MetricName.AwsThrottles, 'Sum', '')]),
+    ],
+    [
+      graph('Reconcile duration p99 (ms)', [emf(MetricName.ReconcileDuration, 'p99', '')]),
+      graph('EC2 events: received, unknown instances, keys sent, refused', [
+        emf(MetricName.Ec2Events, 'Sum', 'received'),
+        emf(MetricName.UnknownInstanceEvents, 'Sum', 'unknown instance'),
+        emf(MetricName.KeysSent, 'Sum', 'keys sent'),
+        emf(MetricName.KeySendFailures, 'Sum', 'keys refused'),
+      ]),
+    ],
+    [
+      graph(
+        'Oldest message age (s)',
+        queues.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', label: q.label })),
+      ),
+      graph(
+        'DLQ depth',
+        queues.map((q) =>
+          q.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', label: q.label }),
+        ),
+      ),
+    ],
+  ];
 }
