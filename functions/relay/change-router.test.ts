@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
+import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
+import {
+  LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS,
+  TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
+} from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { ChangeRouter, type RoutedKey } from './change-router.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
@@ -197,6 +201,80 @@ describe('ChangeRouter', () => {
     expect(r.observe('Node', asObject(at(excluded)))).toBe('forwarded');
     expect(nodeSetSignals()).toBe(signalsBefore + 1);
     expect(short(r.loadBalancerKeys())).toEqual(['service:Service/default/web']);
+  });
+
+  it('a Node that may not take traffic sends no Service key: one round when it joins, one when it is scaled down', () => {
+    const { r, nodeSetSignals } = router({ reconcilers: ['service'] });
+    r.observe('Service', at(makeService('default', 'web')));
+    // Registered by a kubelet with an external cloud provider: no instance until the node controller sets it.
+    const joining = at(makeNode('n1', { providerID: '' }));
+    expect(r.observe('Node', asObject(joining))).toBe('not-relevant');
+    const labelled = structuredClone(joining);
+    labelled.metadata.labels!['feature.node.kubernetes.io/cpu-model'] = 'x';
+    expect(r.observe('Node', asObject(at(labelled)))).toBe('not-relevant');
+    expect(nodeSetSignals()).toBe(0);
+
+    // Initialized: it becomes a target of every instance-target load balancer.
+    const initialized = at(makeNode('n1'));
+    expect(r.observe('Node', asObject(initialized))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(1);
+    expect(r.loadBalancerKeys().map((k) => k.message.hint?.resourceVersion)).toEqual([
+      initialized.metadata.resourceVersion,
+    ]);
+
+    // Marked by the cluster autoscaler: it leaves the targets (one round); its deletion after that sends nothing.
+    const marked = structuredClone(initialized);
+    marked.spec!.taints = [
+      { key: TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER, value: '1700000000', effect: 'NoSchedule' },
+    ];
+    expect(r.observe('Node', asObject(at(marked)))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(2);
+    expect(r.remove('Node', asObject(at(marked)))).toBe('not-relevant');
+    expect(nodeSetSignals()).toBe(2);
+
+    // A target Node deleted outright (its instance gone) leaves the targets: one round.
+    const other = at(makeNode('n2'));
+    r.observe('Node', asObject(other));
+    expect(nodeSetSignals()).toBe(3);
+    expect(r.remove('Node', asObject(at(other)))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(4);
+  });
+
+  it('a change of labels alone sends no Service key until a LoadBalancer Service picks Nodes by label', () => {
+    const { r, nodeSetSignals } = router({ reconcilers: ['service'] });
+    r.observe('Service', at(makeService('default', 'web')));
+    const node = at(makeNode('n1'));
+    r.observe('Node', asObject(node));
+    expect(nodeSetSignals()).toBe(1);
+    const labelled = (from: Node, value: string) => {
+      const next = structuredClone(from);
+      next.metadata.labels!['example.com/pool'] = value;
+      return at(next);
+    };
+    const a = labelled(node, 'a');
+    expect(r.observe('Node', asObject(a))).toBe('unchanged');
+    expect(nodeSetSignals()).toBe(1);
+
+    // A Service picks Nodes by label: its own key comes from its change; from then on, label changes count.
+    const picky = at(
+      makeService('default', 'picky', 'LoadBalancer', { [ANNOTATION.targetNodeLabels]: 'example.com/pool=b' }),
+    );
+    r.observe('Service', picky);
+    const b = labelled(a, 'b');
+    expect(r.observe('Node', asObject(b))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(2);
+    expect(r.loadBalancerKeys().map((k) => k.message.hint?.resourceVersion)).toEqual([
+      b.metadata.resourceVersion,
+      b.metadata.resourceVersion,
+    ]);
+
+    // It goes (deleted): labels concern no load balancer again, but a Node's instance still does.
+    r.remove('Service', picky);
+    expect(r.observe('Node', asObject(labelled(b, 'c')))).toBe('unchanged');
+    expect(nodeSetSignals()).toBe(2);
+    const moved = at(makeNode('n1', { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0' }));
+    expect(r.observe('Node', asObject(moved))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(3);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {

@@ -5,7 +5,14 @@ import { type KeyHint, KeyMessage, NODE_SET_HINT_SOURCE } from '../../shared/que
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { newest } from './forwarder.ts';
-import { FORWARDING_RULES, type ForwardingRule, loadBalancerTargets, type Reconciler } from './forwarding.ts';
+import {
+  FORWARDING_RULES,
+  type ForwardingRule,
+  loadBalancerTargets,
+  nodeTargetInstance,
+  type Reconciler,
+  selectsNodesByLabel,
+} from './forwarding.ts';
 import { compareResourceVersions, type KubeObject, splitTableKey, tableKey, type WatchedKind } from './kinds.ts';
 
 /**
@@ -61,6 +68,13 @@ export class ChangeRouter {
   private readonly epochs = new Map<WatchedKind, number>();
   /** LoadBalancer Services and how they pick targets: which ones a Node or an EndpointSlice concerns. */
   private readonly loadBalancers = new Map<string, 'instance' | 'ip'>();
+  /** Of those, the ones with `target-node-labels`: while there are none, Node labels concern no load balancer. */
+  private readonly labelSelecting = new Set<string>();
+  /**
+   * Per Node that may take load balancer traffic, the fingerprint of its instance alone (`nodeTargetInstance`):
+   * the load balancers' fingerprint of a Node includes its labels, and this tells a change of labels alone.
+   */
+  private readonly nodeInstances = new Map<string, number>();
   /**
    * The newest revision of a Node whose part in the target set changed, since this router started.
    * A Service indexed later (listed after the Nodes, or just created) gets a key with it too: its
@@ -178,6 +192,8 @@ export class ChangeRouter {
       const value = values[i]!;
       if (value === before) continue;
       table.setFingerprint(slot, i, value);
+      if (kind === 'Node' && rule.target === 'load-balancers' && this.onlyUnselectedLabels(key, object, before, value))
+        continue;
       outcome = this.forward(outcome, rule, kind, key, owner, hint);
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
@@ -245,6 +261,8 @@ export class ChangeRouter {
     this.tables.clear();
     this.listing.clear();
     this.loadBalancers.clear();
+    this.labelSelecting.clear();
+    this.nodeInstances.clear();
     this.nodeSetRevision = undefined;
     this.sliceRevisions.clear();
     this.nodeWideRevisions.clear();
@@ -258,7 +276,11 @@ export class ChangeRouter {
     resourceVersion: string,
     object: KubeObject | undefined,
   ): ChangeOutcome {
-    if (kind === 'Service') this.loadBalancers.delete(key);
+    if (kind === 'Service') {
+      this.loadBalancers.delete(key);
+      this.labelSelecting.delete(key);
+    }
+    if (kind === 'Node') this.nodeInstances.delete(key);
     const hint: KeyHint = { eventType: 'DELETED', resourceVersion, source: SOURCE };
     if (object?.metadata?.uid) hint.uid = object.metadata.uid;
     const rules = this.rules[kind];
@@ -447,6 +469,8 @@ export class ChangeRouter {
     const before = this.loadBalancers.get(key);
     if (targets) this.loadBalancers.set(key, targets);
     else this.loadBalancers.delete(key);
+    if (targets && selectsNodesByLabel(object)) this.labelSelecting.add(key);
+    else this.labelSelecting.delete(key);
     if (!targets || targets === before) return outcome;
     const revision = targets === 'instance' ? this.nodeSetRevision : this.sliceRevisions.get(key);
     if (revision === undefined) return outcome;
@@ -456,6 +480,19 @@ export class ChangeRouter {
         ? this.nodeSetHint()
         : { eventType: 'MODIFIED', resourceVersion: revision, source: `${SOURCE}/EndpointSlice` };
     return this.send(outcome, 'service', [{ kind: 'Service', namespace, name, hint }]);
+  }
+
+  /**
+   * A Node's load balancer fingerprint changed (`before` to `value`): whether only its labels did, while no
+   * LoadBalancer Service picks Nodes by label, so no load balancer's targets or rules change. A Service that
+   * starts picking by label gets its own key, whose pass reads every Node; from then on label changes are sent.
+   */
+  private onlyUnselectedLabels(key: string, object: KubeObject, before: number, value: number): boolean {
+    const previous = this.nodeInstances.get(key);
+    const instance = value === NOT_RELEVANT ? undefined : fingerprint(nodeTargetInstance(object));
+    if (instance === undefined) this.nodeInstances.delete(key);
+    else this.nodeInstances.set(key, instance);
+    return before !== NOT_RELEVANT && instance !== undefined && instance === previous && this.labelSelecting.size === 0;
   }
 
   private table(kind: WatchedKind): FingerprintTable {

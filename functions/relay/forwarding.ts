@@ -131,19 +131,31 @@ function nodeRouteReads(object: KubeObject): unknown[] {
 }
 
 /**
- * functions/service, instance targets: whether the Node may take load balancer traffic (the
- * service controller's own predicate), its instance, and every label (`target-node-labels` may name
- * any). Readiness is not part of it (KEP-3458, shared/k8s/load-balancer-nodes.ts), so a Node
- * flapping between Ready and NotReady no longer sends a key to every LoadBalancer Service.
+ * functions/service, instance targets: the Node's instance and every label (`target-node-labels` may name any),
+ * for a Node that may take load balancer traffic (the service controller's own predicate). A Node that may not (no
+ * instance yet, excluded, being deleted or scaled down) is in no load balancer's targets and opens no security
+ * group, whatever else it says: nothing of it is read, so its arrival, its changes and its deletion send nothing;
+ * becoming a candidate and ceasing to be one each send every LoadBalancer Service's key once. A joining Node so
+ * costs one such round, when it gets its instance, not two (its creation too); a Node the cluster autoscaler
+ * removes costs one, when it is marked, not two (its deletion too). Readiness is not part of it (KEP-3458,
+ * shared/k8s/load-balancer-nodes.ts), so a Node flapping between Ready and NotReady sends nothing either. A change
+ * of labels alone sends nothing while no LoadBalancer Service has `target-node-labels` (the change router keeps
+ * `nodeTargetInstance` apart to tell).
  */
-function nodeTargetReads(object: KubeObject): unknown[] {
+function nodeTargetReads(object: KubeObject): unknown[] | undefined {
+  const instance = nodeTargetInstance(object);
+  return instance && [...instance, sortedEntries(asNode(object).metadata.labels)];
+}
+
+/** Of `nodeTargetReads`, what does not depend on labels: the Node's instance, for a candidate. */
+export function nodeTargetInstance(object: KubeObject): unknown[] | undefined {
   const node = asNode(object);
-  return [
-    node.metadata.uid,
-    node.spec?.providerID,
-    isLoadBalancerNodeCandidate(node),
-    sortedEntries(node.metadata.labels),
-  ];
+  return isLoadBalancerNodeCandidate(node) ? [node.metadata.uid, node.spec?.providerID] : undefined;
+}
+
+/** Whether a Service picks its load balancer's Nodes by label (`target-node-labels`), so Node labels matter. */
+export function selectsNodesByLabel(object: KubeObject): boolean {
+  return Boolean(object.metadata?.annotations?.[ANNOTATION.targetNodeLabels]?.trim());
 }
 
 /**

@@ -1,7 +1,12 @@
+import { ChangeRouter } from '../../functions/relay/change-router.ts';
+import type { KubeObject } from '../../functions/relay/kinds.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
-import { EC2_WRITE_OPERATIONS } from '../../shared/aws/ec2-fake.ts';
+import { EC2_WRITE_OPERATIONS, makeInstance } from '../../shared/aws/ec2-fake.ts';
 import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
-import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../helpers/service-world.ts';
+import { TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER } from '../../shared/k8s/service-port.ts';
+import type { Node } from '../../shared/k8s/types.ts';
+import { makeNode } from '../helpers/nodes.ts';
+import { createServiceWorld, NODE_GROUP, type ServiceWorld, WEB_PORTS } from '../helpers/service-world.ts';
 import { run as runClassic } from './service-classic.ts';
 import type { BenchResult } from './types.ts';
 
@@ -90,7 +95,77 @@ async function resync(services: number) {
   w.addNode(21);
   await w.converge(w.nodeSetKeys(Array.from({ length: services }, (_, i) => `web-${i}`)), w.serviceDeps, 5000);
   const nodeJoined = counts(w);
-  return { all, gc, nodeJoined };
+  w.resetCounters();
+  const life = await nodeLife(w);
+  return { all, gc, nodeJoined, life: { ...counts(w), rounds: life } };
+}
+
+/**
+ * A Node's whole life, as the relay's change router sees it and the service controller then works it: registered
+ * by kubelet (no instance yet), initialized (instance, zone), Ready, labelled by another agent, marked by the
+ * cluster autoscaler, deleted. Each change the router forwards as a Node-set change is one round of every
+ * LoadBalancer Service's key (the relay's debounce merges changes a second apart; these are further apart).
+ * Returns the rounds.
+ */
+async function nodeLife(w: ServiceWorld): Promise<number> {
+  let signalled = false;
+  const router = new ChangeRouter({
+    reconcilers: new Set(['service']),
+    allows: () => true,
+    emit: () => {},
+    nodeSetChanged: () => {
+      signalled = true;
+    },
+  });
+  for (const service of w.kube.services.values()) router.observe('Service', service as unknown as KubeObject);
+  for (const node of w.kube.nodes.values()) router.observe('Node', node as unknown as KubeObject);
+  const unwatch = w.kube.watch((change) => {
+    if (change.kind !== 'Node') return;
+    const object = change.object as unknown as KubeObject;
+    if (change.type === 'DELETED') router.remove('Node', object);
+    else router.observe('Node', object);
+  });
+  let rounds = 0;
+  const step = async (change: () => unknown) => {
+    signalled = false;
+    await change();
+    if (!signalled) return;
+    rounds++;
+    await w.converge(
+      router.loadBalancerKeys().map((k) => k.message),
+      w.serviceDeps,
+      5000,
+    );
+  };
+  const name = 'node-life';
+  const base = makeInstance({ index: 40, availabilityZone: 'eu-west-1a' });
+  const instance = {
+    ...base,
+    networkInterfaces: base.networkInterfaces.map((e) => ({ ...e, securityGroupIds: [NODE_GROUP] })),
+  };
+  w.ec2.putInstance(instance);
+  await step(() => w.kube.putNode(makeNode(name, { ready: false })));
+  await step(() =>
+    w.kube.mutateNode(name, (n: Node) => {
+      n.spec = { providerID: `aws:///eu-west-1a/${instance.instanceId}`, taints: [] };
+      n.metadata.labels = { ...n.metadata.labels, 'topology.kubernetes.io/zone': 'eu-west-1a' };
+    }),
+  );
+  await step(() => w.kube.mutateNode(name, (n: Node) => (n.status!.conditions![0]!.status = 'True')));
+  await step(() =>
+    w.kube.mutateNode(
+      name,
+      (n: Node) => (n.metadata.labels!['feature.node.kubernetes.io/cpu-model.vendor_id'] = 'Intel'),
+    ),
+  );
+  await step(() =>
+    w.kube.mutateNode(name, (n: Node) => {
+      n.spec!.taints = [{ key: TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER, value: '1796000000', effect: 'NoSchedule' }];
+    }),
+  );
+  await step(() => w.kube.deleteNode(name, {}));
+  unwatch();
+  return rounds;
 }
 
 export async function run(): Promise<BenchResult[]> {
@@ -145,6 +220,14 @@ function manyServices(big: Awaited<ReturnType<typeof resync>>): BenchResult[] {
       target: 'registers the Node, nothing else written',
       rerun: RERUN,
       note: `${(big.nodeJoined.total / 200).toFixed(1)} per Service, ${big.nodeJoined.writes} writes (${big.nodeJoined.detail})`,
+    },
+    {
+      name: "a Node's life (registered, initialized, Ready, labelled, scaled down, deleted) at 200 Services: AWS calls",
+      value: big.life.total,
+      unit: 'calls',
+      target: 'one round of Service keys when it becomes a target, one when it stops being one',
+      rerun: RERUN,
+      note: `${big.life.rounds} rounds of every LoadBalancer Service's key from the relay's change router, ${big.life.writes} writes (${big.life.detail})`,
     },
     {
       name: 'service garbage collection over 200 load balancers: AWS calls',
