@@ -1,18 +1,18 @@
 import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
-import type { LoadBalancer } from '../../shared/aws/elbv2-port.ts';
+import { ELBV2_PAGE_SIZE, type LoadBalancer, type TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import type { ServiceDeps } from './deps.ts';
 import { instanceIdsOf } from './model/targets.ts';
-import { loadBalancerName } from './names.ts';
+import { backendSecurityGroupName, loadBalancerName, securityGroupName } from './names.ts';
 
 /**
  * What the Services of one batch share, read once and only when first needed: the Node list, their
  * instances, the Nodes' security groups, the VPC's zones. Up to ten Services of a batch then cost one
  * DescribeInstances and one DescribeSecurityGroups between them. For a resync's quick look (resync-check.ts):
- * the load balancers by name (one listing) and the tags of those the batch's Services are named for (one
- * DescribeTags per 20).
+ * the load balancers by name (one listing), the tags of those the batch's Services are named for (one
+ * DescribeTags per 20) and the target groups each forwards to (one listing, when that is cheaper).
  */
 export class ServiceBatch {
   private nodeList?: Promise<Node[]>;
@@ -22,6 +22,8 @@ export class ServiceBatch {
   private lbByName?: Promise<Map<string, LoadBalancer>>;
   private lbTags?: Promise<Map<string, Record<string, string>>>;
   private classicByName?: Promise<Map<string, ClassicLoadBalancer>>;
+  private groupsByLoadBalancer?: Promise<Map<string, TargetGroup[]> | undefined>;
+  private namedGroups?: Promise<{ names: Set<string>; groups: SecurityGroup[] }>;
 
   /** `keys`: the `namespace/name` of the batch's Services (their load balancers' tags are read together). */
   constructor(
@@ -62,6 +64,49 @@ export class ServiceBatch {
     });
     const shared = await this.lbTags;
     return shared.get(arn) ?? (await this.deps.elbv2.describeTags([arn])).get(arn);
+  }
+
+  /**
+   * The target groups a load balancer's listeners forward to (as DescribeTargetGroups by load balancer answers).
+   * From one listing of the account's target groups (a DescribeTargetGroups per 400) shared by the batch, when
+   * that likely costs fewer calls than one per Service of the batch: guessing two target groups a load balancer,
+   * when the account's load balancers' would fill fewer pages than the batch has Services (a full batch of 10:
+   * below 1,800 load balancers). Otherwise asked for this load balancer alone.
+   */
+  async targetGroupsOf(loadBalancerArn: string): Promise<TargetGroup[]> {
+    this.groupsByLoadBalancer ??= this.loadBalancers().then(async (lbs) => {
+      if (Math.ceil((2 * lbs.size) / ELBV2_PAGE_SIZE) >= this.keys.length) return undefined;
+      const byLoadBalancer = new Map<string, TargetGroup[]>();
+      for (const group of await this.deps.elbv2.listTargetGroups()) {
+        for (const arn of group.loadBalancerArns) byLoadBalancer.set(arn, [...(byLoadBalancer.get(arn) ?? []), group]);
+      }
+      return byLoadBalancer;
+    });
+    const shared = await this.groupsByLoadBalancer;
+    return shared
+      ? (shared.get(loadBalancerArn) ?? [])
+      : this.deps.elbv2.describeTargetGroupsOfLoadBalancer(loadBalancerArn);
+  }
+
+  /**
+   * Security groups by name in the VPC, from one read of those the batch's Services' load balancers would have
+   * (the managed group of each load balancer named after its Service, and the cluster's backend group).
+   * Undefined when a name is not among them (a load balancer named by annotation, or a successor): the caller
+   * reads its own. The read is as old as the batch's first use of it: for a pass that only checks (a Node-set
+   * change's), not for one that creates groups, which a pass before it in the batch may have made.
+   */
+  async securityGroupsNamed(names: readonly string[]): Promise<SecurityGroup[] | undefined> {
+    this.namedGroups ??= (async () => {
+      const { clusterName, vpcId } = this.deps;
+      const all = new Set([
+        ...this.keys.map((k) => securityGroupName(loadBalancerName({ clusterName, ...k }))),
+        backendSecurityGroupName(clusterName),
+      ]);
+      return { names: all, groups: await this.deps.ec2.findSecurityGroups({ vpcId, groupNames: [...all] }) };
+    })();
+    const shared = await this.namedGroups;
+    if (!names.every((n) => shared.names.has(n))) return undefined;
+    return shared.groups.filter((g) => names.includes(g.groupName));
   }
 
   nodes(): Promise<Node[]> {

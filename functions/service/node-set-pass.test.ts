@@ -85,6 +85,24 @@ describe("a Node-set change's pass", () => {
     expect(calls(full)).toMatchObject({ DescribeListeners: 1, DescribeLoadBalancerAttributes: 1 });
   });
 
+  it('reads the security groups and target groups of a batch of ten Services once each, as the full pass would leave them', async () => {
+    const more = Array.from({ length: 9 }, (_, i) => `web-${i}`);
+    for (const w of [fast, full]) {
+      for (const name of more) w.putService(name, { ports: WEB_PORTS });
+      await w.converge(more.map((name) => w.serviceKey(name)));
+      w.resetCounters();
+      w.addNode(3, { group: NEW_GROUP });
+    }
+    const keys = (w: ServiceWorld) => w.nodeSetKeys(['web', ...more]);
+    await fast.converge(keys(fast), { ...fast.serviceDeps, resyncQuickCheck: true });
+    await full.converge(keys(full), { ...full.serviceDeps, resyncQuickCheck: false });
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    // One read of the ten load balancers' groups and the backend group, one of the Nodes' groups; one listing.
+    expect(calls(fast)).toMatchObject({ DescribeSecurityGroups: 2, DescribeTargetGroups: 1, RegisterTargets: 20 });
+    expect(calls(full).DescribeSecurityGroups).toBeGreaterThanOrEqual(10);
+  });
+
   it('deregisters a Node that left, as the full pass does', async () => {
     await both((w) => w.kube.deleteNode('node-2', {}));
 

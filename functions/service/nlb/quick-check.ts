@@ -16,9 +16,9 @@ export interface QuickLook {
 
 /**
  * A resync's quick look at a Network Load Balancer (functions/service/resync-check.ts): whether what a few
- * cheap reads show matches the model. The load balancer and its tags come from reads the batch shares; the
- * one read of its own is DescribeTargetGroups by load balancer, which lists the target groups its listeners
- * forward to, so a deleted listener, a deleted or replaced target group and a changed health check show here.
+ * cheap reads show matches the model. The load balancer, its tags and the target groups its listeners forward
+ * to come from reads the batch shares (the target groups by load balancer when the batch is small), so a deleted
+ * listener, a deleted or replaced target group and a changed health check show here.
  * Anything in doubt answers false: the full pass then looks at everything. What this does not see (attributes,
  * listener attributes and certificates, targets, security group rules, subnets) the hourly full pass puts back.
  */
@@ -38,7 +38,7 @@ export async function quickLook(spec: LoadBalancerSpec, pass: Pass): Promise<Qui
   const tags = await pass.batch.loadBalancerTags(lb.arn);
   if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return undefined;
   if (Object.keys(changedEntries(spec.tags, tags)).length > 0) return undefined;
-  const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
+  const attached = await pass.batch.targetGroupsOf(lb.arn);
   if (attached.length !== spec.targetGroups.length) return undefined;
   const inLine = spec.targetGroups.every((wanted) => {
     const group = attached.find((g) => g.name === wanted.name);

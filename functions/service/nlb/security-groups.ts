@@ -26,13 +26,20 @@ export interface LoadBalancerGroups {
   backendGroupId: string;
 }
 
-export async function ensureLoadBalancerGroups(spec: LoadBalancerSpec, pass: Pass): Promise<LoadBalancerGroups> {
+/**
+ * `readFrom`: where the groups of ours are read (default: one DescribeSecurityGroups for both); a Node-set
+ * change's pass reads them from the batch (`ServiceBatch.securityGroupsNamed`).
+ */
+export async function ensureLoadBalancerGroups(
+  spec: LoadBalancerSpec,
+  pass: Pass,
+  readFrom: (names: string[]) => Promise<SecurityGroup[]> = (names) =>
+    pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names }),
+): Promise<LoadBalancerGroups> {
   const { deps } = pass;
   const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
+  const found = await readFrom(ourGroupNames(spec, deps.clusterName));
   const backendName = backendSecurityGroupName(deps.clusterName);
-  // One DescribeSecurityGroups finds both groups of ours.
-  const names = spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
-  const found = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: names });
   const backendGroupId = await ensureBackendGroup(
     found.find((g) => g.groupName === backendName),
     pass,
@@ -53,6 +60,12 @@ export async function ensureLoadBalancerGroups(spec: LoadBalancerSpec, pass: Pas
     );
   }
   return { lbGroups, backendGroupId };
+}
+
+/** The names of the groups of ours a load balancer has: its managed group (unless the Service names its own), the backend group. */
+export function ourGroupNames(spec: LoadBalancerSpec, clusterName: string): string[] {
+  const backendName = backendSecurityGroupName(clusterName);
+  return spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
 }
 
 /** Tags of the cluster's backend group: owned by the cluster, and no Service (so no Service's cleanup takes it). */

@@ -6,7 +6,7 @@ import type { Pass } from '../writes.ts';
 import { announceChanges } from './finish.ts';
 import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
 import { quickLook } from './quick-check.ts';
-import { ensureLoadBalancerGroups } from './security-groups.ts';
+import { ensureLoadBalancerGroups, type LoadBalancerGroups, ourGroupNames } from './security-groups.ts';
 
 /**
  * The pass of a Node-set change (functions/service/resync-check.ts): what the set of Nodes changes is the targets
@@ -22,8 +22,8 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
   const look = await quickLook(spec, pass);
   if (!look) return false;
   // A load balancer made without security groups (by the reference controller) has its rules on the Nodes' groups.
-  const groups = look.lb.securityGroups.length === 0 ? undefined : await ensureLoadBalancerGroups(spec, pass);
-  if (groups && !sameMembers(groups.lbGroups, look.lb.securityGroups)) return false;
+  const groups = look.lb.securityGroups.length === 0 ? undefined : await checkedGroups(spec, pass);
+  if (groups === false || (groups && !sameMembers(groups.lbGroups, look.lb.securityGroups))) return false;
   const ensured: EnsuredGroups = new Map(
     spec.targetGroups.map((wanted) => [
       wanted.name,
@@ -37,4 +37,16 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
     : await ensureReferenceNodeRules(spec, look.lb, targets, pass);
   await announceChanges({ spec, lb: look.lb, created: false, warning }, pass);
   return true;
+}
+
+/**
+ * The load balancer's security groups as the full pass would have them, with the groups of ours read from the
+ * batch's one read (`ServiceBatch.securityGroupsNamed`) where it has them. False when one of ours is missing: the
+ * full pass makes it (this pass does not create groups, which an earlier pass of the batch may have made since).
+ */
+async function checkedGroups(spec: LoadBalancerSpec, pass: Pass): Promise<LoadBalancerGroups | false> {
+  const names = ourGroupNames(spec, pass.deps.clusterName);
+  const shared = await pass.batch.securityGroupsNamed(names);
+  if (shared && shared.length < names.length) return false;
+  return ensureLoadBalancerGroups(spec, pass, shared && (async () => shared));
 }
