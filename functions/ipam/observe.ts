@@ -37,7 +37,11 @@ export interface ObservedInterface {
   prefixes: string[];
 }
 
-export type Observation = { ok: true; observed: ObservedInterface } | { ok: false; problem: string };
+/**
+ * `gone`: the instance is shutting down or terminated, its network interfaces (and the addresses on them) go with
+ * it, and nothing will show again: not a wait for EC2 to catch up.
+ */
+export type Observation = { ok: true; observed: ObservedInterface } | { ok: false; problem: string; gone?: true };
 
 export async function observeInterface(ec2: IpamEc2, facts: Ec2Facts, instanceId: string): Promise<Observation> {
   return (await observeInterfaces(ec2, facts, [instanceId])).get(instanceId)!;
@@ -59,7 +63,10 @@ export async function observeInterfaces(
     const instance = found.get(id);
     const primary = instance?.networkInterfaces.find((e) => e.deviceIndex === 0);
     if (!instance) observations.set(id, { ok: false, problem: `EC2 does not show instance ${id}` });
-    else if (!primary) observations.set(id, { ok: false, problem: `instance ${id} has no primary network interface` });
+    else if (instance.state === 'shutting-down' || instance.state === 'terminated') {
+      observations.set(id, { ok: false, problem: `instance ${id} is ${instance.state}`, gone: true });
+    } else if (!primary)
+      observations.set(id, { ok: false, problem: `instance ${id} has no primary network interface` });
     else primaries.set(id, primary.networkInterfaceId);
   }
   if (primaries.size === 0) return observations;

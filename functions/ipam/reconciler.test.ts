@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { IPV4_RESOURCE } from '../../shared/k8s/ipam-names.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
+import { VERIFY_AFTER_SECONDS } from './observe.ts';
 import { ipamReconciler } from './reconciler.ts';
 import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing.ts';
 
@@ -284,6 +285,27 @@ describe('ipam: failures', () => {
     const [event] = w.kube.eventsFor('Node', NODE, 'InvalidIPAMConfiguration');
     expect(event?.message).toContain('warm-ip-target: "lots"');
     expect(w.journal(NODE)!.addresses).toHaveLength(3);
+  });
+
+  it('a Node whose instance is terminated is let be: its key ends, no waiting on EC2 until the DLQ', async () => {
+    const w = createIpamWorld();
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    w.ec2.setState(instance.instanceId, 'terminated');
+    // The journal is old enough that the pass looks at EC2 (as a resync's or a retried pass does).
+    w.clock.advance((VERIFY_AFTER_SECONDS + 1) * 1000);
+    w.addPod(NODE, 'b');
+    await w.enqueue(IPAM_QUEUE, [w.keyOf(NODE)]);
+    for (let i = 0; i < 30; i++) {
+      await w.sqs.pump(IPAM_QUEUE, (records) => w.invoke(ipamReconciler, w.deps, records));
+      w.clock.advance(10_000);
+    }
+    expect(w.sqs.depth(IPAM_QUEUE)).toBe(0);
+    expect(w.sqs.depth('ipam-dlq.fifo')).toBe(0);
+    expect(w.podAddress('default', 'b')).toBeUndefined();
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(1);
   });
 
   it('a deleted Node is forgotten: nothing read, nothing written', async () => {

@@ -172,6 +172,15 @@ async function poolState(
     };
   }
   const observation = instance.observed ?? (await observeInterface(deps.ec2, deps.facts, instance.instanceId));
+  if (!observation.ok && observation.gone) {
+    // Its addresses went with its interfaces; the Node goes next (node-lifecycle), and its Pods with it. Waiting
+    // would only requeue until the key gave up into the DLQ.
+    deps.log.info('the Node’s instance is going: no addresses to manage', {
+      node: node.metadata.name,
+      problem: observation.problem,
+    });
+    return {};
+  }
   if (!observation.ok) {
     deps.log.info('waiting for EC2 to show the Node', { node: node.metadata.name, problem: observation.problem });
     return { requeueAfterSeconds: NOT_VISIBLE_REQUEUE_SECONDS };

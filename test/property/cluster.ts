@@ -24,7 +24,7 @@ import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { FakeKubernetes } from '../../shared/k8s/fake.ts';
 import { parseCidr } from '../../shared/net/cidr.ts';
-import { silentLog } from '../../shared/observability/log.ts';
+import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageGroupId } from '../../shared/queue/message.ts';
@@ -108,7 +108,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
   const elb = new FakeElb(clock, ec2);
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
-  const log = silentLog;
+  const log = process.env.PROP_LOG ? replayLog : silentLog;
   seedAccount(ec2);
   const invisibleMs = options.newResourceInvisibleMs ?? 0;
   ec2.newSecurityGroupInvisibleMs = invisibleMs;
@@ -368,3 +368,8 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
 }
 
 export type Cluster = ReturnType<typeof createCluster>;
+
+/** `PROP_LOG=1 npm run test:soak -- --seed=<n> --path <p>`: a replay prints the controllers' log lines on stderr. */
+const line = (level: string) => (message: string, fields?: Record<string, unknown>) =>
+  console.error(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
+const replayLog: Log = { debug: line('DEBUG'), info: line('INFO'), warn: line('WARN'), error: line('ERROR') };

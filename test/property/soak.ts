@@ -4,7 +4,8 @@ import { DEFAULT_SIZE, engineProperty } from './property.ts';
 
 /**
  * `npm run test:soak [-- --runs <n>] [-- --seed=<n> --path <p>]`: the engine property over many schedules, or the
- * replay of one failure (the seed and path a failure prints). Reports schedules per second.
+ * replay of one failure (the seed and path a failure prints; with PROP_LOG=1 the replay prints the controllers' log
+ * lines). Reports schedules per second.
  */
 const { values } = parseArgs({
   options: {
