@@ -26,10 +26,12 @@ export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine): () =>
       nodeSetPending = true;
       queueMicrotask(() => {
         nodeSetPending = false;
-        for (const { message } of router.loadBalancerKeys()) send(engine.queueUrls.service, message);
+        for (const { message } of router.takeNodeSetRound()) send(engine.queueUrls.service, message);
       });
     },
   });
+  // The relay lists the Nodes before it watches (which lets a round of Node joins say so: change-router.ts).
+  router.listed('Node', kube.nodes.values() as Iterable<unknown> as Iterable<KubeObject>, '0');
   return kube.watch((change) => {
     const object = change.object as unknown as KubeObject;
     if (change.type === 'DELETED') router.remove(change.kind, object);

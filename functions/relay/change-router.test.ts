@@ -5,6 +5,7 @@ import {
   TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
 } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import { NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { ChangeRouter, type RoutedKey } from './change-router.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
@@ -275,6 +276,36 @@ describe('ChangeRouter', () => {
     const moved = at(makeNode('n1', { providerID: 'aws:///eu-west-1b/i-0123456789abcdef0' }));
     expect(r.observe('Node', asObject(moved))).toBe('forwarded');
     expect(nodeSetSignals()).toBe(3);
+  });
+
+  it('a round is one of joins only when every change in it was a Node becoming a candidate, after a full list', () => {
+    const { r } = router({ reconcilers: ['service'] });
+    const sources = () => [...new Set(r.loadBalancerKeys().map((k) => k.message.hint?.source))];
+    r.observe('Service', at(makeService('default', 'web')));
+    // Nodes seen before the first full list ends: the relay knows nothing yet of what may have left.
+    r.listStarted('Node');
+    r.observe('Node', asObject(at(makeNode('n1'))));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.listFinished('Node', String(revision));
+    r.takeNodeSetRound();
+
+    r.observe('Node', asObject(at(makeNode('n2'))));
+    r.observe('Node', asObject(at(makeNode('n3'))));
+    expect(sources()).toEqual([NODE_JOIN_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // A join and a leave in one round: the registered targets must be read.
+    r.observe('Node', asObject(at(makeNode('n4'))));
+    r.remove('Node', asObject(at(makeNode('n1'))));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // A candidate's instance changing under the same name is no join either.
+    r.observe('Node', asObject(at(makeNode('n2', { providerID: 'aws:///eu-west-1b/i-0fedcba9876543210' }))));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+    r.observe('Node', asObject(at(makeNode('n5'))));
+    expect(sources()).toEqual([NODE_JOIN_HINT_SOURCE]);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
-import { type KeyHint, KeyMessage, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { type KeyHint, KeyMessage, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { newest } from './forwarder.ts';
@@ -82,6 +82,13 @@ export class ChangeRouter {
    */
   private nodeSetRevision: string | undefined;
   /**
+   * Whether every Node-set change since the last round (`takeNodeSetRound`) was a Node becoming a candidate, seen
+   * after a full list of the Nodes: then no target can have left, and the round says so (NODE_JOIN_HINT_SOURCE).
+   */
+  private nodeSetJoinsOnly = true;
+  /** A full list of the Nodes has finished since this router started: changes are measured against all of them. */
+  private nodesListed = false;
+  /**
    * The same for EndpointSlices, per Service (`namespace/name`): the newest revision of a slice that
    * changed, kept even while its Service is unknown or not a LoadBalancer with IP targets (slices can
    * be listed before their Service).
@@ -140,6 +147,7 @@ export class ChangeRouter {
 
   /** The list is complete: what it did not include is gone, and was deleted while no watch was open. */
   listFinished(kind: WatchedKind, resourceVersion: string): ChangeOutcome[] {
+    if (kind === 'Node') this.nodesListed = true;
     const table = this.table(kind);
     const epoch = this.epochs.get(kind) ?? 0;
     const outcomes: ChangeOutcome[] = [];
@@ -154,6 +162,13 @@ export class ChangeRouter {
     this.listing.delete(kind);
     for (const { reconciler, message } of collected?.values() ?? []) this.send('unchanged', reconciler, [message]);
     return outcomes;
+  }
+
+  /** A whole list at once: `listStarted`, each object, `listFinished` (for a list held in memory). */
+  listed(kind: WatchedKind, objects: Iterable<KubeObject>, resourceVersion: string): ChangeOutcome[] {
+    this.listStarted(kind);
+    const outcomes = [...objects].map((object) => this.observe(kind, object));
+    return [...outcomes, ...this.listFinished(kind, resourceVersion)];
   }
 
   /** An object as listed, or from an ADDED or MODIFIED watch event. */
@@ -194,7 +209,7 @@ export class ChangeRouter {
       table.setFingerprint(slot, i, value);
       if (kind === 'Node' && rule.target === 'load-balancers' && this.onlyUnselectedLabels(key, object, before, value))
         continue;
-      outcome = this.forward(outcome, rule, kind, key, owner, hint);
+      outcome = this.forward(outcome, rule, kind, key, owner, hint, before === NOT_RELEVANT);
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
       if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerOwner && formerOwner !== owner) {
@@ -244,15 +259,25 @@ export class ChangeRouter {
     return sent;
   }
 
-  /** The keys of every LoadBalancer Service: the set of Nodes that may take their traffic changed. */
+  /**
+   * The keys of every LoadBalancer Service: the set of Nodes that may take their traffic changed. Hinted as a
+   * round of joins only when every change since the last round was one (see `nodeSetJoinsOnly`).
+   */
   loadBalancerKeys(): RoutedKey[] {
     const keys: RoutedKey[] = [];
     if (this.nodeSetRevision === undefined) return keys;
-    const hint = this.nodeSetHint();
+    const hint = this.nodeSetHint(this.nodeSetJoinsOnly ? NODE_JOIN_HINT_SOURCE : NODE_SET_HINT_SOURCE);
     for (const key of this.loadBalancers.keys()) {
       const { namespace, name } = splitTableKey('Service', key);
       keys.push({ reconciler: 'service', message: { kind: 'Service', namespace, name, hint } });
     }
+    return keys;
+  }
+
+  /** `loadBalancerKeys()`, to send now: the next changes make a new round. */
+  takeNodeSetRound(): RoutedKey[] {
+    const keys = this.loadBalancerKeys();
+    this.nodeSetJoinsOnly = true;
     return keys;
   }
 
@@ -264,6 +289,8 @@ export class ChangeRouter {
     this.labelSelecting.clear();
     this.nodeInstances.clear();
     this.nodeSetRevision = undefined;
+    this.nodeSetJoinsOnly = true;
+    this.nodesListed = false;
     this.sliceRevisions.clear();
     this.nodeWideRevisions.clear();
   }
@@ -300,6 +327,8 @@ export class ChangeRouter {
     key: string,
     owner: string | undefined,
     hint: KeyHint,
+    /** A Node that just became a load balancer candidate (for the Node-set round's hint). */
+    joined = false,
   ): ChangeOutcome {
     const keys = this.keysFor(rule, kind, key, owner, hint);
     const collecting = rule.target === 'pod-node' ? this.listing.get(kind) : undefined;
@@ -308,6 +337,7 @@ export class ChangeRouter {
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
+    if (!joined || !this.nodesListed) this.nodeSetJoinsOnly = false;
     if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();
@@ -366,8 +396,8 @@ export class ChangeRouter {
   }
 
   /** Service keys for a node-set change: MODIFIED (the Service did not change), at the newest Node revision. */
-  private nodeSetHint(): KeyHint {
-    return { eventType: 'MODIFIED', resourceVersion: this.nodeSetRevision ?? '', source: NODE_SET_HINT_SOURCE };
+  private nodeSetHint(source: string = NODE_SET_HINT_SOURCE): KeyHint {
+    return { eventType: 'MODIFIED', resourceVersion: this.nodeSetRevision ?? '', source };
   }
 
   private keysFor(

@@ -264,7 +264,7 @@ export class Relay {
     this.nodeSetTimer = setTimeout(() => {
       this.nodeSetTimer = undefined;
       if (term !== this.term || !this.router || !(this.gate?.allows('service') ?? true)) return;
-      for (const { reconciler, message } of this.router.loadBalancerKeys()) this.forwarder.enqueue(reconciler, message);
+      for (const { reconciler, message } of this.router.takeNodeSetRound()) this.forwarder.enqueue(reconciler, message);
     }, this.options.nodeSetDebounceMs ?? 1_000);
   }
 

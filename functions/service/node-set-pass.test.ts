@@ -1,9 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { type KeyHint, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from './clb/testing.ts';
-import { nodeSetPassAllowed } from './resync-check.ts';
+import { nodeSetPassAllowed, shortPassFor } from './resync-check.ts';
 
 /**
  * A Node joining or leaving sends every LoadBalancer Service's key, hinted as a Node-set change (the relay's
@@ -160,6 +160,47 @@ describe("a Node-set change's pass", () => {
   });
 });
 
+describe("a round of joins only (the relay's NODE_JOIN_HINT_SOURCE)", () => {
+  const joinChange = (w: ServiceWorld) =>
+    w.converge(w.nodeSetKeys(['web'], '9002', NODE_JOIN_HINT_SOURCE), { ...w.serviceDeps, resyncQuickCheck: true });
+
+  it('registers the joining Node as the full pass does, without reading the registered targets', async () => {
+    for (const w of [fast, full]) w.addNode(3, { group: NEW_GROUP });
+    await joinChange(fast);
+    await nodeSetChange(full, false);
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(3);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+    const made = calls(fast);
+    expect(made).toMatchObject({ RegisterTargets: 2 });
+    expect(made.DescribeTargetHealth).toBeUndefined();
+    expect(made.DeregisterTargets).toBeUndefined();
+  });
+
+  it('IP targets are not touched: a Node joining cannot change which Pods serve', async () => {
+    for (const w of [fast, full]) {
+      w.putService('pods', {
+        ports: WEB_PORTS,
+        annotations: { 'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip' },
+      });
+      await w.converge([w.serviceKey('pods')]);
+      w.resetCounters();
+      w.addNode(3);
+    }
+    await fast.converge(fast.nodeSetKeys(['pods'], '9002', NODE_JOIN_HINT_SOURCE), {
+      ...fast.serviceDeps,
+      resyncQuickCheck: true,
+    });
+    await full.converge(full.nodeSetKeys(['pods']), { ...full.serviceDeps, resyncQuickCheck: false });
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    const made = calls(fast);
+    for (const op of ['DescribeTargetHealth', 'RegisterTargets', 'DeregisterTargets'])
+      expect(made[op], op).toBeUndefined();
+  });
+});
+
 describe('nodeSetPassAllowed', () => {
   it('only for a first delivery that Node-set changes alone sent', () => {
     expect(nodeSetPassAllowed([NODE_SET], 1)).toBe(true);
@@ -172,6 +213,19 @@ describe('nodeSetPassAllowed', () => {
     );
     expect(nodeSetPassAllowed([NODE_SET, { eventType: 'RESYNC', eventId: 'r1' }], 1)).toBe(false);
     expect(nodeSetPassAllowed([], 1)).toBe(false);
+  });
+
+  it('a round of joins only is a node-join pass while every hint coalesced with it is one too', () => {
+    const JOIN: KeyHint = { ...NODE_SET, source: NODE_JOIN_HINT_SOURCE };
+    const now = Date.UTC(2026, 11, 2);
+    expect(shortPassFor([JOIN], 1, 'default/web', now)).toBe('node-join');
+    expect(shortPassFor([JOIN, { ...JOIN, resourceVersion: '9002' }], 1, 'default/web', now)).toBe('node-join');
+    // A Node left in another round coalesced with it: the registered targets must be read.
+    expect(shortPassFor([JOIN, NODE_SET], 1, 'default/web', now)).toBe('node-set');
+    expect(shortPassFor([JOIN], 2, 'default/web', now)).toBeUndefined();
+    expect(
+      shortPassFor([JOIN, { eventType: 'MODIFIED', resourceVersion: '5', source: 'relay' }], 1, 'default/web', now),
+    ).toBeUndefined();
   });
 });
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type KeyHint, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { type KeyHint, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 
 /**
  * A resync round sends every LoadBalancer Service every 5 minutes (functions/resync/). Reading all of a load
@@ -60,11 +60,16 @@ export function quickCheckAllowed(
  * full pass. A retry, a requeue or any other hint asks for the full pass.
  */
 export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: number): boolean {
-  return receiveCount === 1 && hints.length > 0 && hints.every((h) => h.source === NODE_SET_HINT_SOURCE);
+  const nodeSet = (h: KeyHint) => h.source === NODE_SET_HINT_SOURCE || h.source === NODE_JOIN_HINT_SOURCE;
+  return receiveCount === 1 && hints.length > 0 && hints.every(nodeSet);
 }
 
-/** The kinds of shorter pass a key's hints allow (`Pass.shortPass`). */
-export type ShortPass = 'resync' | 'node-set';
+/**
+ * The kinds of shorter pass a key's hints allow (`Pass.shortPass`): `node-join` is a Node-set pass whose every
+ * hint is a round of joins only (NODE_JOIN_HINT_SOURCE): no target can have left, so the wanted instance targets
+ * are registered without reading the registered ones first.
+ */
+export type ShortPass = 'resync' | 'node-set' | 'node-join';
 
 /** Which shorter pass, if any, this delivery allows: the resync's quick look or a Node-set change's pass. */
 export function shortPassFor(
@@ -74,5 +79,6 @@ export function shortPassFor(
   nowMs: number,
 ): ShortPass | undefined {
   if (quickCheckAllowed(hints, receiveCount, serviceKey, nowMs)) return 'resync';
-  return nodeSetPassAllowed(hints, receiveCount) ? 'node-set' : undefined;
+  if (!nodeSetPassAllowed(hints, receiveCount)) return undefined;
+  return hints.every((h) => h.source === NODE_JOIN_HINT_SOURCE) ? 'node-join' : 'node-set';
 }

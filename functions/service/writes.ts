@@ -121,7 +121,8 @@ export interface Pass {
   /**
    * A pass that may be shorter than the full one (resync-check.ts `shortPassFor`): `resync`, a resync pass that is
    * not the Service's hourly full pass (look quickly, skip the full pass when nothing seen differs); `node-set`, a
-   * Node-set change's pass (look quickly, then see only to the targets and the Node rules).
+   * Node-set change's pass (look quickly, then see only to the targets and the Node rules); `node-join`, the same
+   * when Nodes only joined (the wanted targets registered without reading the registered ones).
    */
   shortPass?: ShortPass;
   /** Best-effort Event on the Service. */

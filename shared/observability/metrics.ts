@@ -33,6 +33,10 @@ export const MetricName = {
   LoadBalancersDeleted: 'LoadBalancersDeleted',
   /** A pass that changed a load balancer's configuration (listeners, target groups, groups, attributes, subnets). */
   LoadBalancersUpdated: 'LoadBalancersUpdated',
+  /**
+   * Targets named in RegisterTargets / RegisterInstancesWithLoadBalancer calls: the new ones, except in a pass of
+   * Nodes that only joined, which names every wanted target (registered again, idempotently, to save the read).
+   */
   TargetsRegistered: 'TargetsRegistered',
   TargetsDeregistered: 'TargetsDeregistered',
   /** A Service whose load balancer could not be synced (dimension `reason`: an AWS error code or `InvalidAnnotation`). */

@@ -30,6 +30,13 @@ export type KeyHint = z.infer<typeof KeyHint>;
  */
 export const NODE_SET_HINT_SOURCE = 'relay/Node';
 
+/**
+ * The hint source of such a round when every change in it was a Node becoming a candidate (joining the targets),
+ * seen after the relay's full list of the Nodes: no target can have left, so the wanted targets can be registered
+ * (idempotent) without first reading which are (functions/service/nlb/targets-pass.ts).
+ */
+export const NODE_JOIN_HINT_SOURCE = 'relay/Node/joined';
+
 export const KeyMessage = z.strictObject({
   kind: ObjectKind,
   namespace: z.optional(dnsName(63)),

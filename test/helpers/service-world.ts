@@ -149,10 +149,12 @@ export function createServiceWorld() {
   });
 
   /** The keys the relay sends when the Node set changes: every named Service's, hinted as a Node-set change. */
-  const nodeSetKeys = (names: readonly string[], resourceVersion = '9001'): KeyMessage[] =>
-    names.map((name) =>
-      serviceKey(name, 'default', { eventType: 'MODIFIED', resourceVersion, source: NODE_SET_HINT_SOURCE }),
-    );
+  const nodeSetKeys = (
+    names: readonly string[],
+    resourceVersion = '9001',
+    source = NODE_SET_HINT_SOURCE,
+  ): KeyMessage[] =>
+    names.map((name) => serviceKey(name, 'default', { eventType: 'MODIFIED', resourceVersion, source }));
 
   /** One Lambda invocation for these keys. */
   const reconcile = (...messages: KeyMessage[]) =>

@@ -271,10 +271,12 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
       nodeSetPending = true;
       queueMicrotask(() => {
         nodeSetPending = false;
-        for (const { message } of router.loadBalancerKeys()) sendKey(QUEUES.service, message);
+        for (const { message } of router.takeNodeSetRound()) sendKey(QUEUES.service, message);
       });
     },
   });
+  // The relay lists the Nodes before it watches (which lets a round of Node joins say so: change-router.ts).
+  router.listed('Node', kube.nodes.values() as Iterable<unknown> as Iterable<KubeObject>, '0');
   kube.watch((change) => {
     const object = change.object as unknown as KubeObject;
     if (change.type === 'DELETED') router.remove(change.kind, object);

@@ -48,14 +48,24 @@ export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promis
   return out;
 }
 
+/**
+ * `registerOnly`: Nodes only joined (a `node-join` pass), so nothing can need deregistering: the wanted targets
+ * are registered (RegisterTargets is idempotent) without reading which are registered. One call a group, not two.
+ */
 export async function ensureTargets(
   spec: LoadBalancerSpec,
   groups: EnsuredGroups,
   targets: ReadonlyMap<string, Target[]>,
   pass: Pass,
+  registerOnly = false,
 ): Promise<void> {
   for (const wanted of spec.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
+    if (registerOnly) {
+      const all = targets.get(wanted.name) ?? [];
+      if (all.length > 0) await pass.elbv2.registerTargets(group.arn, all);
+      continue;
+    }
     const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
     const plan = planTargets(targets.get(wanted.name) ?? [], current);
     if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);

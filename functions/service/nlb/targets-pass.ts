@@ -31,7 +31,9 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
     ]),
   );
   const targets = await desiredTargets(spec, pass);
-  await ensureTargets(spec, ensured, targets, pass);
+  // Nodes only joined: IP targets (Pods) cannot have changed; instance targets are registered without a read.
+  const joinsOnly = pass.shortPass === 'node-join';
+  if (!joinsOnly || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, pass, joinsOnly);
   const warning = groups
     ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
     : await ensureReferenceNodeRules(spec, look.lb, targets, pass);
