@@ -207,8 +207,7 @@ export class ChangeRouter {
       const value = values[i]!;
       if (value === before) continue;
       table.setFingerprint(slot, i, value);
-      if (kind === 'Node' && rule.target === 'load-balancers' && this.onlyUnselectedLabels(key, object, before, value))
-        continue;
+      if (this.onlyUnselectedLabels(rule, key, object, before, value)) continue;
       outcome = this.forward(outcome, rule, kind, key, owner, hint, before === NOT_RELEVANT);
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
@@ -513,11 +512,19 @@ export class ChangeRouter {
   }
 
   /**
-   * A Node's load balancer fingerprint changed (`before` to `value`): whether only its labels did, while no
+   * A Node's load balancer fingerprint changed (`before` to `value`; the rule's target is `load-balancers` for Nodes
+   * alone): whether only its labels did, while no
    * LoadBalancer Service picks Nodes by label, so no load balancer's targets or rules change. A Service that
    * starts picking by label gets its own key, whose pass reads every Node; from then on label changes are sent.
    */
-  private onlyUnselectedLabels(key: string, object: KubeObject, before: number, value: number): boolean {
+  private onlyUnselectedLabels(
+    rule: ForwardingRule,
+    key: string,
+    object: KubeObject,
+    before: number,
+    value: number,
+  ): boolean {
+    if (rule.target !== 'load-balancers') return false;
     const previous = this.nodeInstances.get(key);
     const instance = value === NOT_RELEVANT ? undefined : fingerprint(nodeTargetInstance(object));
     if (instance === undefined) this.nodeInstances.delete(key);
