@@ -512,10 +512,10 @@ export class ChangeRouter {
   }
 
   /**
-   * A Node's load balancer fingerprint changed (`before` to `value`; the rule's target is `load-balancers` for Nodes
-   * alone): whether only its labels did, while no
-   * LoadBalancer Service picks Nodes by label, so no load balancer's targets or rules change. A Service that
-   * starts picking by label gets its own key, whose pass reads every Node; from then on label changes are sent.
+   * A Node's load balancer fingerprint changed (`before` to `value`; only Nodes have a `load-balancers` rule):
+   * whether only its labels did, while no LoadBalancer Service picks Nodes by label, so no load balancer's targets
+   * or rules change. A Service that starts picking by label gets its own key, whose pass reads every Node; from
+   * then on label changes are sent.
    */
   private onlyUnselectedLabels(
     rule: ForwardingRule,
