@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
+import { suiteProxy } from '../../shared/net/fake-proxy.ts';
 import { createAwsPorts } from './aws-ports.ts';
 import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
 
@@ -158,14 +158,7 @@ describe('STS adapter', () => {
 });
 
 describe('through a proxy', () => {
-  let proxy: FakeProxy;
-  beforeAll(async () => {
-    proxy = await startFakeProxy();
-  });
-  afterAll(() => proxy.close());
-  beforeEach(() => {
-    proxy.seen.length = 0;
-  });
+  const proxy = suiteProxy();
   const proxied = () =>
     createAwsPorts({ userAgent: 'ecr-credential-provider/test', proxies: { HTTP_PROXY: proxy.url } });
 

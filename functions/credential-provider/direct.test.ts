@@ -9,7 +9,7 @@ import { defaultEndpointResolver as ecrPublicRules } from '@aws-sdk/client-ecr-p
 import { defaultEndpointResolver as stsRules } from '@aws-sdk/client-sts/dist-es/endpoint/endpointResolver.js';
 import { partition } from '@aws-sdk/core/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
+import { suiteProxy } from '../../shared/net/fake-proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
 import {
   createDirectPorts,
@@ -272,14 +272,7 @@ describe('direct ports against a stand-in AWS that checks signatures', () => {
   });
 
   describe('through a proxy named in the environment', () => {
-    let proxy: FakeProxy;
-    beforeAll(async () => {
-      proxy = await startFakeProxy();
-    });
-    afterAll(() => proxy.close());
-    afterEach(() => {
-      proxy.seen.length = 0;
-    });
+    const proxy = suiteProxy();
 
     it('sends the calls through HTTP_PROXY, signed as without it', async () => {
       const direct = await ports({ ...KEYS, HTTP_PROXY: proxy.url });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
-import { type FakeProxy, startFakeProxy } from '../../shared/net/fake-proxy.ts';
+import { suiteProxy } from '../../shared/net/fake-proxy.ts';
 import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './fake-aws-server.ts';
 import { request } from './in-memory.ts';
 
@@ -145,14 +145,7 @@ describe.skipIf(!present)(title, () => {
     });
 
     describe('through a proxy from the environment', () => {
-      let proxy: FakeProxy;
-      beforeAll(async () => {
-        proxy = await startFakeProxy();
-      });
-      afterAll(() => proxy?.close());
-      beforeEach(() => {
-        proxy.seen.length = 0;
-      });
+      const proxy = suiteProxy();
       const tunnel = () => `CONNECT ${new URL(tlsServer.url).host}`;
 
       it('tunnels ECR through HTTPS_PROXY and asks IMDS directly, as on a node behind a proxy', async () => {

@@ -57,8 +57,8 @@ export class ServiceBatch {
    */
   async loadBalancerTags(arn: string): Promise<Record<string, string> | undefined> {
     this.lbTags ??= this.loadBalancers().then((lbs) => {
-      const arns = this.keys
-        .map((k) => lbs.get(loadBalancerName({ clusterName: this.deps.clusterName, ...k }).toLowerCase())?.arn)
+      const arns = this.namedAfterServices()
+        .map((name) => lbs.get(name.toLowerCase())?.arn)
         .filter((a): a is string => a !== undefined);
       return arns.length > 0 ? this.deps.elbv2.describeTags(arns) : new Map<string, Record<string, string>>();
     });
@@ -78,7 +78,11 @@ export class ServiceBatch {
       if (Math.ceil((2 * lbs.size) / ELBV2_PAGE_SIZE) >= this.keys.length) return undefined;
       const byLoadBalancer = new Map<string, TargetGroup[]>();
       for (const group of await this.deps.elbv2.listTargetGroups()) {
-        for (const arn of group.loadBalancerArns) byLoadBalancer.set(arn, [...(byLoadBalancer.get(arn) ?? []), group]);
+        for (const arn of group.loadBalancerArns) {
+          const groups = byLoadBalancer.get(arn);
+          if (groups) groups.push(group);
+          else byLoadBalancer.set(arn, [group]);
+        }
       }
       return byLoadBalancer;
     });
@@ -98,15 +102,17 @@ export class ServiceBatch {
   async securityGroupsNamed(names: readonly string[]): Promise<SecurityGroup[] | undefined> {
     this.namedGroups ??= (async () => {
       const { clusterName, vpcId } = this.deps;
-      const all = new Set([
-        ...this.keys.map((k) => securityGroupName(loadBalancerName({ clusterName, ...k }))),
-        backendSecurityGroupName(clusterName),
-      ]);
+      const all = new Set([...this.namedAfterServices().map(securityGroupName), backendSecurityGroupName(clusterName)]);
       return { names: all, groups: await this.deps.ec2.findSecurityGroups({ vpcId, groupNames: [...all] }) };
     })();
     const shared = await this.namedGroups;
     if (!names.every((n) => shared.names.has(n))) return undefined;
     return shared.groups.filter((g) => names.includes(g.groupName));
+  }
+
+  /** The load balancer name of each Service of the batch, unless an annotation names another. */
+  private namedAfterServices(): string[] {
+    return this.keys.map((k) => loadBalancerName({ clusterName: this.deps.clusterName, ...k }));
   }
 
   nodes(): Promise<Node[]> {

@@ -5,6 +5,7 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect, type Socket } from 'node:net';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export interface FakeProxy {
   /** For `HTTPS_PROXY` / `HTTP_PROXY`. */
@@ -52,5 +53,33 @@ export async function startFakeProxy(): Promise<FakeProxy> {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * A fake proxy for the vitest suite that calls this: started before its tests, closed after them, its record
+ * emptied before each test. What it returns reads through to the proxy of the running suite.
+ */
+export function suiteProxy(): FakeProxy {
+  let proxy: FakeProxy | undefined;
+  beforeAll(async () => {
+    proxy = await startFakeProxy();
+  });
+  afterAll(() => proxy?.close());
+  beforeEach(() => {
+    if (proxy) proxy.seen.length = 0;
+  });
+  const running = () => {
+    if (!proxy) throw new Error('suiteProxy: the suite has not started');
+    return proxy;
+  };
+  return {
+    get url() {
+      return running().url;
+    },
+    get seen() {
+      return running().seen;
+    },
+    close: () => running().close(),
   };
 }

@@ -7,7 +7,7 @@ import { changedEntries, staleTagKeys } from '../model/tags.ts';
 import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
 import { backendSecurityGroupName } from '../names.ts';
 import { backendRulesForPorts, batchNodeGroups } from '../nlb/node-rules.ts';
-import { ensureBackendGroup, ensureManagedGroup, resolveGroups } from '../nlb/security-groups.ts';
+import { ensureBackendGroup, ensureManagedGroup, ourGroupNames, resolveGroups } from '../nlb/security-groups.ts';
 import { wantedSubnets } from '../nlb/subnets.ts';
 import { NotVisibleYetError, type Pass } from '../writes.ts';
 import type { ClassicSpec } from './model.ts';
@@ -53,7 +53,7 @@ async function ensureClassicGroups(
   const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
   const backendName = backendSecurityGroupName(pass.deps.clusterName);
   // One DescribeSecurityGroups finds both groups of ours.
-  const names = spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
+  const names = ourGroupNames(spec, pass.deps.clusterName);
   const found = await pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names });
   const foundBackend = found.find((g) => g.groupName === backendName);
   let front: string[];

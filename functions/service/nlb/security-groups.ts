@@ -63,7 +63,10 @@ export async function ensureLoadBalancerGroups(
 }
 
 /** The names of the groups of ours a load balancer has: its managed group (unless the Service names its own), the backend group. */
-export function ourGroupNames(spec: LoadBalancerSpec, clusterName: string): string[] {
+export function ourGroupNames(
+  spec: Pick<LoadBalancerSpec, 'securityGroupName' | 'userSecurityGroups'>,
+  clusterName: string,
+): string[] {
   const backendName = backendSecurityGroupName(clusterName);
   return spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
 }
