@@ -128,13 +128,15 @@ describe('ChangeRouter', () => {
         makeService('default', 'ip-lb', 'LoadBalancer', {
           'service.beta.kubernetes.io/aws-load-balancer-nlb-target-type': 'ip',
         }),
+        'uid-ip-lb',
       ),
     );
     r.observe('Service', at(makeService('default', 'instance-lb')));
     r.observe('Service', at(makeService('default', 'cluster-ip', 'ClusterIP')));
     keys.length = 0;
 
-    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']));
+    // The Service's key names the Service's uid, never the slice's.
+    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']), 'uid-slice');
     expect(r.observe('EndpointSlice', slice)).toBe('forwarded');
     expect(r.observe('EndpointSlice', at(makeSlice('default', 'instance-lb', 'y', ['10.244.0.2'])))).toBe('unchanged');
     expect(r.observe('EndpointSlice', at(makeSlice('default', 'cluster-ip', 'z', ['10.244.0.3'])))).toBe('unchanged');
@@ -149,6 +151,7 @@ describe('ChangeRouter', () => {
             eventType: 'MODIFIED',
             resourceVersion: slice.metadata!.resourceVersion,
             source: 'relay/EndpointSlice',
+            uid: 'uid-ip-lb',
           },
         },
       },
@@ -162,10 +165,11 @@ describe('ChangeRouter', () => {
     expect(r.observe('Node', asObject(node))).toBe('unchanged');
     expect(nodeSetSignals()).toBe(0);
 
-    r.observe('Service', at(makeService('default', 'web')));
+    r.observe('Service', at(makeService('default', 'web'), 'uid-web'));
+    const nodeSet = { eventType: 'MODIFIED', resourceVersion: node.metadata.resourceVersion, source: 'relay/Node' };
     expect(keys.map((k) => [k.message.name, k.message.hint])).toEqual([
-      ['web', { eventType: 'MODIFIED', resourceVersion: node.metadata.resourceVersion, source: 'relay/Node' }],
-      ['web', { eventType: 'MODIFIED', resourceVersion: expect.any(String), uid: 'uid', source: 'relay' }],
+      ['web', { ...nodeSet, uid: 'uid-web' }],
+      ['web', { eventType: 'MODIFIED', resourceVersion: expect.any(String), uid: 'uid-web', source: 'relay' }],
     ]);
 
     // Later Node changes signal the relay, which asks for every such Service's key with the newest revision.
@@ -281,7 +285,7 @@ describe('ChangeRouter', () => {
   it('a round is one of joins only when every change in it was a Node becoming a candidate, after a full list', () => {
     const { r } = router({ reconcilers: ['service'] });
     const sources = () => [...new Set(r.loadBalancerKeys().map((k) => k.message.hint?.source))];
-    r.observe('Service', at(makeService('default', 'web')));
+    r.observe('Service', at(makeService('default', 'web'), 'uid-web'));
     // Nodes seen before the first full list ends: the relay knows nothing yet of what may have left.
     r.listStarted('Node');
     r.observe('Node', asObject(at(makeNode('n1'))));
@@ -303,14 +307,15 @@ describe('ChangeRouter', () => {
     // A candidate's instance changing under the same name is no join either.
     r.observe('Node', asObject(at(makeNode('n2', { providerID: 'aws:///eu-west-1b/i-0fedcba9876543210' }))));
     expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
-    r.takeNodeSetRound();
+    // Each Service's key of a round names that Service's uid (a migrated load balancer is named after it).
+    expect(r.takeNodeSetRound().map((k) => k.message.hint?.uid)).toEqual(['uid-web']);
     r.observe('Node', asObject(at(makeNode('n5'))));
     expect(sources()).toEqual([NODE_JOIN_HINT_SOURCE]);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {
     const { r, keys } = router({ reconcilers: ['service'] });
-    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']));
+    const slice = at(makeSlice('default', 'ip-lb', 'x', ['10.244.0.1']), 'uid-slice');
     expect(r.observe('EndpointSlice', slice)).toBe('unchanged');
     const service = at(
       makeService('default', 'ip-lb', 'LoadBalancer', {
@@ -319,7 +324,12 @@ describe('ChangeRouter', () => {
     );
     r.observe('Service', service);
     expect(keys.map((k) => k.message.hint)).toEqual([
-      { eventType: 'MODIFIED', resourceVersion: slice.metadata!.resourceVersion, source: 'relay/EndpointSlice' },
+      {
+        eventType: 'MODIFIED',
+        resourceVersion: slice.metadata!.resourceVersion,
+        source: 'relay/EndpointSlice',
+        uid: 'uid',
+      },
       { eventType: 'MODIFIED', resourceVersion: service.metadata!.resourceVersion, uid: 'uid', source: 'relay' },
     ]);
   });

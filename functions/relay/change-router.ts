@@ -66,8 +66,12 @@ export class ChangeRouter {
   private readonly rules: Record<WatchedKind, readonly ForwardingRule[]>;
   private readonly tables = new Map<WatchedKind, FingerprintTable>();
   private readonly epochs = new Map<WatchedKind, number>();
-  /** LoadBalancer Services and how they pick targets: which ones a Node or an EndpointSlice concerns. */
-  private readonly loadBalancers = new Map<string, 'instance' | 'ip'>();
+  /**
+   * LoadBalancer Services, how they pick targets (which ones a Node or an EndpointSlice concerns) and their uid
+   * (a Node-set round's key names it: the service controller reads ahead the load balancers of a batch's
+   * Services, a migrated one's named after its uid).
+   */
+  private readonly loadBalancers = new Map<string, { targets: 'instance' | 'ip'; uid?: string }>();
   /** Of those, the ones with `target-node-labels`: while there are none, Node labels concern no load balancer. */
   private readonly labelSelecting = new Set<string>();
   /**
@@ -266,9 +270,10 @@ export class ChangeRouter {
     const keys: RoutedKey[] = [];
     if (this.nodeSetRevision === undefined) return keys;
     const hint = this.nodeSetHint(this.nodeSetJoinsOnly ? NODE_JOIN_HINT_SOURCE : NODE_SET_HINT_SOURCE);
-    for (const key of this.loadBalancers.keys()) {
+    for (const [key, { uid }] of this.loadBalancers) {
       const { namespace, name } = splitTableKey('Service', key);
-      keys.push({ reconciler: 'service', message: { kind: 'Service', namespace, name, hint } });
+      const message: KeyMessage = { kind: 'Service', namespace, name, hint: uid ? { ...hint, uid } : hint };
+      keys.push({ reconciler: 'service', message });
     }
     return keys;
   }
@@ -429,12 +434,16 @@ export class ChangeRouter {
           const order = compareResourceVersions(this.sliceRevisions.get(serviceKey), hint.resourceVersion);
           if (order === undefined || order < 0) this.sliceRevisions.set(serviceKey, hint.resourceVersion ?? '');
         }
-        if (this.loadBalancers.get(serviceKey) !== 'ip') return [];
-        // The Service did not change (so MODIFIED, without its uid); the slice's revision orders the message.
+        const loadBalancer = this.loadBalancers.get(serviceKey);
+        if (loadBalancer?.targets !== 'ip') return [];
+        // The Service did not change (so MODIFIED); the slice's revision orders the message. The uid is the
+        // Service's, never the slice's.
+        const { uid: _slice, ...sliceHint } = hint;
         const serviceHint: KeyHint =
           hint.eventType === 'RESYNC'
-            ? hint
+            ? sliceHint
             : { eventType: 'MODIFIED', resourceVersion: hint.resourceVersion, source: `${SOURCE}/EndpointSlice` };
+        if (loadBalancer.uid) serviceHint.uid = loadBalancer.uid;
         return [{ kind: 'Service', namespace, name: service, hint: serviceHint }];
       }
     }
@@ -495,8 +504,9 @@ export class ChangeRouter {
    */
   private serviceIndexed(outcome: ChangeOutcome, key: string, object: KubeObject): ChangeOutcome {
     const targets = object.metadata?.deletionTimestamp ? undefined : loadBalancerTargets(object);
-    const before = this.loadBalancers.get(key);
-    if (targets) this.loadBalancers.set(key, targets);
+    const before = this.loadBalancers.get(key)?.targets;
+    const uid = object.metadata?.uid;
+    if (targets) this.loadBalancers.set(key, uid ? { targets, uid } : { targets });
     else this.loadBalancers.delete(key);
     if (targets && selectsNodesByLabel(object)) this.labelSelecting.add(key);
     else this.labelSelecting.delete(key);
@@ -508,6 +518,7 @@ export class ChangeRouter {
       targets === 'instance'
         ? this.nodeSetHint()
         : { eventType: 'MODIFIED', resourceVersion: revision, source: `${SOURCE}/EndpointSlice` };
+    if (uid) hint.uid = uid;
     return this.send(outcome, 'service', [{ kind: 'Service', namespace, name, hint }]);
   }
 

@@ -117,9 +117,10 @@ describe('relay: changes to keys', () => {
       resourceVersion: c.get('Node', N1)!.metadata!.resourceVersion,
       source: 'relay/Node',
     };
+    const uid = (name: string) => c.get('Service', `default/${name}`)!.metadata!.uid;
     expect(nodeSetKeys.map((k) => [k.name, k.hint]).sort()).toEqual([
-      ['web', hint],
-      ['web-ip', hint],
+      ['web', { ...hint, uid: uid('web') }],
+      ['web-ip', { ...hint, uid: uid('web-ip') }],
     ]);
   });
 

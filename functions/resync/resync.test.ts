@@ -46,9 +46,11 @@ describe('resync', () => {
     expect(bodies('node.fifo')).toEqual(['a', 'b', 'c'].map((name) => ({ kind: 'Node', name, hint })));
     expect(bodies('node-lifecycle.fifo')).toHaveLength(3);
     expect(bodies('route.fifo')).toEqual([{ kind: 'RouteTable', name: 'cluster', hint }]);
+    // Each Service's key names its uid (the service controller reads its batch's load balancers ahead with it).
+    const uid = (name: string) => w.kube.services.get(`shop/${name}`)!.metadata.uid;
     expect(bodies('service.fifo')).toEqual([
-      { kind: 'Service', namespace: 'shop', name: 'web', hint },
-      { kind: 'Service', namespace: 'shop', name: 'was-lb', hint },
+      { kind: 'Service', namespace: 'shop', name: 'web', hint: { ...hint, uid: uid('web') } },
+      { kind: 'Service', namespace: 'shop', name: 'was-lb', hint: { ...hint, uid: uid('was-lb') } },
       { kind: 'Service', name: 'garbage-collection', hint },
     ]);
     expect(w.metrics.total(MetricName.KeysSent, { source: 'resync' })).toBe(10);

@@ -84,7 +84,14 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
       .filter(
         (s) => s.spec?.type === 'LoadBalancer' || s.metadata.finalizers?.includes(FINALIZER_LOAD_BALANCER_CLEANUP),
       )
-      .map((s): KeyMessage => ({ kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint }));
+      .map((s): KeyMessage => {
+        // The Service's uid lets the service controller read its batch's load balancers ahead (a migrated one is
+        // named after it); the deduplication ID does not include it. An API server's uids are 36 characters;
+        // one over the hint's limit is left out rather than make the message unreadable.
+        const uid = s.metadata.uid;
+        const keyHint = uid && uid.length <= 64 ? { ...hint, uid } : hint;
+        return { kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint: keyHint };
+      });
     batches.push([queues.service, [...keys, garbageCollectionMessage(hint)]]);
   }
 

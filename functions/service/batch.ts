@@ -1,11 +1,18 @@
 import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
-import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
+import type { ClassicLoadBalancer, ElbPort } from '../../shared/aws/elb-port.ts';
 import { ELBV2_PAGE_SIZE, type LoadBalancer, type TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import type { ServiceDeps } from './deps.ts';
 import { instanceIdsOf } from './model/targets.ts';
-import { backendSecurityGroupName, loadBalancerName, securityGroupName } from './names.ts';
+import { backendSecurityGroupName, loadBalancerName, referenceLoadBalancerName, securityGroupName } from './names.ts';
+
+/** A Service of the batch: `uid` when a hint of its key names it (the relay's and the resync's do). */
+export interface BatchService {
+  namespace: string;
+  name: string;
+  uid?: string;
+}
 
 /**
  * What the Services of one batch share, read once and only when first needed: the Node list, their
@@ -22,13 +29,14 @@ export class ServiceBatch {
   private lbByName?: Promise<Map<string, LoadBalancer>>;
   private lbTags?: Promise<Map<string, Record<string, string>>>;
   private classicByName?: Promise<Map<string, ClassicLoadBalancer>>;
+  private classicTags?: Promise<Map<string, Record<string, string>>>;
   private groupsByLoadBalancer?: Promise<Map<string, TargetGroup[]> | undefined>;
   private namedGroups?: Promise<{ names: Set<string>; groups: SecurityGroup[] }>;
 
-  /** `keys`: the `namespace/name` of the batch's Services (their load balancers' tags are read together). */
+  /** `keys`: the batch's Services (their load balancers' tags and security groups are read together). */
   constructor(
     private readonly deps: ServiceDeps,
-    private readonly keys: readonly { namespace: string; name: string }[] = [],
+    private readonly keys: readonly BatchService[] = [],
   ) {}
 
   /**
@@ -49,6 +57,22 @@ export class ServiceBatch {
       ? elb.listLoadBalancers().then((lbs) => new Map(lbs.map((lb) => [lb.name.toLowerCase(), lb])))
       : Promise.resolve(new Map());
     return this.classicByName;
+  }
+
+  /**
+   * The tags of a Classic ELB: read together (DescribeTags takes 20 names) for every Classic ELB the batch's
+   * Services may have (named after the Service, or the reference controller's `a<uid>` name when a hint gave
+   * the uid), alone for any other. Undefined: no tags answer.
+   */
+  async classicLoadBalancerTags(elb: ElbPort, name: string): Promise<Record<string, string> | undefined> {
+    this.classicTags ??= this.classicLoadBalancers().then((lbs) => {
+      const names = this.namedAfterServices()
+        .map((n) => lbs.get(n.toLowerCase())?.name)
+        .filter((n): n is string => n !== undefined);
+      return names.length > 0 ? elb.describeTags(names) : new Map<string, Record<string, string>>();
+    });
+    const shared = await this.classicTags;
+    return shared.get(name) ?? (await elb.describeTags([name])).get(name);
   }
 
   /**
@@ -110,9 +134,17 @@ export class ServiceBatch {
     return shared.groups.filter((g) => names.includes(g.groupName));
   }
 
-  /** The load balancer name of each Service of the batch, unless an annotation names another. */
+  /**
+   * The names the batch's Services' load balancers likely have: each one's own (unless an annotation names
+   * another), and the reference controller's `a<uid>` for those whose uid a hint gave (a migrated Service).
+   */
   private namedAfterServices(): string[] {
-    return this.keys.map((k) => loadBalancerName({ clusterName: this.deps.clusterName, ...k }));
+    const { clusterName } = this.deps;
+    return this.keys.flatMap(({ namespace, name, uid }) => {
+      const reference = referenceLoadBalancerName(uid);
+      const own = loadBalancerName({ clusterName, namespace, name });
+      return reference ? [own, reference] : [own];
+    });
   }
 
   nodes(): Promise<Node[]> {

@@ -1,8 +1,15 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type KeyHint, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
-import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, type ServiceWorld, VPC, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
-import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from './clb/testing.ts';
+import { ANNOTATION } from './annotations.ts';
+import {
+  type ClassicWorld,
+  classicAccount,
+  createClassicWorld,
+  REFERENCE_NAME,
+  referenceClassic,
+} from './clb/testing.ts';
 import { nodeSetPassAllowed, shortPassFor } from './resync-check.ts';
 
 /**
@@ -274,6 +281,77 @@ describe("a Node-set change's pass over a Classic ELB", () => {
     await change(slow, false, '9002');
     expect(await classicAccount(quick)).toEqual(await classicAccount(slow));
     expect((await classicAccount(quick)).loadBalancers[0]!.instanceIds).toHaveLength(2);
+  });
+
+  it("reads the tags and groups of ten migrated Classic ELBs once, named after the uids the keys' hints give", async () => {
+    const more = Array.from({ length: 9 }, (_, i) => ({
+      name: `web-${i}`,
+      uid: `0000000${i}-9c4d-4e6f-8a7b-0c1d2e3f4a5b`,
+    }));
+    for (const w of [quick, slow]) {
+      for (const service of more) await referenceClassic(w, { service });
+      await w.converge(more.map((s) => w.serviceKey(s.name)));
+      w.addNode(3);
+      w.resetCounters();
+    }
+    const names = ['web', ...more.map((s) => s.name)];
+    await quick.converge(quick.nodeSetKeys(names), { ...quick.serviceDeps, resyncQuickCheck: true });
+    await slow.converge(slow.nodeSetKeys(names), { ...slow.serviceDeps, resyncQuickCheck: false });
+
+    expect(classicCalls(quick)).toMatchObject({
+      DescribeTags: 1,
+      DescribeSecurityGroups: 2, // the ten load balancers' groups and the backend group; the Nodes' groups
+      RegisterInstancesWithLoadBalancer: 10,
+    });
+    const account = await classicAccount(quick);
+    expect(account).toEqual(await classicAccount(slow));
+    expect(account.loadBalancers.map((lb) => lb.instanceIds.length)).toEqual(Array(10).fill(3));
+
+    // Without the uids (a relay before it named them) the same is done, each load balancer's tags read alone.
+    for (const w of [quick, slow]) {
+      w.addNode(4);
+      w.resetCounters();
+    }
+    await quick.converge(quick.nodeSetKeys(names, '9002', NODE_SET_HINT_SOURCE, false), {
+      ...quick.serviceDeps,
+      resyncQuickCheck: true,
+    });
+    await slow.converge(slow.nodeSetKeys(names, '9002'), { ...slow.serviceDeps, resyncQuickCheck: false });
+    expect(classicCalls(quick)).toMatchObject({ DescribeTags: 10, RegisterInstancesWithLoadBalancer: 10 });
+    expect(await classicAccount(quick)).toEqual(await classicAccount(slow));
+  });
+
+  it("makes the full pass when the Classic ELB's security groups are not the ones it should have", async () => {
+    // The Service named its own group, then stopped: only a Node-set round arrives before the Service's own key.
+    const own = 'sg-00000000000000abc';
+    for (const w of [quick, slow]) {
+      w.ec2.putSecurityGroup({
+        groupId: own,
+        groupName: 'web-own',
+        vpcId: VPC,
+        description: 'its own',
+        tags: {},
+        ingress: [],
+      });
+      const service = w.kube.services.get('default/web')!;
+      w.kube.putService({
+        ...service,
+        metadata: { ...service.metadata, annotations: { [ANNOTATION.securityGroups]: own } },
+      });
+      await w.converge([w.serviceKey('web')]);
+      expect((await w.elb.findLoadBalancer(REFERENCE_NAME))!.securityGroups).toEqual([own]);
+      w.kube.putService({ ...service, metadata: { ...service.metadata, annotations: {} } });
+      w.addNode(3);
+      w.resetCounters();
+    }
+    await change(quick, true);
+    await change(slow, false);
+    const account = await classicAccount(quick);
+    expect(account).toEqual(await classicAccount(slow));
+    const managed = [...quick.ec2.securityGroups.values()].find((g) => g.groupName === `k8s-elb-${REFERENCE_NAME}`)!;
+    expect(account.loadBalancers[0]!.securityGroups).toEqual([managed.groupId]);
+    expect(account.loadBalancers[0]!.instanceIds).toHaveLength(3);
+    expect(classicCalls(quick).DescribeLoadBalancerAttributes).toBeGreaterThan(0);
   });
 
   it("opens a new node group's security group as the full pass does", async () => {

@@ -5,7 +5,7 @@ import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { describeProblems, type LoadBalancerOptions, parseAnnotations } from './annotations.ts';
 import type { LoadBalancerBackend } from './backend.ts';
-import { ServiceBatch } from './batch.ts';
+import { type BatchService, ServiceBatch } from './batch.ts';
 import { classicLoadBalancers, hasReferenceClassic } from './clb/backend.ts';
 import { classicNameFromHostname } from './clb/plans.ts';
 import { decide, ingressHostname, isClassicHostname } from './decide.ts';
@@ -38,12 +38,14 @@ export { ServiceBatch };
 export const serviceReconciler: Reconciler<ServiceDeps, ServiceBatch> = {
   name: 'service',
 
-  async prepareBatch(keys, deps) {
-    const services = keys.filter((k) => k.kind === 'Service' && k.namespace);
-    return new ServiceBatch(
-      deps,
-      services.map((k) => ({ namespace: k.namespace!, name: k.name })),
-    );
+  async prepareBatch(keys, deps, contexts) {
+    const services = keys.flatMap((k, i): BatchService[] => {
+      if (k.kind !== 'Service' || !k.namespace) return [];
+      // The newest hint naming a uid: the Service's (a guess for reading ahead; the pass checks ownership by tags).
+      const uid = contexts?.[i]?.hints.findLast((h) => h.uid !== undefined)?.uid;
+      return [{ namespace: k.namespace, name: k.name, ...(uid ? { uid } : {}) }];
+    });
+    return new ServiceBatch(deps, services);
   },
 
   async reconcile(key, deps, batch, context) {

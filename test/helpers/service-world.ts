@@ -148,13 +148,20 @@ export function createServiceWorld() {
     ...(hint ? { hint } : {}),
   });
 
-  /** The keys the relay sends when the Node set changes: every named Service's, hinted as a Node-set change. */
+  /**
+   * The keys the relay sends when the Node set changes: every named Service's, hinted as a Node-set change and
+   * naming the Service's uid (`withUid: false`: as a relay before it named them).
+   */
   const nodeSetKeys = (
     names: readonly string[],
     resourceVersion = '9001',
     source = NODE_SET_HINT_SOURCE,
+    withUid = true,
   ): KeyMessage[] =>
-    names.map((name) => serviceKey(name, 'default', { eventType: 'MODIFIED', resourceVersion, source }));
+    names.map((name) => {
+      const uid = withUid ? w.kube.services.get(`default/${name}`)?.metadata.uid : undefined;
+      return serviceKey(name, 'default', { eventType: 'MODIFIED', resourceVersion, source, ...(uid ? { uid } : {}) });
+    });
 
   /** One Lambda invocation for these keys. */
   const reconcile = (...messages: KeyMessage[]) =>

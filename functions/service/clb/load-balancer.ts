@@ -1,3 +1,4 @@
+import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
 import type { ClassicLoadBalancer, ElbPort } from '../../../shared/aws/elb-port.ts';
 import { TerminalError } from '../../../shared/errors.ts';
 import { ANNOTATION } from '../annotations.ts';
@@ -49,12 +50,13 @@ async function ensureClassicGroups(
   spec: ClassicSpec,
   existing: ClassicLoadBalancer | undefined,
   pass: Pass,
+  read?: SecurityGroup[],
 ): Promise<{ groups: string[]; backend?: string }> {
   const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
   const backendName = backendSecurityGroupName(pass.deps.clusterName);
-  // One DescribeSecurityGroups finds both groups of ours.
+  // One DescribeSecurityGroups finds both groups of ours (or the batch's one read of them: `read`).
   const names = ourGroupNames(spec, pass.deps.clusterName);
-  const found = await pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names });
+  const found = read ?? (await pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names }));
   const foundBackend = found.find((g) => g.groupName === backendName);
   let front: string[];
   if (spec.userSecurityGroups) {
@@ -125,16 +127,20 @@ export async function ensureClassicLoadBalancer(
 
 /**
  * What a Node-set change's pass does to a Classic ELB the quick look found in line (functions/service/resync-check.ts):
- * its instances, and the rules that let it reach the Nodes' groups, as the full pass makes them. False, having
- * written at most a security group the full pass would make too, when its groups are not the ones the full pass
- * would give it: the full pass then follows.
+ * its instances, and the rules that let it reach the Nodes' groups, as the full pass makes them. Its groups of
+ * ours come from the batch's one read (`ServiceBatch.securityGroupsNamed`) where it has them: its managed group
+ * only this Service's pass makes, and the cluster's backend group, when the read is older than an earlier pass
+ * of the batch that made it, is only missing for a load balancer that does not have it attached (so its groups
+ * differ below). False, having written at most a security group the full pass would make too, when its groups are
+ * not the ones the full pass would give it: the full pass then follows.
  */
 export async function ensureInstancesAndNodeAccess(
   spec: ClassicSpec,
   lb: ClassicLoadBalancer,
   pass: Pass,
 ): Promise<boolean> {
-  const access = await ensureClassicGroups(spec, lb, pass);
+  const read = await pass.batch.securityGroupsNamed(ourGroupNames(spec, pass.deps.clusterName));
+  const access = await ensureClassicGroups(spec, lb, pass, read);
   if (!sameMembers(access.groups, lb.securityGroups)) return false;
   await ensureInstances(spec, lb, pass);
   await ensureNodeAccess(spec, access, pass);

@@ -36,14 +36,23 @@ export const REFERENCE_TAGS = {
 };
 export const PUBLIC_SUBNETS = [10, 11, 12].map((index) => makeSubnet({ index }).subnetId);
 
-/** What the reference controller left: the load balancer, its group and the Nodes' rule, and the Service. */
+/**
+ * What the reference controller left: the load balancer, its group and the Nodes' rule, and the Service
+ * (`default/web` with UID unless `service` names another).
+ */
 export async function referenceClassic(
   w: ClassicWorld,
-  options: { listeners?: ClassicListener[]; annotations?: Record<string, string> } = {},
+  options: {
+    listeners?: ClassicListener[];
+    annotations?: Record<string, string>;
+    service?: { name: string; uid: string };
+  } = {},
 ): Promise<{ dnsName: string; groupId: string }> {
+  const service = options.service ?? { name: 'web', uid: UID };
+  const lbName = `a${service.uid.replace(/-/g, '')}`.slice(0, 32);
   const group = await w.ec2Port.createSecurityGroup({
-    groupName: `k8s-elb-${REFERENCE_NAME}`,
-    description: `Security group for Kubernetes ELB ${REFERENCE_NAME} (default/web)`,
+    groupName: `k8s-elb-${lbName}`,
+    description: `Security group for Kubernetes ELB ${lbName} (default/${service.name})`,
     vpcId: VPC,
     tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
   });
@@ -59,31 +68,35 @@ export async function referenceClassic(
     { loadBalancerPort: 80, protocol: 'TCP', instancePort: 30080, instanceProtocol: 'TCP' },
   ];
   const created = await w.elb.createLoadBalancer({
-    name: REFERENCE_NAME,
+    name: lbName,
     scheme: 'internet-facing',
     subnets: PUBLIC_SUBNETS,
     securityGroups: [group.groupId],
     listeners,
-    tags: REFERENCE_TAGS,
+    tags: { ...REFERENCE_TAGS, 'kubernetes.io/service-name': `default/${service.name}` },
   });
   if (created === 'name-taken') throw new Error('unexpected');
-  await w.elb.configureHealthCheck(REFERENCE_NAME, {
+  await w.elb.configureHealthCheck(lbName, {
     target: 'TCP:30080',
     intervalSeconds: 10,
     timeoutSeconds: 5,
     healthyThreshold: 2,
     unhealthyThreshold: 6,
   });
-  w.kube.putService(classicService(created.dnsName, options.annotations));
+  w.kube.putService(classicService(created.dnsName, options.annotations, service));
   return { dnsName: created.dnsName, groupId: group.groupId };
 }
 
-export function classicService(hostname: string | undefined, annotations?: Record<string, string>): Service {
+export function classicService(
+  hostname: string | undefined,
+  annotations?: Record<string, string>,
+  { name, uid } = { name: 'web', uid: UID },
+): Service {
   return {
     metadata: {
-      name: 'web',
+      name,
       namespace: 'default',
-      uid: UID,
+      uid,
       finalizers: ['service.kubernetes.io/load-balancer-cleanup'],
       ...(annotations ? { annotations } : {}),
     },
