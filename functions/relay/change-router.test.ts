@@ -5,7 +5,7 @@ import {
   TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
 } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { NODE_JOIN_HINT_SOURCE, NODE_LEAVE_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { ChangeRouter, type RoutedKey } from './change-router.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
@@ -311,6 +311,53 @@ describe('ChangeRouter', () => {
     expect(r.takeNodeSetRound().map((k) => k.message.hint?.uid)).toEqual(['uid-web']);
     r.observe('Node', asObject(at(makeNode('n5'))));
     expect(sources()).toEqual([NODE_JOIN_HINT_SOURCE]);
+  });
+
+  it('a round is one of leaves only when every change in it was a candidate leaving the targets while it stays', () => {
+    const { r } = router({ reconcilers: ['service'] });
+    const sources = () => [...new Set(r.loadBalancerKeys().map((k) => k.message.hint?.source))];
+    r.observe('Service', at(makeService('default', 'web')));
+    const nodes = ['n1', 'n2', 'n3', 'n4', 'n5'].map((name) => at(makeNode(name)));
+    r.listed('Node', nodes.map(asObject), String(revision));
+    r.takeNodeSetRound();
+    const changed = (node: Node, change: (n: Node) => void) => {
+      const next = structuredClone(node);
+      change(next);
+      return asObject(at(next));
+    };
+
+    // Excluded, and marked by the cluster autoscaler: both stay listed, their instances known to the pass.
+    r.observe(
+      'Node',
+      changed(nodes[0]!, (n) => (n.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '')),
+    );
+    r.observe(
+      'Node',
+      changed(nodes[1]!, (n) => (n.spec!.taints = [{ key: 'ToBeDeletedByClusterAutoscaler', effect: 'NoSchedule' }])),
+    );
+    expect(sources()).toEqual([NODE_LEAVE_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // Being deleted: it may be gone before the pass lists the Nodes, so the registered targets must be read.
+    r.observe(
+      'Node',
+      changed(nodes[2]!, (n) => (n.metadata.deletionTimestamp = '2026-12-02T06:00:00Z')),
+    );
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // A leave and a join in one round: the ordinary round.
+    r.observe(
+      'Node',
+      changed(nodes[3]!, (n) => (n.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '')),
+    );
+    r.observe('Node', asObject(at(makeNode('n6'))));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // Deleted outright while a target.
+    r.remove('Node', asObject(nodes[4]!));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {

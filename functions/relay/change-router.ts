@@ -1,7 +1,13 @@
 import { createHash } from 'node:crypto';
 import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
-import { type KeyHint, KeyMessage, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import {
+  type KeyHint,
+  KeyMessage,
+  NODE_JOIN_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+  NODE_SET_HINT_SOURCE,
+} from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
 import { newest } from './forwarder.ts';
@@ -62,6 +68,26 @@ export interface ChangeRouterOptions {
 
 const SOURCE = 'relay';
 
+/** How a Node's part in the load balancers' targets changed, when it joined or left them outright. */
+type NodeTransition = 'joined' | 'left';
+
+const ROUND_SOURCES: Record<NodeTransition | 'mixed', string> = {
+  joined: NODE_JOIN_HINT_SOURCE,
+  left: NODE_LEAVE_HINT_SOURCE,
+  mixed: NODE_SET_HINT_SOURCE,
+};
+
+/**
+ * A Node's load balancer fingerprint went from `before` to `value` (only Nodes have a `load-balancers` rule):
+ * `joined` when it became a candidate, `left` when it ceased to be one and stays a listed Node (not one being
+ * deleted: it may be gone by the time the service controller lists the Nodes). Undefined otherwise.
+ */
+function nodeTransition(object: KubeObject, before: number, value: number): NodeTransition | undefined {
+  if (before === NOT_RELEVANT) return 'joined';
+  if (value === NOT_RELEVANT && !object.metadata?.deletionTimestamp) return 'left';
+  return undefined;
+}
+
 export class ChangeRouter {
   private readonly rules: Record<WatchedKind, readonly ForwardingRule[]>;
   private readonly tables = new Map<WatchedKind, FingerprintTable>();
@@ -86,10 +112,12 @@ export class ChangeRouter {
    */
   private nodeSetRevision: string | undefined;
   /**
-   * Whether every Node-set change since the last round (`takeNodeSetRound`) was a Node becoming a candidate, seen
-   * after a full list of the Nodes: then no target can have left, and the round says so (NODE_JOIN_HINT_SOURCE).
+   * What the Node-set changes since the last round (`takeNodeSetRound`) were, seen after a full list of the Nodes:
+   * all Nodes becoming candidates (no target can have left: NODE_JOIN_HINT_SOURCE), all candidates ceasing to be
+   * ones while still in the cluster (every target that left is a listed Node's: NODE_LEAVE_HINT_SOURCE), or
+   * anything else, including both in one round (`mixed`). Undefined: none yet.
    */
-  private nodeSetJoinsOnly = true;
+  private nodeSetRound: NodeTransition | 'mixed' | undefined;
   /** A full list of the Nodes has finished since this router started: changes are measured against all of them. */
   private nodesListed = false;
   /**
@@ -212,7 +240,7 @@ export class ChangeRouter {
       if (value === before) continue;
       table.setFingerprint(slot, i, value);
       if (this.onlyUnselectedLabels(rule, key, object, before, value)) continue;
-      outcome = this.forward(outcome, rule, kind, key, owner, hint, before === NOT_RELEVANT);
+      outcome = this.forward(outcome, rule, kind, key, owner, hint, nodeTransition(object, before, value));
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
       if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerOwner && formerOwner !== owner) {
@@ -264,12 +292,12 @@ export class ChangeRouter {
 
   /**
    * The keys of every LoadBalancer Service: the set of Nodes that may take their traffic changed. Hinted as a
-   * round of joins only when every change since the last round was one (see `nodeSetJoinsOnly`).
+   * round of joins only, or of leaves only, when every change since the last round was one (see `nodeSetRound`).
    */
   loadBalancerKeys(): RoutedKey[] {
     const keys: RoutedKey[] = [];
     if (this.nodeSetRevision === undefined) return keys;
-    const hint = this.nodeSetHint(this.nodeSetJoinsOnly ? NODE_JOIN_HINT_SOURCE : NODE_SET_HINT_SOURCE);
+    const hint = this.nodeSetHint(ROUND_SOURCES[this.nodeSetRound ?? 'joined']);
     for (const [key, { uid }] of this.loadBalancers) {
       const { namespace, name } = splitTableKey('Service', key);
       const message: KeyMessage = { kind: 'Service', namespace, name, hint: uid ? { ...hint, uid } : hint };
@@ -281,7 +309,7 @@ export class ChangeRouter {
   /** `loadBalancerKeys()`, to send now: the next changes make a new round. */
   takeNodeSetRound(): RoutedKey[] {
     const keys = this.loadBalancerKeys();
-    this.nodeSetJoinsOnly = true;
+    this.nodeSetRound = undefined;
     return keys;
   }
 
@@ -293,7 +321,7 @@ export class ChangeRouter {
     this.labelSelecting.clear();
     this.nodeInstances.clear();
     this.nodeSetRevision = undefined;
-    this.nodeSetJoinsOnly = true;
+    this.nodeSetRound = undefined;
     this.nodesListed = false;
     this.sliceRevisions.clear();
     this.nodeWideRevisions.clear();
@@ -331,8 +359,8 @@ export class ChangeRouter {
     key: string,
     owner: string | undefined,
     hint: KeyHint,
-    /** A Node that just became a load balancer candidate (for the Node-set round's hint). */
-    joined = false,
+    /** A Node that just became a load balancer candidate or ceased to be one (for the Node-set round's hint). */
+    transition?: NodeTransition,
   ): ChangeOutcome {
     const keys = this.keysFor(rule, kind, key, owner, hint);
     const collecting = rule.target === 'pod-node' ? this.listing.get(kind) : undefined;
@@ -341,7 +369,8 @@ export class ChangeRouter {
     // Remembered even while no LoadBalancer Service is known: one indexed later still needs it.
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
-    if (!joined || !this.nodesListed) this.nodeSetJoinsOnly = false;
+    const change = transition && this.nodesListed ? transition : 'mixed';
+    this.nodeSetRound = this.nodeSetRound === undefined || this.nodeSetRound === change ? change : 'mixed';
     if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();

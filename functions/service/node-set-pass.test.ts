@@ -1,5 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type KeyHint, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
+import {
+  type KeyHint,
+  NODE_JOIN_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+  NODE_SET_HINT_SOURCE,
+} from '../../shared/queue/message.ts';
 import { createServiceWorld, type ServiceWorld, VPC, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
@@ -185,7 +191,10 @@ describe("a round of joins only (the relay's NODE_JOIN_HINT_SOURCE)", () => {
     expect(made.DeregisterTargets).toBeUndefined();
   });
 
-  it('IP targets are not touched: a Node joining cannot change which Pods serve', async () => {
+  it.each([
+    ['joining', NODE_JOIN_HINT_SOURCE, (w: ServiceWorld) => w.addNode(3)],
+    ['leaving', NODE_LEAVE_HINT_SOURCE, (w: ServiceWorld) => exclude(w, 'node-2')],
+  ])('IP targets are not touched: a Node %s cannot change which Pods serve', async (_, source, change) => {
     for (const w of [fast, full]) {
       w.putService('pods', {
         ports: WEB_PORTS,
@@ -193,9 +202,9 @@ describe("a round of joins only (the relay's NODE_JOIN_HINT_SOURCE)", () => {
       });
       await w.converge([w.serviceKey('pods')]);
       w.resetCounters();
-      w.addNode(3);
+      change(w);
     }
-    await fast.converge(fast.nodeSetKeys(['pods'], '9002', NODE_JOIN_HINT_SOURCE), {
+    await fast.converge(fast.nodeSetKeys(['pods'], '9002', source), {
       ...fast.serviceDeps,
       resyncQuickCheck: true,
     });
@@ -205,6 +214,53 @@ describe("a round of joins only (the relay's NODE_JOIN_HINT_SOURCE)", () => {
     const made = calls(fast);
     for (const op of ['DescribeTargetHealth', 'RegisterTargets', 'DeregisterTargets'])
       expect(made[op], op).toBeUndefined();
+  });
+});
+
+/** The Node stays, excluded from the load balancers (as a cordoned-for-removal or control-plane Node is). */
+function exclude(w: ServiceWorld, name: string): void {
+  const node = w.kube.nodes.get(name)!;
+  w.kube.putNode({
+    ...node,
+    metadata: {
+      ...node.metadata,
+      labels: { ...node.metadata.labels, [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' },
+    },
+  });
+}
+
+describe("a round of leaves only (the relay's NODE_LEAVE_HINT_SOURCE)", () => {
+  const leaveChange = (w: ServiceWorld, names = ['web']) =>
+    w.converge(w.nodeSetKeys(names, '9002', NODE_LEAVE_HINT_SOURCE), { ...w.serviceDeps, resyncQuickCheck: true });
+
+  it('deregisters the Node that left as the full pass does, without reading the registered targets', async () => {
+    for (const w of [fast, full]) {
+      // A Node excluded all along (a control-plane Node): named too, and not registered, which is no error.
+      w.addNode(3, { labels: { [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' } });
+      exclude(w, 'node-2');
+    }
+    await leaveChange(fast);
+    await nodeSetChange(full, false);
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    const kept = fast.kube.nodes.get('node-1')!.spec!.providerID!.split('/').at(-1);
+    for (const targets of targetsOf(fast)) expect(targets.map((t) => t.split(':')[0])).toEqual([kept]);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+    const made = calls(fast);
+    expect(made).toMatchObject({ DeregisterTargets: 2 });
+    for (const op of ['DescribeTargetHealth', 'RegisterTargets']) expect(made[op], op).toBeUndefined();
+  });
+
+  it('a Node that came back before the pass is kept', async () => {
+    for (const w of [fast, full]) {
+      const before = structuredClone(w.kube.nodes.get('node-2')!);
+      exclude(w, 'node-2');
+      w.kube.putNode(before);
+    }
+    await leaveChange(fast);
+    await nodeSetChange(full, false);
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(2);
   });
 });
 
@@ -233,6 +289,18 @@ describe('nodeSetPassAllowed', () => {
     expect(
       shortPassFor([JOIN, { eventType: 'MODIFIED', resourceVersion: '5', source: 'relay' }], 1, 'default/web', now),
     ).toBeUndefined();
+  });
+
+  it('a round of leaves only is a node-leave pass while every hint coalesced with it is one too', () => {
+    const LEAVE: KeyHint = { ...NODE_SET, source: NODE_LEAVE_HINT_SOURCE };
+    const JOIN: KeyHint = { ...NODE_SET, source: NODE_JOIN_HINT_SOURCE };
+    const now = Date.UTC(2026, 11, 2);
+    expect(nodeSetPassAllowed([LEAVE], 1)).toBe(true);
+    expect(shortPassFor([LEAVE, { ...LEAVE, resourceVersion: '9002' }], 1, 'default/web', now)).toBe('node-leave');
+    // A join and a leave coalesced: both ways at once is the ordinary pass, which reads.
+    expect(shortPassFor([LEAVE, JOIN], 1, 'default/web', now)).toBe('node-set');
+    expect(shortPassFor([LEAVE, NODE_SET], 1, 'default/web', now)).toBe('node-set');
+    expect(shortPassFor([LEAVE], 2, 'default/web', now)).toBeUndefined();
   });
 });
 

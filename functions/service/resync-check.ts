@@ -1,5 +1,10 @@
 import { createHash } from 'node:crypto';
-import { type KeyHint, NODE_JOIN_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import {
+  type KeyHint,
+  NODE_JOIN_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+  NODE_SET_HINT_SOURCE,
+} from '../../shared/queue/message.ts';
 
 /**
  * A resync round sends every LoadBalancer Service every 5 minutes (functions/resync/). Reading all of a load
@@ -60,16 +65,24 @@ export function quickCheckAllowed(
  * full pass. A retry, a requeue or any other hint asks for the full pass.
  */
 export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: number): boolean {
-  const nodeSet = (h: KeyHint) => h.source === NODE_SET_HINT_SOURCE || h.source === NODE_JOIN_HINT_SOURCE;
+  const nodeSet = (h: KeyHint) => h.source !== undefined && NODE_SET_SOURCES.has(h.source);
   return receiveCount === 1 && hints.length > 0 && hints.every(nodeSet);
 }
 
 /**
  * The kinds of shorter pass a key's hints allow (`Pass.shortPass`): `node-join` is a Node-set pass whose every
  * hint is a round of joins only (NODE_JOIN_HINT_SOURCE): no target can have left, so the wanted instance targets
- * are registered without reading the registered ones first.
+ * are registered without reading the registered ones first; `node-leave` one whose every hint is a round of leaves
+ * only (NODE_LEAVE_HINT_SOURCE): the listed Nodes' instances no longer wanted are deregistered without that read
+ * (functions/service/elbv2/targets.ts `TargetsMode`). Joins and leaves coalesced make the ordinary `node-set`.
  */
-export type ShortPass = 'resync' | 'node-set' | 'node-join';
+export type ShortPass = 'resync' | 'node-set' | 'node-join' | 'node-leave';
+
+const NODE_SET_SOURCES: ReadonlySet<string> = new Set([
+  NODE_SET_HINT_SOURCE,
+  NODE_JOIN_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+]);
 
 /** Which shorter pass, if any, this delivery allows: the resync's quick look or a Node-set change's pass. */
 export function shortPassFor(
@@ -80,5 +93,7 @@ export function shortPassFor(
 ): ShortPass | undefined {
   if (quickCheckAllowed(hints, receiveCount, serviceKey, nowMs)) return 'resync';
   if (!nodeSetPassAllowed(hints, receiveCount)) return undefined;
-  return hints.every((h) => h.source === NODE_JOIN_HINT_SOURCE) ? 'node-join' : 'node-set';
+  if (hints.every((h) => h.source === NODE_JOIN_HINT_SOURCE)) return 'node-join';
+  if (hints.every((h) => h.source === NODE_LEAVE_HINT_SOURCE)) return 'node-leave';
+  return 'node-set';
 }

@@ -38,6 +38,11 @@ export const MetricName = {
    * Nodes that only joined, which names every wanted target (registered again, idempotently, to save the read).
    */
   TargetsRegistered: 'TargetsRegistered',
+  /**
+   * Targets named in DeregisterTargets / DeregisterInstancesFromLoadBalancer calls: the registered ones no longer
+   * wanted, except in a pass of Nodes that only left, which names every listed Node's instance no longer wanted
+   * (whether registered or not, to save the read).
+   */
   TargetsDeregistered: 'TargetsDeregistered',
   /** A Service whose load balancer could not be synced (dimension `reason`: an AWS error code or `InvalidAnnotation`). */
   LoadBalancerSyncFailures: 'LoadBalancerSyncFailures',

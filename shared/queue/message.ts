@@ -37,6 +37,15 @@ export const NODE_SET_HINT_SOURCE = 'relay/Node';
  */
 export const NODE_JOIN_HINT_SOURCE = 'relay/Node/joined';
 
+/**
+ * The hint source of such a round when every change in it was a Node ceasing to be a candidate while it stays in
+ * the cluster (excluded, marked by the cluster autoscaler), seen after the relay's full list of the Nodes: the
+ * instances that left belong to Nodes the pass lists, so the ones no longer wanted can be deregistered
+ * (DeregisterTargets of a target not registered is no error) without first reading which are registered
+ * (functions/service/nlb/targets-pass.ts). A Node deleted, or one whose instance changed, makes the ordinary round.
+ */
+export const NODE_LEAVE_HINT_SOURCE = 'relay/Node/left';
+
 export const KeyMessage = z.strictObject({
   kind: ObjectKind,
   namespace: z.optional(dnsName(63)),

@@ -3,9 +3,12 @@ import type { KubeObject } from '../../functions/relay/kinds.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
 import { EC2_WRITE_OPERATIONS, makeInstance } from '../../shared/aws/ec2-fake.ts';
 import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
-import { TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER } from '../../shared/k8s/service-port.ts';
+import {
+  LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS,
+  TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
+} from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { NODE_JOIN_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { NODE_JOIN_HINT_SOURCE, NODE_LEAVE_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { makeNode } from '../helpers/nodes.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, WEB_PORTS } from '../helpers/service-world.ts';
 import { run as runClassic } from './service-classic.ts';
@@ -103,9 +106,16 @@ async function resync(services: number) {
   await w.kube.deleteNode('node-21', {});
   await w.converge(w.nodeSetKeys(names, '9002'), w.serviceDeps, 5000);
   const nodeSetChanged = counts(w);
+  // A Node leaves and stays (excluded; as when the cluster autoscaler marks it): a round of leaves only.
+  w.resetCounters();
+  await w.kube.mutateNode('node-22', (n: Node) => {
+    n.metadata.labels = { ...n.metadata.labels, [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' };
+  });
+  await w.converge(w.nodeSetKeys(names, '9003', NODE_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
+  const nodeLeft = counts(w);
   w.resetCounters();
   const life = await nodeLife(w);
-  return { all, gc, nodeJoined, nodeSetChanged, life: { ...counts(w), rounds: life } };
+  return { all, gc, nodeJoined, nodeSetChanged, nodeLeft, life: { ...counts(w), rounds: life } };
 }
 
 /**
@@ -230,6 +240,14 @@ function manyServices(big: Awaited<ReturnType<typeof resync>>): BenchResult[] {
       target: 'registers the Node, nothing else written',
       rerun: RERUN,
       note: `${(big.nodeJoined.total / 200).toFixed(1)} per Service, ${big.nodeJoined.writes} writes (${big.nodeJoined.detail})`,
+    },
+    {
+      name: 'a Node leaves 200 Services and stays in the cluster (a round of leaves only): AWS calls',
+      value: big.nodeLeft.total,
+      unit: 'calls',
+      target: 'deregisters the Node, nothing else written',
+      rerun: RERUN,
+      note: `${(big.nodeLeft.total / 200).toFixed(1)} per Service (before rounds of leaves, when the registered targets were read: 920), ${big.nodeLeft.writes} writes (${big.nodeLeft.detail})`,
     },
     {
       name: 'a Node joins and another leaves 200 Services in one round: AWS calls',

@@ -49,25 +49,40 @@ export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promis
 }
 
 /**
- * `registerOnly`: Nodes only joined (a `node-join` pass), so nothing can need deregistering: the wanted targets
- * are registered (RegisterTargets is idempotent) without reading which are registered. One call a group, not two.
+ * How a pass puts instance targets right. `read`: the registered ones are read and the difference applied.
+ * Without that read, one call a group, not two, when the Node-set round says what kind of change it was:
+ * `join` (a `node-join` pass: Nodes only joined, so nothing can need deregistering): the wanted targets are
+ * registered, RegisterTargets being idempotent; `leave` (a `node-leave` pass: only candidates that stay in the
+ * cluster left, so every target that left is a listed Node's instance): the listed Nodes' instances no longer
+ * wanted are deregistered, DeregisterTargets of a target not registered being no error.
  */
+export type TargetsMode = 'read' | 'join' | 'leave';
+
 export async function ensureTargets(
   spec: LoadBalancerSpec,
   groups: EnsuredGroups,
   targets: ReadonlyMap<string, Target[]>,
   pass: Pass,
-  registerOnly = false,
+  mode: TargetsMode = 'read',
 ): Promise<void> {
+  // Instances EC2 answered for (every listed Node not being deleted): an ID it does not know would fail the call.
+  const listed = mode === 'leave' ? [...(await pass.batch.instances()).keys()] : [];
   for (const wanted of spec.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
-    if (registerOnly) {
-      const all = targets.get(wanted.name) ?? [];
-      if (all.length > 0) await pass.elbv2.registerTargets(group.arn, all);
-      continue;
-    }
-    const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
-    const plan = planTargets(targets.get(wanted.name) ?? [], current);
+    const all = targets.get(wanted.name) ?? [];
+    const kept = new Set(all.map((t) => t.id));
+    const plan =
+      mode === 'join'
+        ? { register: all, deregister: [] }
+        : mode === 'leave'
+          ? {
+              register: [],
+              deregister: instanceTargets(
+                wanted,
+                listed.filter((id) => !kept.has(id)),
+              ),
+            }
+          : planTargets(all, created ? [] : await pass.elbv2.describeTargetHealth(group.arn));
     if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);
     if (plan.register.length > 0) await pass.elbv2.registerTargets(group.arn, plan.register);
   }

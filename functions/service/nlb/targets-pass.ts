@@ -1,7 +1,8 @@
 import type { EnsuredGroups } from '../elbv2/target-groups.ts';
-import { desiredTargets, ensureTargets } from '../elbv2/targets.ts';
+import { desiredTargets, ensureTargets, type TargetsMode } from '../elbv2/targets.ts';
 import { sameMembers } from '../model/security-rules.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
+import type { ShortPass } from '../resync-check.ts';
 import type { Pass } from '../writes.ts';
 import { announceChanges } from './finish.ts';
 import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
@@ -31,15 +32,23 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
     ]),
   );
   const targets = await desiredTargets(spec, pass);
-  // Nodes only joined: IP targets (Pods) cannot have changed; instance targets are registered without a read.
-  const joinsOnly = pass.shortPass === 'node-join';
-  if (!joinsOnly || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, pass, joinsOnly);
+  // Nodes only joined, or only left while staying listed: IP targets (Pods) cannot have changed, and instance
+  // targets are registered, or deregistered, without a read.
+  const mode = TARGETS_MODES[pass.shortPass ?? 'node-set'];
+  if (mode === 'read' || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, pass, mode);
   const warning = groups
     ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
     : await ensureReferenceNodeRules(spec, look.lb, targets, pass);
   await announceChanges({ spec, lb: look.lb, created: false, warning }, pass);
   return true;
 }
+
+const TARGETS_MODES: Record<ShortPass, TargetsMode> = {
+  resync: 'read',
+  'node-set': 'read',
+  'node-join': 'join',
+  'node-leave': 'leave',
+};
 
 /**
  * The load balancer's security groups as the full pass would have them, with the groups of ours read from the
