@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { elbv2Failure } from '../../shared/aws/elbv2-fake/wire.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import {
   type KeyHint,
@@ -249,6 +250,26 @@ describe("a round of leaves only (the relay's NODE_LEAVE_HINT_SOURCE)", () => {
     const made = calls(fast);
     expect(made).toMatchObject({ DeregisterTargets: 2 });
     for (const op of ['DescribeTargetHealth', 'RegisterTargets']) expect(made[op], op).toBeUndefined();
+  });
+
+  it('reads the registered targets when ELB refuses one named (InvalidTarget, as moto does for one not registered)', async () => {
+    for (const w of [fast, full]) {
+      w.addNode(3, { labels: { [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' } });
+      exclude(w, 'node-2');
+    }
+    fast.elbv2.queueError(
+      'DeregisterTargets',
+      elbv2Failure('InvalidTarget', 'The following targets are not registered'),
+    );
+    await leaveChange(fast);
+    await nodeSetChange(full, false);
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(1);
+    // The refused call, then that group read and its one registered leaver deregistered; the other group unread.
+    expect(calls(fast)).toMatchObject({ DeregisterTargets: 3, DescribeTargetHealth: 1 });
+    // Put right within the pass: no failure, no retry.
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
   });
 
   it('a Node that came back before the pass is kept', async () => {

@@ -1,4 +1,5 @@
 import type { Target, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
+import { awsErrorCode } from '../../../shared/aws/errors.ts';
 import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import type { EndpointSlice } from '../../../shared/k8s/types.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
@@ -70,20 +71,36 @@ export async function ensureTargets(
   for (const wanted of spec.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
     const all = targets.get(wanted.name) ?? [];
-    const kept = new Set(all.map((t) => t.id));
-    const plan =
-      mode === 'join'
-        ? { register: all, deregister: [] }
-        : mode === 'leave'
-          ? {
-              register: [],
-              deregister: instanceTargets(
-                wanted,
-                listed.filter((id) => !kept.has(id)),
-              ),
-            }
-          : planTargets(all, created ? [] : await pass.elbv2.describeTargetHealth(group.arn));
+    if (mode === 'join') {
+      if (all.length > 0) await pass.elbv2.registerTargets(group.arn, all);
+      continue;
+    }
+    if (mode === 'leave') {
+      const kept = new Set(all.map((t) => t.id));
+      const left = instanceTargets(
+        wanted,
+        listed.filter((id) => !kept.has(id)),
+      );
+      if (left.length === 0 || (await deregisteredUnread(group.arn, left, pass))) continue;
+    }
+    const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
+    const plan = planTargets(all, current);
     if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);
     if (plan.register.length > 0) await pass.elbv2.registerTargets(group.arn, plan.register);
+  }
+}
+
+/**
+ * Deregisters targets that may not be registered. False when ELB refuses them (`InvalidTarget`: an instance it
+ * cannot take, in another VPC, or an emulator that refuses a target not registered, as moto does): the caller then
+ * reads the registered ones and deregisters only those.
+ */
+async function deregisteredUnread(groupArn: string, targets: readonly Target[], pass: Pass): Promise<boolean> {
+  try {
+    await pass.elbv2.deregisterTargets(groupArn, targets);
+    return true;
+  } catch (err) {
+    if (awsErrorCode((err as { cause?: unknown }).cause)?.replace(/Exception$/, '') === 'InvalidTarget') return false;
+    throw err;
   }
 }
