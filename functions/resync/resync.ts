@@ -3,6 +3,7 @@ import { errorMessage } from '../../shared/errors.ts';
 import { isWindowsNode } from '../../shared/k8s/ipam-names.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP, type ServicesPort } from '../../shared/k8s/service-port.ts';
+import type { Service } from '../../shared/k8s/types.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';
@@ -48,6 +49,22 @@ export interface NodeSweepDeps {
 export class ResyncError extends Error {}
 
 /**
+ * The keys of the LoadBalancer Services, and of any Service still holding the cleanup finalizer (type changed
+ * away). Each names the Service's uid: the service controller reads its batch's load balancers ahead with it (a
+ * migrated one is named after it); the deduplication ID does not include it. An API server's uids are 36
+ * characters; one over the hint's limit is left out rather than make the message unreadable.
+ */
+function serviceKeys(services: readonly Service[], hint: KeyHint): KeyMessage[] {
+  return services
+    .filter((s) => s.spec?.type === 'LoadBalancer' || s.metadata.finalizers?.includes(FINALIZER_LOAD_BALANCER_CLEANUP))
+    .map((s) => {
+      const uid = s.metadata.uid;
+      const keyHint = uid && uid.length <= 64 ? { ...hint, uid } : hint;
+      return { kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint: keyHint };
+    });
+}
+
+/**
  * The level-triggered safety net (docs/architecture.md, docs/keys.md): every key again, whatever events were lost;
  * for the node and node-lifecycle queues, every Node a sweep of the cluster's instances finds out of step (`sweep`).
  * Every key of a round carries the same hint (`RESYNC` + the round's ID), so a round retried by
@@ -78,20 +95,7 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
     }
   }
   if (queues.service && deps.services) {
-    const services = await deps.services.listServices();
-    // LoadBalancer Services, and any Service still holding the cleanup finalizer (type changed away).
-    const keys = services
-      .filter(
-        (s) => s.spec?.type === 'LoadBalancer' || s.metadata.finalizers?.includes(FINALIZER_LOAD_BALANCER_CLEANUP),
-      )
-      .map((s): KeyMessage => {
-        // The Service's uid lets the service controller read its batch's load balancers ahead (a migrated one is
-        // named after it); the deduplication ID does not include it. An API server's uids are 36 characters;
-        // one over the hint's limit is left out rather than make the message unreadable.
-        const uid = s.metadata.uid;
-        const keyHint = uid && uid.length <= 64 ? { ...hint, uid } : hint;
-        return { kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint: keyHint };
-      });
+    const keys = serviceKeys(await deps.services.listServices(), hint);
     batches.push([queues.service, [...keys, garbageCollectionMessage(hint)]]);
   }
 
