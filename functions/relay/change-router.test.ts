@@ -5,7 +5,12 @@ import {
   TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
 } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { NODE_JOIN_HINT_SOURCE, NODE_LEAVE_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import {
+  NODE_JOIN_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+  NODE_SET_HINT_SOURCE,
+} from '../../shared/queue/message.ts';
 import { ChangeRouter, type RoutedKey } from './change-router.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
@@ -313,7 +318,7 @@ describe('ChangeRouter', () => {
     expect(sources()).toEqual([NODE_JOIN_HINT_SOURCE]);
   });
 
-  it('a round is one of leaves only when every change in it was a candidate leaving the targets while it stays', () => {
+  it('a round is one of leaves only when every change in it was a candidate leaving the targets while it stays, of both with joins', () => {
     const { r } = router({ reconcilers: ['service'] });
     const sources = () => [...new Set(r.loadBalancerKeys().map((k) => k.message.hint?.source))];
     r.observe('Service', at(makeService('default', 'web')));
@@ -346,12 +351,15 @@ describe('ChangeRouter', () => {
     expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
     r.takeNodeSetRound();
 
-    // A leave and a join in one round: the ordinary round.
+    // A leave and a join in one round (a Node replaced): a round of both.
     r.observe(
       'Node',
       changed(nodes[3]!, (n) => (n.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '')),
     );
     r.observe('Node', asObject(at(makeNode('n6'))));
+    expect(sources()).toEqual([NODE_JOIN_LEAVE_HINT_SOURCE]);
+    // Anything else in it as well: the ordinary round.
+    r.observe('Node', asObject(at(makeNode('n6', { providerID: 'aws:///eu-west-1b/i-0fedcba9876543210' }))));
     expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
     r.takeNodeSetRound();
 

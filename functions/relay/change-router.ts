@@ -5,6 +5,7 @@ import {
   type KeyHint,
   KeyMessage,
   NODE_JOIN_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
   NODE_LEAVE_HINT_SOURCE,
   NODE_SET_HINT_SOURCE,
 } from '../../shared/queue/message.ts';
@@ -71,11 +72,21 @@ const SOURCE = 'relay';
 /** How a Node's part in the load balancers' targets changed, when it joined or left them outright. */
 type NodeTransition = 'joined' | 'left';
 
-const ROUND_SOURCES: Record<NodeTransition | 'mixed', string> = {
+/** A Node-set round's changes: only joins, only leaves, both, or any other (`mixed`). */
+type RoundKind = NodeTransition | 'both' | 'mixed';
+
+const ROUND_SOURCES: Record<RoundKind, string> = {
   joined: NODE_JOIN_HINT_SOURCE,
   left: NODE_LEAVE_HINT_SOURCE,
+  both: NODE_JOIN_LEAVE_HINT_SOURCE,
   mixed: NODE_SET_HINT_SOURCE,
 };
+
+/** The kind of a round that had changes of kind `round` (none: undefined) and then one of kind `change`. */
+function roundWith(round: RoundKind | undefined, change: NodeTransition | 'mixed'): RoundKind {
+  if (round === undefined || round === change) return change;
+  return round === 'mixed' || change === 'mixed' ? 'mixed' : 'both';
+}
 
 /**
  * A Node's load balancer fingerprint went from `before` to `value` (only Nodes have a `load-balancers` rule):
@@ -114,10 +125,11 @@ export class ChangeRouter {
   /**
    * What the Node-set changes since the last round (`takeNodeSetRound`) were, seen after a full list of the Nodes:
    * all Nodes becoming candidates (no target can have left: NODE_JOIN_HINT_SOURCE), all candidates ceasing to be
-   * ones while still in the cluster (every target that left is a listed Node's: NODE_LEAVE_HINT_SOURCE), or
-   * anything else, including both in one round (`mixed`). Undefined: none yet.
+   * ones while still in the cluster (every target that left is a listed Node's: NODE_LEAVE_HINT_SOURCE), both
+   * (NODE_JOIN_LEAVE_HINT_SOURCE), or anything else (`mixed`: a deletion, an instance changing, labels). Undefined:
+   * none yet.
    */
-  private nodeSetRound: NodeTransition | 'mixed' | undefined;
+  private nodeSetRound: RoundKind | undefined;
   /** A full list of the Nodes has finished since this router started: changes are measured against all of them. */
   private nodesListed = false;
   /**
@@ -292,7 +304,8 @@ export class ChangeRouter {
 
   /**
    * The keys of every LoadBalancer Service: the set of Nodes that may take their traffic changed. Hinted as a
-   * round of joins only, or of leaves only, when every change since the last round was one (see `nodeSetRound`).
+   * round of joins only, of leaves only, or of both, when every change since the last round was one (see
+   * `nodeSetRound`).
    */
   loadBalancerKeys(): RoutedKey[] {
     const keys: RoutedKey[] = [];
@@ -370,7 +383,7 @@ export class ChangeRouter {
     const order = compareResourceVersions(this.nodeSetRevision, hint.resourceVersion);
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
     const change = transition && this.nodesListed ? transition : 'mixed';
-    this.nodeSetRound = this.nodeSetRound === undefined || this.nodeSetRound === change ? change : 'mixed';
+    this.nodeSetRound = roundWith(this.nodeSetRound, change);
     if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();

@@ -4,6 +4,7 @@ import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/ser
 import {
   type KeyHint,
   NODE_JOIN_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
   NODE_LEAVE_HINT_SOURCE,
   NODE_SET_HINT_SOURCE,
 } from '../../shared/queue/message.ts';
@@ -272,6 +273,25 @@ describe("a round of leaves only (the relay's NODE_LEAVE_HINT_SOURCE)", () => {
     expect(eventReasons(fast)).toEqual(eventReasons(full));
   });
 
+  it('a round of both registers the newcomer and deregisters the Node that left, still without the read', async () => {
+    for (const w of [fast, full]) {
+      w.addNode(3);
+      exclude(w, 'node-2');
+    }
+    await fast.converge(fast.nodeSetKeys(['web'], '9002', NODE_JOIN_LEAVE_HINT_SOURCE), {
+      ...fast.serviceDeps,
+      resyncQuickCheck: true,
+    });
+    await nodeSetChange(full, false);
+
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(2);
+    expect(eventReasons(fast)).toEqual(eventReasons(full));
+    const made = calls(fast);
+    expect(made).toMatchObject({ DeregisterTargets: 2, RegisterTargets: 2 });
+    expect(made.DescribeTargetHealth).toBeUndefined();
+  });
+
   it('a Node that came back before the pass is kept', async () => {
     for (const w of [fast, full]) {
       const before = structuredClone(w.kube.nodes.get('node-2')!);
@@ -315,11 +335,16 @@ describe('nodeSetPassAllowed', () => {
   it('a round of leaves only is a node-leave pass while every hint coalesced with it is one too', () => {
     const LEAVE: KeyHint = { ...NODE_SET, source: NODE_LEAVE_HINT_SOURCE };
     const JOIN: KeyHint = { ...NODE_SET, source: NODE_JOIN_HINT_SOURCE };
+    const JOIN_LEAVE: KeyHint = { ...NODE_SET, source: NODE_JOIN_LEAVE_HINT_SOURCE };
     const now = Date.UTC(2026, 11, 2);
     expect(nodeSetPassAllowed([LEAVE], 1)).toBe(true);
+    expect(nodeSetPassAllowed([JOIN_LEAVE], 1)).toBe(true);
     expect(shortPassFor([LEAVE, { ...LEAVE, resourceVersion: '9002' }], 1, 'default/web', now)).toBe('node-leave');
-    // A join and a leave coalesced: both ways at once is the ordinary pass, which reads.
-    expect(shortPassFor([LEAVE, JOIN], 1, 'default/web', now)).toBe('node-set');
+    // Rounds of joins and of leaves coalesced, or a round of both: both, still without the read.
+    expect(shortPassFor([LEAVE, JOIN], 1, 'default/web', now)).toBe('node-join-leave');
+    expect(shortPassFor([JOIN_LEAVE], 1, 'default/web', now)).toBe('node-join-leave');
+    expect(shortPassFor([JOIN_LEAVE, JOIN], 1, 'default/web', now)).toBe('node-join-leave');
+    // An ordinary round coalesced with them: the registered targets must be read.
     expect(shortPassFor([LEAVE, NODE_SET], 1, 'default/web', now)).toBe('node-set');
     expect(shortPassFor([LEAVE], 2, 'default/web', now)).toBeUndefined();
   });

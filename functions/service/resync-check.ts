@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   type KeyHint,
   NODE_JOIN_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
   NODE_LEAVE_HINT_SOURCE,
   NODE_SET_HINT_SOURCE,
 } from '../../shared/queue/message.ts';
@@ -73,15 +74,18 @@ export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: numb
  * The kinds of shorter pass a key's hints allow (`Pass.shortPass`): `node-join` is a Node-set pass whose every
  * hint is a round of joins only (NODE_JOIN_HINT_SOURCE): no target can have left, so the wanted instance targets
  * are registered without reading the registered ones first; `node-leave` one whose every hint is a round of leaves
- * only (NODE_LEAVE_HINT_SOURCE): the listed Nodes' instances no longer wanted are deregistered without that read
- * (functions/service/elbv2/targets.ts `TargetsMode`). Joins and leaves coalesced make the ordinary `node-set`.
+ * only (NODE_LEAVE_HINT_SOURCE): the listed Nodes' instances no longer wanted are deregistered without that read;
+ * `node-join-leave` one whose hints are such rounds of both kinds, or rounds of both (NODE_JOIN_LEAVE_HINT_SOURCE):
+ * both, still without the read (functions/service/elbv2/targets.ts `TargetsMode`). Any ordinary round coalesced
+ * with them makes the ordinary `node-set`.
  */
-export type ShortPass = 'resync' | 'node-set' | 'node-join' | 'node-leave';
+export type ShortPass = 'resync' | 'node-set' | 'node-join' | 'node-leave' | 'node-join-leave';
 
 const NODE_SET_SOURCES: ReadonlySet<string> = new Set([
   NODE_SET_HINT_SOURCE,
   NODE_JOIN_HINT_SOURCE,
   NODE_LEAVE_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
 ]);
 
 /** Which shorter pass, if any, this delivery allows: the resync's quick look or a Node-set change's pass. */
@@ -93,7 +97,8 @@ export function shortPassFor(
 ): ShortPass | undefined {
   if (quickCheckAllowed(hints, receiveCount, serviceKey, nowMs)) return 'resync';
   if (!nodeSetPassAllowed(hints, receiveCount)) return undefined;
-  if (hints.every((h) => h.source === NODE_JOIN_HINT_SOURCE)) return 'node-join';
-  if (hints.every((h) => h.source === NODE_LEAVE_HINT_SOURCE)) return 'node-leave';
-  return 'node-set';
+  if (hints.some((h) => h.source === NODE_SET_HINT_SOURCE)) return 'node-set';
+  const joins = hints.some((h) => h.source !== NODE_LEAVE_HINT_SOURCE);
+  const leaves = hints.some((h) => h.source !== NODE_JOIN_HINT_SOURCE);
+  return joins && leaves ? 'node-join-leave' : joins ? 'node-join' : 'node-leave';
 }

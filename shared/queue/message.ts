@@ -46,6 +46,13 @@ export const NODE_JOIN_HINT_SOURCE = 'relay/Node/joined';
  */
 export const NODE_LEAVE_HINT_SOURCE = 'relay/Node/left';
 
+/**
+ * The hint source of a round whose changes were both: Nodes becoming candidates and candidates ceasing to be ones
+ * while they stay in the cluster (a Node replaced by another), and nothing else. The pass does what each of the
+ * two does alone, still without reading the registered targets.
+ */
+export const NODE_JOIN_LEAVE_HINT_SOURCE = 'relay/Node/joined-left';
+
 export const KeyMessage = z.strictObject({
   kind: ObjectKind,
   namespace: z.optional(dnsName(63)),

@@ -8,7 +8,11 @@ import {
   TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
 } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { NODE_JOIN_HINT_SOURCE, NODE_LEAVE_HINT_SOURCE } from '../../shared/queue/message.ts';
+import {
+  NODE_JOIN_HINT_SOURCE,
+  NODE_JOIN_LEAVE_HINT_SOURCE,
+  NODE_LEAVE_HINT_SOURCE,
+} from '../../shared/queue/message.ts';
 import { makeNode } from '../helpers/nodes.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, WEB_PORTS } from '../helpers/service-world.ts';
 import { run as runClassic } from './service-classic.ts';
@@ -108,19 +112,27 @@ async function nodeSetRounds(w: ServiceWorld, names: string[]) {
   w.addNode(21);
   await w.converge(w.nodeSetKeys(names, '9001', NODE_JOIN_HINT_SOURCE), w.serviceDeps, 5000);
   const nodeJoined = counts(w);
-  // A Node joins and another leaves in one round: the registered targets are read.
+  // A Node joins and another is deleted outright while a target, in one round: the registered targets are read.
   w.resetCounters();
   w.addNode(22);
   await w.kube.deleteNode('node-21', {});
   await w.converge(w.nodeSetKeys(names, '9002'), w.serviceDeps, 5000);
   const nodeSetChanged = counts(w);
-  // A Node leaves and stays (excluded; as when the cluster autoscaler marks it): a round of leaves only.
+  // A Node replaced: one joins, another leaves and stays (excluded, as when the cluster autoscaler marks it).
+  const exclude = (name: string) =>
+    w.kube.mutateNode(name, (n: Node) => {
+      n.metadata.labels = { ...n.metadata.labels, [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' };
+    });
   w.resetCounters();
-  await w.kube.mutateNode('node-22', (n: Node) => {
-    n.metadata.labels = { ...n.metadata.labels, [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' };
-  });
-  await w.converge(w.nodeSetKeys(names, '9003', NODE_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
-  return { nodeJoined, nodeSetChanged, nodeLeft: counts(w) };
+  w.addNode(23);
+  await exclude('node-22');
+  await w.converge(w.nodeSetKeys(names, '9003', NODE_JOIN_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
+  const nodeReplaced = counts(w);
+  // A Node leaves and stays: a round of leaves only.
+  w.resetCounters();
+  await exclude('node-23');
+  await w.converge(w.nodeSetKeys(names, '9004', NODE_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
+  return { nodeJoined, nodeSetChanged, nodeReplaced, nodeLeft: counts(w) };
 }
 
 /**
@@ -270,7 +282,15 @@ function nodeSetFigures(big: Awaited<ReturnType<typeof resync>>): BenchResult[] 
       note: `${(big.nodeLeft.total / 200).toFixed(1)} per Service (before rounds of leaves, when the registered targets were read: 920), ${big.nodeLeft.writes} writes (${big.nodeLeft.detail})`,
     },
     {
-      name: 'a Node joins and another leaves 200 Services in one round: AWS calls',
+      name: 'a Node replaced at 200 Services (one joins, another leaves and stays, in one round): AWS calls',
+      value: big.nodeReplaced.total,
+      unit: 'calls',
+      target: 'registers the one, deregisters the other, nothing else written',
+      rerun: RERUN,
+      note: `${(big.nodeReplaced.total / 200).toFixed(1)} per Service, ${big.nodeReplaced.writes} writes (${big.nodeReplaced.detail})`,
+    },
+    {
+      name: 'a Node joins and another is deleted outright at 200 Services, in one round: AWS calls',
       value: big.nodeSetChanged.total,
       unit: 'calls',
       target: 'registers the one, deregisters the other, nothing else written',

@@ -2,7 +2,7 @@ import type { Target, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
 import { awsErrorCode } from '../../../shared/aws/errors.ts';
 import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import type { EndpointSlice } from '../../../shared/k8s/types.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
+import type { DesiredTargetGroup, LoadBalancerSpec } from '../model/spec.ts';
 import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../model/targets.ts';
 import type { Pass } from '../writes.ts';
 import type { EnsuredGroups } from './target-groups.ts';
@@ -51,13 +51,14 @@ export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promis
 
 /**
  * How a pass puts instance targets right. `read`: the registered ones are read and the difference applied.
- * Without that read, one call a group, not two, when the Node-set round says what kind of change it was:
- * `join` (a `node-join` pass: Nodes only joined, so nothing can need deregistering): the wanted targets are
- * registered, RegisterTargets being idempotent; `leave` (a `node-leave` pass: only candidates that stay in the
- * cluster left, so every target that left is a listed Node's instance): the listed Nodes' instances no longer
- * wanted are deregistered, DeregisterTargets of a target not registered being no error.
+ * Without that read, when the Node-set round says what kind of change it was: `join` (a `node-join` pass: Nodes
+ * only joined, so nothing can need deregistering): the wanted targets are registered, RegisterTargets being
+ * idempotent; `leave` (a `node-leave` pass: only candidates that stay in the cluster left, so every target that
+ * left is a listed Node's instance): the listed Nodes' instances no longer wanted are deregistered,
+ * DeregisterTargets of a target not registered being no error; `join-leave`: both, deregistering first (a target
+ * group at its quota of targets still takes the newcomers).
  */
-export type TargetsMode = 'read' | 'join' | 'leave';
+export type TargetsMode = 'read' | 'join' | 'leave' | 'join-leave';
 
 export async function ensureTargets(
   spec: LoadBalancerSpec,
@@ -67,22 +68,11 @@ export async function ensureTargets(
   mode: TargetsMode = 'read',
 ): Promise<void> {
   // Instances EC2 answered for (every listed Node not being deleted): an ID it does not know would fail the call.
-  const listed = mode === 'leave' ? [...(await pass.batch.instances()).keys()] : [];
+  const listed = mode === 'leave' || mode === 'join-leave' ? [...(await pass.batch.instances()).keys()] : [];
   for (const wanted of spec.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
     const all = targets.get(wanted.name) ?? [];
-    if (mode === 'join') {
-      if (all.length > 0) await pass.elbv2.registerTargets(group.arn, all);
-      continue;
-    }
-    if (mode === 'leave') {
-      const kept = new Set(all.map((t) => t.id));
-      const left = instanceTargets(
-        wanted,
-        listed.filter((id) => !kept.has(id)),
-      );
-      if (left.length === 0 || (await deregisteredUnread(group.arn, left, pass))) continue;
-    }
+    if (mode !== 'read' && (await withoutRead(mode, { wanted, arn: group.arn, all, listed }, pass))) continue;
     const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
     const plan = planTargets(all, current);
     if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);
@@ -91,16 +81,28 @@ export async function ensureTargets(
 }
 
 /**
- * Deregisters targets that may not be registered. False when ELB refuses them (`InvalidTarget`: an instance it
- * cannot take, in another VPC, or an emulator that refuses a target not registered, as moto does): the caller then
- * reads the registered ones and deregisters only those.
+ * One target group's targets put right without reading them (`TargetsMode`). False when ELB refuses a target it is
+ * asked to deregister (`InvalidTarget`: an instance it cannot take, in another VPC, or an emulator that refuses a
+ * target not registered, as moto does), having written nothing: the caller then reads the registered ones.
  */
-async function deregisteredUnread(groupArn: string, targets: readonly Target[], pass: Pass): Promise<boolean> {
-  try {
-    await pass.elbv2.deregisterTargets(groupArn, targets);
-    return true;
-  } catch (err) {
-    if (awsErrorCode((err as { cause?: unknown }).cause)?.replace(/Exception$/, '') === 'InvalidTarget') return false;
-    throw err;
+async function withoutRead(
+  mode: Exclude<TargetsMode, 'read'>,
+  group: { wanted: DesiredTargetGroup; arn: string; all: readonly Target[]; listed: readonly string[] },
+  pass: Pass,
+): Promise<boolean> {
+  if (mode !== 'join') {
+    const kept = new Set(group.all.map((t) => t.id));
+    const left = instanceTargets(
+      group.wanted,
+      group.listed.filter((id) => !kept.has(id)),
+    );
+    try {
+      if (left.length > 0) await pass.elbv2.deregisterTargets(group.arn, left);
+    } catch (err) {
+      if (awsErrorCode((err as { cause?: unknown }).cause)?.replace(/Exception$/, '') === 'InvalidTarget') return false;
+      throw err;
+    }
   }
+  if (mode !== 'leave' && group.all.length > 0) await pass.elbv2.registerTargets(group.arn, group.all);
+  return true;
 }

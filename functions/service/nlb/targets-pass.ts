@@ -32,8 +32,8 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
     ]),
   );
   const targets = await desiredTargets(spec, pass);
-  // Nodes only joined, or only left while staying listed: IP targets (Pods) cannot have changed, and instance
-  // targets are registered, or deregistered, without a read.
+  // Nodes only joined, or only left while staying listed, or both: IP targets (Pods) cannot have changed, and
+  // instance targets are registered and deregistered without a read.
   const mode = TARGETS_MODES[pass.shortPass ?? 'node-set'];
   if (mode === 'read' || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, pass, mode);
   const warning = groups
@@ -48,6 +48,7 @@ const TARGETS_MODES: Record<ShortPass, TargetsMode> = {
   'node-set': 'read',
   'node-join': 'join',
   'node-leave': 'leave',
+  'node-join-leave': 'join-leave',
 };
 
 /**
