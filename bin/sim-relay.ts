@@ -1,5 +1,6 @@
 import { ChangeRouter } from '../functions/relay/change-router.ts';
 import type { KubeObject } from '../functions/relay/kinds.ts';
+import type { Clock } from '../shared/clock.ts';
 import type { FakeKubernetes } from '../shared/k8s/fake.ts';
 import type { Engine } from './engine.ts';
 
@@ -10,7 +11,7 @@ import type { Engine } from './engine.ts';
  * cluster lives in this process on a simulated clock, so there is nothing to list or watch over HTTP
  * and no Lease to hold (real mode runs the whole relay: bin/real.ts).
  */
-export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine): () => void {
+export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine, clock: Clock): () => void {
   const send = (url: string | undefined, message: Parameters<Engine['keys']['sendKeys']>[1][number]) => {
     if (url) void engine.keys.sendKeys(url, [message]);
   };
@@ -18,6 +19,7 @@ export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine): () =>
   const router = new ChangeRouter({
     reconcilers: new Set(engine.reconcilers),
     allows: () => true,
+    now: () => clock.now(),
     emit: ({ reconciler, message }) => send(engine.queueUrls[reconciler as keyof Engine['queueUrls']], message),
     // The relay waits a moment so a burst of Node changes becomes one key per Service; within one
     // simulated step, the end of the current turn of the event loop is that moment.

@@ -150,7 +150,7 @@ export function createSimulation(options: SimulationOptions) {
     return created.dnsName;
   }
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
-  startSimulatedRelay(kube, engine);
+  startSimulatedRelay(kube, engine, clock);
   const recordEvent = kube.recordEvent.bind(kube);
   kube.recordEvent = async (event) => {
     await recordEvent(event);

@@ -11,7 +11,7 @@ import {
   NODE_LEAVE_HINT_SOURCE,
   NODE_SET_HINT_SOURCE,
 } from '../../shared/queue/message.ts';
-import { ChangeRouter, type RoutedKey } from './change-router.ts';
+import { ChangeRouter, LEFT_RECENTLY_MS, type RoutedKey } from './change-router.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
 import {
@@ -28,7 +28,7 @@ import {
 
 /** The router in isolation: fingerprints in, keys out. */
 
-function router(options: { reconcilers?: Reconciler[]; held?: Set<Reconciler> } = {}) {
+function router(options: { reconcilers?: Reconciler[]; held?: Set<Reconciler>; now?: () => number } = {}) {
   const keys: RoutedKey[] = [];
   let nodeSetSignals = 0;
   const r = new ChangeRouter({
@@ -36,6 +36,7 @@ function router(options: { reconcilers?: Reconciler[]; held?: Set<Reconciler> } 
     allows: (reconciler) => !options.held?.has(reconciler),
     emit: (key) => keys.push(key),
     nodeSetChanged: () => nodeSetSignals++,
+    ...(options.now ? { now: options.now } : {}),
   });
   return { r, keys, nodeSetSignals: () => nodeSetSignals };
 }
@@ -366,6 +367,45 @@ describe('ChangeRouter', () => {
     // Deleted outright while a target.
     r.remove('Node', asObject(nodes[4]!));
     expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+  });
+
+  it("a Node deleted soon after its round of leaves sends an ordinary round: that round's pass may not list it", () => {
+    let now = 0;
+    const { r, nodeSetSignals } = router({ reconcilers: ['service'], now: () => now });
+    const sources = () => [...new Set(r.loadBalancerKeys().map((k) => k.message.hint?.source))];
+    r.observe('Service', at(makeService('default', 'web')));
+    const nodes = ['n1', 'n2', 'n3'].map((name) => at(makeNode(name)));
+    r.listed('Node', nodes.map(asObject), String(revision));
+    r.takeNodeSetRound();
+    const excluded = (node: Node) => {
+      const next = structuredClone(node);
+      next.metadata.labels![LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = '';
+      return asObject(at(next));
+    };
+
+    // Deleted before its round of leaves is even taken: that round is an ordinary one.
+    r.observe('Node', excluded(nodes[0]!));
+    r.remove('Node', asObject(nodes[0]!));
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // Deleted 10 s after its round of leaves went out: a new, ordinary round.
+    r.observe('Node', excluded(nodes[1]!));
+    expect(sources()).toEqual([NODE_LEAVE_HINT_SOURCE]);
+    r.takeNodeSetRound();
+    const signals = nodeSetSignals();
+    now += 10_000;
+    expect(r.remove('Node', asObject(nodes[1]!))).toBe('forwarded');
+    expect(nodeSetSignals()).toBe(signals + 1);
+    expect(sources()).toEqual([NODE_SET_HINT_SOURCE]);
+    r.takeNodeSetRound();
+
+    // Deleted after LEFT_RECENTLY_MS (as a cluster autoscaler does once it drained the Node): nothing.
+    r.observe('Node', excluded(nodes[2]!));
+    r.takeNodeSetRound();
+    now += LEFT_RECENTLY_MS;
+    expect(r.remove('Node', asObject(nodes[2]!))).toBe('not-relevant');
+    expect(nodeSetSignals()).toBe(signals + 2);
   });
 
   it('an EndpointSlice change reaches its Service even when the slice is listed before the Service', () => {

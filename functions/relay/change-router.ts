@@ -59,7 +59,17 @@ export interface ChangeRouterOptions {
    * no Kubernetes object can have): nothing is sent for it, and the relay says so (a log line and a metric).
    */
   invalid?(problem: { kind: WatchedKind; name: string; reason: string }): void;
+  /** The clock, in milliseconds (`Date.now` unless a test gives another). */
+  now?(): number;
 }
+
+/**
+ * How long after its round of leaves went out a Node's deletion still sends an ordinary round: the service
+ * controller's pass of that round deregisters the instances of the Nodes it lists, and a Node deleted before the
+ * pass listed them is not among them. The pass follows the round within seconds; a cluster autoscaler deletes a
+ * Node it marked after draining it, minutes later, which then costs nothing.
+ */
+export const LEFT_RECENTLY_MS = 60_000;
 
 /**
  * Per object, in its kind's FingerprintTable: the list (see `listStarted`) that last saw it, one fingerprint per
@@ -132,6 +142,10 @@ export class ChangeRouter {
   private nodeSetRound: RoundKind | undefined;
   /** A full list of the Nodes has finished since this router started: changes are measured against all of them. */
   private nodesListed = false;
+  /** Nodes that left the targets while staying listed, in the round not yet taken. */
+  private readonly leftThisRound = new Set<string>();
+  /** Such Nodes of rounds already taken, with when their round was taken (see LEFT_RECENTLY_MS). */
+  private readonly leftRecently = new Map<string, number>();
   /**
    * The same for EndpointSlices, per Service (`namespace/name`): the newest revision of a slice that
    * changed, kept even while its Service is unknown or not a LoadBalancer with IP targets (slices can
@@ -323,6 +337,10 @@ export class ChangeRouter {
   takeNodeSetRound(): RoutedKey[] {
     const keys = this.loadBalancerKeys();
     this.nodeSetRound = undefined;
+    const now = this.now();
+    for (const [key, at] of this.leftRecently) if (now - at >= LEFT_RECENTLY_MS) this.leftRecently.delete(key);
+    for (const key of this.leftThisRound) this.leftRecently.set(key, now);
+    this.leftThisRound.clear();
     return keys;
   }
 
@@ -336,6 +354,8 @@ export class ChangeRouter {
     this.nodeSetRevision = undefined;
     this.nodeSetRound = undefined;
     this.nodesListed = false;
+    this.leftThisRound.clear();
+    this.leftRecently.clear();
     this.sliceRevisions.clear();
     this.nodeWideRevisions.clear();
   }
@@ -356,12 +376,30 @@ export class ChangeRouter {
     const hint: KeyHint = { eventType: 'DELETED', resourceVersion, source: SOURCE };
     if (object?.metadata?.uid) hint.uid = object.metadata.uid;
     const rules = this.rules[kind];
+    const leftRecently = kind === 'Node' && this.leftBeforeDeleted(key);
     let outcome: ChangeOutcome = 'not-relevant';
     for (let i = 0; i < rules.length; i++) {
-      if (!rules[i]!.onDelete || fingerprints[i] === NOT_RELEVANT) continue;
-      outcome = this.forward(outcome, rules[i]!, kind, key, owner, hint);
+      const rule = rules[i]!;
+      const sendsRound = leftRecently && rule.target === 'load-balancers';
+      if (!rule.onDelete || (fingerprints[i] === NOT_RELEVANT && !sendsRound)) continue;
+      outcome = this.forward(outcome, rule, kind, key, owner, hint);
     }
     return outcome;
+  }
+
+  /**
+   * Whether a deleted Node left the targets in the round not yet taken, or in one taken less than LEFT_RECENTLY_MS
+   * ago: its deletion then makes an ordinary round (the pass of its round of leaves may list the Nodes without it).
+   */
+  private leftBeforeDeleted(key: string): boolean {
+    if (this.leftThisRound.delete(key)) return true;
+    const at = this.leftRecently.get(key);
+    this.leftRecently.delete(key);
+    return at !== undefined && this.now() - at < LEFT_RECENTLY_MS;
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Date.now();
   }
 
   /** Send the key(s) of one rule, unless held by the migration lock; returns the combined outcome. */
@@ -384,6 +422,7 @@ export class ChangeRouter {
     if (order === undefined || order < 0) this.nodeSetRevision = hint.resourceVersion;
     const change = transition && this.nodesListed ? transition : 'mixed';
     this.nodeSetRound = roundWith(this.nodeSetRound, change);
+    if (change === 'left') this.leftThisRound.add(key);
     if (this.loadBalancerServices() === 0) return outcome;
     if (!this.options.allows(rule.reconciler)) return outcome === 'forwarded' ? outcome : 'held';
     this.options.nodeSetChanged();

@@ -224,6 +224,7 @@ export class Relay {
       allows: (reconciler) => this.gate?.allows(reconciler) ?? true,
       emit: ({ reconciler, message }) => this.forwarder.enqueue(reconciler, message),
       nodeSetChanged: () => this.nodeSetChanged(term),
+      now: () => this.deps.clock.now(),
       invalid: ({ kind, name, reason }) => {
         this.metrics.invalidObjects.inc({ kind });
         this.deps.log.warn('object not forwarded', { kind, name, reason });

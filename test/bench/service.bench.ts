@@ -138,7 +138,7 @@ async function nodeSetRounds(w: ServiceWorld, names: string[]) {
 /**
  * A Node's whole life, as the relay's change router sees it and the service controller then works it: registered
  * by kubelet (no instance yet), initialized (instance, zone), Ready, labelled by another agent, marked by the
- * cluster autoscaler, deleted. Each change the router forwards as a Node-set change is one round of every
+ * cluster autoscaler, deleted two minutes later. Each change the router forwards as a Node-set change is one round of every
  * LoadBalancer Service's key (the relay's debounce merges changes a second apart; these are further apart).
  * Returns the rounds.
  */
@@ -147,6 +147,7 @@ async function nodeLife(w: ServiceWorld): Promise<number> {
   const router = new ChangeRouter({
     reconcilers: new Set(['service']),
     allows: () => true,
+    now: () => w.clock.now(),
     emit: () => {},
     nodeSetChanged: () => {
       signalled = true;
@@ -200,6 +201,8 @@ async function nodeLife(w: ServiceWorld): Promise<number> {
       n.spec!.taints = [{ key: TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER, value: '1796000000', effect: 'NoSchedule' }];
     }),
   );
+  // Deleted once drained, minutes after the mark (a deletion within LEFT_RECENTLY_MS would be a round of its own).
+  w.clock.advance(2 * 60_000);
   await step(() => w.kube.deleteNode(name, {}));
   unwatch();
   return rounds;

@@ -265,6 +265,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
   const router = new ChangeRouter({
     reconcilers: new Set(Object.keys(RELAYED) as RelayReconciler[]),
     allows: () => true,
+    now: () => clock.now(),
     emit: ({ reconciler, message }) => sendKey(RELAYED[reconciler]!, message),
     nodeSetChanged: () => {
       if (nodeSetPending) return;
