@@ -292,6 +292,22 @@ describe("a round of leaves only (the relay's NODE_LEAVE_HINT_SOURCE)", () => {
     expect(made.DescribeTargetHealth).toBeUndefined();
   });
 
+  it('deregisters a Node that left and was then marked for deletion before the pass', async () => {
+    for (const w of [fast, full]) {
+      exclude(w, 'node-2');
+      const node = w.kube.nodes.get('node-2')!;
+      w.kube.putNode({
+        ...node,
+        metadata: { ...node.metadata, finalizers: ['example.com/drain'], deletionTimestamp: '2026-12-02T07:00:00Z' },
+      });
+    }
+    await leaveChange(fast);
+    await nodeSetChange(full, false);
+    expect(fast.inventory()).toEqual(full.inventory());
+    for (const targets of targetsOf(fast)) expect(targets).toHaveLength(1);
+    expect(calls(fast).DescribeTargetHealth).toBeUndefined();
+  });
+
   it('a Node that came back before the pass is kept', async () => {
     for (const w of [fast, full]) {
       const before = structuredClone(w.kube.nodes.get('node-2')!);

@@ -67,8 +67,9 @@ export async function ensureTargets(
   pass: Pass,
   mode: TargetsMode = 'read',
 ): Promise<void> {
-  // Instances EC2 answered for (every listed Node not being deleted): an ID it does not know would fail the call.
-  const listed = mode === 'leave' || mode === 'join-leave' ? [...(await pass.batch.instances()).keys()] : [];
+  // Every listed Node's instance, those of Nodes being deleted too (one may have left, then been marked for
+  // deletion before this pass). An ID ELB cannot take makes that group's read (`withoutRead`).
+  const listed = mode === 'leave' || mode === 'join-leave' ? instanceIdsOf(await pass.batch.nodes()) : [];
   for (const wanted of spec.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
     const all = targets.get(wanted.name) ?? [];
@@ -82,7 +83,7 @@ export async function ensureTargets(
 
 /**
  * One target group's targets put right without reading them (`TargetsMode`). False when ELB refuses a target it is
- * asked to deregister (`InvalidTarget`: an instance it cannot take, in another VPC, or an emulator that refuses a
+ * asked to deregister (`InvalidTarget`: an instance it cannot take, in another VPC or gone from EC2, or an emulator that refuses a
  * target not registered, as moto does), having written nothing: the caller then reads the registered ones.
  */
 async function withoutRead(
