@@ -4,6 +4,7 @@ import type { Instance, InstanceState } from '../../shared/aws/ec2-port.ts';
 import { IPV4_RESOURCE, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
 import { TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
+import { TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER } from '../../shared/k8s/service-port.ts';
 import type { Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { CLUSTER, type Cluster, NODE_GROUP, WINDOWS_SUBNET, ZONES } from './cluster.ts';
 
@@ -38,6 +39,8 @@ export type Op =
   | { op: 'terminate'; slot: number }
   /** `kubectl delete node` (a scale-in). */
   | { op: 'leave'; slot: number }
+  /** The cluster autoscaler marks the Node for scale-down (its taint): it leaves the load balancers, and stays. */
+  | { op: 'scaleDown'; slot: number }
   /** Create the Service, or change it to this variant (ports, the internal scheme). */
   | { op: 'service'; svc: number; variant: number }
   | { op: 'deleteService'; svc: number }
@@ -73,6 +76,7 @@ export const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('start' as const), slot }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('terminate' as const), slot }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('leave' as const), slot }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('scaleDown' as const), slot }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('service' as const), svc, variant: fc.nat(2) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deleteService' as const), svc }) },
   {
@@ -366,6 +370,20 @@ export class HistoryPlayer {
         this.setState(op.slot, 'terminated');
         this.setReady(op.slot, 'Unknown');
         return;
+      case 'scaleDown': {
+        const name = nodeNameOf(op.slot);
+        if (!truth.joined.has(op.slot) || truth.left.has(op.slot) || !c.kube.nodes.has(name)) return;
+        c.kube.mutateNode(name, (n) => {
+          const taints = (n.spec?.taints ?? []).filter((t) => t.key !== TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER);
+          const mark = {
+            key: TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,
+            value: '1796000000',
+            effect: 'NoSchedule' as const,
+          };
+          n.spec = { ...n.spec, taints: [...taints, mark] };
+        });
+        return;
+      }
       case 'leave': {
         const name = nodeNameOf(op.slot);
         if (!truth.joined.has(op.slot) || truth.left.has(op.slot) || this.warned(op.slot)) return;
