@@ -132,7 +132,12 @@ async function nodeSetRounds(w: ServiceWorld, names: string[]) {
   w.resetCounters();
   await exclude('node-23');
   await w.converge(w.nodeSetKeys(names, '9004', NODE_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
-  return { nodeJoined, nodeSetChanged, nodeReplaced, nodeLeft: counts(w) };
+  const nodeLeft = counts(w);
+  // A Node deleted outright while a target: an ordinary round.
+  w.resetCounters();
+  await w.kube.deleteNode('node-20', {});
+  await w.converge(w.nodeSetKeys(names, '9005'), w.serviceDeps, 5000);
+  return { nodeJoined, nodeSetChanged, nodeReplaced, nodeLeft, nodeDeleted: counts(w) };
 }
 
 /**
@@ -291,6 +296,14 @@ function nodeSetFigures(big: Awaited<ReturnType<typeof resync>>): BenchResult[] 
       target: 'registers the one, deregisters the other, nothing else written',
       rerun: RERUN,
       note: `${(big.nodeReplaced.total / 200).toFixed(1)} per Service, ${big.nodeReplaced.writes} writes (${big.nodeReplaced.detail})`,
+    },
+    {
+      name: 'a Node deleted outright while a target of 200 Services (an ordinary round): AWS calls',
+      value: big.nodeDeleted.total,
+      unit: 'calls',
+      target: 'deregisters the Node, nothing else written',
+      rerun: RERUN,
+      note: `${(big.nodeDeleted.total / 200).toFixed(1)} per Service, ${big.nodeDeleted.writes} writes: the registered targets are read (${big.nodeDeleted.detail})`,
     },
     {
       name: 'a Node joins and another is deleted outright at 200 Services, in one round: AWS calls',
