@@ -1,7 +1,9 @@
 import { type ClassicWorld, createClassicWorld, referenceClassic } from '../../functions/service/clb/testing.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
 import { CLASSIC_WRITE_OPERATIONS } from '../../shared/aws/elb-fake.ts';
-import { NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
+import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
+import type { Node } from '../../shared/k8s/types.ts';
+import { NODE_LEAVE_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { WEB_PORTS } from '../helpers/service-world.ts';
 import type { BenchResult } from './types.ts';
 
@@ -75,8 +77,16 @@ async function resync(services: number) {
   // A Node joins: the relay sends every LoadBalancer Service's key, hinted as a Node-set change.
   w.resetCounters();
   w.addNode(21);
-  await w.converge(w.nodeSetKeys(Array.from({ length: services }, (_, i) => `web-${i}`)), w.serviceDeps, 5000);
-  return { round, nodeJoined: counts(w) };
+  const names = Array.from({ length: services }, (_, i) => `web-${i}`);
+  await w.converge(w.nodeSetKeys(names), w.serviceDeps, 5000);
+  const nodeJoined = counts(w);
+  // It leaves and stays (excluded): the listing shows the registered instances, so this costs the same.
+  w.resetCounters();
+  await w.kube.mutateNode('node-21', (n: Node) => {
+    n.metadata.labels = { ...n.metadata.labels, [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: '' };
+  });
+  await w.converge(w.nodeSetKeys(names, '9002', NODE_LEAVE_HINT_SOURCE), w.serviceDeps, 5000);
+  return { round, nodeJoined, nodeLeft: counts(w) };
 }
 
 /**
@@ -114,7 +124,7 @@ async function migratedJoin(services: number) {
 
 export async function run(): Promise<BenchResult[]> {
   const one = await createOne();
-  const { round: all, nodeJoined } = await resync(200);
+  const { round: all, nodeJoined, nodeLeft } = await resync(200);
   const migrated = await migratedJoin(200);
   return [
     {
@@ -148,6 +158,14 @@ export async function run(): Promise<BenchResult[]> {
       target: 'registers the Node, nothing else written',
       rerun: RERUN,
       note: `${(nodeJoined.total / 200).toFixed(1)} per Service (before the batch read their tags and groups: 660), ${nodeJoined.writes} writes (${nodeJoined.detail})`,
+    },
+    {
+      name: 'a Node leaves 200 Services on Classic ELBs and stays in the cluster: AWS calls',
+      value: nodeLeft.total,
+      unit: 'calls',
+      target: 'deregisters the Node, nothing else written',
+      rerun: RERUN,
+      note: `${(nodeLeft.total / 200).toFixed(1)} per Service, ${nodeLeft.writes} writes (${nodeLeft.detail})`,
     },
     {
       name: "a Node joins 200 migrated Services (the reference's `a<uid>` Classic ELBs): AWS calls",
