@@ -266,7 +266,8 @@ export class ChangeRouter {
       if (value === before) continue;
       table.setFingerprint(slot, i, value);
       if (this.onlyUnselectedLabels(rule, key, object, before, value)) continue;
-      outcome = this.forward(outcome, rule, kind, key, owner, hint, nodeTransition(object, before, value));
+      const transition = rule.target === 'load-balancers' ? nodeTransition(object, before, value) : undefined;
+      outcome = this.forward(outcome, rule, kind, key, owner, hint, transition);
       // A Pod that moved (deleted and created again under its name on another Node while no watch was open):
       // the Node it left has an address to take back.
       if (rule.target === 'pod-node' && before !== NOT_RELEVANT && formerOwner && formerOwner !== owner) {
