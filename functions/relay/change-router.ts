@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { errorMessage } from '../../shared/errors.ts';
 import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import {
+  HINT_FIELD_MAX,
   type KeyHint,
   KeyMessage,
   NODE_JOIN_HINT_SOURCE,
@@ -642,15 +643,12 @@ export class ChangeRouter {
  */
 function sendable(message: KeyMessage): { ok: true; message: KeyMessage } | { ok: false; error: string } {
   const hint = message.hint && { ...message.hint };
-  if (hint?.resourceVersion !== undefined && hint.resourceVersion.length > HINT_FIELD_LIMIT) {
+  if (hint?.resourceVersion !== undefined && hint.resourceVersion.length > HINT_FIELD_MAX) {
     hint.resourceVersion = createHash('sha256').update(hint.resourceVersion).digest('hex');
   }
-  if (hint?.uid !== undefined && hint.uid.length > HINT_FIELD_LIMIT) delete hint.uid;
+  if (hint?.uid !== undefined && hint.uid.length > HINT_FIELD_MAX) delete hint.uid;
   const candidate = hint ? { ...message, hint } : message;
   const parsed = KeyMessage.safeParse(candidate);
   if (parsed.success) return { ok: true, message: candidate };
   return { ok: false, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
 }
-
-/** `KeyHint`'s limit for uid and resourceVersion (shared/queue/message.ts). */
-const HINT_FIELD_LIMIT = 64;

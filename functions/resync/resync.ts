@@ -7,7 +7,7 @@ import type { Service } from '../../shared/k8s/types.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';
-import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
+import { HINT_FIELD_MAX, type KeyHint, type KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
@@ -51,15 +51,15 @@ export class ResyncError extends Error {}
 /**
  * The keys of the LoadBalancer Services, and of any Service still holding the cleanup finalizer (type changed
  * away). Each names the Service's uid: the service controller reads its batch's load balancers ahead with it (a
- * migrated one is named after it); the deduplication ID does not include it. An API server's uids are 36
- * characters; one over the hint's limit is left out rather than make the message unreadable.
+ * migrated one is named after it); the deduplication ID does not include it. One over the hint's limit is left
+ * out rather than make the message unreadable.
  */
 function serviceKeys(services: readonly Service[], hint: KeyHint): KeyMessage[] {
   return services
     .filter((s) => s.spec?.type === 'LoadBalancer' || s.metadata.finalizers?.includes(FINALIZER_LOAD_BALANCER_CLEANUP))
     .map((s) => {
       const uid = s.metadata.uid;
-      const keyHint = uid && uid.length <= 64 ? { ...hint, uid } : hint;
+      const keyHint = uid && uid.length <= HINT_FIELD_MAX ? { ...hint, uid } : hint;
       return { kind: 'Service', namespace: s.metadata.namespace, name: s.metadata.name, hint: keyHint };
     });
 }

@@ -1,5 +1,5 @@
 import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
-import type { ClassicLoadBalancer, ElbPort } from '../../shared/aws/elb-port.ts';
+import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
 import { ELBV2_PAGE_SIZE, type LoadBalancer, type TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Node } from '../../shared/k8s/types.ts';
@@ -27,9 +27,9 @@ export class ServiceBatch {
   private groups?: Promise<SecurityGroup[]>;
   private zoneList?: Promise<AvailabilityZone[]>;
   private lbByName?: Promise<Map<string, LoadBalancer>>;
-  private lbTags?: Promise<Map<string, Record<string, string>>>;
+  private lbTags?: Promise<TagsById>;
   private classicByName?: Promise<Map<string, ClassicLoadBalancer>>;
-  private classicTags?: Promise<Map<string, Record<string, string>>>;
+  private classicTags?: Promise<TagsById>;
   private groupsByLoadBalancer?: Promise<Map<string, TargetGroup[]> | undefined>;
   private namedGroups?: Promise<{ names: Set<string>; groups: SecurityGroup[] }>;
 
@@ -62,17 +62,12 @@ export class ServiceBatch {
   /**
    * The tags of a Classic ELB: read together (DescribeTags takes 20 names) for every Classic ELB the batch's
    * Services may have (named after the Service, or the reference controller's `a<uid>` name when a hint gave
-   * the uid), alone for any other. Undefined: no tags answer.
+   * the uid), alone for any other. Undefined: no tags answer. Only for a deployment with Classic ELB access.
    */
-  async classicLoadBalancerTags(elb: ElbPort, name: string): Promise<Record<string, string> | undefined> {
-    this.classicTags ??= this.classicLoadBalancers().then((lbs) => {
-      const names = this.namedAfterServices()
-        .map((n) => lbs.get(n.toLowerCase())?.name)
-        .filter((n): n is string => n !== undefined);
-      return names.length > 0 ? elb.describeTags(names) : new Map<string, Record<string, string>>();
-    });
-    const shared = await this.classicTags;
-    return shared.get(name) ?? (await elb.describeTags([name])).get(name);
+  async classicLoadBalancerTags(name: string): Promise<Record<string, string> | undefined> {
+    const elb = this.deps.elb!;
+    this.classicTags ??= this.classicLoadBalancers().then((lbs) => this.tagsOfNamed(lbs, (lb) => lb.name, elb));
+    return tagsOf(await this.classicTags, name, elb);
   }
 
   /**
@@ -80,14 +75,18 @@ export class ServiceBatch {
    * after a Service of the batch, alone for any other (a name annotation). Undefined: no tags answer.
    */
   async loadBalancerTags(arn: string): Promise<Record<string, string> | undefined> {
-    this.lbTags ??= this.loadBalancers().then((lbs) => {
-      const arns = this.namedAfterServices()
-        .map((name) => lbs.get(name.toLowerCase())?.arn)
-        .filter((a): a is string => a !== undefined);
-      return arns.length > 0 ? this.deps.elbv2.describeTags(arns) : new Map<string, Record<string, string>>();
+    const { elbv2 } = this.deps;
+    this.lbTags ??= this.loadBalancers().then((lbs) => this.tagsOfNamed(lbs, (lb) => lb.arn, elbv2));
+    return tagsOf(await this.lbTags, arn, elbv2);
+  }
+
+  /** One DescribeTags (per 20) for the load balancers of `lbs` named after the batch's Services, by `idOf`. */
+  private tagsOfNamed<T>(lbs: Map<string, T>, idOf: (lb: T) => string, port: TagsPort): Promise<TagsById> {
+    const ids = this.namedAfterServices().flatMap((name) => {
+      const lb = lbs.get(name.toLowerCase());
+      return lb ? [idOf(lb)] : [];
     });
-    const shared = await this.lbTags;
-    return shared.get(arn) ?? (await this.deps.elbv2.describeTags([arn])).get(arn);
+    return ids.length > 0 ? port.describeTags(ids) : Promise.resolve(new Map());
   }
 
   /**
@@ -176,6 +175,14 @@ export class ServiceBatch {
     this.zoneList ??= this.deps.ec2.describeAvailabilityZones();
     return this.zoneList;
   }
+}
+
+type TagsById = Map<string, Record<string, string>>;
+type TagsPort = { describeTags(ids: readonly string[]): Promise<TagsById> };
+
+/** A load balancer's tags from the batch's shared read, or asked for alone when that read did not name it. */
+async function tagsOf(shared: TagsById, id: string, port: TagsPort): Promise<Record<string, string> | undefined> {
+  return shared.get(id) ?? (await port.describeTags([id])).get(id);
 }
 
 export function primaryGroups(instance: Instance): string[] {

@@ -14,9 +14,12 @@ const dnsName = (max: number) =>
   z.string().check(z.minLength(1), z.maxLength(max), z.regex(RFC1123, 'must be a lowercase RFC 1123 name'));
 const upTo = (max: number) => z.optional(z.string().check(z.maxLength(max)));
 
+/** The longest `uid` or `resourceVersion` a hint may carry (an API server's uids are 36 characters). */
+export const HINT_FIELD_MAX = 64;
+
 export const KeyHint = z.strictObject({
-  uid: upTo(64),
-  resourceVersion: upTo(64),
+  uid: upTo(HINT_FIELD_MAX),
+  resourceVersion: upTo(HINT_FIELD_MAX),
   eventType: z.optional(z.enum(['ADDED', 'MODIFIED', 'DELETED', 'RESYNC', 'EC2'])),
   source: upTo(64),
   eventId: upTo(128),

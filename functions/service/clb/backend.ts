@@ -98,7 +98,7 @@ async function instancesOnly(
 ): Promise<{ result: ReconcileResult | undefined } | undefined> {
   const lb = await classicQuickLook(spec, options, pass);
   if (!lb) return undefined;
-  const tags = await pass.batch.classicLoadBalancerTags(elbOf(pass), lb.name);
+  const tags = await pass.batch.classicLoadBalancerTags(lb.name);
   if (!tags || !ownedByService(tags, pass.deps.clusterName, pass.serviceKey) || REPLACES_TAG in tags) return undefined;
   if (!(await ensureInstancesAndNodeAccess(spec, lb, pass))) return undefined;
   return { result: await finishClassic(spec, lb, false, undefined, pass) };

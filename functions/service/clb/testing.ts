@@ -6,6 +6,7 @@ import type { Service } from '../../../shared/k8s/types.ts';
 import { createServiceWorld, VPC } from '../../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../../test/helpers/world.ts';
 import { ANNOTATION } from '../annotations.ts';
+import { referenceLoadBalancerName } from '../names.ts';
 
 /**
  * The service world with a Classic ELB account beside ELBv2 (the fake behind the real adapter), and a
@@ -29,7 +30,7 @@ export function createClassicWorld() {
 export type ClassicWorld = ReturnType<typeof createClassicWorld>;
 
 export const UID = '5e1f3b2a-9c4d-4e6f-8a7b-0c1d2e3f4a5b';
-export const REFERENCE_NAME = `a${UID.replace(/-/g, '')}`.slice(0, 32);
+export const REFERENCE_NAME = referenceLoadBalancerName(UID)!;
 export const REFERENCE_TAGS = {
   [`kubernetes.io/cluster/${CLUSTER}`]: 'owned',
   'kubernetes.io/service-name': 'default/web',
@@ -49,7 +50,7 @@ export async function referenceClassic(
   } = {},
 ): Promise<{ dnsName: string; groupId: string }> {
   const service = options.service ?? { name: 'web', uid: UID };
-  const lbName = `a${service.uid.replace(/-/g, '')}`.slice(0, 32);
+  const lbName = referenceLoadBalancerName(service.uid)!;
   const group = await w.ec2Port.createSecurityGroup({
     groupName: `k8s-elb-${lbName}`,
     description: `Security group for Kubernetes ELB ${lbName} (default/${service.name})`,

@@ -1,9 +1,9 @@
 import type { Target, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
-import { awsErrorCode } from '../../../shared/aws/errors.ts';
 import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import type { EndpointSlice } from '../../../shared/k8s/types.ts';
 import type { DesiredTargetGroup, LoadBalancerSpec } from '../model/spec.ts';
 import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../model/targets.ts';
+import { codeOf } from '../resources.ts';
 import type { Pass } from '../writes.ts';
 import type { EnsuredGroups } from './target-groups.ts';
 
@@ -100,7 +100,7 @@ async function withoutRead(
     try {
       if (left.length > 0) await pass.elbv2.deregisterTargets(group.arn, left);
     } catch (err) {
-      if (awsErrorCode((err as { cause?: unknown }).cause)?.replace(/Exception$/, '') === 'InvalidTarget') return false;
+      if (codeOf(err) === 'InvalidTarget') return false;
       throw err;
     }
   }
