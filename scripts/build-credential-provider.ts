@@ -166,6 +166,25 @@ const sdkAsset: Plugin = {
   },
 };
 
+/**
+ * The plugin's script (and the bench's floor program, packaged the same way) without `node:crypto` at start: the
+ * bundled SDK code's imports of it resolve to functions/credential-provider/lazy-crypto.ts, and the SDK's UUID
+ * helper's test for a global Web Crypto is answered at build time, since that global's getter loads `node:crypto`
+ * too (the helper then takes its own fallback, random bytes from `getRandomValues`). About 5 ms of each start; see
+ * that file and docs/credential-provider.md.
+ */
+const LAZY_CRYPTO: Partial<BuildOptions> = {
+  define: { crypto: 'undefined' },
+  plugins: [
+    {
+      name: 'lazy-crypto',
+      setup(b) {
+        b.onResolve({ filter: /^(node:)?crypto$/ }, () => ({ path: join(CREDENTIAL_PROVIDER, 'lazy-crypto.ts') }));
+      },
+    },
+  ],
+};
+
 async function bundleOne(entry: string, outfile: string, options: Partial<BuildOptions>): Promise<string> {
   const result = await build({ ...COMMON, entryPoints: [entry], outfile, ...options });
   const inputs = Object.keys(result.metafile?.inputs ?? {}).length;
@@ -182,8 +201,8 @@ export type Scripts = { loader: string; main: string; sdk: string; codeCache: st
 export async function bundleScripts(version: string, dir = WORK): Promise<Scripts> {
   const loader = await bundleOne(join(CREDENTIAL_PROVIDER, 'sea-main.ts'), join(dir, 'sea-main.cjs'), {});
   const main = await bundleOne(ENTRY, join(dir, MAIN_ASSET), {
-    define: { CREDENTIAL_PROVIDER_VERSION: JSON.stringify(version) },
-    plugins: [sdkAsset],
+    define: { ...LAZY_CRYPTO.define, CREDENTIAL_PROVIDER_VERSION: JSON.stringify(version) },
+    plugins: [sdkAsset, ...LAZY_CRYPTO.plugins!],
   });
   if (/\bECRClient\b|client-ecr\/dist-es\/ECRClient/.test(readFileSync(main, 'utf8'))) {
     throw new Error(`${main} contains the SDK clients; the dynamic import of aws-ports.ts was not replaced`);
@@ -377,7 +396,7 @@ export async function buildOneScriptExecutable(entry: string, out: string): Prom
   const dir = join(ROOT, '.build', basename(out));
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  const script = await bundleOne(entry, join(dir, 'main.cjs'), {});
+  const script = await bundleOne(entry, join(dir, 'main.cjs'), LAZY_CRYPTO);
   const blob = join(dir, 'sea-prep.blob');
   const config = join(dir, 'sea-config.json');
   writeFileSync(

@@ -20,10 +20,9 @@
  * which loads `node:https` and TLS even for a plain-HTTP endpoint).
  */
 import { statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { Sha256 } from '@aws-crypto/sha256-js';
 import { extendedEncodeURIComponent, HttpRequest, HttpResponse } from '@smithy/core/protocols';
 import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
-import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type ProxyEnv, proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
@@ -103,7 +102,8 @@ export interface FileSystem {
  */
 export const realFileSystem: FileSystem = {
   exists: (path) => statSync(path, { throwIfNoEntry: false })?.isFile() === true,
-  home: () => process.env.HOME || homedir(),
+  // node:os only when HOME is unset: a usual run does not load it.
+  home: () => process.env.HOME || process.getBuiltinModule('node:os').homedir(),
   async profiles({ config, credentials }) {
     const { parseKnownFiles } = await import('@smithy/core/config');
     return parseKnownFiles({ configFilepath: config, filepath: credentials, ignoreCache: true });
@@ -425,7 +425,8 @@ function caller(setup: DirectSetup, options: DirectOptions) {
         credentials: signing.credentials ? async () => signing.credentials! : setup.credentials,
         region: signing.region,
         service: signing.service,
-        sha256: Hash.bind(null, 'sha256'),
+        // The SDK's JavaScript SHA-256, not `node:crypto`'s: see lazy-crypto.ts.
+        sha256: Sha256,
       });
     const { url, body } = exchange;
     const request = new HttpRequest({

@@ -7,8 +7,8 @@
  * stdin and stdout are read and written synchronously, the cheapest way.
  */
 import { readFileSync, writeSync } from 'node:fs';
+import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/core/protocols';
-import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 
 const { apiVersion, image } = JSON.parse(readFileSync(0, 'utf8')) as { apiVersion: string; image: string };
@@ -18,7 +18,7 @@ const signer = new SignatureV4({
   credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY! },
   region: registry.split('.')[3]!,
   service: 'ecr',
-  sha256: Hash.bind(null, 'sha256'),
+  sha256: Sha256,
 });
 const unsigned = new HttpRequest({
   method: 'POST',
