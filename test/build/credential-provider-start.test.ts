@@ -65,8 +65,8 @@ function answer(env: NodeJS.ProcessEnv): Promise<Run> {
       env: { HOME: '/nonexistent', ...env },
       stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
     });
-    const text = ['', '', '', ''];
-    for (const fd of [1, 2, 3]) child.stdio[fd]!.on('data', (chunk: Buffer) => (text[fd] += chunk));
+    const text: Record<number, string> = { 1: '', 2: '', 3: '' };
+    for (const fd of [1, 2, 3]) child.stdio[fd]!.on('data', (chunk: Buffer) => (text[fd] += String(chunk)));
     child.on('error', reject);
     child.on('close', (code) => {
       const loaded = text[3] ? (JSON.parse(text[3]) as string[]) : [];
