@@ -16,8 +16,8 @@
  * against the SDK in direct.test.ts: which configurations qualify; the regional endpoint names (the clients'
  * endpoint rules give the same URL for every region the SDK knows); the three operations' requests and
  * responses (AWS JSON 1.1 for ECR, the query protocol with XML answers for STS), error parsing and the clock
- * skew correction the clients apply; sending one request (`sendOnce`, instead of the SDK's `NodeHttpHandler`,
- * which loads `node:https` and TLS even for a plain-HTTP endpoint).
+ * skew correction the clients apply; sending one request (`sendOnce` and http1.ts, instead of the SDK's
+ * `NodeHttpHandler`, which loads `node:https` and TLS even for a plain-HTTP endpoint, and `node:http` at all).
  */
 import { statSync } from 'node:fs';
 import { Sha256 } from '@aws-crypto/sha256-js';
@@ -26,6 +26,7 @@ import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type ProxyEnv, proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
+import { type Answer, exchangeOnce, type Timeouts } from './http1.ts';
 import {
   type AssumeRoleWithWebIdentityInput,
   type AuthorizationToken,
@@ -469,15 +470,19 @@ function caller(setup: DirectSetup, options: DirectOptions) {
 
 /**
  * One HTTP exchange, the body read whole, as an `HttpResponse` (what the retry middleware reads `retry-after`
- * from). Only the scheme's module is loaded. Failures are shaped as the SDK's handler shapes them, which is what
- * the retry strategy classifies: socket errors keep their `code` (ECONNREFUSED, ECONNRESET, ...), and both
- * timeouts are a `TimeoutError`.
+ * from): on a socket of its own (http1.ts) or, when a proxy is set, through `node:http(s)` and the proxy agent.
+ * Failures are shaped as the SDK's handler shapes them, which is what the retry strategy classifies: socket errors
+ * keep their `code` (ECONNREFUSED, ECONNRESET, ...), and both timeouts are a `TimeoutError`.
  */
-export function sendOnce(
-  request: HttpRequest,
-  timeouts: { connectionTimeoutMs: number; requestTimeoutMs: number },
-  proxies?: ProxyEnv,
-): Promise<HttpResponse> {
+export async function sendOnce(request: HttpRequest, timeouts: Timeouts, proxies?: ProxyEnv): Promise<HttpResponse> {
+  if (proxies) return new HttpResponse(await sendThroughProxy(request, timeouts, proxies));
+  const { protocol, hostname, port, method, path, headers, body } = request;
+  const one = { protocol, hostname, method, path, headers, body: body as string | undefined };
+  return new HttpResponse(await exchangeOnce(port ? { ...one, port } : one, timeouts));
+}
+
+/** `node:http(s)` with the proxy agent (shared/net/proxy.ts), which does the proxying. */
+function sendThroughProxy(request: HttpRequest, timeouts: Timeouts, proxies: ProxyEnv): Promise<Answer> {
   const { request: open } = process.getBuiltinModule(request.protocol === 'https:' ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
     const timeout = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
@@ -489,8 +494,7 @@ export function sendOnce(
         method: request.method,
         path: request.path,
         headers: request.headers,
-        // One request per process: no agent (so no keep-alive socket to close afterwards), unless a proxy is set.
-        agent: proxies ? proxyAgent(request.protocol, proxies) : false,
+        agent: proxyAgent(request.protocol, proxies),
       },
       (incoming) => {
         const chunks: Buffer[] = [];
@@ -501,7 +505,7 @@ export function sendOnce(
           for (const [name, value] of Object.entries(incoming.headers)) {
             if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
           }
-          resolve(new HttpResponse({ statusCode: incoming.statusCode ?? 0, headers, body: Buffer.concat(chunks) }));
+          resolve({ statusCode: incoming.statusCode ?? 0, headers, body: Buffer.concat(chunks) });
         });
       },
     );

@@ -9,7 +9,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeAwsServer, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
+import {
+  type FakeAwsServer,
+  LOOPBACK_TLS,
+  startFakeAwsServer,
+} from '../../functions/credential-provider/fake-aws-server.ts';
 import { wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
 import { bundleScripts } from '../../scripts/build-credential-provider.ts';
 
@@ -33,6 +37,7 @@ let dir: string;
 let wrapped: string;
 let runner: string;
 let server: FakeAwsServer;
+let tlsServer: FakeAwsServer;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'credential-provider-start-'));
@@ -42,9 +47,11 @@ beforeAll(async () => {
   runner = join(dir, 'runner.cjs');
   writeFileSync(runner, RUNNER);
   server = await startFakeAwsServer();
+  tlsServer = await startFakeAwsServer({ tls: true });
 }, 60_000);
 afterAll(async () => {
   await server?.close();
+  await tlsServer?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 beforeEach(() => {
@@ -77,24 +84,41 @@ function answer(env: NodeJS.ProcessEnv): Promise<Run> {
   });
 }
 
-function expectAnswered(run: Run): void {
+function expectAnswered(run: Run, by = server): void {
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
-  expect(JSON.parse(run.stdout).auth['111122223333.dkr.ecr.eu-west-1.amazonaws.com'].password).toBe(server.password);
+  expect(JSON.parse(run.stdout).auth['111122223333.dkr.ecr.eu-west-1.amazonaws.com'].password).toBe(by.password);
 }
 
+const KEYS = {
+  AWS_ACCESS_KEY_ID: 'AKIDSTART',
+  AWS_SECRET_ACCESS_KEY: 'start-secret',
+  AWS_EC2_METADATA_DISABLED: 'true',
+};
+
 describe("the plugin script's start", () => {
-  it('answers with keys in the environment without loading node:crypto', async () => {
-    const run = await answer({
-      AWS_ACCESS_KEY_ID: 'AKIDSTART',
-      AWS_SECRET_ACCESS_KEY: 'start-secret',
-      AWS_EC2_METADATA_DISABLED: 'true',
-      AWS_ENDPOINT_URL_ECR: server.url,
-    });
+  it('answers over TLS without node:https, trusting the roots Node.js trusts and checking the host name', async () => {
+    const trusted = { ...KEYS, NODE_EXTRA_CA_CERTS: LOOPBACK_TLS.cert };
+    // By IP address (no SNI), then by name (SNI, and the name checked against the certificate).
+    for (const url of [tlsServer.url, tlsServer.url.replace('127.0.0.1', 'localhost')]) {
+      tlsServer.requests.length = 0;
+      const run = await answer({ ...trusted, AWS_ENDPOINT_URL_ECR: url });
+      expectAnswered(run, tlsServer);
+      expect(tlsServer.requests.map((r) => r.operation)).toEqual(['ecr:GetAuthorizationToken']);
+      for (const unneeded of ['http', 'https']) expect(run.modules).not.toContain(unneeded);
+    }
+    // Without that root, the stand-in's certificate is refused, and the line kubelet shows says so.
+    const untrusted = await answer({ ...KEYS, AWS_ENDPOINT_URL_ECR: tlsServer.url });
+    expect(untrusted.code).toBe(1);
+    expect(untrusted.stderr).toMatch(/: DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate\n$/);
+    expect(untrusted.stdout).toBe('');
+  });
+
+  it('answers with keys in the environment without loading node:crypto or node:http', async () => {
+    const run = await answer({ ...KEYS, AWS_ENDPOINT_URL_ECR: server.url });
     expectAnswered(run);
-    expect(run.modules).toContain('fs');
-    expect(run.modules).not.toContain('crypto');
-    expect(run.modules).not.toContain('os');
+    expect(run.modules).toContain('net');
+    for (const unneeded of ['crypto', 'http', 'os']) expect(run.modules).not.toContain(unneeded);
     // The SDK's invocation id, from lazy-crypto.ts's random bytes: a version 4 UUID.
     expect(server.requests[0]?.headers['amz-sdk-invocation-id']).toMatch(
       /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
