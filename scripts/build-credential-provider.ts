@@ -185,6 +185,29 @@ const LAZY_CRYPTO: Partial<BuildOptions> = {
   ],
 };
 
+/**
+ * The SDK's IMDS credential provider makes its three requests through its own `node-http` module, a re-export of
+ * `node:http`; in the plugin's script that module is functions/credential-provider/imds-http.ts, the same requests
+ * on http1.ts's exchange, so the usual node (the instance role) does not load `node:http`. The build fails if the
+ * provider no longer imports such a module, rather than quietly loading `node:http` again.
+ */
+const imdsOnHttp1: Plugin = {
+  name: 'imds-on-http1',
+  setup(b) {
+    let replaced = false;
+    b.onResolve({ filter: /^\.\/node-http(\.js)?$/ }, (args) => {
+      if (!/[\\/]@smithy[\\/]credential-provider-imds[\\/]/.test(args.importer)) return undefined;
+      replaced = true;
+      return { path: join(CREDENTIAL_PROVIDER, 'imds-http.ts') };
+    });
+    b.onEnd(() =>
+      replaced
+        ? undefined
+        : { errors: [{ text: "@smithy/credential-provider-imds no longer imports './node-http'; see imds-http.ts" }] },
+    );
+  },
+};
+
 async function bundleOne(entry: string, outfile: string, options: Partial<BuildOptions>): Promise<string> {
   const result = await build({ ...COMMON, entryPoints: [entry], outfile, ...options });
   const inputs = Object.keys(result.metafile?.inputs ?? {}).length;
@@ -202,7 +225,7 @@ export async function bundleScripts(version: string, dir = WORK): Promise<Script
   const loader = await bundleOne(join(CREDENTIAL_PROVIDER, 'sea-main.ts'), join(dir, 'sea-main.cjs'), {});
   const main = await bundleOne(ENTRY, join(dir, MAIN_ASSET), {
     define: { ...LAZY_CRYPTO.define, CREDENTIAL_PROVIDER_VERSION: JSON.stringify(version) },
-    plugins: [sdkAsset, ...LAZY_CRYPTO.plugins!],
+    plugins: [sdkAsset, imdsOnHttp1, ...LAZY_CRYPTO.plugins!],
   });
   if (/\bECRClient\b|client-ecr\/dist-es\/ECRClient/.test(readFileSync(main, 'utf8'))) {
     throw new Error(`${main} contains the SDK clients; the dynamic import of aws-ports.ts was not replaced`);

@@ -37,6 +37,13 @@ describe('serializeRequest', () => {
     expect(text).toBe(
       'POST / HTTP/1.1\r\nhost: 127.0.0.1:8443\r\ncontent-length: 8\r\nconnection: close\r\n\r\nAction=x',
     );
+    // A length of 0 for a method that expects a body (IMDS's token PUT), none for a GET, as node:http sends them.
+    expect(serializeRequest({ ...REQUEST, method: 'PUT', headers: {}, body: undefined }).toString('latin1')).toBe(
+      'PUT / HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\nconnection: close\r\n\r\n',
+    );
+    expect(serializeRequest({ ...REQUEST, method: 'GET', headers: {}, body: undefined }).toString('latin1')).toBe(
+      'GET / HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n',
+    );
     expect(serializeRequest({ ...REQUEST, hostname: '::1', headers: {} }).toString('latin1')).toMatch(
       /\r\nhost: \[::1\]\r\n/,
     );

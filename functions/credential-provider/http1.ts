@@ -74,7 +74,10 @@ export function serializeRequest(request: OneRequest): Buffer {
     const host = request.hostname.includes(':') ? `[${request.hostname}]` : request.hostname;
     lines.push(`host: ${host}${request.port ? `:${request.port}` : ''}`);
   }
-  if (!names.has('content-length') && body.length > 0) lines.push(`content-length: ${body.length}`);
+  // As node:http: a length for any body, and 0 for a method that expects one (the IMDS token's PUT has none).
+  if (!names.has('content-length') && (body.length > 0 || /^(POST|PUT|PATCH)$/.test(request.method))) {
+    lines.push(`content-length: ${body.length}`);
+  }
   if (!names.has('connection')) lines.push('connection: close');
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), body]);
 }

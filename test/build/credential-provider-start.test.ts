@@ -125,11 +125,18 @@ describe("the plugin script's start", () => {
     );
   });
 
-  it('answers with the instance role without loading node:crypto', async () => {
+  it("answers with the instance role, the SDK's IMDS provider on http1.ts, without node:crypto or node:http", async () => {
+    server.imdsRequests.length = 0;
     const run = await answer({ AWS_EC2_METADATA_SERVICE_ENDPOINT: server.url, AWS_ENDPOINT_URL_ECR: server.url });
     expectAnswered(run);
+    // IMDSv2 as the provider asks it: a token, then the role's name and its keys with that token.
+    expect(server.imdsRequests).toEqual([
+      { method: 'PUT', path: '/latest/api/token' },
+      { method: 'GET', path: '/latest/meta-data/iam/security-credentials/', token: 'fake-imds-token' },
+      { method: 'GET', path: '/latest/meta-data/iam/security-credentials/node-role', token: 'fake-imds-token' },
+    ]);
     expect(server.requests[0]?.headers.authorization).toMatch(/Credential=ASIAFAKEIMDSKEY\//);
-    expect(run.modules).not.toContain('crypto');
+    for (const unneeded of ['crypto', 'http']) expect(run.modules).not.toContain(unneeded);
   });
 
   it("answers with a profile's keys without loading node:crypto (the SDK's ini parser imports it)", async () => {
