@@ -171,7 +171,8 @@ const sdkAsset: Plugin = {
  * bundled SDK code's imports of it resolve to functions/credential-provider/lazy-crypto.ts, and the SDK's UUID
  * helper's test for a global Web Crypto is answered at build time, since that global's getter loads `node:crypto`
  * too (the helper then takes its own fallback, random bytes from `getRandomValues`). About 5 ms of each start; see
- * that file and docs/credential-provider.md.
+ * that file and docs/credential-provider.md. A bundled module importing a name the stand-in does not export fails
+ * the build ("No matching export"), so an SDK update cannot quietly get `undefined` for a function.
  */
 const LAZY_CRYPTO: Partial<BuildOptions> = {
   define: { crypto: 'undefined' },
