@@ -15,7 +15,7 @@ import { EventEmitter } from 'node:events';
 import type { ClientRequest, RequestOptions } from 'node:http';
 import { exchangeOnce } from './http1.ts';
 
-/** No timeout given: the longest kubelet waits for a provider. */
+/** No timeout given (or 0): the longest kubelet waits for a provider. */
 const DEFAULT_TIMEOUT_MS = 60_000;
 
 function request(options: RequestOptions): ClientRequest {
@@ -23,7 +23,8 @@ function request(options: RequestOptions): ClientRequest {
   if (protocol !== 'http:') return process.getBuiltinModule('node:http').request(options);
   const emitter = new EventEmitter();
   let destroyed = false;
-  const timeout = options.timeout ?? DEFAULT_TIMEOUT_MS;
+  // 0 is no timeout to node:http; here it is the longest wait, as for none given.
+  const timeout = options.timeout || DEFAULT_TIMEOUT_MS;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (value !== undefined) headers[name] = String(value);
