@@ -26,7 +26,7 @@ import { retryMiddleware, StandardRetryStrategy } from '@smithy/core/retry';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { type ProxyEnv, proxyAgent, proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
-import { type Answer, exchangeOnce, type Timeouts } from './http1.ts';
+import { type Answer, bareHost, exchangeOnce, type Timeouts, timeoutError } from './http1.ts';
 import {
   type AssumeRoleWithWebIdentityInput,
   type AuthorizationToken,
@@ -485,11 +485,10 @@ export async function sendOnce(request: HttpRequest, timeouts: Timeouts, proxies
 function sendThroughProxy(request: HttpRequest, timeouts: Timeouts, proxies: ProxyEnv): Promise<Answer> {
   const { request: open } = process.getBuiltinModule(request.protocol === 'https:' ? 'node:https' : 'node:http');
   return new Promise((resolve, reject) => {
-    const timeout = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
     const outgoing = open(
       {
         protocol: request.protocol,
-        hostname: request.hostname.replace(/^\[(.*)\]$/, '$1'),
+        hostname: bareHost(request.hostname),
         ...(request.port ? { port: request.port } : {}),
         method: request.method,
         path: request.path,
@@ -512,15 +511,13 @@ function sendThroughProxy(request: HttpRequest, timeouts: Timeouts, proxies: Pro
     outgoing.on('socket', (socket) => {
       if (!socket.connecting) return;
       const timer = setTimeout(() => {
-        outgoing.destroy(
-          timeout(`Socket timed out without establishing a connection within ${timeouts.connectionTimeoutMs} ms`),
-        );
+        outgoing.destroy(timeoutError('connect', timeouts));
       }, timeouts.connectionTimeoutMs);
       socket.once('connect', () => clearTimeout(timer));
       socket.once('close', () => clearTimeout(timer));
     });
     outgoing.setTimeout(timeouts.requestTimeoutMs, () => {
-      outgoing.destroy(timeout(`Connection timed out after ${timeouts.requestTimeoutMs} ms`));
+      outgoing.destroy(timeoutError('idle', timeouts));
     });
     outgoing.on('error', reject);
     outgoing.end(request.body);

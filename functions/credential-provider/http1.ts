@@ -55,6 +55,23 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** What a field value may not hold, as `node:http` checks it: control characters but tab, and beyond Latin-1. */
 const INVALID_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
+/** A host name without the brackets a URL puts around an IPv6 address. */
+export function bareHost(hostname: string): string {
+  return hostname.replace(/^\[(.*)\]$/, '$1');
+}
+
+/**
+ * One of the two timeouts, named and worded as the SDK's HTTP handler words them (its retry strategy reads the
+ * name): `connect` until the TCP connection is made, `idle` once it is.
+ */
+export function timeoutError(which: 'connect' | 'idle', timeouts: Timeouts): Error {
+  const message =
+    which === 'connect'
+      ? `Socket timed out without establishing a connection within ${timeouts.connectionTimeoutMs} ms`
+      : `Connection timed out after ${timeouts.requestTimeoutMs} ms`;
+  return Object.assign(new Error(message), { name: 'TimeoutError' });
+}
+
 /** The request's bytes; throws, naming the problem, for anything `node:http` would refuse to send. */
 export function serializeRequest(request: OneRequest): Buffer {
   if (!TOKEN.test(request.method)) throw new TypeError(`invalid HTTP method ${JSON.stringify(request.method)}`);
@@ -71,7 +88,8 @@ export function serializeRequest(request: OneRequest): Buffer {
     lines.push(`${name}: ${value}`);
   }
   if (!names.has('host')) {
-    const host = request.hostname.includes(':') ? `[${request.hostname}]` : request.hostname;
+    const bare = bareHost(request.hostname);
+    const host = bare.includes(':') ? `[${bare}]` : bare;
     lines.push(`host: ${host}${request.port ? `:${request.port}` : ''}`);
   }
   // As node:http: a length for any body, and 0 for a method that expects one (the IMDS token's PUT has none).
@@ -201,7 +219,7 @@ export function parseAnswer(data: Buffer, closed: boolean): Answer | undefined {
 /** Sends `request` on a connection of its own and reads the whole answer; see the top of this file. */
 export async function exchangeOnce(request: OneRequest, timeouts: Timeouts): Promise<Answer> {
   const bytes = serializeRequest(request);
-  const host = request.hostname.replace(/^\[(.*)\]$/, '$1');
+  const host = bareHost(request.hostname);
   let socket: Socket;
   if (request.protocol === 'https:') {
     const { connect } = process.getBuiltinModule('node:tls');
@@ -226,15 +244,13 @@ export async function exchangeOnce(request: OneRequest, timeouts: Timeouts): Pro
       socket.destroy();
       outcome();
     };
-    const timeout = (message: string) => Object.assign(new Error(message), { name: 'TimeoutError' });
-    const connectTimer = setTimeout(() => {
-      settle(() =>
-        reject(timeout(`Socket timed out without establishing a connection within ${timeouts.connectionTimeoutMs} ms`)),
-      );
-    }, timeouts.connectionTimeoutMs);
+    const connectTimer = setTimeout(
+      () => settle(() => reject(timeoutError('connect', timeouts))),
+      timeouts.connectionTimeoutMs,
+    );
     socket.once('connect', () => clearTimeout(connectTimer));
     socket.setTimeout(timeouts.requestTimeoutMs, () => {
-      settle(() => reject(timeout(`Connection timed out after ${timeouts.requestTimeoutMs} ms`)));
+      settle(() => reject(timeoutError('idle', timeouts)));
     });
     const attempt = (closed: boolean) => {
       try {

@@ -12,6 +12,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { HttpRequest } from '@smithy/core/protocols';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { exchangeOnce } from '../../functions/credential-provider/http1.ts';
+import { CALL_BOUNDS } from '../../functions/credential-provider/ports.ts';
 
 const { apiVersion, image } = JSON.parse(readFileSync(0, 'utf8')) as { apiVersion: string; image: string };
 const registry = image.split('/')[0]!;
@@ -47,7 +48,7 @@ signer.sign(unsigned).then(async (signed) => {
       headers: signed.headers,
       body: '{}',
     },
-    { connectionTimeoutMs: 3_000, requestTimeoutMs: 10_000 },
+    CALL_BOUNDS,
   );
   const { authorizationData } = JSON.parse(body.toString('utf8')) as {
     authorizationData: { authorizationToken: string }[];
