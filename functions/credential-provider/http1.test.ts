@@ -47,6 +47,10 @@ describe('serializeRequest', () => {
     expect(serializeRequest({ ...REQUEST, hostname: '::1', headers: {} }).toString('latin1')).toMatch(
       /\r\nhost: \[::1\]\r\n/,
     );
+    // A URL's hostname keeps the brackets; they are not doubled.
+    expect(serializeRequest({ ...REQUEST, hostname: '[::1]', headers: {} }).toString('latin1')).toMatch(
+      /\r\nhost: \[::1\]\r\n/,
+    );
   });
 
   it('refuses what would let a header or a request line be smuggled in, naming it', () => {
