@@ -16,6 +16,7 @@ import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
+import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
@@ -24,7 +25,6 @@ import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { Cidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
-import { FakeSqs } from '../shared/queue/fake-sqs.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
 import type { SqsPort } from '../shared/queue/sqs-port.ts';
 import { FUNCTION_DEFAULTS } from '../stacks/config.ts';
@@ -326,7 +326,7 @@ function eventSourceMappings(sqs: FakeSqs, handlers: Map<string, Handler>) {
 
 /**
  * Every reconciler in one process, on an in-process SQS that keeps the FIFO workqueue semantics
- * (shared/queue/fake-sqs.ts plays both the queues and the Lambda event source mappings). The same
+ * (shared/aws/fakes/sqs/fake-sqs.ts plays both the queues and the Lambda event source mappings). The same
  * wiring serves the embedded simulation (fake clock, fakes) and a real cluster and account. Keys come
  * from producers outside: the relay (`keys`, `queueUrls`), EC2 events (`enqueueEc2Event`) and `resync`.
  */

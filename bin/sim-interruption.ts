@@ -1,9 +1,9 @@
-import type { FakeEc2 } from '../shared/aws/ec2-fake.ts';
 import type { Instance } from '../shared/aws/ec2-port.ts';
-import type { FakeElb } from '../shared/aws/elb-fake.ts';
-import type { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
+import type { FakeEc2 } from '../shared/aws/fakes/ec2/fake-ec2.ts';
+import type { FakeElb } from '../shared/aws/fakes/elb/fake-elb.ts';
+import type { FakeElbv2 } from '../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { FakeKubernetes } from '../shared/k8s/fake.ts';
+import type { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../shared/k8s/service-port.ts';
 import type { Node, Pod } from '../shared/k8s/types.ts';

@@ -1,8 +1,8 @@
 import { POOL_ANNOTATION } from '../functions/ipam/record.ts';
-import type { FakeEc2 } from '../shared/aws/ec2-fake.ts';
 import type { Instance } from '../shared/aws/ec2-port.ts';
+import type { FakeEc2 } from '../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { FakeKubernetes } from '../shared/k8s/fake.ts';
+import type { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import { IPV4_RESOURCE, POD_IP_ANNOTATION, VPC_CNI_CONFIGMAP } from '../shared/k8s/ipam-names.ts';
 import type { Pod } from '../shared/k8s/types.ts';
 import type { Log } from '../shared/observability/log.ts';

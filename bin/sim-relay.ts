@@ -1,7 +1,7 @@
 import { ChangeRouter } from '../functions/relay/change-router.ts';
 import type { KubeObject } from '../functions/relay/kinds.ts';
 import type { Clock } from '../shared/clock.ts';
-import type { FakeKubernetes } from '../shared/k8s/fake.ts';
+import type { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import type { Engine } from './engine.ts';
 
 /**

@@ -1,12 +1,12 @@
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
-import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
 import { ElbAdapter } from '../shared/aws/elb-adapter.ts';
-import { FakeElb } from '../shared/aws/elb-fake.ts';
 import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
-import { FakeElbv2 } from '../shared/aws/elbv2-fake.ts';
+import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElb } from '../shared/aws/fakes/elb/fake-elb.ts';
+import { FakeElbv2 } from '../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { FakeClock } from '../shared/clock.ts';
-import { FakeKubernetes } from '../shared/k8s/fake.ts';
+import { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';

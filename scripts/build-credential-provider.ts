@@ -28,13 +28,13 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type BuildOptions, build, type Plugin } from 'esbuild';
-import { startFakeAwsServer } from '../functions/credential-provider/fake-aws-server.ts';
 import {
   MAIN_ASSET,
   MAIN_CODE_CACHE_ASSET,
   SDK_ASSET,
   SDK_CODE_CACHE_ASSET,
 } from '../functions/credential-provider/sea-assets.ts';
+import { startFakeAwsServer } from '../functions/credential-provider/testing/fake-aws-server.ts';
 import { sdkSchemaKeys } from './sdk-schema-keys.ts';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');

@@ -7,10 +7,10 @@ import {
 } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Ec2EventsPoller, type Ec2EventsPollerOptions, startEc2EventsPoller } from '../bin/ec2-events-poller.ts';
+import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { RetryableError, TerminalError } from '../shared/errors.ts';
 import { MemoryLog, silentLog } from '../shared/observability/log.ts';
-import { FakeSqs } from '../shared/queue/fake-sqs.ts';
 import { SqsAdapter } from '../shared/queue/sqs-adapter.ts';
 import type { SqsReceiverPort } from '../shared/queue/sqs-port.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator, startEmulator } from './helpers/emulator.ts';

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FakeCluster, kubeConfigFor, startFakeKubeApi } from '../functions/relay/fake-kube-api.ts';
+import { FakeCluster, kubeConfigFor, startFakeKubeApi } from '../functions/relay/testing/fake-kube-api.ts';
 import { makeNode } from './helpers/nodes.ts';
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>

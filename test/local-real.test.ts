@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEc2EventsPoller } from '../bin/ec2-events-poller.ts';
-import { RecordingSqs, reconcilerQueues } from '../functions/relay/testing.ts';
-import { relayFor, start as startRelay, stopStarted } from '../functions/relay/testing-relay.ts';
+import { RecordingSqs, reconcilerQueues } from '../functions/relay/testing/objects.ts';
+import { relayFor, start as startRelay, stopStarted } from '../functions/relay/testing/relay.ts';
+import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
 import { systemClock } from '../shared/clock.ts';
 import { TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { type Log, silentLog } from '../shared/observability/log.ts';
 import { MetricName } from '../shared/observability/metrics.ts';
-import { FakeSqs } from '../shared/queue/fake-sqs.ts';
 import {
   createLocalRealWorld,
   eventually,

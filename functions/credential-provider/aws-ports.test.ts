@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { suiteProxy } from '../../shared/net/fake-proxy.ts';
+import { suiteProxy } from '../../shared/net/fakes/fake-proxy.ts';
 import { createAwsPorts } from './aws-ports.ts';
-import { type FakeAwsServer, startFakeAwsServer } from './fake-aws-server.ts';
+import { type FakeAwsServer, startFakeAwsServer } from './testing/fake-aws-server.ts';
 
 let server: FakeAwsServer;
 const savedEnv = { ...process.env };

@@ -2,9 +2,9 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { AwsServiceError } from '../../shared/aws/errors.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { runCommand } from './cli.ts';
-import { encodeLogin, FakeEcr, FakeEcrPublic, FakeSts } from './fakes.ts';
 import { MemoryOutput, request, stdinWith } from './in-memory.ts';
 import type { PluginDeps } from './plugin.ts';
+import { encodeLogin, FakeEcr, FakeEcrPublic, FakeSts } from './testing/fakes.ts';
 
 const NOW = Date.parse('2026-11-02T08:00:00Z');
 const IMAGE = '111122223333.dkr.ecr.eu-west-1.amazonaws.com/team/api:1.4.2';

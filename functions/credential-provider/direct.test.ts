@@ -9,7 +9,7 @@ import { defaultEndpointResolver as ecrPublicRules } from '@aws-sdk/client-ecr-p
 import { defaultEndpointResolver as stsRules } from '@aws-sdk/client-sts/dist-es/endpoint/endpointResolver.js';
 import { partition } from '@aws-sdk/core/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { suiteProxy } from '../../shared/net/fake-proxy.ts';
+import { suiteProxy } from '../../shared/net/fakes/fake-proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
 import {
   createDirectPorts,
@@ -21,8 +21,8 @@ import {
   realFileSystem,
   xmlElement,
 } from './direct.ts';
-import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './fake-aws-server.ts';
 import { parseEcrRegistry } from './registry.ts';
+import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './testing/fake-aws-server.ts';
 
 const NO_FILES: FileSystem = { exists: () => false, home: () => '/home/kubelet', profiles: async () => ({}) };
 const KEYS = { AWS_ACCESS_KEY_ID: 'AKIDNODE', AWS_SECRET_ACCESS_KEY: 'node-secret' };

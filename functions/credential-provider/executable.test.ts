@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executablePath, TARGET_ARCHES, type TargetArch } from '../../scripts/build-credential-provider.ts';
-import { suiteProxy } from '../../shared/net/fake-proxy.ts';
-import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './fake-aws-server.ts';
+import { suiteProxy } from '../../shared/net/fakes/fake-proxy.ts';
 import { request } from './in-memory.ts';
+import { type FakeAwsServer, IMDS_ROLE, LOOPBACK_TLS, startFakeAwsServer } from './testing/fake-aws-server.ts';
 
 const arch = TARGET_ARCHES.find((candidate) => candidate === process.arch) as TargetArch | undefined;
 const binary = arch && process.platform === 'linux' ? executablePath(arch) : undefined;

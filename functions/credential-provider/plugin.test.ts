@@ -8,10 +8,10 @@ import {
   InvalidTokenError,
   UnsupportedRegistryError,
 } from './errors.ts';
-import { encodeLogin, FakeEcr, FakeEcrPublic, FakeSts } from './fakes.ts';
 import { MemoryOutput, request, stdinWith } from './in-memory.ts';
 import { type PluginDeps, runPlugin } from './plugin.ts';
 import { API_VERSIONS, MAX_REQUEST_BYTES } from './request.ts';
+import { encodeLogin, FakeEcr, FakeEcrPublic, FakeSts } from './testing/fakes.ts';
 
 const NOW = Date.parse('2026-11-02T08:00:00Z');
 const HOURS = 3600_000;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { InvalidTokenError } from './errors.ts';
-import { encodeLogin } from './fakes.ts';
+import { encodeLogin } from './testing/fakes.ts';
 import { cacheDurationFor, decodeAuthorizationToken, formatGoDuration } from './token.ts';
 
 describe('formatGoDuration', () => {

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';

@@ -4,13 +4,13 @@ import {
   TerminateInstanceInAutoScalingGroupCommand,
 } from '@aws-sdk/client-auto-scaling';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { LABEL_ACTION, LABEL_EVENT_ID, TAINT_OUT_OF_SERVICE } from './plan.ts';
-import { createInterruptionWorld, type InterruptionWorld } from './testing.ts';
+import { createInterruptionWorld, type InterruptionWorld } from './testing/world.ts';
 
 let w: InterruptionWorld;
 const NODE = 'ip-10-0-0-5.eu-west-1.compute.internal';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { ipamReconciler } from './reconciler.ts';
-import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing/world.ts';
 
 const NODES = ['win-1', 'win-2', 'win-3', 'win-4'];
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { makeNetworkInterface } from '../../shared/aws/ec2-fake.ts';
+import { makeNetworkInterface } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { IPAM_GC_KEY } from '../../shared/queue/ipam-gc-key.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { interfaceOwnershipTags, SEEN_AVAILABLE_TAG } from './gc.ts';
-import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing/world.ts';
 
 let rounds = 0;
 async function sweep(w: IpamWorld) {

@@ -4,7 +4,7 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
 import { VERIFY_AFTER_SECONDS } from './observe.ts';
 import { ipamReconciler } from './reconciler.ts';
-import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing/world.ts';
 
 const NODE = 'win-1';
 

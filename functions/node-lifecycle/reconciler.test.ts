@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { NEW_INSTANCE_GRACE_MS, TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';

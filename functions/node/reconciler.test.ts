@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';

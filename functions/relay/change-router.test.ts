@@ -24,7 +24,7 @@ import {
   makeVpcCniConfigMap,
   makeWindowsNode,
   setReady,
-} from './testing.ts';
+} from './testing/objects.ts';
 
 /** The router in isolation: fingerprints in, keys out. */
 

@@ -4,7 +4,7 @@ import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
 import { Forwarder, type ForwarderOptions, newest } from './forwarder.ts';
 import { RelayMetrics } from './metrics.ts';
-import { reconcilerQueues, until } from './testing.ts';
+import { reconcilerQueues, until } from './testing/objects.ts';
 
 /** Batching, coalescing, ordering per key and retries, against the FIFO fake and scripted ports. */
 

@@ -17,7 +17,7 @@ import {
   makeWindowsNode,
   setReady,
   uninitialized,
-} from './testing.ts';
+} from './testing/objects.ts';
 
 /** The forwarding rules: which changes each reconciler hears about. */
 

@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { silentLog } from '../../shared/observability/log.ts';
-import { FakeLeaseStore } from './fake-leases.ts';
 import type { Reconciler } from './forwarding.ts';
 import {
   type LeaderMigrationConfiguration,
@@ -12,6 +11,7 @@ import {
 } from './leader-migration.ts';
 import { microTime } from './lease.ts';
 import { RelayMetrics } from './metrics.ts';
+import { FakeLeaseStore } from './testing/fake-leases.ts';
 
 const FILE = `
 kind: LeaderMigrationConfiguration

@@ -4,11 +4,17 @@ import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { KubernetesRestClient } from '../../shared/k8s/rest-client.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { ClientNodeLeases } from './client-node-leases.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
-import { FakeLeaseStore } from './fake-leases.ts';
 import { LeaderElector, type LeasePort, microTime } from './lease.ts';
 import { RestLeases } from './rest-source.ts';
-import { until } from './testing.ts';
+import {
+  FakeCluster,
+  type FakeKubeApi,
+  kubeConfigFor,
+  restConfigFor,
+  startFakeKubeApi,
+} from './testing/fake-kube-api.ts';
+import { FakeLeaseStore } from './testing/fake-leases.ts';
+import { until } from './testing/objects.ts';
 
 /** Leader election with client-go's rules, against the in-memory store; the adapters against the HTTPS server. */
 

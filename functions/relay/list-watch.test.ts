@@ -2,14 +2,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesRestClient } from '../../shared/k8s/rest-client.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
-import {
-  FakeCluster,
-  type FakeKubeApi,
-  type FakeKubeApiOptions,
-  kubeConfigFor,
-  restConfigFor,
-  startFakeKubeApi,
-} from './fake-kube-api.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import type { ListWatchSource } from './kube-source.ts';
 import {
@@ -20,7 +12,15 @@ import {
   type WatchHealthEvent,
 } from './list-watch.ts';
 import { RestListWatch } from './rest-source.ts';
-import { makeNode, makePod, setReady, until } from './testing.ts';
+import {
+  FakeCluster,
+  type FakeKubeApi,
+  type FakeKubeApiOptions,
+  kubeConfigFor,
+  restConfigFor,
+  startFakeKubeApi,
+} from './testing/fake-kube-api.ts';
+import { makeNode, makePod, setReady, until } from './testing/objects.ts';
 
 /**
  * ListWatcher against the local HTTPS API server: paging, bookmarks, server-side timeouts, 410, silence,

@@ -2,13 +2,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeProxy } from '../../shared/net/fake-proxy.ts';
+import { startFakeProxy } from '../../shared/net/fakes/fake-proxy.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { loadRelayConfig } from './config.ts';
-import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';
 import { restClients } from './kube-clients.ts';
 import { sqsRequestHandler, wire } from './main.ts';
-import { keysOn, makeNode, reconcilerQueues, until } from './testing.ts';
+import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './testing/fake-kube-api.ts';
+import { keysOn, makeNode, reconcilerQueues, until } from './testing/objects.ts';
 
 /** The process wiring: environment -> relay, and the operations endpoints the probes and Prometheus use. */
 

@@ -19,14 +19,14 @@ import {
   ReadRecorder,
   type RecordedObject,
   valuesAt,
-} from './testing-reads.ts';
-import { recordReconcilerReads } from './testing-reconciler-reads.ts';
+} from './testing/reads.ts';
+import { recordReconcilerReads } from './testing/reconciler-reads.ts';
 
 /**
  * Every field a reconciler reads of a watched object (Node, Service, EndpointSlice, Pod, the VPC CNI
  * ConfigMap) must be in the fingerprint the relay keeps for that reconciler and kind (forwarding.ts):
  * otherwise a change of that field never reaches the reconciler until the periodic resync. The
- * reconcilers run on recorded objects (testing-reconciler-reads.ts); for each field read, changing only
+ * reconcilers run on recorded objects (testing/reconciler-reads.ts); for each field read, changing only
  * that field on a copy of an object it was read from must change the fingerprint. Reads that cannot
  * matter are listed below, each with the reason.
  */

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Node } from '../../shared/k8s/types.ts';
-import { keysOn, RecordingSqs, reconcilerQueues, setReady, until } from './testing.ts';
-import { cluster, N1, relayFor, serve, settled, start, stopStarted } from './testing-relay.ts';
+import { keysOn, RecordingSqs, reconcilerQueues, setReady, until } from './testing/objects.ts';
+import { cluster, N1, relayFor, serve, settled, start, stopStarted } from './testing/relay.ts';
 
 /**
  * The relay's leadership end to end: two replicas on one Lease, and a LeaderMigrationConfiguration

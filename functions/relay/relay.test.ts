@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeSqs } from '../../shared/aws/fakes/sqs/fake-sqs.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import type { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { type KeyMessage, messageDeduplicationId, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
 import {
@@ -13,7 +13,7 @@ import {
   reconcilerQueues,
   setReady,
   until,
-} from './testing.ts';
+} from './testing/objects.ts';
 import {
   cluster,
   N1,
@@ -26,7 +26,7 @@ import {
   W1,
   W2,
   windowsCluster,
-} from './testing-relay.ts';
+} from './testing/relay.ts';
 
 /**
  * The relay end to end: the REST clients of a relay in a Pod against a local HTTPS server speaking the

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
-import { FAKE_API_SERVER_CA_DATA, FAKE_API_SERVER_TLS } from '../../shared/k8s/fake-api-server.ts';
+import { FAKE_API_SERVER_CA_DATA, FAKE_API_SERVER_TLS } from '../../shared/k8s/fakes/api-server.ts';
 import { KubernetesRestClient } from '../../shared/k8s/rest-client.ts';
 import { isGone, type WatchEvent, WatchInactivityError } from './kube-source.ts';
 import { RestListWatch } from './rest-source.ts';
-import { until } from './testing.ts';
+import { until } from './testing/objects.ts';
 
 /**
  * The REST watch's reading of the wire, against a server that writes exactly what a test says: events

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { providerIdFor } from '../../shared/aws/provider-id.ts';
 import { ANNOTATION_PROVIDED_NODE_IP, TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
 import { CLUSTER, createWorld, type World } from '../../test/helpers/world.ts';

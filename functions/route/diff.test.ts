@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import type { Instance, Route, RouteTable, RouteTarget } from '../../shared/aws/ec2-port.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { NodeCondition } from '../../shared/k8s/types.ts';
 import { cidrs } from '../../test/helpers/world.ts';
 import {

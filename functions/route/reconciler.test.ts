@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { type FakeRoute, makeInstance, makeRouteTable } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { AwsServiceError } from '../../shared/aws/errors.ts';
+import { type FakeRoute, makeInstance, makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import type { Node, NodeCondition } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { countingCalls, crashAfter } from '../../test/helpers/crash.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
 import { createServiceWorld, type ServiceWorld, WEB_PORTS } from '../../test/helpers/service-world.ts';

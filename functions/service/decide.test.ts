@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import { ANNOTATION } from './annotations.ts';
 import { decide, isClassicHostname } from './decide.ts';
-import { svc } from './model/testing.ts';
+import { svc } from './testing/model.ts';
 
 describe('decide', () => {
   const withFinalizer = { finalizers: [FINALIZER_LOAD_BALANCER_CLEANUP] };

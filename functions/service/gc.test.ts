@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { CreateTargetGroupInput } from '../../shared/aws/elbv2-port.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';

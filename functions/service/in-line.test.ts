@@ -1,10 +1,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
-import { withIpv6PublicSubnets } from './testing.ts';
+import { withIpv6PublicSubnets } from './testing/service.ts';
 
 /**
  * A load balancer that exists is kept in line with its Service: whatever an annotation set is undone when

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { elbv2Failure } from '../../shared/aws/elbv2-fake/wire.ts';
+import { elbv2Failure } from '../../shared/aws/fakes/elbv2/wire.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import {
   type KeyHint,
@@ -11,14 +11,14 @@ import {
 import { createServiceWorld, type ServiceWorld, VPC, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
+import { nodeSetPassAllowed, shortPassFor } from './resync-check.ts';
 import {
   type ClassicWorld,
   classicAccount,
   createClassicWorld,
   REFERENCE_NAME,
   referenceClassic,
-} from './clb/testing.ts';
-import { nodeSetPassAllowed, shortPassFor } from './resync-check.ts';
+} from './testing/clb.ts';
 
 /**
  * A Node joining or leaving sends every LoadBalancer Service's key, hinted as a Node-set change (the relay's

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Listener, ListenerSpec } from '../../shared/aws/elbv2-port.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { EndpointSlice, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { ANNOTATION } from './annotations.ts';
 import { listenerUpdate, planListenerCertificates } from './elbv2/listeners.ts';
 import { staleTagKeys } from './model/tags.ts';
 import { ipTargets } from './model/targets.ts';
-import { problems, spec } from './model/testing.ts';
 import { targetGroupName } from './names.ts';
 import { chooseSubnets } from './nlb/subnets.ts';
+import { problems, spec } from './testing/model.ts';
 
 const CERT = (n: string) => `arn:aws:acm:eu-west-1:111122223333:certificate/${n}`;
 

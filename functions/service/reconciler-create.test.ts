@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, type ServiceWorld, VPC, WEB_PORTS } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
-import { serviceTesting } from './testing.ts';
+import { serviceTesting } from './testing/service.ts';
 
 let w: ServiceWorld;
 beforeEach(() => {

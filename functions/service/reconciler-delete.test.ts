@@ -3,7 +3,7 @@ import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.t
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
 import { ANNOTATION } from './annotations.ts';
-import { serviceTesting } from './testing.ts';
+import { serviceTesting } from './testing/service.ts';
 
 let w: ServiceWorld;
 beforeEach(() => {

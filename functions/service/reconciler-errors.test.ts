@@ -1,13 +1,13 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import { AwsServiceError } from '../../shared/aws/errors.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { serviceReconciler } from './reconciler.ts';
-import { serviceTesting } from './testing.ts';
+import { serviceTesting } from './testing/service.ts';
 
 let w: ServiceWorld;
 beforeEach(() => {

@@ -4,7 +4,7 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
-import { serviceTesting } from './testing.ts';
+import { serviceTesting } from './testing/service.ts';
 
 let w: ServiceWorld;
 beforeEach(() => {

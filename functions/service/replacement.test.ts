@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { makeSubnet } from '../../shared/aws/ec2-fake.ts';
+import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld } from '../../test/helpers/service-world.ts';
@@ -7,7 +7,7 @@ import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { garbageCollectionMessage } from './gc.ts';
 import { DEFAULT_HEALTH_CHECK } from './model/health-check.ts';
-import { withIpv6PublicSubnets } from './testing.ts';
+import { withIpv6PublicSubnets } from './testing/service.ts';
 
 /**
  * What users depend on while their load balancer changes under them: the one the status names keeps serving

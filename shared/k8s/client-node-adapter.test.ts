@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { KubernetesApiError } from './errors.ts';
-import { FakeKubernetes } from './fake.ts';
-import { status } from './fake-api-server.ts';
-import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
+import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
+import { status } from './fakes/api-server.ts';
+import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
 import type { KubernetesPort } from './port.ts';
 import type { Node } from './types.ts';
 

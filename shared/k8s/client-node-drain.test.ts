@@ -4,15 +4,15 @@ import { makeNode } from '../../test/helpers/nodes.ts';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { FakeClock } from '../clock.ts';
 import { RetryableError, TerminalError } from '../errors.ts';
-import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { apiConfiguration } from './client-node-adapter.ts';
 import { ClientNodeDrain } from './client-node-drain.ts';
 import { isDrained, planDrain } from './drain.ts';
 import type { DrainPort } from './drain-port.ts';
 import { KubernetesApiError } from './errors.ts';
-import { FakeKubernetes } from './fake.ts';
-import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
-import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
+import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
+import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
+import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
 import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
 
 /**

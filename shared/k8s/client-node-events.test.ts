@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { EVENT_COMPONENT, EVENT_WRITE_ATTEMPTS, eventName } from './client-node-adapter.ts';
 import { KubernetesApiError } from './errors.ts';
-import { FakeKubernetes } from './fake.ts';
-import { status } from './fake-api-server.ts';
-import { type FakeKubernetesServer, type StoredEvent, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
+import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
+import { status } from './fakes/api-server.ts';
+import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, type StoredEvent, startFakeKubernetesServer } from './fakes/server.ts';
 import type { KubernetesPort } from './port.ts';
 import type { EventRecord } from './types.ts';
 

@@ -1,10 +1,10 @@
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
-import { ADAPTER_CLIENTS } from './adapter-clients.ts';
 import { KubernetesApiError } from './errors.ts';
-import { FakeKubernetes } from './fake.ts';
-import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
+import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
+import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
 import { refreshingPort } from './lambda-access.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';

@@ -4,10 +4,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { loadConfig } from '../config/config.ts';
 import { KubernetesApiError } from './errors.ts';
-import { FakeKubernetes } from './fake.ts';
-import { FakeAccessDeps } from './fake-access.ts';
-import { FAKE_API_SERVER_CA_DATA, status } from './fake-api-server.ts';
-import { type FakeKubernetesServer, startFakeKubernetesServer } from './fake-kubernetes-server.ts';
+import { FakeAccessDeps } from './fakes/access.ts';
+import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
+import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
 import {
   type AwsCredentials,
   createKubernetesPort,

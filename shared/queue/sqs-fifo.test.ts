@@ -1,8 +1,8 @@
 import { SendMessageBatchCommand, type SendMessageBatchCommandInput, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { FakeSqs } from '../aws/fakes/sqs/fake-sqs.ts';
 import { FakeClock } from '../clock.ts';
-import { FakeSqs } from './fake-sqs.ts';
 import { SqsAdapter } from './sqs-adapter.ts';
 import type { FifoMessage } from './sqs-port.ts';
 

@@ -19,7 +19,7 @@ import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconcil
 import { resync } from '../../functions/resync/resync.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
-import { makeRouteTable } from '../../shared/aws/ec2-fake.ts';
+import { makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';

@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { LOOPBACK_TLS, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
+import { LOOPBACK_TLS, startFakeAwsServer } from '../../functions/credential-provider/testing/fake-aws-server.ts';
 import {
   buildCredentialProvider,
   buildOneScriptExecutable,

@@ -2,11 +2,11 @@ import type { SQSRecord } from 'aws-lambda';
 import { ipamReconciler } from '../../functions/ipam/reconciler.ts';
 import { readRecord } from '../../functions/ipam/record.ts';
 import { parseSettings } from '../../functions/ipam/settings.ts';
-import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from '../../functions/ipam/testing.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from '../../functions/ipam/testing/world.ts';
 import { ChangeRouter } from '../../functions/relay/change-router.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
 import { resync } from '../../functions/resync/resync.ts';
-import { EC2_WRITE_OPERATIONS, type Ec2Operation } from '../../shared/aws/ec2-fake.ts';
+import { EC2_WRITE_OPERATIONS, type Ec2Operation } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { POD_IP_ANNOTATION, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
@@ -28,7 +28,7 @@ const POLL_MS = 100;
 const nodeName = (i: number) => `win-${i}`;
 
 /**
- * The IPAM test world (functions/ipam/testing.ts) with its Pod and Node changes routed as the relay routes them: the
+ * The IPAM test world (functions/ipam/testing/world.ts) with its Pod and Node changes routed as the relay routes them: the
  * relay's own change router and forwarding rules (functions/relay/forwarding.ts), one Node key per Pod change that
  * matters (the reconciler's own annotation writes included), onto the FIFO queue the real runner polls.
  */

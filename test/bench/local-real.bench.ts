@@ -2,7 +2,7 @@
  * `npm start -- --real`: how long a change in the cluster takes to be reconciled, now that the relay's
  * list/watch runs in the process. The process is the real-mode assembly (bin/real.ts) with the relay's
  * own timings and client-go's Lease timings, as `npm start -- --real` runs it; the cluster is the relay's
- * HTTPS API stand-in (functions/relay/fake-kube-api.ts, watched through client-node over TLS on
+ * HTTPS API stand-in (functions/relay/testing/fake-kube-api.ts, watched through client-node over TLS on
  * 127.0.0.1), the reconcilers' Kubernetes a FakeKubernetes mirrored into it, AWS the fakes behind the real
  * adapters (no latency added: a real EC2 call adds its own 50-200 ms). The resync is an hour away, so
  * every reconcile measured was started by the relay.

@@ -1,6 +1,6 @@
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { makeNode } from '../helpers/nodes.ts';
 import { createWorld } from '../helpers/world.ts';
 import type { BenchResult } from './types.ts';

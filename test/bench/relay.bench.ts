@@ -8,7 +8,7 @@
  * relay as main.ts wires it in a Pod (REST list/watch and Leases over HTTPS on 127.0.0.1, the router,
  * the forwarder, the operations server) with the Deployment's memory settings, and an SQS stand-in
  * that takes SendMessageBatch calls with a fixed latency and keeps only counts. The parent serves the
- * API (functions/relay/fake-kube-api.ts) and makes the churn, pacing itself on what the watch
+ * API (functions/relay/testing/fake-kube-api.ts) and makes the churn, pacing itself on what the watch
  * connections have not yet taken.
  */
 import { fork } from 'node:child_process';
@@ -74,7 +74,7 @@ type FromChild =
   | { type: 'error'; message: string };
 
 export async function run(): Promise<BenchResult[]> {
-  const { FakeCluster, startFakeKubeApi } = await import('../../functions/relay/fake-kube-api.ts');
+  const { FakeCluster, startFakeKubeApi } = await import('../../functions/relay/testing/fake-kube-api.ts');
   // The relay keeps up, so little history is ever replayed; a long one would only weigh on this process.
   const cluster = new FakeCluster({ historyLimit: 10_000 });
   const world = populate(cluster);
@@ -531,7 +531,7 @@ function makeSlice(namespace: string, service: string, seed: number, readyFlip: 
   };
 }
 
-function populate(cluster: import('../../functions/relay/fake-kube-api.ts').FakeCluster): World {
+function populate(cluster: import('../../functions/relay/testing/fake-kube-api.ts').FakeCluster): World {
   let state = 0x2545f491;
   const random = () => {
     // xorshift32: deterministic churn, run after run.
@@ -594,7 +594,7 @@ function populate(cluster: import('../../functions/relay/fake-kube-api.ts').Fake
   return world;
 }
 
-type Cluster = import('../../functions/relay/fake-kube-api.ts').FakeCluster;
+type Cluster = import('../../functions/relay/testing/fake-kube-api.ts').FakeCluster;
 /** One change to the cluster; `at` is the churn's clock (heartbeats and deletion timestamps). */
 type Change = (cluster: Cluster, world: World, at: string) => void;
 

@@ -1,5 +1,5 @@
 import { routeReconciler } from '../../functions/route/reconciler.ts';
-import { makeInstance, makeRouteTable } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance, makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { makeNode } from '../helpers/nodes.ts';

@@ -1,6 +1,6 @@
-import { type ClassicWorld, createClassicWorld, referenceClassic } from '../../functions/service/clb/testing.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
-import { CLASSIC_WRITE_OPERATIONS } from '../../shared/aws/elb-fake.ts';
+import { type ClassicWorld, createClassicWorld, referenceClassic } from '../../functions/service/testing/clb.ts';
+import { CLASSIC_WRITE_OPERATIONS } from '../../shared/aws/fakes/elb/fake-elb.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
 import { NODE_LEAVE_HINT_SOURCE, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';

@@ -1,8 +1,8 @@
 import { ChangeRouter } from '../../functions/relay/change-router.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
 import { garbageCollectionMessage } from '../../functions/service/gc.ts';
-import { EC2_WRITE_OPERATIONS, makeInstance } from '../../shared/aws/ec2-fake.ts';
-import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/elbv2-fake.ts';
+import { EC2_WRITE_OPERATIONS, makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import {
   LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS,
   TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER,

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Script } from 'node:vm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeAwsServer, startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
 import { MAIN_ASSET, SDK_ASSET, wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
+import { type FakeAwsServer, startFakeAwsServer } from '../../functions/credential-provider/testing/fake-aws-server.ts';
 import { bundleScripts, type Scripts } from '../../scripts/build-credential-provider.ts';
 
 let dir: string;

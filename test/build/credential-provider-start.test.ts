@@ -9,12 +9,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
 import {
   type FakeAwsServer,
   LOOPBACK_TLS,
   startFakeAwsServer,
-} from '../../functions/credential-provider/fake-aws-server.ts';
-import { wrapCommonJs } from '../../functions/credential-provider/sea-assets.ts';
+} from '../../functions/credential-provider/testing/fake-aws-server.ts';
 import { bundleScripts } from '../../scripts/build-credential-provider.ts';
 
 const REQUEST = JSON.stringify({

@@ -8,8 +8,8 @@ import {
 } from '@aws-sdk/client-auto-scaling';
 import { CreateLaunchTemplateCommand, CreateSubnetCommand, CreateVpcCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { AutoScalingAdapter } from '../../shared/aws/autoscaling-adapter.ts';
-import { FakeAutoScaling } from '../../shared/aws/autoscaling-fake.ts';
 import type { AutoScalingPort } from '../../shared/aws/autoscaling-port.ts';
+import { FakeAutoScaling } from '../../shared/aws/fakes/autoscaling/fake-autoscaling.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
 import type { BackendFactory } from './backends.ts';

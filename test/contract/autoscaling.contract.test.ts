@@ -9,7 +9,7 @@ import { differenceRow, hasTest } from './difference-rows.ts';
  * the AWS API emulator and over `FakeAutoScaling`. What the emulator does not do (moto 5.2.1: no Terminating:Wait,
  * no lifecycle action calls, a fixed global timeout) is a row of docs/emulator-differences.md, and its test is
  * expected to fail there (`it.fails`; CONTRACT_SHOW_DIFFERENCES=1 runs it as a plain test). What depends on time
- * (heartbeats, expiry) is the fake's own test, shared/aws/autoscaling-fake.test.ts: the emulator has no clock to move.
+ * (heartbeats, expiry) is the fake's own test, shared/aws/fakes/autoscaling/fake-autoscaling.test.ts: the emulator has no clock to move.
  */
 const EMULATOR_DIFFERS = {
   globalTimeout: 'autoscaling.hook-global-timeout',

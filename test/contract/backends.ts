@@ -12,11 +12,11 @@ import {
 } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
-import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import type { Ec2Port, Instance, Subnet } from '../../shared/aws/ec2-port.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
-import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
+import { FakeEc2 } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
 

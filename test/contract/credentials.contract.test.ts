@@ -5,13 +5,13 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAwsPorts } from '../../functions/credential-provider/aws-ports.ts';
 import { type AwsPorts, choosePorts } from '../../functions/credential-provider/choose-ports.ts';
-import { startFakeAwsServer } from '../../functions/credential-provider/fake-aws-server.ts';
+import { startFakeAwsServer } from '../../functions/credential-provider/testing/fake-aws-server.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
-import { FakeKubernetes } from '../../shared/k8s/fake.ts';
-import { FakeAccessDeps } from '../../shared/k8s/fake-access.ts';
-import { FAKE_API_SERVER_CA_DATA } from '../../shared/k8s/fake-api-server.ts';
-import { type FakeKubernetesServer, startFakeKubernetesServer } from '../../shared/k8s/fake-kubernetes-server.ts';
+import { FakeAccessDeps } from '../../shared/k8s/fakes/access.ts';
+import { FAKE_API_SERVER_CA_DATA } from '../../shared/k8s/fakes/api-server.ts';
+import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
+import { type FakeKubernetesServer, startFakeKubernetesServer } from '../../shared/k8s/fakes/server.ts';
 import {
   awsKubernetesAccessDeps,
   createKubernetesPort,

@@ -11,7 +11,7 @@ import { differenceRow, hasTest } from './difference-rows.ts';
  * does not do (prefixes, subnet and per-interface limits, refusing to delete an attached interface, answering only
  * the new addresses) is a row of docs/emulator-differences.md keyed `eni.…`, and its test is expected to fail there
  * (`it.fails`; CONTRACT_SHOW_DIFFERENCES=1 runs it as a plain test). The fake's own rules beyond these (address
- * order, reserved addresses, eventual consistency) are tested in shared/aws/ec2-fake-eni.test.ts.
+ * order, reserved addresses, eventual consistency) are tested in shared/aws/fakes/ec2/network-interfaces.test.ts.
  */
 const EMULATOR_DIFFERS = {
   assignAnswer: 'eni.assign-answer',

@@ -11,11 +11,11 @@ import {
 } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balancing';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
-import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
 import type { Ec2Port } from '../../shared/aws/ec2-port.ts';
 import { ElbAdapter } from '../../shared/aws/elb-adapter.ts';
-import { FakeElb } from '../../shared/aws/elb-fake.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
+import { FakeEc2 } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElb } from '../../shared/aws/fakes/elb/fake-elb.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { EMULATOR_AVAILABLE, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
 import { type BackendFactory, fakeRunningInstance, requestEmulatorCertificate } from './backends.ts';

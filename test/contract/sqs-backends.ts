@@ -9,8 +9,8 @@ import {
   SendMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { FakeSqs } from '../../shared/aws/fakes/sqs/fake-sqs.ts';
 import { FakeClock } from '../../shared/clock.ts';
-import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import { SqsAdapter } from '../../shared/queue/sqs-adapter.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import type { Emulator } from '../helpers/emulator.ts';

@@ -4,7 +4,7 @@ import { MemoryOutput, stdinWith } from '../../functions/credential-provider/in-
 import { ChangeRouter, type RoutedKey } from '../../functions/relay/change-router.ts';
 import { RECONCILERS } from '../../functions/relay/forwarding.ts';
 import type { KubeObject, WatchedKind } from '../../functions/relay/kinds.ts';
-import { makeNode, makeService } from '../../functions/relay/testing.ts';
+import { makeNode, makeService } from '../../functions/relay/testing/objects.ts';
 import { MalformedReviewError, parseAdmissionReview } from '../../functions/relay/webhook/admission.ts';
 import { mutatePod } from '../../functions/relay/webhook/mutate-pod.ts';
 import { ControllerIdentities, validatePod } from '../../functions/relay/webhook/validate-pod.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createIpamWorld } from '../../functions/ipam/testing.ts';
+import { createIpamWorld } from '../../functions/ipam/testing/world.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
-import { makeInstance, makeRouteTable } from '../../shared/aws/ec2-fake.ts';
+import { makeInstance, makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { POD_IP_ANNOTATION } from '../../shared/k8s/ipam-names.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { interruptionReconciler } from '../../functions/interruption/reconciler.ts';
-import { createInterruptionWorld } from '../../functions/interruption/testing.ts';
+import { createInterruptionWorld } from '../../functions/interruption/testing/world.ts';
 import { ipamReconciler } from '../../functions/ipam/reconciler.ts';
-import { createIpamWorld, IPAM_QUEUE } from '../../functions/ipam/testing.ts';
+import { createIpamWorld, IPAM_QUEUE } from '../../functions/ipam/testing/world.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
-import { makeRouteTable } from '../../shared/aws/ec2-fake.ts';
+import { makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { interruptionGroupId } from '../../shared/queue/interruption.ts';
 import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';

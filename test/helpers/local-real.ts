@@ -1,23 +1,28 @@
 import { createRealMode, type RealMode, type RealModeOptions } from '../../bin/real.ts';
 import { ClientNodeLeases } from '../../functions/relay/client-node-leases.ts';
 import { ClientNodeListWatch } from '../../functions/relay/client-node-source.ts';
-import { FakeCluster, type FakeKubeApi, kubeConfigFor, startFakeKubeApi } from '../../functions/relay/fake-kube-api.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
-import { FAST } from '../../functions/relay/testing-relay.ts';
+import {
+  FakeCluster,
+  type FakeKubeApi,
+  kubeConfigFor,
+  startFakeKubeApi,
+} from '../../functions/relay/testing/fake-kube-api.ts';
+import { FAST } from '../../functions/relay/testing/relay.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
-import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
-import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
+import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { systemClock } from '../../shared/clock.ts';
-import { FakeKubernetes } from '../../shared/k8s/fake.ts';
+import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { makeNode } from './nodes.ts';
 
 /**
  * `npm start -- --real` against stand-ins: the relay lists, watches and holds its Lease over HTTPS on
- * the relay's fake API server (functions/relay/fake-kube-api.ts) through the same client-node adapters
+ * the relay's fake API server (functions/relay/testing/fake-kube-api.ts) through the same client-node adapters
  * as in a cluster; the reconcilers read and write a FakeKubernetes whose every change is copied to that
  * server, so what they write is watched as a real API server would report it; EC2 is FakeEc2 behind
  * the real adapter. Time is real: this is what a local run feels like.

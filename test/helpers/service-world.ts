@@ -1,9 +1,9 @@
 import type { ServiceDeps } from '../../functions/service/deps.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
-import { makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/ec2-fake.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
-import { FakeElbv2 } from '../../shared/aws/elbv2-fake.ts';
+import { makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import type { EndpointSlice, Node, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { type KeyMessage, NODE_SET_HINT_SOURCE } from '../../shared/queue/message.ts';
 import { makeNode } from './nodes.ts';

@@ -4,13 +4,13 @@ import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts
 import type { RouteDeps } from '../../functions/route/reconciler.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
-import { FakeEc2 } from '../../shared/aws/ec2-fake.ts';
+import { FakeEc2 } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeSqs } from '../../shared/aws/fakes/sqs/fake-sqs.ts';
 import { FakeClock } from '../../shared/clock.ts';
-import { FakeKubernetes } from '../../shared/k8s/fake.ts';
+import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { type Cidr, parseCidr } from '../../shared/net/cidr.ts';
 import { silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
-import { FakeSqs } from '../../shared/queue/fake-sqs.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../../shared/queue/runner.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { makeInstance } from '../../shared/aws/ec2-fake.ts';
 import type { Instance, InstanceState } from '../../shared/aws/ec2-port.ts';
+import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { IPV4_RESOURCE, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
 import { TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';

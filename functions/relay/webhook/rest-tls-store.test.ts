@@ -5,7 +5,7 @@ import {
   type RecordedRequest,
   startFakeApiServer,
   status,
-} from '../../../shared/k8s/fake-api-server.ts';
+} from '../../../shared/k8s/fakes/api-server.ts';
 import { KubernetesRestClient } from '../../../shared/k8s/rest-client.ts';
 import { RestTlsStore } from './rest-tls-store.ts';
 

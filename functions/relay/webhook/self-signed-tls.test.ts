@@ -3,8 +3,8 @@ import { FakeClock } from '../../../shared/clock.ts';
 import { KubernetesApiError } from '../../../shared/k8s/errors.ts';
 import { silentLog } from '../../../shared/observability/log.ts';
 import { describeCertificate, issuerIn, splitBundle } from './certificates.ts';
-import { FakeTlsStore } from './fake-tls-store.ts';
 import { SelfSignedTls, SelfSignedTlsError } from './self-signed-tls.ts';
+import { FakeTlsStore } from './testing/fake-tls-store.ts';
 import { CA_BUNDLE, NEXT_CERT, TLS_CERT, TLS_KEY } from './tls-store.ts';
 
 const DAY = 24 * 60 * 60 * 1000;

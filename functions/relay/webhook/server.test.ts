@@ -10,7 +10,7 @@ import { describeCertificate, type IssuedCertificate, issueCertificate, joinBund
 import { mutatePod } from './mutate-pod.ts';
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
 import { type AdmissionCounter, startWebhookServer, type WebhookServer } from './server.ts';
-import { eventually, post, review } from './testing-webhook.ts';
+import { eventually, post, review } from './testing/webhook.ts';
 import { ControllerIdentities, validatePod } from './validate-pod.ts';
 
 const NAME = 'serverless-ccm-relay-webhook.kube-system.svc';

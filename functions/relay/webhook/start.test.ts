@@ -5,10 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../shared/clock.ts';
 import { silentLog } from '../../../shared/observability/log.ts';
 import { Registry } from '../prometheus.ts';
-import { FakeTlsStore } from './fake-tls-store.ts';
 import { MUTATING_WEBHOOK } from './names.ts';
 import { type AdmissionWebhookSettings, type AdmissionWebhooks, startAdmissionWebhooks } from './start.ts';
-import { post, review } from './testing-webhook.ts';
+import { FakeTlsStore } from './testing/fake-tls-store.ts';
+import { post, review } from './testing/webhook.ts';
 
 /** The webhooks as the relay process starts them (functions/relay/main.ts), in each TLS mode. */
 

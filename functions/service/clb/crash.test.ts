@@ -4,7 +4,7 @@ import { fifoRecord } from '../../../test/helpers/records.ts';
 import { WEB_PORTS } from '../../../test/helpers/service-world.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { serviceReconciler } from '../reconciler.ts';
-import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from './testing.ts';
+import { type ClassicWorld, classicAccount, createClassicWorld, referenceClassic } from '../testing/clb.ts';
 
 /**
  * Crash injection for Classic ELBs: a reconcile dies right after its n-th AWS call (which took effect), for

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ClassicListener } from '../../../shared/aws/elb-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
 import { ANNOTATION, parseAnnotations } from '../annotations.ts';
-import { problems, svc } from '../model/testing.ts';
+import { problems, svc } from '../testing/model.ts';
 import { classicSpec, PROXY_PROTOCOL_POLICY } from './model.ts';
 
 const CERT = 'arn:aws:acm:eu-west-1:111122223333:certificate/web';

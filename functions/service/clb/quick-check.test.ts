@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FULL_PASS_ROUNDS, fullPassDue, RESYNC_ROUND_MS } from '../resync-check.ts';
-import { type ClassicWorld, createClassicWorld, REFERENCE_NAME, referenceClassic } from './testing.ts';
+import { type ClassicWorld, createClassicWorld, REFERENCE_NAME, referenceClassic } from '../testing/clb.ts';
 
 /**
  * A resync pass over a Service on a Classic ELB looks at the batch's one DescribeLoadBalancers listing (and

@@ -14,7 +14,7 @@ import {
   REFERENCE_NAME,
   REFERENCE_TAGS,
   referenceClassic,
-} from './testing.ts';
+} from '../testing/clb.ts';
 
 /**
  * Services moved over from the reference controller on Classic ELBs: the same load balancer and DNS name,

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { EndpointSlice, Node } from '../../../shared/k8s/types.ts';
 import { makeNode } from '../../../test/helpers/nodes.ts';
 import { ANNOTATION } from '../annotations.ts';
+import { spec, svc } from '../testing/model.ts';
 import { eligibleNodes, instanceTargets, ipTargets } from './targets.ts';
-import { spec, svc } from './testing.ts';
 
 describe('targets', () => {
   const ready = (name: string, extra: Parameters<typeof makeNode>[1] = {}): Node =>

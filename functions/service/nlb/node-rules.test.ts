@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { planRules } from '../model/security-rules.ts';
-import { spec, svc } from '../model/testing.ts';
+import { spec, svc } from '../testing/model.ts';
 import { clusterNodeGroups, isOurNodeRule, nodeRules } from './node-rules.ts';
 
 describe('security group rules', () => {

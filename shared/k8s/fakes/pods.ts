@@ -1,0 +1,214 @@
+import type { Clock } from '../../clock.ts';
+import { isFinishedPod, podGracePeriodSeconds } from '../drain.ts';
+import { KubernetesApiError } from '../errors.ts';
+import type { ObjectMeta, OwnerReference, Pod, PodDisruptionBudget } from '../types.ts';
+import { admitEviction, budgetStatus, budgetsFor } from './disruption.ts';
+import type { KubernetesOperation } from './fake-kubernetes.ts';
+import { apiTime, guardedMergePatch } from './writes.ts';
+
+/**
+ * Pods and PodDisruptionBudgets of FakeKubernetes, with the API server's semantics for what a drain
+ * does to them:
+ * - a delete is graceful: the Pod gets `deletionTimestamp` (now + its grace period) and stays,
+ *   terminating, until the fake's clock passes it (as when the kubelet has stopped it); a Pod that is
+ *   finished or was never scheduled goes at once, and a second delete can shorten the grace period
+ *   but never lengthen it;
+ * - an eviction is that delete after the PodDisruptionBudget check (`fake-disruption.ts`);
+ * - a uid precondition that does not hold is 409, an unknown Pod 404;
+ * - a merge patch is guarded by resourceVersion and uid (409 when either differs), as `patchRequest` says.
+ * https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
+ */
+
+export interface FakePodsHost {
+  clock: Clock;
+  nextRevision(): number;
+  nextUid(): string;
+  /** Counts the call and throws the error queued for it, if any (`FakeKubernetes.queueError`). */
+  call(operation: KubernetesOperation): void;
+  /** A Pod written or removed (with the object as last stored), for watches; budgets are not reported. */
+  podWritten(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: Pod): void;
+}
+
+export interface DeleteOptions {
+  gracePeriodSeconds?: number;
+  uid?: string;
+}
+
+const key = (meta: ObjectMeta) => `${meta.namespace ?? 'default'}/${meta.name}`;
+
+export class FakePods {
+  /** By `namespace/name`. Read them through `list()`, which first lets terminated Pods go. */
+  readonly pods = new Map<string, Pod>();
+  /** By `namespace/name`, as written (their status is computed when read: see `budget`). */
+  readonly budgets = new Map<string, PodDisruptionBudget>();
+  /** Replicas of workload controllers, by `namespace/Kind/name`. */
+  readonly scales = new Map<string, number>();
+
+  constructor(private readonly host: FakePodsHost) {}
+
+  /** The replicas of a workload controller (what a percentage or maxUnavailable budget counts). */
+  setScale(namespace: string, kind: string, name: string, replicas: number): void {
+    this.scales.set(`${namespace}/${kind}/${name}`, replicas);
+  }
+
+  /** The port's read (counted as `listPodsOnNode`). */
+  listOnNode(nodeName: string): Pod[] {
+    this.host.call('listPodsOnNode');
+    this.expire();
+    // Filtered before copied: a drain lists one Node's Pods among thousands.
+    return [...this.pods.values()].filter((p) => p.spec?.nodeName === nodeName).map((p) => structuredClone(p));
+  }
+
+  /** The eviction request as the API server answers it (throws its refusals); counted as `evictPod`. */
+  evictRequest(namespace: string, name: string, options: DeleteOptions): void {
+    this.host.call('evictPod');
+    this.evict(namespace, name, options);
+  }
+
+  /** The delete request as the API server answers it: the Pod, terminating or as it went; counted as `deletePod`. */
+  deleteRequest(namespace: string, name: string, options: DeleteOptions): Pod {
+    this.host.call('deletePod');
+    return this.delete(namespace, name, options);
+  }
+
+  /**
+   * PATCH .../pods/<name> with a JSON merge patch, counted as `patchPod`: 404 for an unknown Pod, 409 when
+   * the guard's resourceVersion is stale or its uid is another incarnation's. A merge patch that carries
+   * `metadata.uid` cannot change it (uid is immutable), so the API server refuses the write; the guard's
+   * uid plays that part here. Identity fields and `status` in the patch are ignored, as for the other kinds.
+   * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
+   */
+  patchRequest(namespace: string, name: string, patch: unknown, guard: { resourceVersion: string; uid?: string }): Pod {
+    this.host.call('patchPod');
+    const current = this.existing(namespace, name, guard.uid);
+    const next = guardedMergePatch('pods', name, current, patch, guard, false);
+    return this.store(this.pods, next, {});
+  }
+
+  put(pod: Pod): Pod {
+    this.expire();
+    return this.store(this.pods, pod, { apiVersion: 'v1', kind: 'Pod' });
+  }
+
+  putBudget(budget: PodDisruptionBudget): PodDisruptionBudget {
+    const existing = this.budgets.get(key(budget.metadata));
+    const specChanged = existing && JSON.stringify(existing.spec) !== JSON.stringify(budget.spec);
+    const generation = (existing?.metadata.generation ?? 0) + (existing && !specChanged ? 0 : 1);
+    const { status: _computed, ...rest } = budget;
+    this.store(this.budgets, { ...rest, metadata: { ...rest.metadata, generation } } as PodDisruptionBudget, {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+    });
+    return this.budget(budget.metadata.namespace ?? 'default', budget.metadata.name)!;
+  }
+
+  deleteBudget(namespace: string, name: string): void {
+    this.remove(this.budgets, `${namespace}/${name}`);
+  }
+
+  /** The budget with the status the disruption controller would give it now. */
+  budget(namespace: string, name: string): PodDisruptionBudget | undefined {
+    const stored = this.budgets.get(`${namespace}/${name}`);
+    return stored && this.withStatus(stored);
+  }
+
+  listBudgets(): PodDisruptionBudget[] {
+    return [...this.budgets.values()].map((b) => this.withStatus(b));
+  }
+
+  list(): Pod[] {
+    this.expire();
+    return [...this.pods.values()].map((p) => structuredClone(p));
+  }
+
+  get(namespace: string, name: string): Pod | undefined {
+    this.expire();
+    const pod = this.pods.get(`${namespace}/${name}`);
+    return pod && structuredClone(pod);
+  }
+
+  /** POST .../pods/<name>/eviction: the budget check, then the delete. */
+  evict(namespace: string, name: string, options: DeleteOptions): Pod | undefined {
+    const pod = this.existing(namespace, name, options.uid);
+    // Only the Pod's own budgets get a status, computed from the stored Pods uncopied (it only reads them):
+    // an eviction among thousands of Pods and hundreds of budgets stays cheap.
+    const stored = [...this.pods.values()];
+    admitEviction(
+      pod,
+      budgetsFor(pod, this.budgets.values()).map((b) => this.withStatus(b, stored)),
+    );
+    return this.delete(namespace, name, options);
+  }
+
+  /** DELETE .../pods/<name>: the Pod as it now is (terminating), or as it was when it went at once. */
+  delete(namespace: string, name: string, options: DeleteOptions): Pod {
+    const pod = this.existing(namespace, name, options.uid);
+    // A Pod that never ran on a Node, or has finished, has nothing to stop: it goes at once.
+    const immediate = !pod.spec?.nodeName || isFinishedPod(pod);
+    const grace = immediate ? 0 : (options.gracePeriodSeconds ?? podGracePeriodSeconds(pod));
+    const now = this.host.clock.now();
+    const until = now + grace * 1000;
+    const current = Date.parse(pod.metadata.deletionTimestamp ?? '');
+    if (Number.isFinite(current) && current <= until) return pod; // only shortened, never lengthened
+    if (grace === 0) {
+      this.remove(this.pods, key(pod.metadata));
+      return pod;
+    }
+    const metadata = { ...pod.metadata, deletionTimestamp: apiTime(until), deletionGracePeriodSeconds: grace };
+    return this.store(this.pods, { ...pod, metadata }, {});
+  }
+
+  /** Pods whose deletionTimestamp has passed are gone: the kubelet stopped them, or killed them at the deadline. */
+  expire(): void {
+    const now = this.host.clock.now();
+    for (const [at, pod] of this.pods) {
+      const deadline = Date.parse(pod.metadata.deletionTimestamp ?? '');
+      if (Number.isFinite(deadline) && deadline <= now) this.remove(this.pods, at);
+    }
+  }
+
+  private existing(namespace: string, name: string, uid: string | undefined): Pod {
+    const pod = this.get(namespace, name);
+    if (!pod) throw new KubernetesApiError(404, 'NotFound', `pods "${name}" not found`);
+    if (uid !== undefined && uid !== pod.metadata.uid) {
+      throw new KubernetesApiError(
+        409,
+        'Conflict',
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${pod.metadata.uid}`,
+      );
+    }
+    return pod;
+  }
+
+  private withStatus(budget: PodDisruptionBudget, pods: readonly Pod[] = this.list()): PodDisruptionBudget {
+    const scaleOf = (namespace: string, owner: OwnerReference) =>
+      this.scales.get(`${namespace}/${owner.kind}/${owner.name}`);
+    return { ...structuredClone(budget), status: budgetStatus(budget, pods, scaleOf) };
+  }
+
+  private store<T extends Pod | PodDisruptionBudget>(table: Map<string, T>, object: T, kind: Partial<T>): T {
+    const at = key(object.metadata);
+    const existing = table.get(at);
+    const stored = structuredClone({
+      ...kind,
+      ...object,
+      metadata: {
+        ...object.metadata,
+        namespace: object.metadata.namespace ?? 'default',
+        uid: object.metadata.uid ?? existing?.metadata.uid ?? this.host.nextUid(),
+        creationTimestamp: object.metadata.creationTimestamp ?? apiTime(this.host.clock.now()),
+        resourceVersion: String(this.host.nextRevision()),
+      },
+    }) as T;
+    table.set(at, stored);
+    if (stored.kind === 'Pod') this.host.podWritten(existing ? 'MODIFIED' : 'ADDED', stored as Pod);
+    return structuredClone(stored);
+  }
+
+  private remove<T extends Pod | PodDisruptionBudget>(table: Map<string, T>, at: string): void {
+    const last = table.get(at);
+    if (!last) return;
+    table.delete(at);
+    if (last.kind === 'Pod') this.host.podWritten('DELETED', last as Pod);
+  }
+}
