@@ -29,8 +29,8 @@ const PREFIX = 'CCM_';
 
 /**
  * Every Lambda function the control plane deploys, with its own defaults. Adding a reconciler adds
- * its name here (its settings become `CCM_<NAME>_MEMORY_MB`, ...) and one `reconciler(...)` call in
- * `control-plane.ts`.
+ * its name here (its settings become `CCM_<NAME>_MEMORY_MB`, ...) and one `reconciler(...)` call, made from
+ * `control-plane.ts` (a reconciler with permissions of its own gets a file, as route.ts, service.ts and ipam.ts).
  *
  * maxReceiveCount: every retry and every requeue is a receive (docs/adr/0002). With the runner's
  * backoff (2 s doubling to a 300 s cap, equal jitter) 100 receives are roughly six hours of

@@ -1,0 +1,188 @@
+import type { Stack } from 'aws-cdk-lib';
+import type { StageConfig } from './config.ts';
+import type { ControlPlaneContext } from './context.ts';
+import {
+  clusterResourceWrite,
+  createSecurityGroupInVpc,
+  ec2Describe,
+  elbv2Describe,
+  listenerTagBackfill,
+  ownedResourceCreate,
+  ownedResourceWrite,
+  ownedTagRemoval,
+  tagOnCreate,
+} from './iam.ts';
+import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
+import { type Reconciler, reconciler } from './reconciler.ts';
+
+/**
+ * The Service load-balancer controller (docs/adr/0005-service-load-balancers.md): Network Load Balancers,
+ * their listeners and target groups, and security groups, in the one VPC configured. It creates only what
+ * the request tags `kubernetes.io/cluster/<cluster>=owned`, and changes or deletes only what carries that
+ * tag, with two exceptions the tags cannot express (stacks/iam.ts): rules on the Nodes' security groups,
+ * which may be `shared` with the cluster, and tagging listeners that earlier versions created untagged.
+ * It removes tags only from what is owned, and never the ownership tags themselves (`ownedTagRemoval`).
+ *
+ * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
+ * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
+ */
+export function serviceReconciler(
+  stack: Stack,
+  ctx: ControlPlaneContext,
+  services: NonNullable<StageConfig['services']>,
+): Reconciler {
+  const { clusterName, region } = ctx.config;
+  const arn = (service: 'ec2' | 'elasticloadbalancing', resource: string, resourceName: string) =>
+    stack.formatArn({ service, region, resource, resourceName });
+  const vpc = arn('ec2', 'vpc', services.vpcId);
+  const securityGroups = arn('ec2', 'security-group', '*');
+  const loadBalancers = arn('elasticloadbalancing', 'loadbalancer', 'net/*/*');
+  const targetGroups = arn('elasticloadbalancing', 'targetgroup', '*/*');
+  const listeners = arn('elasticloadbalancing', 'listener', 'net/*/*/*');
+  // Classic load balancers are named, not typed: loadbalancer/<name>.
+  const classicLoadBalancers = arn('elasticloadbalancing', 'loadbalancer', '*');
+  return reconciler(stack, ctx, 'service', {
+    description: 'Network Load Balancers and Classic ELBs for type: LoadBalancer Services, and their cleanup',
+    permissions: [
+      ec2Describe(
+        'DescribeInstances',
+        'DescribeAvailabilityZones',
+        'DescribeSubnets',
+        'DescribeRouteTables',
+        'DescribeSecurityGroups',
+      ),
+      elbv2Describe(
+        'DescribeLoadBalancers',
+        'DescribeLoadBalancerAttributes',
+        'DescribeListeners',
+        'DescribeListenerCertificates',
+        'DescribeListenerAttributes',
+        'DescribeTargetGroups',
+        'DescribeTargetGroupAttributes',
+        'DescribeTargetHealth',
+        'DescribeTags',
+      ),
+      // A managed or backend security group: born tagged owned (tags are in the create call), in our VPC.
+      ownedResourceCreate({
+        sid: 'SecurityGroupCreate',
+        clusterName,
+        actions: ['ec2:CreateSecurityGroup'],
+        resources: [securityGroups],
+      }),
+      createSecurityGroupInVpc([vpc], 'SecurityGroupCreateInVpc'),
+      tagOnCreate({
+        sid: 'SecurityGroupTagOnCreate',
+        clusterName,
+        createActions: ['ec2:CreateSecurityGroup'],
+        resources: [securityGroups],
+      }),
+      // Deleting our groups, and adding tags a group of ours is missing.
+      ownedResourceWrite({
+        sid: 'SecurityGroupWrites',
+        clusterName,
+        actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
+        resources: [securityGroups],
+      }),
+      // Removing tags a Service no longer asks for from our groups; never the ownership or role tags.
+      ownedTagRemoval({
+        sid: 'SecurityGroupTagRemoval',
+        clusterName,
+        actions: ['ec2:DeleteTags'],
+        resources: [securityGroups],
+      }),
+      // Rules on our groups and on the Nodes' cluster-tagged groups, which are often only shared with us.
+      clusterResourceWrite({
+        sid: 'SecurityGroupRules',
+        clusterName,
+        actions: ['ec2:AuthorizeSecurityGroupIngress', 'ec2:RevokeSecurityGroupIngress'],
+        resources: [securityGroups],
+        vpcArn: vpc,
+      }),
+      ownedResourceCreate({
+        sid: 'LoadBalancerCreate',
+        clusterName,
+        actions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+        resources: [loadBalancers, targetGroups],
+      }),
+      tagOnCreate({
+        sid: 'LoadBalancerTagOnCreate',
+        clusterName,
+        createActions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
+        resources: [loadBalancers, targetGroups],
+      }),
+      ownedResourceWrite({
+        sid: 'LoadBalancerWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:DeleteLoadBalancer',
+          'elasticloadbalancing:SetSecurityGroups',
+          'elasticloadbalancing:SetSubnets',
+          'elasticloadbalancing:SetIpAddressType',
+          'elasticloadbalancing:ModifyLoadBalancerAttributes',
+          // A listener is authorized on its load balancer when created (the listener does not exist yet).
+          'elasticloadbalancing:CreateListener',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [loadBalancers],
+      }),
+      ownedResourceWrite({
+        sid: 'TargetGroupWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:ModifyTargetGroup',
+          'elasticloadbalancing:ModifyTargetGroupAttributes',
+          'elasticloadbalancing:DeleteTargetGroup',
+          'elasticloadbalancing:RegisterTargets',
+          'elasticloadbalancing:DeregisterTargets',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [targetGroups],
+      }),
+      // Listeners are born tagged owned, in the CreateListener call (authorized on the load balancer above).
+      tagOnCreate({
+        sid: 'ListenerTagOnCreate',
+        clusterName,
+        createActions: ['elasticloadbalancing:CreateListener'],
+        resources: [listeners],
+      }),
+      // aws:ResourceTag here is the listener's own tags. The certificate and attribute calls are authorized on
+      // the listener too (the service authorization reference lists listener/net for each, no certificate type).
+      ownedResourceWrite({
+        sid: 'ListenerWrites',
+        clusterName,
+        actions: [
+          'elasticloadbalancing:ModifyListener',
+          'elasticloadbalancing:ModifyListenerAttributes',
+          'elasticloadbalancing:AddListenerCertificates',
+          'elasticloadbalancing:RemoveListenerCertificates',
+          'elasticloadbalancing:DeleteListener',
+          'elasticloadbalancing:AddTags',
+        ],
+        resources: [listeners],
+      }),
+      // The one exception: tagging listeners earlier versions made untagged (listenerTagBackfill says why).
+      listenerTagBackfill({ sid: 'ListenerTagBackfill', clusterName, resources: [listeners] }),
+      // Removing tags a Service no longer asks for (additional-resource-tags), each resource's own owned tag
+      // deciding; never the ownership tags themselves.
+      ownedTagRemoval({
+        sid: 'LoadBalancerTagRemoval',
+        clusterName,
+        actions: ['elasticloadbalancing:RemoveTags'],
+        resources: [loadBalancers, targetGroups, listeners],
+      }),
+      ...classicLoadBalancerStatements({ clusterName, loadBalancers: classicLoadBalancers }),
+    ],
+    environment: {
+      VPC_ID: services.vpcId,
+      ...(services.loadBalancerClass ? { LOAD_BALANCER_CLASS: services.loadBalancerClass } : {}),
+      ...(services.nodePortRange ? { SERVICE_NODE_PORT_RANGE: services.nodePortRange } : {}),
+      ...(services.externalManagedTags
+        ? { SERVICE_EXTERNAL_MANAGED_TAGS: services.externalManagedTags.join(',') }
+        : {}),
+      SERVICE_DEFAULT_LOAD_BALANCER_TYPE: services.defaultLoadBalancerType,
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
+      SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
+    },
+  });
+}
