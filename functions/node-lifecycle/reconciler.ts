@@ -18,11 +18,11 @@ import {
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import { lifecycleAction } from '../../shared/nodes/lifecycle-plan.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { isNodeKey } from '../../shared/queue/message.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
-import { lifecycleAction } from './diff.ts';
 
 export interface LifecycleDeps {
   kube: KubernetesPort;

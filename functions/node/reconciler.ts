@@ -1,18 +1,19 @@
 import type { ZoneIds } from '../../shared/aws/ec2-facts.ts';
 import type { Ec2InstanceReadPort, Instance } from '../../shared/aws/ec2-port.ts';
 import { clusterTagKey, isClusterResource } from '../../shared/aws/ownership.ts';
-import { instanceIdFromNodeName, instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { RetryableError, TerminalError } from '../../shared/errors.ts';
 import { hasTaint, instanceGraceLeftMs, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import { readNode, recordNodeEvent, syncNodeWithConflictRetry } from '../../shared/k8s/node-ops.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import { addressesEqual, desiredAddresses, type IpFamily, instanceAddresses } from '../../shared/nodes/addresses.ts';
+import { type Lookup, lookupFor } from '../../shared/nodes/lookup.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { isNodeKey, type ObjectKey } from '../../shared/queue/message.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
-import { addressesEqual, desiredAddresses, type IpFamily, initializationPatch, instanceAddresses } from './diff.ts';
+import { initializationPatch } from './plan.ts';
 
 export interface NodeDeps {
   clusterName: string;
@@ -26,25 +27,10 @@ export interface NodeDeps {
   metrics: MetricsPort;
 }
 
-/** How the instance behind a Node is looked up (docs/reference.md "Nodes"). */
-type Lookup = { by: 'id'; instanceId: string } | { by: 'dns'; name: string } | { by: 'none'; why: string };
-
 export interface NodeBatch {
   nodes: Map<string, Node | undefined>;
   instances: Map<string, Instance | undefined>;
   lookups: Map<string, Lookup>;
-}
-
-export function lookupFor(node: Node): Lookup {
-  if (node.spec?.providerID) {
-    const instanceId = instanceIdFromProviderId(node.spec.providerID);
-    return instanceId
-      ? { by: 'id', instanceId }
-      : { by: 'none', why: `providerID ${node.spec.providerID} is not an AWS instance` };
-  }
-  const fromName = instanceIdFromNodeName(node.metadata.name);
-  if (fromName) return { by: 'id', instanceId: fromName };
-  return { by: 'dns', name: node.metadata.name };
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   LABEL_REGION,
   LABEL_ZONE,
   LABEL_ZONE_ID,
-} from '../node/diff.ts';
+} from '../node/plan.ts';
 import { type Reconciler, ruleFor } from './forwarding.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import {

@@ -4,8 +4,8 @@ import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { providerIdFor } from '../../shared/aws/provider-id.ts';
 import { ANNOTATION_PROVIDED_NODE_IP, TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import { instanceAddresses } from '../../shared/nodes/addresses.ts';
 import { makeNode } from '../../test/helpers/nodes.ts';
-import { instanceAddresses } from '../node/diff.ts';
 import { sweepNodes } from './node-sweep.ts';
 
 const shutdownTaint = { key: TAINT_SHUTDOWN, effect: 'NoSchedule' as const };

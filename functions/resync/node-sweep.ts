@@ -2,9 +2,9 @@ import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import { hasTaint, isNodeReady, TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
-import { addressesEqual, desiredAddresses, type IpFamily, instanceAddresses } from '../node/diff.ts';
-import { lookupFor } from '../node/reconciler.ts';
-import { lifecycleAction } from '../node-lifecycle/diff.ts';
+import { addressesEqual, desiredAddresses, type IpFamily, instanceAddresses } from '../../shared/nodes/addresses.ts';
+import { lifecycleAction } from '../../shared/nodes/lifecycle-plan.ts';
+import { lookupFor } from '../../shared/nodes/lookup.ts';
 
 export interface NodeSweepInput {
   nodes: readonly Node[];
@@ -21,8 +21,8 @@ export interface NodeSweep {
 
 /**
  * Which Nodes the node and node-lifecycle reconcilers would change, judged from one list of the cluster's instances
- * instead of one DescribeInstances per batch of keys. Pure: the rules are the reconcilers' own (`lookupFor`,
- * `desiredAddresses`, `lifecycleAction`); where the sweep lacks what a reconciler reads (a zone ID, an instance not
+ * instead of one DescribeInstances per batch of keys. Pure: the rules are the reconcilers' own, from shared/nodes
+ * (`lookupFor`, `desiredAddresses`, `lifecycleAction`); where the sweep lacks what a reconciler reads (a zone ID, an instance not
  * tagged for the cluster, which may exist or be gone), it sends the key and lets the reconciler judge.
  */
 export function sweepNodes(input: NodeSweepInput): NodeSweep {

@@ -4,6 +4,7 @@ import { isWindowsNode } from '../../shared/k8s/ipam-names.ts';
 import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import { FINALIZER_LOAD_BALANCER_CLEANUP, type ServicesPort } from '../../shared/k8s/service-port.ts';
 import type { Service } from '../../shared/k8s/types.ts';
+import type { IpFamily } from '../../shared/nodes/addresses.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
 import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';
@@ -11,7 +12,6 @@ import { HINT_FIELD_MAX, type KeyHint, type KeyMessage } from '../../shared/queu
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
-import type { IpFamily } from '../node/diff.ts';
 import { sweepNodes } from './node-sweep.ts';
 
 /** The reconciler queues this stage deploys; an unset one is simply not fed. */

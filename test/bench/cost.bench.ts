@@ -13,13 +13,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { instanceAddresses } from '../../functions/node/diff.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { resync } from '../../functions/resync/resync.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
 import { makeRouteTable } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { instanceAddresses } from '../../shared/nodes/addresses.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createPowertools } from '../../shared/observability/powertools.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';

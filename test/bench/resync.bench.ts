@@ -1,9 +1,9 @@
-import { instanceAddresses } from '../../functions/node/diff.ts';
 import { nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { type ResyncDeps, resync } from '../../functions/resync/resync.ts';
 import { makeInstance } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { providerIdFor } from '../../shared/aws/provider-id.ts';
+import { instanceAddresses } from '../../shared/nodes/addresses.ts';
 import { makeNode } from '../helpers/nodes.ts';
 import { CLUSTER, createWorld } from '../helpers/world.ts';
 import type { BenchResult } from './types.ts';

@@ -14,7 +14,7 @@ import { createServiceWorld } from '../../../test/helpers/service-world.ts';
 import { createWorld } from '../../../test/helpers/world.ts';
 import { ipamReconciler } from '../../ipam/reconciler.ts';
 import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from '../../ipam/testing/world.ts';
-import { LABEL_ZONE } from '../../node/diff.ts';
+import { LABEL_ZONE } from '../../node/plan.ts';
 import { nodeReconciler } from '../../node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../route/reconciler.ts';

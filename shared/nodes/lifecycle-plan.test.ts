@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type LifecycleObservation, lifecycleAction } from './diff.ts';
+import { type LifecycleObservation, lifecycleAction } from './lifecycle-plan.ts';
 
 describe('lifecycleAction', () => {
   it.each<[string, LifecycleObservation, ReturnType<typeof lifecycleAction>]>([

@@ -1,18 +1,15 @@
 import { isIP } from 'node:net';
-import type { Instance } from '../../shared/aws/ec2-port.ts';
-import { providerIdFor } from '../../shared/aws/provider-id.ts';
-import { ANNOTATION_PROVIDED_NODE_IP, TAINT_UNINITIALIZED, withoutTaint } from '../../shared/k8s/node-helpers.ts';
-import type { MergePatch, Node, NodeAddress } from '../../shared/k8s/types.ts';
+import type { Instance } from '../aws/ec2-port.ts';
+import { ANNOTATION_PROVIDED_NODE_IP } from '../k8s/node-helpers.ts';
+import type { Node, NodeAddress } from '../k8s/types.ts';
+
+/**
+ * The addresses a Node should report, from its instance: the node reconciler (functions/node) writes them, and the
+ * resync's node sweep (functions/resync/node-sweep.ts) applies the same rules to tell which Nodes are out of step.
+ * Here, not in functions/node, because a producer never imports a reconciler. Pure: table-tested.
+ */
 
 export type IpFamily = 'ipv4' | 'ipv6';
-
-export const LABEL_INSTANCE_TYPE = 'node.kubernetes.io/instance-type';
-export const LABEL_ZONE = 'topology.kubernetes.io/zone';
-export const LABEL_REGION = 'topology.kubernetes.io/region';
-export const LABEL_ZONE_ID = 'topology.k8s.aws/zone-id';
-export const LABEL_BETA_INSTANCE_TYPE = 'beta.kubernetes.io/instance-type';
-export const LABEL_BETA_ZONE = 'failure-domain.beta.kubernetes.io/zone';
-export const LABEL_BETA_REGION = 'failure-domain.beta.kubernetes.io/region';
 
 /**
  * Node addresses from an instance, in the order the reference controller gives them.
@@ -107,37 +104,4 @@ function normalizeIp(ip: string): string {
 
 export function addressesEqual(a: readonly NodeAddress[] = [], b: readonly NodeAddress[] = []): boolean {
   return a.length === b.length && a.every((x, i) => x.type === b[i]!.type && x.address === b[i]!.address);
-}
-
-export interface InitFacts {
-  instance: Instance;
-  zoneId: string | undefined;
-  region: string;
-}
-
-/**
- * The metadata/spec patch that initializes a Node: providerID, topology and instance-type labels
- * (GA and beta names; a label already present is never overwritten), and the uninitialized taint removed.
- */
-export function initializationPatch(node: Node, facts: InitFacts): MergePatch<Node> {
-  const { instance, zoneId, region } = facts;
-  const wanted: Record<string, string | undefined> = {
-    [LABEL_INSTANCE_TYPE]: instance.instanceType,
-    [LABEL_BETA_INSTANCE_TYPE]: instance.instanceType,
-    [LABEL_ZONE]: instance.availabilityZone,
-    [LABEL_BETA_ZONE]: instance.availabilityZone,
-    [LABEL_REGION]: region,
-    [LABEL_BETA_REGION]: region,
-    [LABEL_ZONE_ID]: zoneId,
-  };
-  const existing = node.metadata.labels ?? {};
-  const labels = Object.fromEntries(
-    Object.entries(wanted).filter((e): e is [string, string] => e[1] !== undefined && !(e[0] in existing)),
-  );
-  const patch: MergePatch<Node> = {
-    spec: { taints: withoutTaint(node, TAINT_UNINITIALIZED) },
-  };
-  if (!node.spec?.providerID) patch.spec!.providerID = providerIdFor(instance.availabilityZone, instance.instanceId);
-  if (Object.keys(labels).length > 0) patch.metadata = { labels };
-  return patch;
 }

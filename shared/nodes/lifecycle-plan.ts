@@ -1,8 +1,10 @@
-import type { InstanceState } from '../../shared/aws/ec2-port.ts';
+import type { InstanceState } from '../aws/ec2-port.ts';
 
 /**
  * What the lifecycle controller does with a Node, from its readiness and its instance's state
- * (docs/reference.md "Nodes"). Pure: table-tested.
+ * (docs/reference.md "Nodes"): the node-lifecycle reconciler's pure step (functions/node-lifecycle), which the
+ * resync's node sweep (functions/resync/node-sweep.ts) applies too to tell which Nodes are out of step. Here, not in
+ * functions/node-lifecycle, because a producer never imports a reconciler. Pure: table-tested.
  *  - not found or terminated = the instance does not exist; stopped = shut down;
  *    pending, running, stopping, shutting-down = exists.
  *  - Ready -> remove the shutdown taint if present.
