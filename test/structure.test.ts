@@ -100,4 +100,21 @@ describe('the layout', () => {
     );
     expect(offenders).toEqual([]);
   });
+
+  // A producer only sends keys: the rules it shares with a reconciler live in shared/ (shared/nodes for the resync's
+  // node sweep), so a reconciler's folder can change without a producer changing what it sends. Tests may drive both.
+  it("no producer (resync, EC2 events router, relay) imports a reconciler's folder", () => {
+    const producers = ['resync', 'ec2-events', 'relay'].map((name) => join(ROOT, 'functions', name));
+    const reconcilers = ['node', 'node-lifecycle', 'route', 'service', 'ipam', 'interruption'].map((name) =>
+      join(ROOT, 'functions', name),
+    );
+    const offenders = productionFiles
+      .filter((file) => producers.some((producer) => file.startsWith(producer + sep)))
+      .flatMap((file) =>
+        relativeImports(file)
+          .filter((target) => reconcilers.some((folder) => target.startsWith(folder + sep)))
+          .map((target) => `${rel(file)} imports ${rel(target)}`),
+      );
+    expect(offenders).toEqual([]);
+  });
 });
