@@ -1067,8 +1067,9 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
 });
 
 describe('write permissions for later reconcilers', () => {
-  // No reconciler writes to EC2 yet; this test-only stack shows the pipeline a write takes
-  // (ownedResourceWrite -> reconciler -> role policy) and that the template check catches one that skips it.
+  // The route and service controllers' writes are tested with their stages above; this test-only stack shows the
+  // pipeline any write takes (ownedResourceWrite -> reconciler -> role policy) and that the template check catches
+  // one that skips it.
   function testStack(permissions: ReturnType<typeof allow>[]): Json {
     const app = new CdkApp({ outdir: mkdtempSync(join(work, 'writes-')) });
     const stack = new CdkStack(app, 'Writes', { env: { region: 'eu-west-1' } });

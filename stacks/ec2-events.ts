@@ -43,7 +43,7 @@ export interface Ec2EventsProps {
 /**
  * EventBridge rules -> one standard queue -> the `ec2-events` router, which turns instance IDs
  * into Node keys on the reconcilers' FIFO queues (docs/adr/0001: EventBridge cannot set a
- * per-key message group).
+ * per-key message group) and, with the interruption controller, into interruption notices on its queue.
  */
 export class Ec2Events extends Construct {
   readonly queue: Queue;

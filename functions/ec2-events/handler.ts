@@ -21,7 +21,7 @@ export const handler = sqsLambda(
       },
       log,
       metrics,
-      // Optional, and set by no stack yet: the interruption controller that consumes it is still to come.
+      // Optional: the stack sets it only with the interruption controller (CCM_INTERRUPTION=true), which consumes it.
       ...(config.INTERRUPTION_QUEUE_URL ? { interruption: { queueUrl: config.INTERRUPTION_QUEUE_URL, sqs } } : {}),
     };
     return (event) => routeEc2Events(event.Records, deps);

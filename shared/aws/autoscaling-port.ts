@@ -1,5 +1,5 @@
 /**
- * EC2 Auto Scaling as the interruption controller (to come) uses it: read a termination lifecycle hook's
+ * EC2 Auto Scaling as the interruption controller (functions/interruption) uses it: read a termination lifecycle hook's
  * timeouts, keep an instance in Terminating:Wait while its Node drains (heartbeats), and let the group go on
  * (complete the action). https://docs.aws.amazon.com/autoscaling/ec2/userguide/lifecycle-hooks.html
  */

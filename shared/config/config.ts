@@ -139,7 +139,8 @@ const SETTINGS = {
   ROUTE_QUEUE_URL: optional(url),
   /**
    * The interruption FIFO queue: with it, the EC2 events router sends interruption notices there
-   * (shared/queue/interruption.ts) for the interruption controller to come; unset, no notices are sent.
+   * (shared/queue/interruption.ts) for the interruption controller (functions/interruption); unset, no notices
+   * are sent. The stack sets it with CCM_INTERRUPTION=true.
    */
   INTERRUPTION_QUEUE_URL: optional(url),
   /** The route table pod routes go in; unset: the one table tagged kubernetes.io/cluster/<name>. */

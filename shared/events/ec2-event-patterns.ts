@@ -36,9 +36,10 @@ export type Ec2EventRuleId = keyof typeof EC2_EVENT_PATTERNS;
 export const EC2_EVENT_RULE_IDS = Object.keys(EC2_EVENT_PATTERNS) as Ec2EventRuleId[];
 
 /**
- * The events the interruption controller (to come) needs besides those above, kept apart so that the deployed
- * stack's rules stay as they are until that controller exists: the stack and the local plumbing read only
- * EC2_EVENT_PATTERNS. The router already parses both (functions/ec2-events/parse.ts).
+ * The events only the interruption controller (functions/interruption) needs besides those above, kept apart so
+ * that a stage without it keeps exactly the rules above: the stack adds these only with CCM_INTERRUPTION=true
+ * (stacks/ec2-events.ts), and the local plumbing reads only EC2_EVENT_PATTERNS. The router parses both
+ * (functions/ec2-events/parse.ts).
  * https://docs.aws.amazon.com/autoscaling/ec2/userguide/automating-ec2-auto-scaling-with-eventbridge.html
  * https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitor-interruptible-cr.html
  */

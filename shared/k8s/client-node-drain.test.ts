@@ -17,7 +17,7 @@ import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
 
 /**
  * ClientNodeDrain against FakeKubernetes served over HTTPS: the Eviction API, PodDisruptionBudgets
- * and graceful deletion as the interruption controller's tests will run on them, seen through the
+ * and graceful deletion as the interruption controller's tests run on them, seen through the
  * real client. https://kubernetes.io/docs/concepts/scheduling-eviction/api-eviction/
  */
 

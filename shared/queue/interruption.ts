@@ -6,10 +6,10 @@ import { messageGroupId } from './message.ts';
 
 /**
  * The interruption notice: what the EC2 events router sends to the interruption FIFO queue when an instance
- * behind a Node is about to go away, and what the interruption controller (`functions/interruption`, to come)
- * will consume to taint, cordon and drain that Node before its deadline (docs/keys.md, "The interruption
- * notice"). Unlike a key message it carries facts the controller cannot read back from AWS: the event's time
- * and deadline, and for a lifecycle hook the token to complete it with.
+ * behind a Node is about to go away, and what the interruption controller (`functions/interruption`) consumes to
+ * taint, cordon and drain that Node before its deadline (docs/keys.md, "The interruption notice"). Unlike a key
+ * message it carries facts the controller cannot read back from AWS: the event's time and deadline, and for a
+ * lifecycle hook the token to complete it with.
  *
  * Deadlines, from AWS's documentation:
  * - spot interruption: two minutes after the warning
@@ -58,7 +58,8 @@ export type InterruptionNotice = z.infer<typeof InterruptionNotice>;
 /**
  * The Node key plus the notice. `kind: 'Instance'` (name = the instance ID) is only for a lifecycle hook whose
  * instance is no Node the router knows: the hook must still be completed (else the instance waits out the
- * heartbeat timeout), and the Node may register after the event, so the controller looks again by instance ID.
+ * heartbeat timeout), whether or not the Node registers after the event: the controller completes it by instance
+ * ID, with no Node to drain.
  * The router sends these for any instance of any group (it reads no EC2): the controller must complete only the
  * hooks of instances tagged `kubernetes.io/cluster/<name>`, and leave other tools' hooks alone.
  */

@@ -5,7 +5,7 @@ import { describeContract } from './contract.ts';
 import { differenceRow, hasTest } from './difference-rows.ts';
 
 /**
- * The Auto Scaling behaviours the interruption controller (to come) relies on, run on `AutoScalingAdapter` over
+ * The Auto Scaling behaviours the interruption controller (functions/interruption) relies on, run on `AutoScalingAdapter` over
  * the AWS API emulator and over `FakeAutoScaling`. What the emulator does not do (moto 5.2.1: no Terminating:Wait,
  * no lifecycle action calls, a fixed global timeout) is a row of docs/emulator-differences.md, and its test is
  * expected to fail there (`it.fails`; CONTRACT_SHOW_DIFFERENCES=1 runs it as a plain test). What depends on time

@@ -38,7 +38,7 @@ import { differenceRow, hasTest } from './difference-rows.ts';
  *   EKS DescribeCluster and the presigned STS GetCallerIdentity of the EKS token; its fake is
  *   `FakeAccessDeps`. (The token's signature itself is checked against the SigV4 specification in
  *   lambda-access.test.ts.)
- * Auto Scaling is called by no code yet, so it has no contract here.
+ * Auto Scaling, which the interruption controller calls, has a contract of its own: autoscaling.contract.test.ts.
  * Where the emulator answers differently from AWS, the test names the row of docs/emulator-differences.md
  * and is expected to fail on the emulator (CONTRACT_SHOW_DIFFERENCES=1 runs it as a plain test).
  */
