@@ -1,7 +1,7 @@
 import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
-import type { IpamDeps } from './reconciler.ts';
+import type { IpamDeps } from './deps.ts';
 
 /**
  * Network interfaces this controller creates carry the cluster tag (`owned`) and `OWNER_TAG=ipam`. One left

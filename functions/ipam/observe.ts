@@ -1,5 +1,6 @@
 import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
-import type { Ec2InterfacePort, InstanceTypeInfo, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
+import type { InstanceTypeInfo, NetworkInterfaceDetail } from '../../shared/aws/ec2-port.ts';
+import type { IpamEc2 } from './deps.ts';
 import type { PoolRecord } from './record.ts';
 
 /**
@@ -8,18 +9,6 @@ import type { PoolRecord } from './record.ts';
  * many the instance type allows, and the subnet's prefix length. Instance types and subnet blocks never change, so
  * each container asks EC2 once per type and subnet (`Ec2Facts`).
  */
-export type IpamEc2 = Pick<
-  Ec2InterfacePort,
-  | 'describeInstances'
-  | 'describeInstanceTypes'
-  | 'describeSubnets'
-  | 'describeNetworkInterfaces'
-  | 'assignPrivateIpAddresses'
-  | 'unassignPrivateIpAddresses'
-  | 'deleteNetworkInterface'
-  | 'createTags'
-  | 'deleteTags'
->;
 
 /** How long the journal's copy of the interface is trusted without a look at EC2. */
 export const VERIFY_AFTER_SECONDS = 600;

@@ -1,24 +1,26 @@
-import type { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
-import type { Clock } from '../../shared/clock.ts';
 import { RetryableError } from '../../shared/errors.ts';
 import { IPV4_RESOURCE, isWindowsNode, VPC_CNI_CONFIGMAP } from '../../shared/k8s/ipam-names.ts';
-import type { ConfigMap, IpamKubernetesPort } from '../../shared/k8s/ipam-port.ts';
+import type { ConfigMap } from '../../shared/k8s/ipam-port.ts';
 import { readNode, recordNodeEvent } from '../../shared/k8s/node-ops.ts';
-import type { KubernetesPort } from '../../shared/k8s/port.ts';
 import type { Node, Pod } from '../../shared/k8s/types.ts';
-import type { Log } from '../../shared/observability/log.ts';
-import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { MetricName } from '../../shared/observability/metrics.ts';
 import { isIpamGarbageCollectionKey } from '../../shared/queue/ipam-gc-key.ts';
 import { isNodeKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { type IpamBatch, journalTrusted, kubeCall, prepareIpamBatch } from './batch.ts';
+import type { IpamDeps } from './deps.ts';
 import { sweepInterfaces } from './gc.ts';
-import { type IpamEc2, mergeObserved, type Observation, observeInterface } from './observe.ts';
+import { mergeObserved, type Observation, observeInterface } from './observe.ts';
 import { annotatePods, managedPod, podEvent, podView, reportUnreadableAnnotations } from './pods.ts';
 import { type PlanInput, type PoolPlan, planPool } from './pool.ts';
 import { emptyRecord, POOL_ANNOTATION, type PoolRecord, readRecord, writeRecord } from './record.ts';
 import { type IpamSettings, parseSettings } from './settings.ts';
+
+/** Subnet out of addresses (or aligned /28 blocks): look again in about two minutes, as the reference does. */
+export const EXHAUSTED_REQUEUE_SECONDS = 120;
+/** EC2 does not show the Node's instance or interface yet (it was just launched). */
+const NOT_VISIBLE_REQUEUE_SECONDS = 10;
 
 /**
  * Windows IP address management (docs/adr/0009-ip-addresses-as-schedulable-resources.md): a Windows Node advertises
@@ -27,26 +29,6 @@ import { type IpamSettings, parseSettings } from './settings.ts';
  * calls as possible. One key per Node, so the FIFO queue never runs two passes over one pool at once; the state is
  * the interface's addresses (EC2), the Pods' annotations and the journal on the Node (`record.ts`).
  */
-export interface IpamDeps {
-  clusterName: string;
-  /** The garbage collector only looks at network interfaces in this VPC. */
-  vpcId?: string;
-  kube: KubernetesPort;
-  pods: IpamKubernetesPort;
-  ec2: IpamEc2;
-  /** Instance types and subnets, asked once per container. */
-  facts: Ec2Facts;
-  cooldownSeconds: number;
-  clock: Clock;
-  log: Log;
-  metrics: MetricsPort;
-}
-
-/** Subnet out of addresses (or aligned /28 blocks): look again in about two minutes, as the reference does. */
-export const EXHAUSTED_REQUEUE_SECONDS = 120;
-/** EC2 does not show the Node's instance or interface yet (it was just launched). */
-const NOT_VISIBLE_REQUEUE_SECONDS = 10;
-
 export const ipamReconciler: Reconciler<IpamDeps, IpamBatch> = {
   name: 'ipam',
   /** A Node's key, or the garbage-collection key; any other key is another queue's, counted as malformed. */

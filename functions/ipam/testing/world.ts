@@ -6,7 +6,8 @@ import type { KeyMessage } from '../../../shared/queue/message.ts';
 import { makeNode } from '../../../test/helpers/nodes.ts';
 import { podOnNode } from '../../../test/helpers/pods.ts';
 import { CLUSTER, createWorld } from '../../../test/helpers/world.ts';
-import { type IpamDeps, ipamReconciler } from '../reconciler.ts';
+import type { IpamDeps } from '../deps.ts';
+import { ipamReconciler } from '../reconciler.ts';
 import { POOL_ANNOTATION, type PoolRecord, readRecord } from '../record.ts';
 
 export const IPAM_QUEUE = 'ipam.fifo';
