@@ -98,9 +98,9 @@ export const DLQS = [
   'ipam-dlq.fifo',
 ];
 /**
- * Receives before an interruption notice is dead-lettered, while the stack has no setting of its own for it: a
- * drain requeues every few seconds for up to its deadline (a spot notice: 24 passes of 5 s), and every requeue is
- * a receive.
+ * Receives before an interruption notice is dead-lettered, should FUNCTION_DEFAULTS have no `interruption` entry;
+ * it has one (1000, stacks/config.ts), which the local queue takes as the stack does. A drain requeues every few
+ * seconds for up to its deadline (a spot notice: 24 passes of 5 s), and every requeue is a receive.
  */
 const INTERRUPTION_MAX_RECEIVES = 100;
 
