@@ -197,8 +197,9 @@ export function createRestPort<P extends object>(
 }
 
 /**
- * Any client-node backed port for this configuration (the relay's, and adapters not yet on the REST
- * client): built from the default kubeconfig, or from credentials refreshed when due and on a 401.
+ * Any client-node backed port for this configuration: built from the default kubeconfig, or from credentials
+ * refreshed when due and on a 401. No caller today: every Lambda port above is on the REST client
+ * (`createRestPort`), and the relay builds its own clients (functions/relay/kube-clients.ts).
  */
 export function createPort<P extends object>(
   config: Config,
