@@ -3,7 +3,7 @@ import { IPV4_RESOURCE, isFinished, POD_IP_ANNOTATION, requestsPodAddress } from
 import { type Pod, podRef } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { IpamDeps } from './deps.ts';
-import type { PodView, PoolPlan } from './pool.ts';
+import type { PodView, PoolPlan } from './plan.ts';
 
 /** The Pods of a Windows Node as the IP address manager sees them, and what it writes on them. */
 

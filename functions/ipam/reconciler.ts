@@ -12,8 +12,8 @@ import { type IpamBatch, journalTrusted, kubeCall, prepareIpamBatch } from './ba
 import type { IpamDeps } from './deps.ts';
 import { sweepInterfaces } from './gc.ts';
 import { mergeObserved, type Observation, observeInterface } from './observe.ts';
+import { type PlanInput, type PoolPlan, planPool } from './plan.ts';
 import { annotatePods, managedPod, podEvent, podView, reportUnreadableAnnotations } from './pods.ts';
-import { type PlanInput, type PoolPlan, planPool } from './pool.ts';
 import { emptyRecord, POOL_ANNOTATION, type PoolRecord, readRecord, writeRecord } from './record.ts';
 import { type IpamSettings, parseSettings } from './settings.ts';
 

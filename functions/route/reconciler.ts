@@ -26,7 +26,7 @@ import {
   type RouteDeletion,
   type RoutePlan,
   withNetworkCondition,
-} from './diff.ts';
+} from './plan.ts';
 
 export interface RouteDeps {
   clusterName: string;

@@ -333,7 +333,7 @@ export async function run(): Promise<BenchResult[]> {
       value: churned.leakBeforeResync.leaked,
       unit: 'addresses',
       rerun: RERUN,
-      note: `cooled addresses beyond the warm pool wait for the next key (functions/ipam/pool.ts: no requeue to shrink); ${churned.leakBeforeResync.detail}`,
+      note: `cooled addresses beyond the warm pool wait for the next key (functions/ipam/plan.ts: no requeue to shrink); ${churned.leakBeforeResync.detail}`,
     },
     {
       name: 'ipam churn: leaked addresses after the resync',

@@ -13,7 +13,7 @@ import {
   sourceDestCheckOf,
   warningLevel,
   withNetworkCondition,
-} from './diff.ts';
+} from './plan.ts';
 
 const CLUSTER_CIDRS = cidrs(['10.244.0.0/16', 'fd00:10:244::/56']);
 const A = makeInstance({ index: 1 });

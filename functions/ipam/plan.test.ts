@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type PlanInput, type PodView, planPool } from './pool.ts';
+import { type PlanInput, type PodView, planPool } from './plan.ts';
 import { emptyRecord, type PoolRecord, prefixAddresses } from './record.ts';
 import type { IpamSettings } from './settings.ts';
 
