@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { NodeDeps } from '../../functions/node/reconciler.ts';
 import type { LifecycleDeps } from '../../functions/node-lifecycle/reconciler.ts';
-import type { RouteDeps } from '../../functions/route/reconciler.ts';
+import type { RouteDeps } from '../../functions/route/deps.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { FakeEc2 } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
