@@ -1,5 +1,6 @@
 import * as z from 'zod';
-import { configSchema, type InterruptionActionOverrides } from '../shared/config/config.ts';
+import { configSchema } from '../shared/config/config.ts';
+import type { InterruptionActionOverrides } from '../shared/config/schemas.ts';
 
 /**
  * The interruption controller's stage settings, apart from config.ts's so that file stays about the whole

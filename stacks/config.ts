@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import * as z from 'zod';
-import { configSchema, type ServiceLoadBalancerType } from '../shared/config/config.ts';
+import { configSchema } from '../shared/config/config.ts';
 import { csv } from '../shared/config/csv.ts';
+import type { ServiceLoadBalancerType } from '../shared/config/schemas.ts';
 import {
   INTERRUPTION_SETTINGS,
   INTERRUPTION_STAGE_SCHEMA,

@@ -1,4 +1,4 @@
-import type { InterruptionActionName } from '../../shared/config/config.ts';
+import type { InterruptionActionName } from '../../shared/config/schemas.ts';
 import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/service-port.ts';
 import type { MergePatch, Node, Taint } from '../../shared/k8s/types.ts';
 import {
