@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BACKEND_ROLE_TAG } from '../functions/service/nlb/security-groups.ts';
+import { BACKEND_ROLE_TAG } from '../shared/load-balancers/security-groups.ts';
 import {
   allow,
   clusterResourceCondition,

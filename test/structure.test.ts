@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
  * - production code never imports test support (fakes, emulators, test helpers), so a picture of the imports
  *   tells the truth about what runs in a Lambda or in the relay;
  * - a load balancer front end never imports another front end's folder: shared pieces live in the resource
- *   modules every front end calls.
+ *   modules every front end calls;
+ * - shared code never imports a function's code: functions build on shared/, never the other way round.
  */
 
 const ROOT = resolve(dirname(new URL(import.meta.url).pathname), '..');
@@ -113,6 +114,18 @@ describe('the layout', () => {
       .flatMap((file) =>
         relativeImports(file)
           .filter((target) => reconcilers.some((folder) => target.startsWith(folder + sep)))
+          .map((target) => `${rel(file)} imports ${rel(target)}`),
+      );
+    expect(offenders).toEqual([]);
+  });
+
+  it('no production file in shared/ imports anything under functions/', () => {
+    const functions = join(ROOT, 'functions');
+    const offenders = productionFiles
+      .filter((file) => rel(file).startsWith('shared/'))
+      .flatMap((file) =>
+        relativeImports(file)
+          .filter((target) => target.startsWith(functions + sep))
           .map((target) => `${rel(file)} imports ${rel(target)}`),
       );
     expect(offenders).toEqual([]);

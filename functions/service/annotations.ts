@@ -1,6 +1,9 @@
 import type { AlpnPolicy } from '../../shared/aws/elbv2-port.ts';
-import { clusterTagKey, LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
+import { LEGACY_CLUSTER_TAG } from '../../shared/aws/ownership.ts';
 import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
+import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
+import type { OwnerTag, SettingProblem } from '../../shared/load-balancers/context.ts';
+import { isOwnedBy } from '../../shared/load-balancers/tags.ts';
 import { type ParsedAnnotationValues, schemaOf } from './annotation-schemas.ts';
 
 /**
@@ -73,10 +76,8 @@ export interface LoadBalancerOptions {
   sourceRanges?: string[];
 }
 
-export interface AnnotationProblem {
-  annotation: string;
-  message: string;
-}
+/** A Service's problems are the resource modules' setting problems, each naming the annotation or spec field. */
+export type AnnotationProblem = SettingProblem;
 
 export interface ParsedAnnotations {
   options: LoadBalancerOptions;
@@ -290,7 +291,12 @@ export function ownedByService(
   clusterName: string,
   serviceKey: string,
 ): boolean {
-  return tags?.[clusterTagKey(clusterName)] === 'owned' && tags['kubernetes.io/service-name'] === serviceKey;
+  return isOwnedBy(tags, clusterName, serviceOwner(serviceKey));
+}
+
+/** The owner tag of everything a Service's load balancer consists of: `kubernetes.io/service-name=<namespace>/<name>`. */
+export function serviceOwner(serviceKey: string): OwnerTag {
+  return { key: LABEL_SERVICE_NAME, value: serviceKey };
 }
 
 export function describeProblems(problems: readonly AnnotationProblem[]): string {

@@ -3,9 +3,12 @@ import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
 import { ELBV2_PAGE_SIZE, type LoadBalancer, type TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import type { SharedReads } from '../../shared/load-balancers/context.ts';
+import { primaryGroups } from '../../shared/load-balancers/node-rules.ts';
+import { backendSecurityGroupName } from '../../shared/load-balancers/security-groups.ts';
+import { instanceIdsOf } from '../../shared/load-balancers/targets.ts';
 import type { ServiceDeps } from './deps.ts';
-import { instanceIdsOf } from './model/targets.ts';
-import { backendSecurityGroupName, loadBalancerName, referenceLoadBalancerName, securityGroupName } from './names.ts';
+import { loadBalancerName, referenceLoadBalancerName, securityGroupName } from './names.ts';
 
 /** A Service of the batch: `uid` when a hint of its key names it (the relay's and the resync's do). */
 export interface BatchService {
@@ -21,7 +24,7 @@ export interface BatchService {
  * the load balancers by name (one listing), the tags of those the batch's Services are named for (one
  * DescribeTags per 20) and the target groups each forwards to (one listing, when that is cheaper).
  */
-export class ServiceBatch {
+export class ServiceBatch implements SharedReads {
   private nodeList?: Promise<Node[]>;
   private instanceMap?: Promise<Map<string, Instance>>;
   private groups?: Promise<SecurityGroup[]>;
@@ -183,9 +186,4 @@ type TagsPort = { describeTags(ids: readonly string[]): Promise<TagsById> };
 /** A load balancer's tags from the batch's shared read, or asked for alone when that read did not name it. */
 async function tagsOf(shared: TagsById, id: string, port: TagsPort): Promise<Record<string, string> | undefined> {
   return shared.get(id) ?? (await port.describeTags([id])).get(id);
-}
-
-export function primaryGroups(instance: Instance): string[] {
-  const primary = instance.networkInterfaces.find((e) => e.deviceIndex === 0) ?? instance.networkInterfaces[0];
-  return primary?.securityGroupIds ?? [];
 }

@@ -4,9 +4,9 @@ import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { TerminalError } from '../../shared/errors.ts';
 import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
+import type { PortRange } from '../../shared/load-balancers/security-rules.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import type { MetricsPort } from '../../shared/observability/metrics.ts';
-import type { PortRange } from './model/security-rules.ts';
 
 export interface ServiceDeps {
   clusterName: string;

@@ -2,12 +2,12 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { CreateTargetGroupInput } from '../../shared/aws/elbv2-port.ts';
 import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { DEFAULT_HEALTH_CHECK } from '../../shared/load-balancers/health-check.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { collectGarbage, GARBAGE_COLLECTION_KEY, garbageCollectionMessage, isGarbageCollectionKey } from './gc.ts';
-import { DEFAULT_HEALTH_CHECK } from './model/health-check.ts';
 
 let w: ServiceWorld;
 beforeEach(async () => {

@@ -5,6 +5,11 @@ import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { LABEL_SERVICE_NAME, serviceKey } from '../../shared/k8s/service-port.ts';
 import type { Service } from '../../shared/k8s/types.ts';
+import { deleteLoadBalancerAndListeners } from '../../shared/load-balancers/listeners.ts';
+import { isOurNodeRule, nodeRules } from '../../shared/load-balancers/node-rules.ts';
+import { backendSecurityGroupName, deleteSecurityGroup } from '../../shared/load-balancers/security-groups.ts';
+import { ruleKey } from '../../shared/load-balancers/security-rules.ts';
+import { deleteTargetGroup } from '../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import { parseAnnotations } from './annotations.ts';
@@ -12,19 +17,15 @@ import { classicInventory, deleteClassicGarbage } from './clb/gc.ts';
 import { classicNameFromHostname } from './clb/plans.ts';
 import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
-import { ruleKey } from './model/security-rules.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
 import {
-  backendSecurityGroupName,
+  acceptableNames,
   loadBalancerNameFromHostname,
   REPLACES_TAG,
   readablePrefix,
   referenceLoadBalancerName,
   securityGroupName,
 } from './names.ts';
-import { isOurNodeRule, nodeRules } from './nlb/node-rules.ts';
-import { acceptableNames } from './nlb/replacement.ts';
-import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from './resources.ts';
 
 /**
  * The garbage collection key (docs/adr/0005-service-load-balancers.md): a Service key without a namespace,

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isValidElbName } from '../../shared/aws/elbv2-port.ts';
+import { backendRuleDescription } from '../../shared/load-balancers/node-rules.ts';
+import { backendSecurityGroupName } from '../../shared/load-balancers/security-groups.ts';
 import {
-  backendRuleDescription,
-  backendSecurityGroupName,
   HASH_LENGTH,
   loadBalancerName,
   loadBalancerNameFromHostname,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ELB_NAME_MAX } from '../../shared/aws/elbv2-port.ts';
+import type { OwnerIdentity } from '../../shared/load-balancers/model.ts';
 
 /**
  * Names of the AWS resources of a Service (docs/adr/0005-service-load-balancers.md).
@@ -64,11 +65,8 @@ function withHash(prefixParts: readonly string[], suffix: string, hash: string):
   return prefix ? `${prefix}-${tail}` : tail;
 }
 
-export interface ServiceIdentity {
-  clusterName: string;
-  namespace: string;
-  name: string;
-}
+/** A Service's identity: its cluster, namespace and name (the resource modules' owner identity). */
+export type ServiceIdentity = OwnerIdentity;
 
 /** The load balancer's name: `aws-load-balancer-name` when set, else `<cluster>-<namespace>-<service>-<hash>`. */
 export function loadBalancerName(id: ServiceIdentity, override?: string): string {
@@ -96,6 +94,14 @@ export function successorLoadBalancerName(id: ServiceIdentity): string {
  */
 export function referenceLoadBalancerName(uid: string | undefined): string | undefined {
   return uid ? `a${uid.replace(/-/g, '')}`.slice(0, ELB_NAME_MAX) : undefined;
+}
+
+/** The names a Service's load balancer may have: the annotation's alone, or our two (and the reference's, when adopted). */
+export function acceptableNames(identity: ServiceIdentity, uid: string | undefined, override?: string): string[] {
+  if (override) return [override];
+  const names = [loadBalancerName(identity), successorLoadBalancerName(identity)];
+  const reference = referenceLoadBalancerName(uid);
+  return reference ? [...names, reference] : names;
 }
 
 /** Tag on a load balancer built to replace another: the name of the one it replaces, until it serves. */
@@ -135,24 +141,6 @@ export function targetGroupName(id: ServiceIdentity, group: TargetGroupIdentity)
 /** The managed security group of a load balancer (unique per VPC, as the load balancer name is per region). */
 export function securityGroupName(loadBalancer: string): string {
   return `k8s-elb-${loadBalancer}`;
-}
-
-/**
- * The cluster's backend security group: attached to every load balancer of the cluster, and the one source
- * the Nodes' groups allow. One group for all load balancers keeps the Nodes' groups far below their 60-rule
- * quota however many Services there are (a rule per load balancer exhausts it at a few dozen).
- */
-export function backendSecurityGroupName(clusterName: string): string {
-  return `k8s-traffic-${clusterName}`;
-}
-
-/**
- * The description that marks the rules this controller adds to the Nodes' groups (from the backend group).
- * A rule is ours exactly when its description is this: never recognised by port or source, which other
- * people's rules may share.
- */
-export function backendRuleDescription(clusterName: string): string {
-  return `kubernetes.io/rule/nlb/backend=${clusterName}`;
 }
 
 /**

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { Listener, ListenerSpec } from '../../shared/aws/elbv2-port.ts';
 import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { EndpointSlice, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
+import { listenerUpdate, planListenerCertificates } from '../../shared/load-balancers/listeners.ts';
+import { chooseSubnets } from '../../shared/load-balancers/subnets.ts';
+import { staleTagKeys } from '../../shared/load-balancers/tags.ts';
+import { ipTargets } from '../../shared/load-balancers/targets.ts';
 import { ANNOTATION } from './annotations.ts';
-import { listenerUpdate, planListenerCertificates } from './elbv2/listeners.ts';
-import { staleTagKeys } from './model/tags.ts';
-import { ipTargets } from './model/targets.ts';
 import { targetGroupName } from './names.ts';
-import { chooseSubnets } from './nlb/subnets.ts';
 import { problems, spec } from './testing/model.ts';
 
 const CERT = (n: string) => `arn:aws:acm:eu-west-1:111122223333:certificate/${n}`;

@@ -1,5 +1,6 @@
 import { errorMessage, TerminalError, ThrottledError } from '../../shared/errors.ts';
 import type { Service } from '../../shared/k8s/types.ts';
+import { codeOf } from '../../shared/load-balancers/errors.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
@@ -22,7 +23,6 @@ import {
 } from './kube.ts';
 import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
-import { codeOf } from './resources.ts';
 import { shortPassFor } from './resync-check.ts';
 import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
 

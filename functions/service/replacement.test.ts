@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Service } from '../../shared/k8s/types.ts';
+import { DEFAULT_HEALTH_CHECK } from '../../shared/load-balancers/health-check.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
 import { ANNOTATION } from './annotations.ts';
 import { garbageCollectionMessage } from './gc.ts';
-import { DEFAULT_HEALTH_CHECK } from './model/health-check.ts';
 import { withIpv6PublicSubnets } from './testing/service.ts';
 
 /**

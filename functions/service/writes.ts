@@ -1,7 +1,6 @@
 import type { Ec2LoadBalancerNetworkPort } from '../../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
-import { RetryableError } from '../../shared/errors.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ServiceBatch } from './batch.ts';
@@ -199,6 +198,3 @@ function recorded<T extends object>(
     },
   });
 }
-
-/** A resource we just made that AWS does not show yet (eventual consistency): retried shortly, for a bounded while. */
-export class NotVisibleYetError extends RetryableError {}

@@ -5,8 +5,8 @@ import {
   nlbListenerAttributeDefaults,
   nlbPreserveClientIpDefault,
   TCP_IDLE_TIMEOUT_ATTRIBUTE,
-} from '../../../shared/aws/elbv2-defaults.ts';
-import type { ListenerProtocol } from '../../../shared/aws/elbv2-port.ts';
+} from '../aws/elbv2-defaults.ts';
+import type { ListenerProtocol } from '../aws/elbv2-port.ts';
 
 // AWS's own defaults come from one fixture, shared/aws/elbv2-defaults.ts (FakeElbv2 answers the same values and
 // the contract suite holds the emulator to them); this module picks the settings the model keeps in line.

@@ -1,16 +1,15 @@
-import type { Listener, ListenerCertificate, ListenerSpec } from '../../../shared/aws/elbv2-port.ts';
-import { EVENT } from '../kube.ts';
-import { defaultListenerAttributes } from '../model/aws-defaults.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
-import { changedEntries } from '../model/tags.ts';
-import { retryAssociationLimit } from '../resources.ts';
-import type { Pass } from '../writes.ts';
+import type { Listener, ListenerCertificate, ListenerSpec, LoadBalancer } from '../aws/elbv2-port.ts';
+import { defaultListenerAttributes } from './aws-defaults.ts';
+import type { AwsPorts, LoadBalancerContext, ResourceChange } from './context.ts';
+import { retryAssociationLimit } from './errors.ts';
+import type { Elbv2LoadBalancerModel } from './model.ts';
 import type { ObservedLoadBalancer } from './observed.ts';
-import { type EnsuredGroups, keepTagsInLine } from './target-groups.ts';
+import { changedEntries, keepTagsInLine } from './tags.ts';
+import type { EnsuredGroups } from './target-groups.ts';
 
 /**
  * Listeners: one per port, forwarding to its target group; certificates (the default one and SNI ones),
- * ALPN, attributes and tags kept in line. Usable by any Elastic Load Balancing v2 backend.
+ * ALPN, attributes and tags kept in line. Usable by any Elastic Load Balancing v2 front end.
  */
 
 export interface ListenerPlan {
@@ -19,7 +18,7 @@ export interface ListenerPlan {
   remove: Listener[];
 }
 
-/** Listeners by port: create missing ones, modify those that differ, delete ports the Service no longer has. */
+/** Listeners by port: create missing ones, modify those that differ, delete ports the owner no longer has. */
 export function planListeners(desired: readonly ListenerSpec[], current: readonly Listener[]): ListenerPlan {
   const plan: ListenerPlan = { create: [], modify: [], remove: [] };
   const byPort = new Map(current.map((l) => [l.port, l]));
@@ -45,7 +44,7 @@ function listenerMatches(listener: Listener, spec: ListenerSpec): boolean {
 }
 
 /**
- * The listener to send for a change: an ALPN policy the Service no longer sets is turned off explicitly
+ * The listener to send for a change: an ALPN policy the owner no longer sets is turned off explicitly
  * (`None`), since leaving it out of ModifyListener keeps the old one.
  */
 export function listenerUpdate(spec: ListenerSpec, was: Listener): ListenerSpec {
@@ -73,9 +72,12 @@ export function planListenerCertificates(
   };
 }
 
-/** Listeners as the spec wants them, pointing at the ensured target groups. */
-function desiredListeners(spec: LoadBalancerSpec, groups: EnsuredGroups): ListenerSpec[] {
-  return spec.listeners.map((l) => {
+/** What the listeners are made from. */
+export type ListenerModel = Pick<Elbv2LoadBalancerModel, 'listeners' | 'targetGroups' | 'tags' | 'externalManagedTags'>;
+
+/** Listeners as the model wants them, pointing at the ensured target groups. */
+function desiredListeners(model: ListenerModel, groups: EnsuredGroups): ListenerSpec[] {
+  return model.listeners.map((l) => {
     const listener: ListenerSpec = {
       port: l.port,
       protocol: l.protocol,
@@ -89,10 +91,10 @@ function desiredListeners(spec: LoadBalancerSpec, groups: EnsuredGroups): Listen
 }
 
 export async function ensureListeners(
-  spec: LoadBalancerSpec,
+  model: ListenerModel,
   observed: ObservedLoadBalancer,
   groups: EnsuredGroups,
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<void> {
   // Listeners carry the ownership tags, and IAM allows ModifyListener / DeleteListener only on listeners
   // tagged owned (stacks/control-plane.ts). Listeners of our load balancer made untagged by an earlier
@@ -103,27 +105,27 @@ export async function ensureListeners(
     const have = observed.tags.get(listener.arn);
     if (!have) continue;
     live.push(listener);
-    await keepTagsInLine(listener.arn, have, spec, pass);
+    await keepTagsInLine(listener.arn, have, model, ctx);
   }
-  const plan = planListeners(desiredListeners(spec, groups), observed.listeners);
-  for (const listener of plan.remove) await pass.elbv2.deleteListener(listener.arn);
+  const plan = planListeners(desiredListeners(model, groups), observed.listeners);
+  for (const listener of plan.remove) await ctx.elbv2.deleteListener(listener.arn);
   const removed = new Set(plan.remove.map((l) => l.arn));
   const remaining = live.filter((l) => !removed.has(l.arn));
-  const certificatesToAdd = await removeUnwantedCertificates(spec, remaining, pass);
+  const certificatesToAdd = await removeUnwantedCertificates(model, remaining, ctx);
   for (const change of plan.modify) {
-    await sayTargetGroupReplaced(change, observed, spec, groups, pass);
-    await pass.elbv2
+    await sayTargetGroupReplaced(change, observed, model, groups, ctx);
+    await ctx.elbv2
       .modifyListener(change.arn, listenerUpdate(change.spec, change.was))
       .catch((err: unknown) => retryAssociationLimit(err, `modifying listener ${change.spec.port}`));
   }
   const created = new Map<number, Listener>();
   for (const next of plan.create) {
-    const listener = await pass.elbv2
-      .createListener(observed.lb.arn, next, spec.tags)
+    const listener = await ctx.elbv2
+      .createListener(observed.lb.arn, next, model.tags)
       .catch((err: unknown) => retryAssociationLimit(err, `creating listener ${next.port}`));
     created.set(next.port, listener);
   }
-  await completeListeners(spec, remaining, created, certificatesToAdd, pass);
+  await completeListeners(model, remaining, created, certificatesToAdd, ctx);
 }
 
 /**
@@ -132,24 +134,24 @@ export async function ensureListeners(
  * Answers the certificates to add once the listeners are in place, by port.
  */
 async function removeUnwantedCertificates(
-  spec: LoadBalancerSpec,
+  model: ListenerModel,
   live: readonly Listener[],
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<Map<number, string[]>> {
   const toAdd = new Map<number, string[]>();
-  for (const wanted of spec.listeners) {
+  for (const wanted of model.listeners) {
     if (wanted.protocol !== 'TLS') continue;
     const listener = live.find((l) => l.port === wanted.port && l.protocol === 'TLS');
     if (!listener) {
       toAdd.set(wanted.port, wanted.extraCertificateArns);
       continue;
     }
-    const certificates = await pass.elbv2.describeListenerCertificates(listener.arn);
+    const certificates = await ctx.elbv2.describeListenerCertificates(listener.arn);
     const certs = planListenerCertificates(wanted.extraCertificateArns, certificates, {
       current: listener.certificateArns[0],
       next: wanted.certificateArn,
     });
-    if (certs.remove.length > 0) await pass.elbv2.removeListenerCertificates(listener.arn, certs.remove);
+    if (certs.remove.length > 0) await ctx.elbv2.removeListenerCertificates(listener.arn, certs.remove);
     toAdd.set(wanted.port, certs.add);
   }
   return toAdd;
@@ -159,23 +161,28 @@ async function removeUnwantedCertificates(
 async function sayTargetGroupReplaced(
   change: ListenerPlan['modify'][number],
   observed: ObservedLoadBalancer,
-  spec: LoadBalancerSpec,
+  model: ListenerModel,
   groups: EnsuredGroups,
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<void> {
   const from = observed.attached.find((g) => g.arn === change.was.targetGroupArn);
-  const to = spec.targetGroups.find((g) => groups.get(g.name)?.group.arn === change.spec.targetGroupArn);
+  const to = model.targetGroups.find((g) => groups.get(g.name)?.group.arn === change.spec.targetGroupArn);
   if (!from || !to || from.arn === change.spec.targetGroupArn) return;
-  const changed = [
-    from.protocol !== to.protocol ? `protocol ${from.protocol} -> ${to.protocol}` : '',
-    from.targetType !== to.targetType ? `target type ${from.targetType} -> ${to.targetType}` : '',
-    from.ipAddressType !== to.ipAddressType ? `address family ${from.ipAddressType} -> ${to.ipAddressType}` : '',
-  ].filter(Boolean);
-  await pass.event(
-    'Normal',
-    EVENT.replacing,
-    `Replacing target group ${from.name} with ${to.name} on port ${change.spec.port}${changed.length ? ` (${changed.join(', ')})` : ''}`,
-  );
+  const differences: Extract<ResourceChange, { kind: 'target-group-replaced' }>['differences'] = [];
+  if (from.protocol !== to.protocol) differences.push({ what: 'protocol', from: from.protocol, to: to.protocol });
+  if (from.targetType !== to.targetType) {
+    differences.push({ what: 'target type', from: from.targetType, to: to.targetType });
+  }
+  if (from.ipAddressType !== to.ipAddressType) {
+    differences.push({ what: 'address family', from: from.ipAddressType, to: to.ipAddressType });
+  }
+  await ctx.announce({
+    kind: 'target-group-replaced',
+    listenerPort: change.spec.port,
+    from: from.name,
+    to: to.name,
+    differences,
+  });
 }
 
 /**
@@ -183,23 +190,34 @@ async function sayTargetGroupReplaced(
  * made in this pass has AWS's default attributes, so it needs no describe.
  */
 async function completeListeners(
-  spec: LoadBalancerSpec,
+  model: ListenerModel,
   live: readonly Listener[],
   created: ReadonlyMap<number, Listener>,
   certificatesToAdd: ReadonlyMap<number, string[]>,
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<void> {
-  for (const wanted of spec.listeners) {
+  for (const wanted of model.listeners) {
     const fresh = created.get(wanted.port);
     const listener = fresh ?? live.find((l) => l.port === wanted.port);
     if (!listener) continue;
     const add = certificatesToAdd.get(wanted.port) ?? [];
-    if (add.length > 0) await pass.elbv2.addListenerCertificates(listener.arn, add);
+    if (add.length > 0) await ctx.elbv2.addListenerCertificates(listener.arn, add);
     if (Object.keys(wanted.attributes).length === 0) continue;
     const have = fresh
       ? defaultListenerAttributes(wanted.protocol)
-      : await pass.elbv2.describeListenerAttributes(listener.arn);
+      : await ctx.elbv2.describeListenerAttributes(listener.arn);
     const changed = changedEntries(wanted.attributes, have);
-    if (Object.keys(changed).length > 0) await pass.elbv2.modifyListenerAttributes(listener.arn, changed);
+    if (Object.keys(changed).length > 0) await ctx.elbv2.modifyListenerAttributes(listener.arn, changed);
   }
+}
+
+/**
+ * The load balancer, and with it its listeners: DeleteLoadBalancer deletes them (freeing their target
+ * groups), and is authorized on the load balancer's own owned tag. Deleting listeners one by one first would
+ * need DeleteListener on each, which IAM allows only on listeners tagged owned, and listeners made by
+ * earlier versions are untagged. AWS answers success for a load balancer that is already gone.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DeleteLoadBalancer.html
+ */
+export async function deleteLoadBalancerAndListeners(lb: LoadBalancer, ports: AwsPorts): Promise<void> {
+  await ports.elbv2.deleteLoadBalancer(lb.arn);
 }

@@ -1,18 +1,25 @@
-import type { SecurityGroup, SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
-import type { LoadBalancer, Target } from '../../../shared/aws/elbv2-port.ts';
-import { clusterTagKey } from '../../../shared/aws/ownership.ts';
-import { primaryGroups } from '../batch.ts';
+import type { Instance, SecurityGroup, SecurityGroupRule } from '../aws/ec2-port.ts';
+import type { Target } from '../aws/elbv2-port.ts';
+import { clusterTagKey } from '../aws/ownership.ts';
+import type { LoadBalancerContext } from './context.ts';
+import type { Elbv2LoadBalancerModel, LoadBalancerModel } from './model.ts';
 import {
   DEFAULT_NODE_PORT_RANGE,
   dedupeRules,
   type PortRange,
   planRules,
   transportProtocols,
-} from '../model/security-rules.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
-import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
-import { backendRuleDescription } from '../names.ts';
-import type { Pass } from '../writes.ts';
+} from './security-rules.ts';
+import { eligibleNodes, instanceIdsOf } from './targets.ts';
+
+/**
+ * The description that marks the rules this controller adds to the Nodes' groups (from the backend group).
+ * A rule is ours exactly when its description is this: never recognised by port or source, which other
+ * people's rules may share.
+ */
+export function backendRuleDescription(clusterName: string): string {
+  return `kubernetes.io/rule/nlb/backend=${clusterName}`;
+}
 
 /**
  * Rules a load balancer needs on the Nodes' groups, all from the cluster's backend group: the ports traffic
@@ -22,7 +29,7 @@ import type { Pass } from '../writes.ts';
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-security-groups.html
  */
 export function nodeRules(
-  spec: LoadBalancerSpec,
+  spec: Pick<Elbv2LoadBalancerModel, 'identity' | 'targetGroups'>,
   targetsByGroup: ReadonlyMap<string, readonly Target[]>,
   backendGroupId: string,
   nodePortRange: PortRange = DEFAULT_NODE_PORT_RANGE,
@@ -88,13 +95,13 @@ export function clusterNodeGroups(
 
 // ---- keeping the rules in line -----------------------------------------------------------------------------
 
-/** The target Nodes' cluster-tagged security groups (on their instances' primary interfaces), and whether there are target Nodes. */
-async function targetNodeGroups(
-  spec: LoadBalancerSpec,
-  pass: Pass,
+/** The target Nodes' cluster-tagged security groups (on their instances' primary interfaces), and how many target Nodes there are. */
+export async function targetNodeGroups(
+  model: Pick<LoadBalancerModel, 'targetNodeLabels'>,
+  ctx: LoadBalancerContext,
 ): Promise<{ groups: SecurityGroup[]; nodes: number }> {
-  const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
-  return { groups: await batchNodeGroups(spec.targetNodeLabels, pass), nodes: nodes.length };
+  const nodes = eligibleNodes(await ctx.reads.nodes(), model.targetNodeLabels);
+  return { groups: await batchNodeGroups(model.targetNodeLabels, ctx), nodes: nodes.length };
 }
 
 /**
@@ -103,136 +110,60 @@ async function targetNodeGroups(
  */
 export async function batchNodeGroups(
   targetNodeLabels: Readonly<Record<string, string | undefined>> | undefined,
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<SecurityGroup[]> {
-  const instances = await pass.batch.instances();
-  const nodes = eligibleNodes(await pass.batch.nodes(), targetNodeLabels);
+  const instances = await ctx.reads.instances();
+  const nodes = eligibleNodes(await ctx.reads.nodes(), targetNodeLabels);
   const primaries = instanceIdsOf(nodes).flatMap((id) => {
     const instance = instances.get(id);
     return instance ? primaryGroups(instance) : [];
   });
-  return clusterNodeGroups(primaries, await pass.batch.nodeSecurityGroups(), pass.deps.clusterName);
+  return clusterNodeGroups(primaries, await ctx.reads.nodeSecurityGroups(), ctx.clusterName);
 }
 
-/** The Warning said when no Node group can be opened; undefined when there are groups or no Nodes. */
-function missingGroupWarning(spec: LoadBalancerSpec, pass: Pass, nodes: number): string | undefined {
-  if (nodes === 0) return undefined;
-  pass.deps.log.warn('no cluster-tagged security group on the target Nodes: no rules added for the load balancer', {
-    serviceKey: spec.serviceKey,
-  });
-  return `No security group tagged ${clusterTagKey(pass.deps.clusterName)} on the target Nodes' primary network interfaces: no rule lets load balancer ${spec.loadBalancerName} reach them; tag the Nodes' security group or allow the traffic yourself`;
+/** The security groups of an instance's primary network interface (device index 0). */
+export function primaryGroups(instance: Instance): string[] {
+  const primary = instance.networkInterfaces.find((e) => e.deviceIndex === 0) ?? instance.networkInterfaces[0];
+  return primary?.securityGroupIds ?? [];
 }
+
+/**
+ * What keeping the Node rules in line found: `no-node-groups` when there are target Nodes but none has a
+ * cluster-tagged security group to open (the front end says so: nothing lets its load balancer in).
+ */
+export type NodeAccess = 'in-line' | 'no-node-groups';
 
 /**
  * Rules on the cluster-tagged security groups of the target Nodes, from the cluster's backend group. They
  * are shared by every load balancer of the cluster, so a reconcile only adds what is missing; the garbage
- * collector removes rules no Service needs any more. Answers a Warning to say when there is no group to open.
+ * collector removes rules no load balancer needs any more.
  */
 export async function ensureNodeRules(
-  spec: LoadBalancerSpec,
+  model: Pick<Elbv2LoadBalancerModel, 'identity' | 'targetGroups' | 'targetNodeLabels'>,
   targets: ReadonlyMap<string, readonly Target[]>,
   backendGroupId: string,
-  pass: Pass,
-): Promise<string | undefined> {
-  const { groups, nodes } = await targetNodeGroups(spec, pass);
-  if (groups.length === 0) return missingGroupWarning(spec, pass, nodes);
-  const desired = nodeRules(spec, targets, backendGroupId, pass.deps.nodePortRange);
+  ctx: LoadBalancerContext,
+): Promise<NodeAccess> {
+  const { groups, nodes } = await targetNodeGroups(model, ctx);
+  if (groups.length === 0) return nodes === 0 ? 'in-line' : 'no-node-groups';
+  const desired = nodeRules(model, targets, backendGroupId, ctx.nodePortRange);
+  await addNodeRules(groups, desired, ctx);
+  return 'in-line';
+}
+
+/**
+ * Adds the rules a Node group lacks (never removes: other load balancers share them), and records them on the
+ * group read, so the other load balancers of the batch see the rules just added. `ctx`: the port to write through.
+ */
+export async function addNodeRules(
+  groups: readonly SecurityGroup[],
+  desired: readonly SecurityGroupRule[],
+  ctx: Pick<LoadBalancerContext, 'ec2'>,
+): Promise<void> {
   for (const group of groups) {
     const { authorize } = planRules(desired, group.ingress, () => false);
     if (authorize.length === 0) continue;
-    await pass.ec2.authorizeSecurityGroupIngress(group.groupId, authorize);
-    // Other Services of this batch see the rules just added.
+    await ctx.ec2.authorizeSecurityGroupIngress(group.groupId, authorize);
     group.ingress.push(...authorize);
-  }
-  return undefined;
-}
-
-// ---- load balancers without security groups (made by the reference controller) ------------------------------
-
-/**
- * A Network Load Balancer created without security groups can never get any, so one adopted from the
- * reference cloud controller keeps being served its way: rules on the Nodes' groups from the clients'
- * ranges (traffic), from the load balancer's subnets (health checks) and ICMP for path MTU discovery, each
- * owned by its description, which names the load balancer.
- * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-register-targets.html#target-security-groups
- */
-export function referenceRuleDescriptions(loadBalancerName: string) {
-  return {
-    client: `kubernetes.io/rule/nlb/client=${loadBalancerName}`,
-    health: `kubernetes.io/rule/nlb/health=${loadBalancerName}`,
-    mtu: `kubernetes.io/rule/nlb/mtu=${loadBalancerName}`,
-  };
-}
-
-export function isReferenceRuleOf(rule: SecurityGroupRule, loadBalancerName: string): boolean {
-  return Object.values(referenceRuleDescriptions(loadBalancerName)).includes(rule.description ?? '');
-}
-
-export function referenceNodeRules(
-  spec: LoadBalancerSpec,
-  targetsByGroup: ReadonlyMap<string, readonly Target[]>,
-  healthSources: readonly string[],
-): SecurityGroupRule[] {
-  const described = referenceRuleDescriptions(spec.loadBalancerName);
-  const cidr = (range: string) => (range.includes(':') ? { cidrIpv6: range } : { cidrIpv4: range });
-  const rules: SecurityGroupRule[] = [];
-  for (const group of spec.targetGroups) {
-    const trafficPorts =
-      group.targetType === 'instance'
-        ? [group.port]
-        : [...new Set((targetsByGroup.get(group.name) ?? []).map((t) => t.port))];
-    const healthPorts = group.healthCheck.port === 'traffic-port' ? trafficPorts : [Number(group.healthCheck.port)];
-    for (const port of trafficPorts) {
-      for (const protocol of transportProtocols(group.protocol)) {
-        for (const range of spec.sourceRanges) {
-          rules.push({ protocol, fromPort: port, toPort: port, ...cidr(range), description: described.client });
-        }
-      }
-    }
-    for (const port of healthPorts) {
-      for (const range of healthSources) {
-        rules.push({ protocol: 'tcp', fromPort: port, toPort: port, ...cidr(range), description: described.health });
-      }
-    }
-  }
-  for (const range of spec.sourceRanges) {
-    const icmp = range.includes(':')
-      ? { protocol: 'icmpv6' as const, fromPort: 2, toPort: 0 }
-      : { protocol: 'icmp' as const, fromPort: 3, toPort: 4 };
-    rules.push({ ...icmp, ...cidr(range), description: described.mtu });
-  }
-  return dedupeRules(rules);
-}
-
-/** Keeps the reference-style rules of an adopted load balancer in line on the target Nodes' groups. */
-export async function ensureReferenceNodeRules(
-  spec: LoadBalancerSpec,
-  lb: LoadBalancer,
-  targets: ReadonlyMap<string, readonly Target[]>,
-  pass: Pass,
-): Promise<string | undefined> {
-  const { groups, nodes } = await targetNodeGroups(spec, pass);
-  if (groups.length === 0) return missingGroupWarning(spec, pass, nodes);
-  const subnetIds = new Set(lb.subnets.map((s) => s.subnetId));
-  const subnets = await pass.ec2.describeSubnets({ vpcId: pass.deps.vpcId });
-  const healthSources = subnets.filter((s) => subnetIds.has(s.subnetId) && s.cidrBlock).map((s) => s.cidrBlock!);
-  const desired = referenceNodeRules(spec, targets, healthSources);
-  for (const group of groups) {
-    const plan = planRules(desired, group.ingress, (rule) => isReferenceRuleOf(rule, lb.name));
-    if (plan.revoke.length > 0) await pass.ec2.revokeSecurityGroupIngress(group.groupId, plan.revoke);
-    if (plan.authorize.length > 0) await pass.ec2.authorizeSecurityGroupIngress(group.groupId, plan.authorize);
-  }
-  return undefined;
-}
-
-/** Removes every reference-style rule of a load balancer from the cluster's groups in the VPC (its deletion). */
-export async function revokeReferenceNodeRules(loadBalancerName: string, pass: Pass): Promise<void> {
-  const groups = await pass.ec2.findSecurityGroups({
-    vpcId: pass.deps.vpcId,
-    tags: { [clusterTagKey(pass.deps.clusterName)]: undefined },
-  });
-  for (const group of groups) {
-    const rules = group.ingress.filter((rule) => isReferenceRuleOf(rule, loadBalancerName));
-    if (rules.length > 0) await pass.ec2.revokeSecurityGroupIngress(group.groupId, rules);
   }
 }

@@ -1,4 +1,4 @@
-import type { Elbv2Port, Listener, LoadBalancer, TargetGroup } from '../../../shared/aws/elbv2-port.ts';
+import type { Elbv2Port, Listener, LoadBalancer, TargetGroup } from '../aws/elbv2-port.ts';
 
 /** A load balancer as one look at AWS found it: its listeners, the target groups they use, and all their tags. */
 export interface ObservedLoadBalancer {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Listener, ListenerSpec, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
-import { DEFAULT_HEALTH_CHECK, healthCheckMatches } from '../model/health-check.ts';
-import { changedEntries } from '../model/tags.ts';
+import type { Listener, ListenerSpec, TargetHealth } from '../aws/elbv2-port.ts';
+import { DEFAULT_HEALTH_CHECK, healthCheckMatches } from './health-check.ts';
 import { planListeners } from './listeners.ts';
+import { changedEntries } from './tags.ts';
 import { planTargets } from './targets.ts';
 
 describe('targets', () => {

@@ -1,24 +1,31 @@
-import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
-import { clusterTagKey } from '../../../shared/aws/ownership.ts';
-import { TerminalError } from '../../../shared/errors.ts';
-import { ANNOTATION, ownedByService } from '../annotations.ts';
-import { AnnotationError } from '../deps.ts';
-import { planRules } from '../model/security-rules.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
-import { changedEntries, staleTagKeys } from '../model/tags.ts';
-import { backendSecurityGroupName } from '../names.ts';
-import { NotVisibleYetError, type Pass } from '../writes.ts';
+import type { SecurityGroup } from '../aws/ec2-port.ts';
+import { clusterTagKey } from '../aws/ownership.ts';
+import { TerminalError } from '../errors.ts';
+import type { AwsPorts, LoadBalancerContext } from './context.ts';
+import { codeOf, NotVisibleYetError } from './errors.ts';
+import type { LoadBalancerModel } from './model.ts';
+import { planRules } from './security-rules.ts';
+import { changedEntries, isOwnedBy, staleTagKeys } from './tags.ts';
 
 /**
- * The load balancer's security groups: its own managed group (listener ports from the source ranges), the
- * cluster's backend group (the one source the Nodes' groups allow), and the groups the Service names.
+ * A load balancer's security groups: its own managed group (listener ports from the source ranges), the
+ * cluster's backend group (the one source the Nodes' groups allow), and the groups the user names.
  */
-
-/** A Network Load Balancer takes at most five security groups. */
-const MAX_LOAD_BALANCER_GROUPS = 5;
 
 /** Marks the backend group; a group of that name without it (and our cluster tag) is someone else's. */
 export const BACKEND_ROLE_TAG = 'serverless-ccm/security-group-role';
+
+/**
+ * The cluster's backend security group: attached to every load balancer of the cluster, and the one source
+ * the Nodes' groups allow. One group for all load balancers keeps the Nodes' groups far below their 60-rule
+ * quota however many load balancers there are (a rule per load balancer exhausts it at a few dozen).
+ */
+export function backendSecurityGroupName(clusterName: string): string {
+  return `k8s-traffic-${clusterName}`;
+}
+
+/** A load balancer takes at most five security groups (Network, Application and Classic alike). */
+const MAX_LOAD_BALANCER_GROUPS = 5;
 
 export interface LoadBalancerGroups {
   /** In order: the managed one or the user's, the backend group, the extra ones. */
@@ -26,73 +33,86 @@ export interface LoadBalancerGroups {
   backendGroupId: string;
 }
 
-/**
- * `readFrom`: where the groups of ours are read (default: one DescribeSecurityGroups for both); a Node-set
- * change's pass reads them from the batch (`ServiceBatch.securityGroupsNamed`).
- */
+export interface LoadBalancerGroupsOptions {
+  /** The description a new managed group gets. */
+  description: string;
+  /** The kind of load balancer, as the error for too many groups names it (`a Network Load Balancer`). */
+  kind: string;
+  /**
+   * Where the groups of ours are read (default: one DescribeSecurityGroups for both); a Node-set change's pass
+   * reads them from the batch (`ServiceBatch.securityGroupsNamed`).
+   */
+  readFrom?: (names: string[]) => Promise<SecurityGroup[]>;
+}
+
+/** The user's groups, or the managed one; then the backend group; then the extra ones. */
 export async function ensureLoadBalancerGroups(
-  spec: LoadBalancerSpec,
-  pass: Pass,
-  readFrom: (names: string[]) => Promise<SecurityGroup[]> = (names) =>
-    pass.ec2.findSecurityGroups({ vpcId: pass.deps.vpcId, groupNames: names }),
+  model: ManagedGroupModel & Pick<LoadBalancerModel, 'userSecurityGroups' | 'extraSecurityGroups'>,
+  ctx: LoadBalancerContext,
+  options: LoadBalancerGroupsOptions,
 ): Promise<LoadBalancerGroups> {
-  const { deps } = pass;
-  const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
-  const found = await readFrom(ourGroupNames(spec, deps.clusterName));
-  const backendName = backendSecurityGroupName(deps.clusterName);
+  const { settings } = ctx;
+  const readFrom = options.readFrom ?? ((names) => ctx.ec2.findSecurityGroups({ vpcId: ctx.vpcId, groupNames: names }));
+  const extra = await resolveGroups(model.extraSecurityGroups, settings.extraSecurityGroups, ctx);
+  const found = await readFrom(ourGroupNames(model, ctx.clusterName));
+  const backendName = backendSecurityGroupName(ctx.clusterName);
   const backendGroupId = await ensureBackendGroup(
     found.find((g) => g.groupName === backendName),
-    pass,
+    ctx,
   );
-  const frontend = spec.userSecurityGroups
-    ? await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, pass)
+  const frontend = model.userSecurityGroups
+    ? await resolveGroups(model.userSecurityGroups, settings.securityGroups, ctx)
     : [
         await ensureManagedGroup(
-          spec,
-          found.find((g) => g.groupName === spec.securityGroupName),
-          pass,
+          model,
+          found.find((g) => g.groupName === model.securityGroupName),
+          ctx,
+          { description: options.description },
         ),
       ];
   const lbGroups = [...new Set([...frontend, backendGroupId, ...extra])];
   if (lbGroups.length > MAX_LOAD_BALANCER_GROUPS) {
-    throw new AnnotationError(
-      `${lbGroups.length} security groups for one load balancer (${spec.userSecurityGroups ? ANNOTATION.securityGroups : 'the managed one'}, the cluster's backend group and ${ANNOTATION.extraSecurityGroups}); a Network Load Balancer takes ${MAX_LOAD_BALANCER_GROUPS}`,
+    throw ctx.userError(
+      `${lbGroups.length} security groups for one load balancer (${model.userSecurityGroups ? settings.securityGroups : 'the managed one'}, the cluster's backend group and ${settings.extraSecurityGroups}); ${options.kind} takes ${MAX_LOAD_BALANCER_GROUPS}`,
     );
   }
   return { lbGroups, backendGroupId };
 }
 
-/** The names of the groups of ours a load balancer has: its managed group (unless the Service names its own), the backend group. */
+/** The names of the groups of ours a load balancer has: its managed group (unless the user names their own), the backend group. */
 export function ourGroupNames(
-  spec: Pick<LoadBalancerSpec, 'securityGroupName' | 'userSecurityGroups'>,
+  model: Pick<LoadBalancerModel, 'securityGroupName' | 'userSecurityGroups'>,
   clusterName: string,
 ): string[] {
   const backendName = backendSecurityGroupName(clusterName);
-  return spec.userSecurityGroups ? [backendName] : [spec.securityGroupName, backendName];
+  return model.userSecurityGroups ? [backendName] : [model.securityGroupName, backendName];
 }
 
-/** Tags of the cluster's backend group: owned by the cluster, and no Service (so no Service's cleanup takes it). */
+/** Tags of the cluster's backend group: owned by the cluster, and no owner (so no owner's cleanup takes it). */
 function backendTags(clusterName: string): Record<string, string> {
   return { [clusterTagKey(clusterName)]: 'owned', [BACKEND_ROLE_TAG]: 'backend' };
 }
 
 /** The cluster's backend group's ID (the group found by its name, or made now). */
-export async function ensureBackendGroup(existing: SecurityGroup | undefined, pass: Pass): Promise<string> {
-  const { deps } = pass;
-  const name = backendSecurityGroupName(deps.clusterName);
+export async function ensureBackendGroup(
+  existing: SecurityGroup | undefined,
+  ctx: LoadBalancerContext,
+): Promise<string> {
+  const { clusterName } = ctx;
+  const name = backendSecurityGroupName(clusterName);
   if (existing) {
-    if (existing.tags[clusterTagKey(deps.clusterName)] !== 'owned' || existing.tags[BACKEND_ROLE_TAG] !== 'backend') {
+    if (existing.tags[clusterTagKey(clusterName)] !== 'owned' || existing.tags[BACKEND_ROLE_TAG] !== 'backend') {
       throw new TerminalError(
-        `security group ${name} (${existing.groupId}) exists but is not this cluster's backend group (tags ${clusterTagKey(deps.clusterName)}=owned, ${BACKEND_ROLE_TAG}=backend)`,
+        `security group ${name} (${existing.groupId}) exists but is not this cluster's backend group (tags ${clusterTagKey(clusterName)}=owned, ${BACKEND_ROLE_TAG}=backend)`,
       );
     }
     return existing.groupId;
   }
-  const created = await pass.ec2.createSecurityGroup({
+  const created = await ctx.ec2.createSecurityGroup({
     groupName: name,
-    description: `Load balancers of cluster ${deps.clusterName}: the source the Nodes' security groups allow`,
-    vpcId: deps.vpcId,
-    tags: backendTags(deps.clusterName),
+    description: `Load balancers of cluster ${clusterName}: the source the Nodes' security groups allow`,
+    vpcId: ctx.vpcId,
+    tags: backendTags(clusterName),
   });
   if (created === 'name-taken') {
     throw new NotVisibleYetError(`creating security group ${name}: EC2 says it exists but does not show it yet`);
@@ -101,16 +121,16 @@ export async function ensureBackendGroup(existing: SecurityGroup | undefined, pa
 }
 
 /** What a load balancer's managed group is made from, whatever the kind of load balancer. */
-export type ManagedGroupSpec = Pick<
-  LoadBalancerSpec,
-  'securityGroupName' | 'loadBalancerName' | 'serviceKey' | 'tags' | 'externalManagedTags' | 'managedIngress'
+export type ManagedGroupModel = Pick<
+  LoadBalancerModel,
+  'securityGroupName' | 'tags' | 'externalManagedTags' | 'managedIngress'
 >;
 
 export interface ManagedGroupOptions {
   /** The description it is created with. */
-  description?: string;
+  description: string;
   /**
-   * A group of that name the cluster owns but that names no Service may be taken over: the reference
+   * A group of that name the cluster owns but that names no owner may be taken over: the reference
    * controller tagged its Classic ELB groups with the cluster alone.
    */
   adoptClusterOwned?: boolean;
@@ -118,69 +138,88 @@ export interface ManagedGroupOptions {
 
 /** The load balancer's own group: inbound listener ports from the source ranges, nothing else. */
 export async function ensureManagedGroup(
-  spec: ManagedGroupSpec,
+  model: ManagedGroupModel,
   existing: SecurityGroup | undefined,
-  pass: Pass,
-  options: ManagedGroupOptions = {},
+  ctx: LoadBalancerContext,
+  options: ManagedGroupOptions,
 ): Promise<string> {
-  const { deps } = pass;
+  const { clusterName, owner } = ctx;
   let group = existing;
   const adoptable =
     options.adoptClusterOwned &&
-    group?.tags[clusterTagKey(deps.clusterName)] === 'owned' &&
-    group.tags['kubernetes.io/service-name'] === undefined;
-  if (group && !adoptable && !ownedByService(group.tags, deps.clusterName, spec.serviceKey)) {
-    throw new AnnotationError(
-      `security group name ${spec.securityGroupName} is taken by ${group.tags['kubernetes.io/service-name'] ?? `${group.groupId}, which this cluster does not own`}`,
+    group?.tags[clusterTagKey(clusterName)] === 'owned' &&
+    group.tags[owner.key] === undefined;
+  if (group && !adoptable && !isOwnedBy(group.tags, clusterName, owner)) {
+    throw ctx.userError(
+      `security group name ${model.securityGroupName} is taken by ${group.tags[owner.key] ?? `${group.groupId}, which this cluster does not own`}`,
     );
   }
   if (!group) {
-    const created = await pass.ec2.createSecurityGroup({
-      groupName: spec.securityGroupName,
-      description:
-        options.description ??
-        `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${deps.clusterName})`,
-      vpcId: deps.vpcId,
-      tags: spec.tags,
+    const created = await ctx.ec2.createSecurityGroup({
+      groupName: model.securityGroupName,
+      description: options.description,
+      vpcId: ctx.vpcId,
+      tags: model.tags,
     });
     if (created === 'name-taken') {
       throw new NotVisibleYetError(
-        `creating security group ${spec.securityGroupName}: EC2 says it exists but does not show it yet`,
+        `creating security group ${model.securityGroupName}: EC2 says it exists but does not show it yet`,
       );
     }
     group = {
       groupId: created.groupId,
-      groupName: spec.securityGroupName,
-      vpcId: deps.vpcId,
+      groupName: model.securityGroupName,
+      vpcId: ctx.vpcId,
       description: '',
-      tags: spec.tags,
+      tags: model.tags,
       ingress: [],
     };
   }
   // Every rule of the managed group is ours. Revoke first: it frees room under the rules-per-group quota.
-  const plan = planRules(spec.managedIngress, group.ingress, () => true);
-  if (plan.revoke.length > 0) await pass.ec2.revokeSecurityGroupIngress(group.groupId, plan.revoke);
-  if (plan.authorize.length > 0) await pass.ec2.authorizeSecurityGroupIngress(group.groupId, plan.authorize);
-  const tagsToAdd = changedEntries(spec.tags, group.tags);
-  if (Object.keys(tagsToAdd).length > 0) await pass.ec2.createTags([group.groupId], tagsToAdd);
-  const stale = staleTagKeys(spec.tags, group.tags, spec.externalManagedTags);
-  if (stale.length > 0) await pass.ec2.deleteTags([group.groupId], stale);
+  const plan = planRules(model.managedIngress, group.ingress, () => true);
+  if (plan.revoke.length > 0) await ctx.ec2.revokeSecurityGroupIngress(group.groupId, plan.revoke);
+  if (plan.authorize.length > 0) await ctx.ec2.authorizeSecurityGroupIngress(group.groupId, plan.authorize);
+  const tagsToAdd = changedEntries(model.tags, group.tags);
+  if (Object.keys(tagsToAdd).length > 0) await ctx.ec2.createTags([group.groupId], tagsToAdd);
+  const stale = staleTagKeys(model.tags, group.tags, model.externalManagedTags);
+  if (stale.length > 0) await ctx.ec2.deleteTags([group.groupId], stale);
   return group.groupId;
 }
 
-/** Security groups named in an annotation (IDs or names) as IDs; one that does not exist is the user's to fix. */
-export async function resolveGroups(refs: readonly string[], annotation: string, pass: Pass): Promise<string[]> {
+/**
+ * Security groups the user names (IDs or names) as IDs; one that does not exist is the user's to fix.
+ * `setting`: where the user named them, for the error.
+ */
+export async function resolveGroups(
+  refs: readonly string[],
+  setting: string,
+  ctx: LoadBalancerContext,
+): Promise<string[]> {
   if (refs.length === 0) return [];
-  const { vpcId } = pass.deps;
+  const { vpcId } = ctx;
   const ids = refs.filter((r) => /^sg-[0-9a-f]+$/.test(r));
   const names = refs.filter((r) => !ids.includes(r));
   const found = [
-    ...(ids.length > 0 ? await pass.ec2.findSecurityGroups({ groupIds: ids }) : []),
-    ...(names.length > 0 ? await pass.ec2.findSecurityGroups({ vpcId, groupNames: names }) : []),
+    ...(ids.length > 0 ? await ctx.ec2.findSecurityGroups({ groupIds: ids }) : []),
+    ...(names.length > 0 ? await ctx.ec2.findSecurityGroups({ vpcId, groupNames: names }) : []),
   ];
   return refs.map((ref) => {
     const group = found.find((g) => g.groupId === ref || (g.groupName === ref && g.vpcId === vpcId));
-    if (!group) throw new AnnotationError(`${annotation}: no security group "${ref}" in ${vpcId}`);
+    if (!group) throw ctx.userError(`${setting}: no security group "${ref}" in ${vpcId}`);
     return group.groupId;
   });
+}
+
+/**
+ * `in-use`: DependencyViolation, i.e. the network interfaces of a deleted load balancer still use it (for
+ * minutes), or another group's rule references it.
+ */
+export async function deleteSecurityGroup(groupId: string, ports: AwsPorts): Promise<'deleted' | 'in-use'> {
+  try {
+    await ports.ec2.deleteSecurityGroup(groupId);
+    return 'deleted';
+  } catch (err) {
+    if (codeOf(err) === 'DependencyViolation') return 'in-use';
+    throw err;
+  }
 }

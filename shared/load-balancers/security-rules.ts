@@ -1,6 +1,6 @@
-import type { SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
-import type { ListenerProtocol, TargetGroupProtocol } from '../../../shared/aws/elbv2-port.ts';
-import type { DesiredListener } from './spec.ts';
+import type { SecurityGroupRule } from '../aws/ec2-port.ts';
+import type { ListenerProtocol, TargetGroupProtocol } from '../aws/elbv2-port.ts';
+import type { DesiredListener } from './model.ts';
 
 // Security group rules as values: their identity, the managed group's rules, and the plan between two sets.
 

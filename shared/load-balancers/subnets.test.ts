@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { RouteTable, Subnet } from '../../../shared/aws/ec2-port.ts';
-import { makeRouteTable, makeSubnet } from '../../../shared/aws/fakes/ec2/fake-ec2.ts';
+import type { RouteTable, Subnet } from '../aws/ec2-port.ts';
+import { makeRouteTable, makeSubnet } from '../aws/fakes/ec2/fake-ec2.ts';
 import { chooseSubnets, isPublicSubnet, planSubnets, subnetMappings } from './subnets.ts';
 
 describe('subnets', () => {

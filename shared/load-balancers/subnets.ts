@@ -1,11 +1,9 @@
-import type { AvailabilityZone, RouteTable, Subnet } from '../../../shared/aws/ec2-port.ts';
-import type { LoadBalancer, SubnetMapping } from '../../../shared/aws/elbv2-port.ts';
-import { clusterTagKey } from '../../../shared/aws/ownership.ts';
-import { cidrContains, tryParseCidr } from '../../../shared/net/cidr.ts';
-import { ANNOTATION, type AnnotationProblem } from '../annotations.ts';
-import { AnnotationError } from '../deps.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
-import type { Pass } from '../writes.ts';
+import type { AvailabilityZone, RouteTable, Subnet } from '../aws/ec2-port.ts';
+import type { LoadBalancer, SubnetMapping } from '../aws/elbv2-port.ts';
+import { clusterTagKey } from '../aws/ownership.ts';
+import { cidrContains, tryParseCidr } from '../net/cidr.ts';
+import { type LoadBalancerContext, MODEL_SETTING_NAMES, type SettingNames, type SettingProblem } from './context.ts';
+import type { Elbv2LoadBalancerModel } from './model.ts';
 
 /** A subnet is public when its route table (explicit association, else the VPC's main table) routes to an internet gateway. */
 export function isPublicSubnet(subnetId: string, routeTables: readonly RouteTable[]): boolean {
@@ -15,10 +13,10 @@ export function isPublicSubnet(subnetId: string, routeTables: readonly RouteTabl
   return (table?.routes ?? []).some((r) => r.state === 'active' && r.target.gatewayId?.startsWith('igw-'));
 }
 
-export type SubnetChoice = { ok: true; subnets: Subnet[] } | { ok: false; problem: AnnotationProblem };
+export type SubnetChoice = { ok: true; subnets: Subnet[] } | { ok: false; problem: SettingProblem };
 
 /**
- * The load balancer's subnets. Named in the annotation (IDs or Name tags): exactly those. Else discovered:
+ * The load balancer's subnets. Named by the user (IDs or Name tags): exactly those. Else discovered:
  * subnets of the VPC tagged for this cluster or for no cluster, not in Local or Wavelength Zones, public
  * ones only for an internet-facing load balancer; one per zone, preferring the role tag
  * (`kubernetes.io/role/elb` or `kubernetes.io/role/internal-elb`), then our cluster tag, then the lowest ID.
@@ -32,7 +30,10 @@ export function chooseSubnets(input: {
   requested?: readonly string[];
   /** A dual-stack load balancer: every subnet needs an IPv6 CIDR block. */
   dualstack?: boolean;
+  /** How the user names the settings a problem points at. */
+  settings?: Pick<SettingNames, 'subnets' | 'ipAddressType'>;
 }): SubnetChoice {
+  const settings = input.settings ?? MODEL_SETTING_NAMES;
   const hasIpv6 = (s: Subnet) => (s.ipv6CidrBlocks ?? []).length > 0;
   if (input.requested) {
     const chosen: Subnet[] = [];
@@ -42,7 +43,7 @@ export function chooseSubnets(input: {
         return {
           ok: false,
           problem: {
-            annotation: ANNOTATION.subnets,
+            annotation: settings.subnets,
             message:
               matches.length === 0 ? `no subnet "${ref}" in the VPC` : `${matches.length} subnets are named "${ref}"`,
           },
@@ -52,8 +53,8 @@ export function chooseSubnets(input: {
         return {
           ok: false,
           problem: {
-            annotation: ANNOTATION.subnets,
-            message: `subnet "${ref}" has no IPv6 CIDR block, which a dualstack load balancer (${ANNOTATION.ipAddressType}) needs`,
+            annotation: settings.subnets,
+            message: `subnet "${ref}" has no IPv6 CIDR block, which a dualstack load balancer (${settings.ipAddressType}) needs`,
           },
         };
       }
@@ -63,7 +64,7 @@ export function chooseSubnets(input: {
     if (zones.size < chosen.length) {
       return {
         ok: false,
-        problem: { annotation: ANNOTATION.subnets, message: 'names two subnets in one availability zone' },
+        problem: { annotation: settings.subnets, message: 'names two subnets in one availability zone' },
       };
     }
     return { ok: true, subnets: chosen };
@@ -101,7 +102,7 @@ export function chooseSubnets(input: {
     return {
       ok: false,
       problem: {
-        annotation: ANNOTATION.subnets,
+        annotation: settings.subnets,
         message: `no ${what} subnet found for an ${input.scheme} load balancer: tag subnets ${roleTag}=1 and ${ours}=shared, or list them in this annotation`,
       },
     };
@@ -112,13 +113,14 @@ export function chooseSubnets(input: {
 /** Subnets with their Elastic IPs (in the order given) or private addresses (each inside its subnet). */
 export function subnetMappings(
   subnets: readonly Subnet[],
-  spec: Pick<LoadBalancerSpec, 'eipAllocations' | 'privateIpv4Addresses'>,
-): { ok: true; mappings: SubnetMapping[] } | { ok: false; problem: AnnotationProblem } {
+  spec: Pick<Elbv2LoadBalancerModel, 'eipAllocations' | 'privateIpv4Addresses'>,
+  settings: Pick<SettingNames, 'eipAllocations' | 'privateIpv4Addresses'> = MODEL_SETTING_NAMES,
+): { ok: true; mappings: SubnetMapping[] } | { ok: false; problem: SettingProblem } {
   if (spec.eipAllocations && spec.eipAllocations.length !== subnets.length) {
     return {
       ok: false,
       problem: {
-        annotation: ANNOTATION.eipAllocations,
+        annotation: settings.eipAllocations,
         message: `lists ${spec.eipAllocations.length} allocations for ${subnets.length} subnets: one per subnet`,
       },
     };
@@ -137,7 +139,7 @@ export function subnetMappings(
         return {
           ok: false,
           problem: {
-            annotation: ANNOTATION.privateIpv4Addresses,
+            annotation: settings.privateIpv4Addresses,
             message: `needs exactly one address inside subnet ${subnet.subnetId} (${subnet.cidrBlock ?? 'unknown CIDR'}), found ${inside.length}`,
           },
         };
@@ -150,7 +152,7 @@ export function subnetMappings(
     return {
       ok: false,
       problem: {
-        annotation: ANNOTATION.privateIpv4Addresses,
+        annotation: settings.privateIpv4Addresses,
         message: `lists ${spec.privateIpv4Addresses.length} addresses for ${subnets.length} subnets: one per subnet`,
       },
     };
@@ -215,45 +217,47 @@ export function planSubnets(
   return { action: 'remove-first', mappings: next, zones: changed };
 }
 
-/** Subnets from the annotation or discovery (or `requested`), with their Elastic IPs or private addresses. */
+/** Subnets the user named or discovery found (or `requested`), with their Elastic IPs or private addresses. */
 export async function wantedSubnets(
   spec: Pick<
-    LoadBalancerSpec,
+    Elbv2LoadBalancerModel,
     'scheme' | 'requestedSubnets' | 'ipAddressType' | 'eipAllocations' | 'privateIpv4Addresses'
   >,
-  pass: Pass,
+  ctx: LoadBalancerContext,
   requested: readonly string[] | undefined = spec.requestedSubnets,
   known?: readonly Subnet[],
 ): Promise<SubnetMapping[]> {
-  const { deps } = pass;
-  const subnets = known ?? (await pass.ec2.describeSubnets({ vpcId: deps.vpcId }));
+  const subnets = known ?? (await ctx.ec2.describeSubnets({ vpcId: ctx.vpcId }));
   const discovering = !requested;
   const choice = chooseSubnets({
     scheme: spec.scheme,
-    clusterName: deps.clusterName,
+    clusterName: ctx.clusterName,
     subnets,
-    routeTables:
-      discovering && spec.scheme === 'internet-facing' ? await pass.ec2.findRouteTablesByVpc(deps.vpcId) : [],
-    zones: discovering ? await pass.batch.zones() : [],
+    routeTables: discovering && spec.scheme === 'internet-facing' ? await ctx.ec2.findRouteTablesByVpc(ctx.vpcId) : [],
+    zones: discovering ? await ctx.reads.zones() : [],
     requested,
     dualstack: spec.ipAddressType === 'dualstack',
+    settings: ctx.settings,
   });
-  if (!choice.ok) throw new AnnotationError(`${choice.problem.annotation}: ${choice.problem.message}`);
-  const mapped = subnetMappings(choice.subnets, spec);
-  if (!mapped.ok) throw new AnnotationError(`${mapped.problem.annotation}: ${mapped.problem.message}`);
+  if (!choice.ok) throw ctx.userError(`${choice.problem.annotation}: ${choice.problem.message}`);
+  const mapped = subnetMappings(choice.subnets, spec, ctx.settings);
+  if (!mapped.ok) throw ctx.userError(`${mapped.problem.annotation}: ${mapped.problem.message}`);
   return mapped.mappings;
 }
 
 /**
- * What the load balancer's subnets need. Subnets are chosen once; afterwards only the annotations move
- * them: `subnets` (the named ones), or `eip-allocations` / `private-ipv4-addresses` on the subnets in use
+ * What the load balancer's subnets need. Subnets are chosen once; afterwards only the user's settings move
+ * them: the subnets they name, or the Elastic IPs / private IPv4 addresses on the subnets in use
  * (in zone order, as at creation). Discovery is not re-run, so tagging a new subnet does not move a live
  * load balancer. Addresses already in use cost no DescribeSubnets.
  */
 export async function planLoadBalancerSubnets(
   lb: LoadBalancer,
-  spec: LoadBalancerSpec,
-  pass: Pass,
+  spec: Pick<
+    Elbv2LoadBalancerModel,
+    'scheme' | 'requestedSubnets' | 'ipAddressType' | 'eipAllocations' | 'privateIpv4Addresses'
+  >,
+  ctx: LoadBalancerContext,
 ): Promise<SubnetPlan> {
   if (!spec.requestedSubnets && !spec.eipAllocations && !spec.privateIpv4Addresses) return { action: 'none' };
   const inZoneOrder = [...lb.subnets].sort((a, b) => ((a.zoneName ?? '') < (b.zoneName ?? '') ? -1 : 1));
@@ -269,9 +273,9 @@ export async function planLoadBalancerSubnets(
         spec.privateIpv4Addresses.every((ip) => inUse.has(ip)));
     if (sameEips && samePrivate) return { action: 'none' };
   }
-  const subnets = await pass.ec2.describeSubnets({ vpcId: pass.deps.vpcId });
+  const subnets = await ctx.ec2.describeSubnets({ vpcId: ctx.vpcId });
   const zoneOf = (id: string) => subnets.find((s) => s.subnetId === id)?.availabilityZone;
   const requested = spec.requestedSubnets ?? inZoneOrder.map((m) => m.subnetId);
-  const wanted = await wantedSubnets(spec, pass, requested, subnets);
+  const wanted = await wantedSubnets(spec, ctx, requested, subnets);
   return planSubnets(lb.subnets, wanted, zoneOf);
 }

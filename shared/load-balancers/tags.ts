@@ -1,4 +1,8 @@
-// Attributes and tags as maps: what to set, and what to remove.
+import { clusterTagKey } from '../aws/ownership.ts';
+import type { AwsPorts, OwnerTag } from './context.ts';
+import type { LoadBalancerModel } from './model.ts';
+
+// Attributes and tags as maps: what to set, what to remove, and whose a resource is.
 
 /**
  * The wanted entries (attributes to set, tags to add or overwrite) whose current value differs; entries not
@@ -25,4 +29,26 @@ export function staleTagKeys(
   return Object.keys(current)
     .filter((key) => !(key in desired) && !key.toLowerCase().startsWith('aws:') && !externalManaged.includes(key))
     .sort();
+}
+
+/** Whether the tags say the resource is the owner's: our cluster's `owned` tag, and the owner tag's value. */
+export function isOwnedBy(
+  tags: Readonly<Record<string, string>> | undefined,
+  clusterName: string,
+  owner: OwnerTag,
+): boolean {
+  return tags?.[clusterTagKey(clusterName)] === 'owned' && tags[owner.key] === owner.value;
+}
+
+/** Adds the tags a load balancer, target group or listener lacks and removes those no longer wanted. */
+export async function keepTagsInLine(
+  arn: string,
+  current: Readonly<Record<string, string>>,
+  model: Pick<LoadBalancerModel, 'tags' | 'externalManagedTags'>,
+  ports: Pick<AwsPorts, 'elbv2'>,
+): Promise<void> {
+  const tagsToAdd = changedEntries(model.tags, current);
+  if (Object.keys(tagsToAdd).length > 0) await ports.elbv2.addTags(arn, tagsToAdd);
+  const stale = staleTagKeys(model.tags, current, model.externalManagedTags);
+  if (stale.length > 0) await ports.elbv2.removeTags(arn, stale);
 }

@@ -1,13 +1,51 @@
-import type { Target, TargetHealth } from '../../../shared/aws/elbv2-port.ts';
-import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
-import type { EndpointSlice } from '../../../shared/k8s/types.ts';
-import type { DesiredTargetGroup, LoadBalancerSpec } from '../model/spec.ts';
-import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../model/targets.ts';
-import { codeOf } from '../resources.ts';
-import type { Pass } from '../writes.ts';
+import type { Target, TargetHealth } from '../aws/elbv2-port.ts';
+import { instanceIdFromProviderId } from '../aws/provider-id.ts';
+import { classifyKubernetesError } from '../k8s/errors.ts';
+import { loadBalancerNodes } from '../k8s/load-balancer-nodes.ts';
+import type { EndpointSlice, Node } from '../k8s/types.ts';
+import type { LoadBalancerContext } from './context.ts';
+import { codeOf } from './errors.ts';
+import type { DesiredTargetGroup, Elbv2LoadBalancerModel } from './model.ts';
 import type { EnsuredGroups } from './target-groups.ts';
 
 /** Targets: eligible Nodes' instances or ready endpoints, registered and deregistered by difference only. */
+
+/** Nodes that may take load balancer traffic (shared/k8s/load-balancer-nodes.ts: KEP-3458, readiness does not count). */
+export function eligibleNodes(nodes: readonly Node[], selector?: Readonly<Record<string, string | undefined>>): Node[] {
+  return loadBalancerNodes(nodes, selector);
+}
+
+export function instanceIdsOf(nodes: readonly Node[]): string[] {
+  return [...new Set(nodes.flatMap((n) => instanceIdFromProviderId(n.spec?.providerID) ?? []))].sort();
+}
+
+/** Instance targets of one target group: every eligible instance on the group's node port. */
+export function instanceTargets(group: DesiredTargetGroup, instanceIds: readonly string[]): Target[] {
+  return instanceIds.map((id) => ({ id, port: group.port }));
+}
+
+/**
+ * IP targets of one target group: the ready addresses of the Service's EndpointSlices of the group's family, on the port the
+ * slice gives for the Service port (by name, which also resolves named target ports). Terminating and
+ * not-ready endpoints are left out; `ready` unset counts as ready.
+ */
+export function ipTargets(group: DesiredTargetGroup, slices: readonly EndpointSlice[]): Target[] {
+  const servicePort = group.servicePorts.find((p) => (p.protocol ?? 'TCP') === 'TCP') ?? group.servicePorts[0]!;
+  const protocol = servicePort.protocol ?? 'TCP';
+  const targets = new Map<string, Target>();
+  for (const slice of slices) {
+    if (slice.addressType !== (group.ipAddressType === 'ipv6' ? 'IPv6' : 'IPv4')) continue;
+    const port = (slice.ports ?? []).find(
+      (p) => (p.name ?? '') === (servicePort.name ?? '') && (p.protocol ?? 'TCP') === protocol,
+    )?.port;
+    if (port === undefined) continue;
+    for (const endpoint of slice.endpoints ?? []) {
+      if (endpoint.conditions?.ready === false || endpoint.conditions?.terminating === true) continue;
+      for (const address of endpoint.addresses) targets.set(`${address}:${port}`, { id: address, port });
+    }
+  }
+  return [...targets.values()].sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
+}
 
 const DRAINING: ReadonlySet<string> = new Set(['draining', 'unhealthy.draining']);
 
@@ -28,24 +66,28 @@ export function planTargets(
   };
 }
 
+/** What the targets are made from: the target groups, whose Pods (IP targets) or which Nodes (instance targets). */
+export type TargetModel = Pick<Elbv2LoadBalancerModel, 'identity' | 'targetType' | 'targetGroups' | 'targetNodeLabels'>;
+
 /** The targets of every target group, by desired name: eligible Nodes' running instances, or ready endpoints. */
-export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promise<Map<string, Target[]>> {
+export async function desiredTargets(model: TargetModel, ctx: LoadBalancerContext): Promise<Map<string, Target[]>> {
   const out = new Map<string, Target[]>();
-  if (spec.targetType === 'ip') {
+  if (model.targetType === 'ip') {
+    const { namespace, name } = model.identity;
     let slices: EndpointSlice[];
     try {
-      slices = await pass.deps.kube.listEndpointSlices(spec.identity.namespace, spec.identity.name);
+      slices = await ctx.endpointSlices(namespace, name);
     } catch (err) {
-      throw classifyKubernetesError(`listing endpoint slices of ${spec.serviceKey}`, err);
+      throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
     }
-    for (const group of spec.targetGroups) out.set(group.name, ipTargets(group, slices));
+    for (const group of model.targetGroups) out.set(group.name, ipTargets(group, slices));
     return out;
   }
-  const nodes = eligibleNodes(await pass.batch.nodes(), spec.targetNodeLabels);
-  const instances = await pass.batch.instances();
+  const nodes = eligibleNodes(await ctx.reads.nodes(), model.targetNodeLabels);
+  const instances = await ctx.reads.instances();
   // RegisterTargets refuses an instance that is not running, failing the whole call: leave those out.
   const ids = instanceIdsOf(nodes).filter((id) => instances.get(id)?.state === 'running');
-  for (const group of spec.targetGroups) out.set(group.name, instanceTargets(group, ids));
+  for (const group of model.targetGroups) out.set(group.name, instanceTargets(group, ids));
   return out;
 }
 
@@ -61,23 +103,23 @@ export async function desiredTargets(spec: LoadBalancerSpec, pass: Pass): Promis
 export type TargetsMode = 'read' | 'join' | 'leave' | 'join-leave';
 
 export async function ensureTargets(
-  spec: LoadBalancerSpec,
+  model: Pick<Elbv2LoadBalancerModel, 'targetGroups'>,
   groups: EnsuredGroups,
   targets: ReadonlyMap<string, Target[]>,
-  pass: Pass,
+  ctx: LoadBalancerContext,
   mode: TargetsMode = 'read',
 ): Promise<void> {
   // Every listed Node's instance, those of Nodes being deleted too (one may have left, then been marked for
   // deletion before this pass). An ID ELB cannot take makes that group's read (`withoutRead`).
-  const listed = mode === 'leave' || mode === 'join-leave' ? instanceIdsOf(await pass.batch.nodes()) : [];
-  for (const wanted of spec.targetGroups) {
+  const listed = mode === 'leave' || mode === 'join-leave' ? instanceIdsOf(await ctx.reads.nodes()) : [];
+  for (const wanted of model.targetGroups) {
     const { group, created } = groups.get(wanted.name)!;
     const all = targets.get(wanted.name) ?? [];
-    if (mode !== 'read' && (await withoutRead(mode, { wanted, arn: group.arn, all, listed }, pass))) continue;
-    const current = created ? [] : await pass.elbv2.describeTargetHealth(group.arn);
+    if (mode !== 'read' && (await withoutRead(mode, { wanted, arn: group.arn, all, listed }, ctx))) continue;
+    const current = created ? [] : await ctx.elbv2.describeTargetHealth(group.arn);
     const plan = planTargets(all, current);
-    if (plan.deregister.length > 0) await pass.elbv2.deregisterTargets(group.arn, plan.deregister);
-    if (plan.register.length > 0) await pass.elbv2.registerTargets(group.arn, plan.register);
+    if (plan.deregister.length > 0) await ctx.elbv2.deregisterTargets(group.arn, plan.deregister);
+    if (plan.register.length > 0) await ctx.elbv2.registerTargets(group.arn, plan.register);
   }
 }
 
@@ -89,7 +131,7 @@ export async function ensureTargets(
 async function withoutRead(
   mode: Exclude<TargetsMode, 'read'>,
   group: { wanted: DesiredTargetGroup; arn: string; all: readonly Target[]; listed: readonly string[] },
-  pass: Pass,
+  ctx: LoadBalancerContext,
 ): Promise<boolean> {
   if (mode !== 'join') {
     const kept = new Set(group.all.map((t) => t.id));
@@ -98,12 +140,12 @@ async function withoutRead(
       group.listed.filter((id) => !kept.has(id)),
     );
     try {
-      if (left.length > 0) await pass.elbv2.deregisterTargets(group.arn, left);
+      if (left.length > 0) await ctx.elbv2.deregisterTargets(group.arn, left);
     } catch (err) {
       if (codeOf(err) === 'InvalidTarget') return false;
       throw err;
     }
   }
-  if (mode !== 'leave' && group.all.length > 0) await pass.elbv2.registerTargets(group.arn, group.all);
+  if (mode !== 'leave' && group.all.length > 0) await ctx.elbv2.registerTargets(group.arn, group.all);
   return true;
 }

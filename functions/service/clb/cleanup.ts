@@ -1,13 +1,12 @@
 import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
+import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
 import type { RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
-import { referenceLoadBalancerName, securityGroupName } from '../names.ts';
-import { acceptableNames } from '../nlb/replacement.ts';
-import { deleteSecurityGroup } from '../resources.ts';
+import { acceptableNames, referenceLoadBalancerName, securityGroupName } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { elbOf } from './load-balancer.ts';
 import { findClassic } from './observed.ts';

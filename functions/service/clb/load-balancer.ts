@@ -1,16 +1,23 @@
 import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
 import type { ClassicLoadBalancer, ElbPort } from '../../../shared/aws/elb-port.ts';
 import { TerminalError } from '../../../shared/errors.ts';
+import { NotVisibleYetError } from '../../../shared/load-balancers/errors.ts';
+import { addNodeRules, backendRulesForPorts, batchNodeGroups } from '../../../shared/load-balancers/node-rules.ts';
+import {
+  backendSecurityGroupName,
+  ensureBackendGroup,
+  ensureManagedGroup,
+  ourGroupNames,
+  resolveGroups,
+} from '../../../shared/load-balancers/security-groups.ts';
+import { sameMembers } from '../../../shared/load-balancers/security-rules.ts';
+import { wantedSubnets } from '../../../shared/load-balancers/subnets.ts';
+import { changedEntries, staleTagKeys } from '../../../shared/load-balancers/tags.ts';
+import { eligibleNodes, instanceIdsOf } from '../../../shared/load-balancers/targets.ts';
 import { ANNOTATION } from '../annotations.ts';
+import { resourceContext } from '../context.ts';
 import { AnnotationError } from '../deps.ts';
-import { planRules, sameMembers } from '../model/security-rules.ts';
-import { changedEntries, staleTagKeys } from '../model/tags.ts';
-import { eligibleNodes, instanceIdsOf } from '../model/targets.ts';
-import { backendSecurityGroupName } from '../names.ts';
-import { backendRulesForPorts, batchNodeGroups } from '../nlb/node-rules.ts';
-import { ensureBackendGroup, ensureManagedGroup, ourGroupNames, resolveGroups } from '../nlb/security-groups.ts';
-import { wantedSubnets } from '../nlb/subnets.ts';
-import { NotVisibleYetError, type Pass } from '../writes.ts';
+import type { Pass } from '../writes.ts';
 import type { ClassicSpec } from './model.ts';
 import { PROXY_PROTOCOL_POLICY, sslNegotiationPolicyName } from './model.ts';
 import {
@@ -52,7 +59,8 @@ async function ensureClassicGroups(
   pass: Pass,
   read?: SecurityGroup[],
 ): Promise<{ groups: string[]; backend?: string }> {
-  const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, pass);
+  const ctx = resourceContext(pass);
+  const extra = await resolveGroups(spec.extraSecurityGroups, ANNOTATION.extraSecurityGroups, ctx);
   const backendName = backendSecurityGroupName(pass.deps.clusterName);
   // One DescribeSecurityGroups finds both groups of ours (or the batch's one read of them: `read`).
   const names = ourGroupNames(spec, pass.deps.clusterName);
@@ -60,12 +68,12 @@ async function ensureClassicGroups(
   const foundBackend = found.find((g) => g.groupName === backendName);
   let front: string[];
   if (spec.userSecurityGroups) {
-    front = await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, pass);
+    front = await resolveGroups(spec.userSecurityGroups, ANNOTATION.securityGroups, ctx);
   } else {
     const groupId = await ensureManagedGroup(
       spec,
       found.find((g) => g.groupName === spec.securityGroupName),
-      pass,
+      ctx,
       {
         description: `Security group for Kubernetes ELB ${spec.loadBalancerName} (${spec.serviceKey})`,
         adoptClusterOwned: true,
@@ -74,7 +82,7 @@ async function ensureClassicGroups(
     front = [groupId];
   }
   const referenceWay = existing !== undefined && !existing.securityGroups.includes(foundBackend?.groupId ?? '');
-  const backend = referenceWay ? undefined : await ensureBackendGroup(foundBackend, pass);
+  const backend = referenceWay ? undefined : await ensureBackendGroup(foundBackend, ctx);
   const groups = [...new Set([...front, ...(backend ? [backend] : []), ...extra])];
   if (groups.length > MAX_CLASSIC_GROUPS) {
     throw new AnnotationError(`${groups.length} security groups for one Classic ELB; it takes ${MAX_CLASSIC_GROUPS}`);
@@ -100,7 +108,9 @@ export async function ensureClassicLoadBalancer(
   const { groups, backend } = await ensureClassicGroups(spec, existing, pass);
   let lb = existing;
   if (!lb) {
-    const subnets = (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, pass)).map((m) => m.subnetId);
+    const subnets = (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, resourceContext(pass))).map(
+      (m) => m.subnetId,
+    );
     const result = await elb.createLoadBalancer({
       name: spec.loadBalancerName,
       scheme: spec.scheme,
@@ -171,7 +181,7 @@ async function keepInLine(
   if (listeners.remove.length > 0) await elb.deleteListeners(lb.name, listeners.remove);
   if (listeners.create.length > 0) await elb.createListeners(lb.name, listeners.create);
   const requested = spec.requestedSubnets
-    ? (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, pass)).map((m) => m.subnetId)
+    ? (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, resourceContext(pass))).map((m) => m.subnetId)
     : undefined;
   const subnets = planClassicSubnets(requested, lb.subnets);
   // Attach first: a load balancer is never left without a subnet.
@@ -241,18 +251,13 @@ async function ensureBackendRules(spec: ClassicSpec, backend: string, pass: Pass
   const healthPort = Number(/^[A-Z]+:(\d+)/.exec(spec.healthCheck.target)?.[1]);
   const ports = [...spec.listeners.map((l) => l.instancePort), ...(Number.isFinite(healthPort) ? [healthPort] : [])];
   const rules = backendRulesForPorts(ports, pass.deps.clusterName, backend, pass.deps.nodePortRange);
-  for (const group of await batchNodeGroups(spec.targetNodeLabels, pass)) {
-    const { authorize } = planRules(rules, group.ingress, () => false);
-    if (authorize.length === 0) continue;
-    await pass.ec2.authorizeSecurityGroupIngress(group.groupId, authorize);
-    group.ingress.push(...authorize);
-  }
+  await addNodeRules(await batchNodeGroups(spec.targetNodeLabels, resourceContext(pass)), rules, pass);
 }
 
 /** Every protocol from the load balancer's first group, on the target Nodes' cluster-tagged groups. */
 async function ensureNodeRule(spec: ClassicSpec, sourceGroupId: string, pass: Pass): Promise<void> {
   const rule = classicNodeRule(sourceGroupId);
-  for (const group of groupsMissingRule(await batchNodeGroups(spec.targetNodeLabels, pass), rule)) {
+  for (const group of groupsMissingRule(await batchNodeGroups(spec.targetNodeLabels, resourceContext(pass)), rule)) {
     await pass.ec2.authorizeSecurityGroupIngress(group.groupId, [rule]);
     group.ingress.push(rule);
   }

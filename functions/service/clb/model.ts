@@ -8,8 +8,8 @@ import type {
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
 import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
+import { dedupeRules } from '../../../shared/load-balancers/security-rules.ts';
 import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
-import { dedupeRules } from '../model/security-rules.ts';
 import { type LoadBalancerBase, sourceRangesOf } from '../model/spec.ts';
 import { type ServiceIdentity, securityGroupName } from '../names.ts';
 

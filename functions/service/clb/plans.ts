@@ -5,7 +5,7 @@ import type {
   ClassicListener,
   ClassicLoadBalancer,
 } from '../../../shared/aws/elb-port.ts';
-import { ruleKey } from '../model/security-rules.ts';
+import { ruleKey } from '../../../shared/load-balancers/security-rules.ts';
 import { PROXY_PROTOCOL_POLICY } from './model.ts';
 
 /** Pure plans for a Classic ELB: what to change, from what it has and what its spec wants. */

@@ -1,7 +1,7 @@
 import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
 import type { LoadBalancerOptions } from '../annotations.ts';
 import { ingressHostname } from '../decide.ts';
-import { acceptableNames } from '../nlb/replacement.ts';
+import { acceptableNames } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { isOurPolicy, wantedInstances } from './load-balancer.ts';
 import type { ClassicSpec } from './model.ts';

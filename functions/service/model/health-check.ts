@@ -1,32 +1,12 @@
 import type { HealthCheck } from '../../../shared/aws/elbv2-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
+import { DEFAULT_HEALTH_CHECK, LOCAL_HEALTH_CHECK } from '../../../shared/load-balancers/health-check.ts';
 import type { AnnotationProblem, LoadBalancerOptions } from '../annotations.ts';
 
 /**
- * Health check defaults for Network Load Balancer target groups, as the reference controllers set them:
- * TCP on the traffic port; with `externalTrafficPolicy: Local` and instance targets, kube-proxy's health
- * check node port answers HTTP `/healthz` (200 only on Nodes with a ready endpoint), checked more often
- * so traffic leaves a Node quickly. Timeouts are AWS's defaults per protocol (10 s TCP, 6 s HTTP).
- * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/target-group-health-checks.html
+ * A Service's target group health check: the defaults (shared/load-balancers/health-check.ts), kube-proxy's
+ * health check node port under `externalTrafficPolicy: Local`, and whatever the annotations set.
  */
-export const DEFAULT_HEALTH_CHECK: HealthCheck = {
-  protocol: 'TCP',
-  port: 'traffic-port',
-  intervalSeconds: 30,
-  timeoutSeconds: 10,
-  healthyThreshold: 3,
-  unhealthyThreshold: 3,
-};
-
-export const LOCAL_HEALTH_CHECK = {
-  protocol: 'HTTP',
-  path: '/healthz',
-  intervalSeconds: 10,
-  timeoutSeconds: 6,
-  healthyThreshold: 2,
-  unhealthyThreshold: 2,
-} as const;
-
 export function healthCheckFor(
   service: Service,
   options: LoadBalancerOptions,
@@ -59,16 +39,4 @@ export function healthCheckFor(
   };
   if (protocol !== 'TCP') check.path = annotated.path ?? base.path ?? '/';
   return check;
-}
-
-export function healthCheckMatches(current: HealthCheck, desired: HealthCheck): boolean {
-  return (
-    current.protocol === desired.protocol &&
-    current.port === desired.port &&
-    (desired.protocol === 'TCP' || (current.path ?? '/') === (desired.path ?? '/')) &&
-    current.intervalSeconds === desired.intervalSeconds &&
-    current.timeoutSeconds === desired.timeoutSeconds &&
-    current.healthyThreshold === desired.healthyThreshold &&
-    current.unhealthyThreshold === desired.unhealthyThreshold
-  );
 }

@@ -4,16 +4,16 @@ import type {
   TargetGroupProtocol,
 } from '../../../shared/aws/elbv2-port.ts';
 import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
-import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
-import { type ServiceIdentity, targetGroupName } from '../names.ts';
 import {
   DEFAULT_TCP_IDLE_TIMEOUT_SECONDS,
   nlbPreserveClientIpDefault,
   TARGET_GROUP_ATTRIBUTE_DEFAULTS,
   TCP_IDLE_TIMEOUT_ATTRIBUTE,
-} from './aws-defaults.ts';
+} from '../../../shared/load-balancers/aws-defaults.ts';
+import type { DesiredListener, DesiredTargetGroup } from '../../../shared/load-balancers/model.ts';
+import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
+import { type ServiceIdentity, targetGroupName } from '../names.ts';
 import { healthCheckFor } from './health-check.ts';
-import type { DesiredListener, DesiredTargetGroup } from './spec.ts';
 
 /** What every port of one Service shares while its listeners and target groups are built. */
 export interface PortContext {

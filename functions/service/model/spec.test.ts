@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_HEALTH_CHECK } from '../../../shared/load-balancers/health-check.ts';
+import { managedIngressRules } from '../../../shared/load-balancers/security-rules.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { problems, spec, svc } from '../testing/model.ts';
-import { DEFAULT_HEALTH_CHECK } from './health-check.ts';
-import { managedIngressRules } from './security-rules.ts';
 
 describe('loadBalancerSpec', () => {
   it('one listener and target group per port; tags; the managed group opens the listener ports', () => {

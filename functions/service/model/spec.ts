@@ -1,94 +1,37 @@
-import type { SecurityGroupRule } from '../../../shared/aws/ec2-port.ts';
-import type {
-  AlpnPolicy,
-  HealthCheck,
-  ListenerProtocol,
-  TargetGroupIpAddressType,
-  TargetGroupProtocol,
-  TargetType,
-} from '../../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
 import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
+import { LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from '../../../shared/load-balancers/aws-defaults.ts';
+import type {
+  DesiredListener,
+  DesiredTargetGroup,
+  Elbv2LoadBalancerModel,
+  LoadBalancerModel,
+} from '../../../shared/load-balancers/model.ts';
+import { managedIngressRules } from '../../../shared/load-balancers/security-rules.ts';
 import { parseCidr } from '../../../shared/net/cidr.ts';
 import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
 import { loadBalancerName, type ServiceIdentity, securityGroupName } from '../names.ts';
-import { LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from './aws-defaults.ts';
 import { checkSslPorts, type PortContext, portListenerAndGroup } from './ports.ts';
-import { managedIngressRules } from './security-rules.ts';
 
 /**
  * The pure model step: a Service and its parsed annotations -> the load balancer it asks for, before
- * anything is observed in AWS. Every backend module plans from this, never from the Service itself.
+ * anything is observed in AWS: the model the resource modules (shared/load-balancers) apply. Every front end
+ * module plans from this, never from the Service itself.
  */
 
-export interface DesiredTargetGroup {
-  name: string;
-  listenerPort: number;
-  protocol: TargetGroupProtocol;
-  /** The target group's own port: the node port (instance targets) or the target port (IP targets). */
-  port: number;
-  targetType: TargetType;
-  /** `ipv6`: IP targets of an IPv6 Service (IPv6 EndpointSlices); instance targets are always `ipv4`. */
-  ipAddressType: TargetGroupIpAddressType;
-  healthCheck: HealthCheck;
-  /** Every attribute kept in line: the Service's, and AWS's defaults for the ones it does not set. */
-  attributes: Record<string, string>;
-  /** The Service port(s) behind it: two for TCP_UDP (one TCP, one UDP entry on the same port number). */
-  servicePorts: ServicePortSpec[];
-}
-
-export interface DesiredListener {
-  port: number;
-  protocol: ListenerProtocol;
-  /** TLS: the default certificate. */
-  certificateArn?: string;
-  /** TLS: the other certificates, served by SNI. */
-  extraCertificateArns: string[];
-  sslPolicy?: string;
-  alpnPolicy?: AlpnPolicy;
-  /** Listener attributes kept in line (TCP: the idle timeout, AWS's 350 s unless the Service sets one). */
-  attributes: Record<string, string>;
-  targetGroupName: string;
-}
-
-/** What every kind of load balancer of a Service is made from: who it is for, its name, groups, tags and reach. */
-export interface LoadBalancerBase {
+/**
+ * What every kind of load balancer of a Service is made from: the resource modules' model (who it is for, its name,
+ * groups, tags and reach), for a Service.
+ */
+export interface LoadBalancerBase extends LoadBalancerModel {
   identity: ServiceIdentity;
   /** `namespace/name`: the value of the `kubernetes.io/service-name` tag. */
   serviceKey: string;
-  loadBalancerName: string;
-  securityGroupName: string;
-  scheme: 'internet-facing' | 'internal';
-  /** Every resource's tags: ownership, the Service, the user's additional tags. */
-  tags: Record<string, string>;
-  /** Tag keys another tool manages (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
-  externalManagedTags: string[];
-  /** `security-groups`: used instead of a managed group, and never modified. IDs or names. */
-  userSecurityGroups?: string[];
-  extraSecurityGroups: string[];
-  /** Inbound rules of the managed group: listener ports from the source ranges, and ICMP for path MTU discovery. */
-  managedIngress: SecurityGroupRule[];
-  /** Where clients may connect from (spec, annotation, or everywhere). */
-  sourceRanges: string[];
-  requestedSubnets?: string[];
-  targetNodeLabels?: Record<string, string | undefined>;
 }
 
-/** A Network Load Balancer. */
-export interface LoadBalancerSpec extends LoadBalancerBase {
-  ipAddressType: 'ipv4' | 'dualstack';
-  targetType: TargetType;
-  listeners: DesiredListener[];
-  targetGroups: DesiredTargetGroup[];
-  /**
-   * Load balancer attributes kept in line: the Service's, and AWS's defaults for the switches it does not set
-   * (so removing an annotation turns its setting off again). Attributes outside both are left as they are.
-   */
-  attributes: Record<string, string>;
-  eipAllocations?: string[];
-  privateIpv4Addresses?: string[];
-}
+/** A Network Load Balancer: the model the resource modules apply (listeners, target groups, attributes), for a Service. */
+export type LoadBalancerSpec = LoadBalancerBase & Elbv2LoadBalancerModel;
 
 export interface SpecContext {
   clusterName: string;

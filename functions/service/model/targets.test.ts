@@ -1,40 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { EndpointSlice, Node } from '../../../shared/k8s/types.ts';
-import { makeNode } from '../../../test/helpers/nodes.ts';
+import type { EndpointSlice } from '../../../shared/k8s/types.ts';
+import { instanceTargets, ipTargets } from '../../../shared/load-balancers/targets.ts';
 import { ANNOTATION } from '../annotations.ts';
 import { spec, svc } from '../testing/model.ts';
-import { eligibleNodes, instanceTargets, ipTargets } from './targets.ts';
 
+// The targets (shared/load-balancers/targets.ts) of a Service's model.
 describe('targets', () => {
-  const ready = (name: string, extra: Parameters<typeof makeNode>[1] = {}): Node =>
-    makeNode(name, {
-      providerID: `aws:///eu-west-1a/i-0000000000000000${name.slice(-1)}`,
-      initialized: true,
-      ...extra,
-    });
-
-  it('eligible Nodes (KEP-3458: readiness does not count): not deleting, not excluded, not being scaled away, with an instance, matching the labels', () => {
-    const nodes = [
-      ready('n1', { labels: { pool: 'web' } }),
-      ready('n2', { labels: { pool: 'web' }, ready: false }),
-      ready('n3', { labels: { pool: 'web', 'node.kubernetes.io/exclude-from-external-load-balancers': 'true' } }),
-      ready('n4', {
-        labels: { pool: 'web' },
-        taints: [{ key: 'ToBeDeletedByClusterAutoscaler', effect: 'NoSchedule' }],
-      }),
-      {
-        ...ready('n5', { labels: { pool: 'web' } }),
-        metadata: { name: 'n5', labels: { pool: 'web' }, deletionTimestamp: 'x' },
-      },
-      makeNode('n6', { initialized: true, labels: { pool: 'web' } }),
-      ready('n7', { labels: { pool: 'batch' } }),
-      ready('n8', { labels: { pool: 'web', gpu: 'a100' } }),
-    ];
-    expect(eligibleNodes(nodes, { pool: 'web' }).map((n) => n.metadata.name)).toEqual(['n1', 'n2', 'n8']);
-    expect(eligibleNodes(nodes, { gpu: undefined }).map((n) => n.metadata.name)).toEqual(['n8']);
-    expect(eligibleNodes(nodes).map((n) => n.metadata.name)).toEqual(['n1', 'n2', 'n7', 'n8']);
-  });
-
   it('instance targets use the node port', () => {
     const group = spec(svc()).targetGroups[0]!;
     expect(instanceTargets(group, ['i-1', 'i-2'])).toEqual([

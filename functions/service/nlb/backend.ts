@@ -1,37 +1,46 @@
 import { TerminalError } from '../../../shared/errors.ts';
+import { codeOf, NotVisibleYetError } from '../../../shared/load-balancers/errors.ts';
+import { ensureListeners } from '../../../shared/load-balancers/listeners.ts';
+import type { ObservedLoadBalancer } from '../../../shared/load-balancers/observed.ts';
+import type { LoadBalancerGroups } from '../../../shared/load-balancers/security-groups.ts';
+import { deleteStaleTargetGroups, ensureTargetGroups } from '../../../shared/load-balancers/target-groups.ts';
+import { desiredTargets, ensureTargets } from '../../../shared/load-balancers/targets.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { describeProblems, type LoadBalancerOptions } from '../annotations.ts';
 import type { LoadBalancerBackend } from '../backend.ts';
+import { resourceContext } from '../context.ts';
 import { AnnotationError } from '../deps.ts';
-import { ensureListeners } from '../elbv2/listeners.ts';
-import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
-import { deleteStaleTargetGroups, ensureTargetGroups } from '../elbv2/target-groups.ts';
-import { desiredTargets, ensureTargets } from '../elbv2/targets.ts';
 import { EVENT } from '../kube.ts';
 import { type LoadBalancerSpec, loadBalancerSpec, type SpecResult } from '../model/spec.ts';
 import { loadBalancerName, REPLACES_TAG } from '../names.ts';
-import { codeOf } from '../resources.ts';
-import { NotVisibleYetError, type Pass } from '../writes.ts';
+import type { Pass } from '../writes.ts';
 import { deleteNetworkLoadBalancer } from './cleanup.ts';
 import { finishPass, retireNetworkLoadBalancer, retireServing } from './finish.ts';
-import { createLoadBalancer, narrowLoadBalancer, widenLoadBalancer } from './load-balancer.ts';
-import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
+import {
+  createLoadBalancer,
+  ensureNetworkLoadBalancerGroups,
+  narrowLoadBalancer,
+  widenLoadBalancer,
+} from './load-balancer.ts';
+import { ensureNodeAccess } from './node-access.ts';
 import { looksInLine } from './quick-check.ts';
 import { chooseLoadBalancer, type LoadBalancerChoice } from './replacement.ts';
-import { ensureLoadBalancerGroups, type LoadBalancerGroups } from './security-groups.ts';
 import { ensureTargetsOnly } from './targets-pass.ts';
 
 /**
- * Network Load Balancers. The order of a pass comes from what each resource needs to exist first:
+ * Network Load Balancers: a front end that builds the model (model/spec.ts) and has the resource modules of
+ * shared/load-balancers apply it (docs/adr/0013-load-balancer-resource-modules.md). The order of a pass comes from
+ * what each resource needs to exist first:
  *
  *  1. choose      which load balancer serves now, which one this pass builds (replacement.ts)
  *  2. groups      security groups, which the load balancer is created with (security-groups.ts)
  *  3. widen       the load balancer created, or given its groups, zones, dual-stack and tags (load-balancer.ts)
  *  4. targets     target groups (listeners forward to them), listeners, targets, then the Node rules that
- *                 let the load balancer reach the targets (elbv2/*, node-rules.ts)
+ *                 let the load balancer reach the targets (target-groups.ts, listeners.ts, targets.ts,
+ *                 node-rules.ts; node-access.ts for one the reference controller made)
  *  5. narrow      back to IPv4 only once no listener needs IPv6; attributes (load-balancer.ts)
- *  6. unused      target groups no listener uses any more (elbv2/target-groups.ts)
+ *  6. unused      target groups no listener uses any more (target-groups.ts)
  *  7. status      names the load balancer built, once it is `active` when another one serves meanwhile
  *  8. retire      the replaced load balancer, only after the status names its successor (finish.ts)
  */
@@ -104,15 +113,14 @@ async function ensureNetworkLoadBalancer(
   if (choice.deleteFirst && choice.serving) await retireServing(choice.serving, spec.loadBalancerName, pass, true);
 
   const { observed, groups, created } = await ensureLoadBalancer(choice, spec, pass);
-  const targetGroups = await ensureTargetGroups(spec, observed, pass);
-  await ensureListeners(spec, observed, targetGroups, pass);
-  const targets = await desiredTargets(spec, pass);
-  await ensureTargets(spec, targetGroups, targets, pass);
-  const warning = groups
-    ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
-    : await ensureReferenceNodeRules(spec, observed.lb, targets, pass);
+  const ctx = resourceContext(pass);
+  const targetGroups = await ensureTargetGroups(spec, observed, ctx);
+  await ensureListeners(spec, observed, targetGroups, ctx);
+  const targets = await desiredTargets(spec, ctx);
+  await ensureTargets(spec, targetGroups, targets, ctx);
+  const warning = await ensureNodeAccess(spec, observed.lb, groups, targets, pass);
   await narrowLoadBalancer(observed, spec, pass);
-  const pendingGroups = await deleteStaleTargetGroups(spec, observed, targetGroups, pass);
+  const pendingGroups = await deleteStaleTargetGroups(observed, targetGroups, ctx);
   const serving =
     choice.serving && !choice.deleteFirst && choice.serving.lb.arn !== observed.lb.arn ? choice.serving : undefined;
   return finishPass(
@@ -165,7 +173,7 @@ async function ensureLoadBalancer(
   if (choice.replacing && choice.serving && !choice.deleteFirst) tags[REPLACES_TAG] = choice.serving.lb.name;
   else if (pass.previous) tags[REPLACES_TAG] = pass.previous.name;
   if (withoutGroups) tags[NODE_RULES_TAG] = 'reference';
-  const groups = withoutGroups ? undefined : await ensureLoadBalancerGroups(spec, pass);
+  const groups = withoutGroups ? undefined : await ensureNetworkLoadBalancerGroups(spec, pass);
   if (!existing) return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true };
   if (withoutGroups && !(NODE_RULES_TAG in (existing.tags.get(existing.lb.arn) ?? {}))) {
     await pass.event(

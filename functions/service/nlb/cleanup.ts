@@ -1,6 +1,9 @@
 import type { TargetGroup } from '../../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
 import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import { deleteLoadBalancerAndListeners } from '../../../shared/load-balancers/listeners.ts';
+import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
+import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
 import type { RemoveResult } from '../backend.ts';
@@ -8,9 +11,8 @@ import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
 import { loadBalancerName, loadBalancerNameFromHostname, successorLoadBalancerName } from '../names.ts';
-import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
-import { revokeReferenceNodeRules } from './node-rules.ts';
+import { revokeReferenceNodeRules } from './node-access.ts';
 
 /**
  * Remove everything a Service's load balancers consist of, in the order AWS allows: the load balancers

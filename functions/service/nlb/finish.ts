@@ -1,14 +1,16 @@
 import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
+import { deleteLoadBalancerAndListeners } from '../../../shared/load-balancers/listeners.ts';
+import type { ObservedLoadBalancer } from '../../../shared/load-balancers/observed.ts';
+import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
+import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { ownedByService } from '../annotations.ts';
-import type { ObservedLoadBalancer } from '../elbv2/observed.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import { REPLACES_TAG } from '../names.ts';
-import { deleteLoadBalancerAndListeners, deleteSecurityGroup, deleteTargetGroup } from '../resources.ts';
 import type { Pass } from '../writes.ts';
-import { revokeReferenceNodeRules } from './node-rules.ts';
+import { revokeReferenceNodeRules } from './node-access.ts';
 import { findOurs } from './replacement.ts';
 
 export interface PassOutcome {

@@ -1,14 +1,15 @@
+import type { SecurityGroup } from '../../../shared/aws/ec2-port.ts';
 import { errorMessage, RetryableError } from '../../../shared/errors.ts';
-import { freshLoadBalancer, type ObservedLoadBalancer } from '../elbv2/observed.ts';
-import { keepTagsInLine } from '../elbv2/target-groups.ts';
+import { codeOf } from '../../../shared/load-balancers/errors.ts';
+import { freshLoadBalancer, type ObservedLoadBalancer } from '../../../shared/load-balancers/observed.ts';
+import { ensureLoadBalancerGroups, type LoadBalancerGroups } from '../../../shared/load-balancers/security-groups.ts';
+import { sameMembers } from '../../../shared/load-balancers/security-rules.ts';
+import { type SubnetPlan, wantedSubnets } from '../../../shared/load-balancers/subnets.ts';
+import { changedEntries, keepTagsInLine } from '../../../shared/load-balancers/tags.ts';
+import { resourceContext } from '../context.ts';
 import { EVENT } from '../kube.ts';
-import { sameMembers } from '../model/security-rules.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
-import { changedEntries } from '../model/tags.ts';
-import { codeOf } from '../resources.ts';
 import type { Pass } from '../writes.ts';
-import type { LoadBalancerGroups } from './security-groups.ts';
-import { type SubnetPlan, wantedSubnets } from './subnets.ts';
 
 /**
  * The Network Load Balancer itself: made with its subnets, groups and tags, or kept in line in two steps
@@ -32,13 +33,29 @@ export function replacementReason(
   return undefined;
 }
 
+/**
+ * Its security groups (shared/load-balancers/security-groups.ts), the managed one described as the Service's.
+ * `readFrom`: where the groups of ours are read, when not by one DescribeSecurityGroups of their own.
+ */
+export function ensureNetworkLoadBalancerGroups(
+  spec: LoadBalancerSpec,
+  pass: Pass,
+  readFrom?: (names: string[]) => Promise<SecurityGroup[]>,
+): Promise<LoadBalancerGroups> {
+  return ensureLoadBalancerGroups(spec, resourceContext(pass), {
+    description: `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${pass.deps.clusterName})`,
+    kind: 'a Network Load Balancer',
+    ...(readFrom ? { readFrom } : {}),
+  });
+}
+
 export async function createLoadBalancer(
   spec: LoadBalancerSpec,
   groups: LoadBalancerGroups,
   tags: Record<string, string>,
   pass: Pass,
 ): Promise<ObservedLoadBalancer> {
-  const mappings = await wantedSubnets(spec, pass);
+  const mappings = await wantedSubnets(spec, resourceContext(pass));
   const result = await pass.elbv2.createLoadBalancer({
     name: spec.loadBalancerName,
     scheme: spec.scheme,

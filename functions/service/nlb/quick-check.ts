@@ -1,9 +1,9 @@
 import type { LoadBalancer, TargetGroup } from '../../../shared/aws/elbv2-port.ts';
+import { healthCheckMatches } from '../../../shared/load-balancers/health-check.ts';
+import { changedEntries } from '../../../shared/load-balancers/tags.ts';
 import { ownedByService } from '../annotations.ts';
 import { ingressHostname } from '../decide.ts';
-import { healthCheckMatches } from '../model/health-check.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
-import { changedEntries } from '../model/tags.ts';
 import { loadBalancerNameFromHostname, REPLACES_TAG } from '../names.ts';
 import type { Pass } from '../writes.ts';
 

@@ -1,19 +1,20 @@
 import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import { type ObservedLoadBalancer, observeLoadBalancer } from '../../../shared/load-balancers/observed.ts';
+import { planLoadBalancerSubnets, type SubnetPlan } from '../../../shared/load-balancers/subnets.ts';
 import { ANNOTATION, type LoadBalancerOptions, ownedByService } from '../annotations.ts';
+import { resourceContext } from '../context.ts';
 import { ingressHostname } from '../decide.ts';
 import { AnnotationError } from '../deps.ts';
-import { type ObservedLoadBalancer, observeLoadBalancer } from '../elbv2/observed.ts';
 import type { SpecResult } from '../model/spec.ts';
 import {
+  acceptableNames,
   loadBalancerName,
   loadBalancerNameFromHostname,
   referenceLoadBalancerName,
   type ServiceIdentity,
-  successorLoadBalancerName,
 } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { replacementReason } from './load-balancer.ts';
-import { planLoadBalancerSubnets, type SubnetPlan } from './subnets.ts';
 
 /**
  * Which load balancer a pass builds or keeps in line, and which one serves meanwhile. The rule that keeps
@@ -33,14 +34,6 @@ export interface LoadBalancerChoice {
   deleteFirst?: boolean;
   /** The subnet changes `existing` needs in place. */
   subnets: SubnetPlan;
-}
-
-/** The names a Service's load balancer may have: the annotation's alone, or our two (and the reference's, when adopted). */
-export function acceptableNames(identity: ServiceIdentity, uid: string | undefined, override?: string): string[] {
-  if (override) return [override];
-  const names = [loadBalancerName(identity), successorLoadBalancerName(identity)];
-  const reference = referenceLoadBalancerName(uid);
-  return reference ? [...names, reference] : names;
 }
 
 const same = (a: string | undefined, b: string | undefined) => a !== undefined && a.toLowerCase() === b?.toLowerCase();
@@ -66,7 +59,7 @@ export async function chooseLoadBalancer(
   const built = buildSpec(serving.lb.name);
   const subnets =
     built.ok && serving.lb.state !== 'failed' && serving.lb.scheme === built.spec.scheme
-      ? await planLoadBalancerSubnets(serving.lb, built.spec, pass)
+      ? await planLoadBalancerSubnets(serving.lb, built.spec, resourceContext(pass))
       : ({ action: 'none' } as const);
   const why = built.ok ? replacementReason(serving, built.spec, subnets) : undefined;
   const keeps = acceptable.some((n) => same(n, serving.lb.name));

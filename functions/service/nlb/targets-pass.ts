@@ -1,13 +1,15 @@
-import type { EnsuredGroups } from '../elbv2/target-groups.ts';
-import { desiredTargets, ensureTargets, type TargetsMode } from '../elbv2/targets.ts';
-import { sameMembers } from '../model/security-rules.ts';
+import { type LoadBalancerGroups, ourGroupNames } from '../../../shared/load-balancers/security-groups.ts';
+import { sameMembers } from '../../../shared/load-balancers/security-rules.ts';
+import type { EnsuredGroups } from '../../../shared/load-balancers/target-groups.ts';
+import { desiredTargets, ensureTargets, type TargetsMode } from '../../../shared/load-balancers/targets.ts';
+import { resourceContext } from '../context.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import type { ShortPass } from '../resync-check.ts';
 import type { Pass } from '../writes.ts';
 import { announceChanges } from './finish.ts';
-import { ensureNodeRules, ensureReferenceNodeRules } from './node-rules.ts';
+import { ensureNetworkLoadBalancerGroups } from './load-balancer.ts';
+import { ensureNodeAccess } from './node-access.ts';
 import { quickLook } from './quick-check.ts';
-import { ensureLoadBalancerGroups, type LoadBalancerGroups, ourGroupNames } from './security-groups.ts';
 
 /**
  * The pass of a Node-set change (functions/service/resync-check.ts): what the set of Nodes changes is the targets
@@ -31,14 +33,13 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
       { group: look.attached.find((g) => g.name === wanted.name)!, created: false },
     ]),
   );
-  const targets = await desiredTargets(spec, pass);
+  const ctx = resourceContext(pass);
+  const targets = await desiredTargets(spec, ctx);
   // Nodes only joined, or only left while staying listed, or both: IP targets (Pods) cannot have changed, and
   // instance targets are registered and deregistered without a read.
   const mode = TARGETS_MODES[pass.shortPass ?? 'node-set'];
-  if (mode === 'read' || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, pass, mode);
-  const warning = groups
-    ? await ensureNodeRules(spec, targets, groups.backendGroupId, pass)
-    : await ensureReferenceNodeRules(spec, look.lb, targets, pass);
+  if (mode === 'read' || spec.targetType === 'instance') await ensureTargets(spec, ensured, targets, ctx, mode);
+  const warning = await ensureNodeAccess(spec, look.lb, groups, targets, pass);
   await announceChanges({ spec, lb: look.lb, created: false, warning }, pass);
   return true;
 }
@@ -60,5 +61,5 @@ async function checkedGroups(spec: LoadBalancerSpec, pass: Pass): Promise<LoadBa
   const names = ourGroupNames(spec, pass.deps.clusterName);
   const shared = await pass.batch.securityGroupsNamed(names);
   if (shared && shared.length < names.length) return false;
-  return ensureLoadBalancerGroups(spec, pass, shared && (async () => shared));
+  return ensureNetworkLoadBalancerGroups(spec, pass, shared && (async () => shared));
 }
