@@ -13,7 +13,8 @@ import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
 import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
 import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
-import { refreshingPort, tokenKubeConfig } from './lambda-access.ts';
+import { tokenKubeConfig } from './lambda-access.ts';
+import { refreshingPort } from './refreshing-port.ts';
 
 /**
  * ClientNodeDrain against FakeKubernetes served over HTTPS: the Eviction API, PodDisruptionBudgets

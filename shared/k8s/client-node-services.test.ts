@@ -5,7 +5,7 @@ import { KubernetesApiError } from './errors.ts';
 import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
 import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
-import { refreshingPort } from './lambda-access.ts';
+import { refreshingPort } from './refreshing-port.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { EndpointSlice, Service } from './types.ts';
 

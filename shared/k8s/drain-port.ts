@@ -12,7 +12,7 @@ import type { Node, Pod } from './types.ts';
  * turn the answers a drain expects into results and throw every other error already classified
  * (`classifyKubernetesError`: retryable, throttled or terminal), except 401: that one stays a
  * `KubernetesApiError`, because the credential refresh around every port (`refreshingPort` in
- * lambda-access.ts) retries once on it, and would not recognise it classified.
+ * refreshing-port.ts) retries once on it, and would not recognise it classified.
  */
 export interface DrainPort {
   /** The Pods bound to the Node, of every namespace (fieldSelector `spec.nodeName`), paged inside the adapter. */

@@ -3,18 +3,13 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../clock.ts';
 import { loadConfig } from '../config/config.ts';
+import { type AwsCredentials, EKS_TOKEN_REFRESH_MS, eksToken, stsHostname } from './eks-token.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeAccessDeps } from './fakes/access.ts';
 import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
 import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
-import {
-  type AwsCredentials,
-  createKubernetesPort,
-  EKS_TOKEN_REFRESH_MS,
-  eksToken,
-  stsHostname,
-} from './lambda-access.ts';
+import { createKubernetesPort } from './lambda-access.ts';
 
 // The example credentials of the AWS Signature Version 4 documentation.
 const CREDENTIALS: AwsCredentials = {

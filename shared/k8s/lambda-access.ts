@@ -1,19 +1,16 @@
-import { Sha256 } from '@aws-crypto/sha256-js';
 import type { EKSClient } from '@aws-sdk/client-eks';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import { formatUrl } from '@aws-sdk/util-format-url';
 // Only tokenKubeConfig (tests, the relay) uses it at load; everything a Lambda may run imports client-node
 // on first use, so the Lambda packages leave it out (scripts/build.ts, docs/adr/0010-lambda-cold-start.md).
 import { KubeConfig } from '@kubernetes/client-node';
-import { HttpRequest } from '@smithy/protocol-http';
-import { SignatureV4 } from '@smithy/signature-v4';
 import { type Clock, systemClock } from '../clock.ts';
 import { type Config, requireSetting } from '../config/config.ts';
 import type { DrainPort } from './drain-port.ts';
-import { KubernetesApiError } from './errors.ts';
+import { type AwsCredentials, EKS_TOKEN_REFRESH_MS, eksToken } from './eks-token.ts';
 import type { IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort } from './port.ts';
+import { type CredentialSource, refreshingPort } from './refreshing-port.ts';
 import type { TokenKubeConfig } from './rest-client.ts';
 import { RestDrain, RestIpam, RestKubernetes, RestServices } from './rest-ports.ts';
 import type { ServicesPort } from './service-port.ts';
@@ -24,13 +21,6 @@ import type { ServicesPort } from './service-port.ts';
  * locally. The handler calls `createKubernetesPort` once per container; credentials are fetched on
  * first use, kept for the container's life, and fetched again when the API server answers 401.
  */
-
-export interface AwsCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  expiration?: Date;
-}
 
 export interface ClusterAccess {
   /** https:// URL of the API server. */
@@ -58,59 +48,6 @@ export class KubernetesAccessError extends Error {
     super(message, options);
     this.name = 'KubernetesAccessError';
   }
-}
-
-/**
- * EKS validates the token for 15 minutes after its signing time; a new one is minted after 14 so a
- * request never leaves with a token about to expire.
- * https://docs.aws.amazon.com/eks/latest/userguide/cluster-auth.html
- */
-export const EKS_TOKEN_REFRESH_MS = 14 * 60 * 1000;
-
-const EKS_TOKEN_PREFIX = 'k8s-aws-v1.';
-/** The header that binds the presigned URL to one cluster: a token for cluster A is refused by cluster B. */
-const CLUSTER_ID_HEADER = 'x-k8s-aws-id';
-
-export interface EksTokenInput {
-  clusterName: string;
-  region: string;
-  credentials: AwsCredentials;
-  /** Signing time (ms since the epoch or a Date). */
-  now: number | Date;
-}
-
-/**
- * An EKS bearer token: `k8s-aws-v1.` + unpadded base64url of a SigV4-presigned STS
- * `GetCallerIdentity` URL whose signed headers include `x-k8s-aws-id: <cluster>`. The API server's
- * authenticator calls that URL (sending the header) to learn the caller's IAM identity, then maps it
- * through the cluster's access entries.
- * https://docs.aws.amazon.com/eks/latest/userguide/cluster-auth.html
- * https://github.com/kubernetes-sigs/aws-iam-authenticator#api-authorization-from-outside-a-cluster
- */
-export async function eksToken({ clusterName, region, credentials, now }: EksTokenInput): Promise<string> {
-  const hostname = stsHostname(region);
-  const signer = new SignatureV4({ credentials, region, service: 'sts', sha256: Sha256 });
-  const request = new HttpRequest({
-    method: 'GET',
-    protocol: 'https:',
-    hostname,
-    path: '/',
-    query: { Action: 'GetCallerIdentity', Version: '2011-06-15' },
-    headers: { host: hostname, [CLUSTER_ID_HEADER]: clusterName },
-  });
-  // 60 s is what the authenticator expects of X-Amz-Expires; it accepts the token for 15 minutes
-  // after X-Amz-Date regardless.
-  const presigned = await signer.presign(request, { expiresIn: 60, signingDate: new Date(now) });
-  return EKS_TOKEN_PREFIX + Buffer.from(formatUrl(presigned)).toString('base64url');
-}
-
-/**
- * Always the real regional STS host, never AWS_ENDPOINT_URL(_STS): the EKS API server, not this
- * Lambda, calls the URL, and its authenticator accepts only genuine STS hosts.
- * https://docs.aws.amazon.com/general/latest/gr/sts.html
- */
-export function stsHostname(region: string): string {
-  return region.startsWith('cn-') ? `sts.${region}.amazonaws.com.cn` : `sts.${region}.amazonaws.com`;
 }
 
 /**
@@ -306,17 +243,6 @@ async function loadDefaultKubeConfig(): Promise<KubeConfig> {
 }
 
 /**
- * Credentials for one stretch of time: a kubeconfig (the REST client's server, CA and token, or
- * client-node's KubeConfig), and when to stop using it (Infinity: until a 401).
- */
-export interface Credentials<K = TokenKubeConfig> {
-  kubeConfig: K;
-  refreshAt: number;
-}
-
-export type CredentialSource<K = TokenKubeConfig> = () => Promise<Credentials<K>>;
-
-/**
  * `token` mode: a Secrets Manager secret holding `{"token": "<service-account token>", "ca": "<base64
  * PEM CA bundle>"}`. `ca` may be left out when KUBERNETES_CA_DATA is set.
  */
@@ -396,77 +322,4 @@ function eksSource(config: Config, deps: KubernetesAccessDeps): CredentialSource
       refreshAt: now + EKS_TOKEN_REFRESH_MS,
     };
   };
-}
-
-interface Generation<P> {
-  port: P;
-  refreshAt: number;
-}
-
-/**
- * A port whose credentials are rebuilt when they are due (EKS tokens) or rejected. A 401 means the
- * request was not authenticated and so had no effect, which makes a single retry safe for writes
- * too: the credentials are fetched again once, the request is retried once, and a second 401 is the
- * caller's. Concurrent requests that fail with the same credentials share one refresh.
- * Every method of the port goes through this (a Proxy), so one mechanism serves every port shape.
- */
-export function refreshingPort<P extends object, K = KubeConfig>(
-  source: CredentialSource<K>,
-  clock: Clock,
-  portFor: (kubeConfig: K) => P,
-): P {
-  const holder = new CredentialHolder(source, clock, portFor);
-  return new Proxy({} as P, {
-    get: (_target, method) =>
-      function callWithFreshCredentials(...args: unknown[]) {
-        return holder.run((port) =>
-          (port as Record<PropertyKey, (...a: unknown[]) => Promise<unknown>>)[method]!(...args),
-        );
-      },
-  });
-}
-
-class CredentialHolder<P, K> {
-  private pending: Promise<Generation<P>> | undefined;
-
-  constructor(
-    private readonly source: CredentialSource<K>,
-    private readonly clock: Clock,
-    private readonly portFor: (kubeConfig: K) => P,
-  ) {}
-
-  async run<T>(operation: (port: P) => Promise<T>): Promise<T> {
-    const first = await this.acquire();
-    try {
-      return await operation(first.generation.port);
-    } catch (err) {
-      if (!(err instanceof KubernetesApiError && err.statusCode === 401)) throw err;
-      const second = await this.acquire(first.pending);
-      return operation(second.generation.port);
-    }
-  }
-
-  /** The current credentials; new ones when there are none, they are due, or they are `rejected`. */
-  private async acquire(
-    rejected?: Promise<Generation<P>>,
-  ): Promise<{ pending: Promise<Generation<P>>; generation: Generation<P> }> {
-    if (this.pending === undefined || this.pending === rejected) this.pending = this.load();
-    let pending = this.pending;
-    let generation = await pending;
-    if (this.clock.now() >= generation.refreshAt) {
-      if (this.pending === pending) this.pending = this.load();
-      pending = this.pending;
-      generation = await pending;
-    }
-    return { pending, generation };
-  }
-
-  private load(): Promise<Generation<P>> {
-    const loading = this.source().then(({ kubeConfig, refreshAt }) => ({ port: this.portFor(kubeConfig), refreshAt }));
-    // A failed fetch is not kept: the next request tries again.
-    loading.catch(() => {
-      if (this.pending === loading) this.pending = undefined;
-    });
-    return loading;
-  }
 }

@@ -8,6 +8,7 @@ import { type AwsPorts, choosePorts } from '../../functions/credential-provider/
 import { startFakeAwsServer } from '../../functions/credential-provider/testing/fake-aws-server.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
+import { eksToken } from '../../shared/k8s/eks-token.ts';
 import { FakeAccessDeps } from '../../shared/k8s/fakes/access.ts';
 import { FAKE_API_SERVER_CA_DATA } from '../../shared/k8s/fakes/api-server.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
@@ -15,7 +16,6 @@ import { type FakeKubernetesServer, startFakeKubernetesServer } from '../../shar
 import {
   awsKubernetesAccessDeps,
   createKubernetesPort,
-  eksToken,
   type KubernetesAccessDeps,
 } from '../../shared/k8s/lambda-access.ts';
 import {

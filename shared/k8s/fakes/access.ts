@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../../clock.ts';
-import type { AwsCredentials, ClusterAccess, KubernetesAccessDeps } from '../lambda-access.ts';
+import type { AwsCredentials } from '../eks-token.ts';
+import type { ClusterAccess, KubernetesAccessDeps } from '../lambda-access.ts';
 
 /**
  * The AWS side of `lambda-access.ts` for tests: one Secrets Manager secret whose successive reads answer
