@@ -76,7 +76,7 @@ export function nodeSetPassAllowed(hints: readonly KeyHint[], receiveCount: numb
  * are registered without reading the registered ones first; `node-leave` one whose every hint is a round of leaves
  * only (NODE_LEAVE_HINT_SOURCE): the listed Nodes' instances no longer wanted are deregistered without that read;
  * `node-join-leave` one whose hints are such rounds of both kinds, or rounds of both (NODE_JOIN_LEAVE_HINT_SOURCE):
- * both, still without the read (functions/service/elbv2/targets.ts `TargetsMode`). Any ordinary round coalesced
+ * both, still without the read (shared/load-balancers/targets.ts `TargetsMode`). Any ordinary round coalesced
  * with them makes the ordinary `node-set`.
  */
 export type ShortPass = 'resync' | 'node-set' | 'node-join' | 'node-leave' | 'node-join-leave';

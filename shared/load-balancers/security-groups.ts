@@ -25,7 +25,7 @@ export function backendSecurityGroupName(clusterName: string): string {
 }
 
 /** A load balancer takes at most five security groups (Network, Application and Classic alike). */
-const MAX_LOAD_BALANCER_GROUPS = 5;
+export const MAX_LOAD_BALANCER_GROUPS = 5;
 
 export interface LoadBalancerGroups {
   /** In order: the managed one or the user's, the backend group, the extra ones. */

@@ -7,6 +7,7 @@ import {
   backendSecurityGroupName,
   ensureBackendGroup,
   ensureManagedGroup,
+  MAX_LOAD_BALANCER_GROUPS,
   ourGroupNames,
   resolveGroups,
 } from '../../../shared/load-balancers/security-groups.ts';
@@ -37,9 +38,6 @@ import {
  * lets its group reach the Nodes.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/elb-security-groups.html
  */
-
-/** A Classic load balancer takes at most five security groups. */
-const MAX_CLASSIC_GROUPS = 5;
 
 export function elbOf(pass: Pass): ElbPort {
   if (!pass.elb)
@@ -84,8 +82,10 @@ async function ensureClassicGroups(
   const referenceWay = existing !== undefined && !existing.securityGroups.includes(foundBackend?.groupId ?? '');
   const backend = referenceWay ? undefined : await ensureBackendGroup(foundBackend, ctx);
   const groups = [...new Set([...front, ...(backend ? [backend] : []), ...extra])];
-  if (groups.length > MAX_CLASSIC_GROUPS) {
-    throw new AnnotationError(`${groups.length} security groups for one Classic ELB; it takes ${MAX_CLASSIC_GROUPS}`);
+  if (groups.length > MAX_LOAD_BALANCER_GROUPS) {
+    throw new AnnotationError(
+      `${groups.length} security groups for one Classic ELB; it takes ${MAX_LOAD_BALANCER_GROUPS}`,
+    );
   }
   return backend ? { groups, backend } : { groups };
 }

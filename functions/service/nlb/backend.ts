@@ -34,13 +34,14 @@ import { ensureTargetsOnly } from './targets-pass.ts';
  * what each resource needs to exist first:
  *
  *  1. choose      which load balancer serves now, which one this pass builds (replacement.ts)
- *  2. groups      security groups, which the load balancer is created with (security-groups.ts)
+ *  2. groups      security groups, which the load balancer is created with (load-balancer.ts, with the shared
+ *                 security-groups.ts)
  *  3. widen       the load balancer created, or given its groups, zones, dual-stack and tags (load-balancer.ts)
- *  4. targets     target groups (listeners forward to them), listeners, targets, then the Node rules that
- *                 let the load balancer reach the targets (target-groups.ts, listeners.ts, targets.ts,
- *                 node-rules.ts; node-access.ts for one the reference controller made)
+ *  4. targets     target groups (listeners forward to them), listeners, targets (the shared target-groups.ts,
+ *                 listeners.ts, targets.ts), then the Node rules that let the load balancer reach the targets
+ *                 (node-access.ts: the shared node-rules.ts, or the reference controller's way)
  *  5. narrow      back to IPv4 only once no listener needs IPv6; attributes (load-balancer.ts)
- *  6. unused      target groups no listener uses any more (target-groups.ts)
+ *  6. unused      target groups no listener uses any more (the shared target-groups.ts)
  *  7. status      names the load balancer built, once it is `active` when another one serves meanwhile
  *  8. retire      the replaced load balancer, only after the status names its successor (finish.ts)
  */
