@@ -3,7 +3,7 @@ import type { HealthCheck, ListenerProtocol, TargetGroupProtocol, TargetType } f
 /**
  * AWS's defaults for Network Load Balancers, in one place: what a new load balancer, target group and listener
  * read back before anyone sets anything. The controller's model asks for these values when a Service does not
- * (functions/service/model/aws-defaults.ts: an annotation removed puts AWS's default back), FakeElbv2 answers them
+ * (shared/load-balancers/aws-defaults.ts: an annotation removed puts AWS's default back), FakeElbv2 answers them
  * for a resource it creates, and the ELBv2 contract suite checks the emulator against them. Attribute values are
  * strings, as the API states them.
  */
