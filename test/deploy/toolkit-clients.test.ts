@@ -14,6 +14,11 @@ import { describe, expect, it } from 'vitest';
  * toolkit resolves it from, and send one command each to a stub request handler: nothing leaves the process.
  * A second group goes through the toolkit's own SDK class, so a toolkit that builds its clients differently
  * is exercised as it is.
+ *
+ * package.json's `overrides` give the toolkit `@smithy/util-retry` 3.0.11, the version SST's 3.699.0 clients
+ * carry with their retry middleware (the toolkit's own range would take a 4.x whose strategy reads the
+ * retry token scope those clients leave undefined). The newer clients the toolkit also uses (S3, STS) are
+ * checked with it here too.
  */
 
 const here = createRequire(import.meta.url);
@@ -84,6 +89,9 @@ const CREDENTIALS = { accessKeyId: 'AKIDSTUB', secretAccessKey: 'stub-secret' };
 const REGION = 'eu-west-1';
 const ACCOUNT = '123456789012';
 const XML = { 'content-type': 'text/xml' };
+/** An error answer of the query protocol (CloudFormation, STS). */
+const queryError = (code: string) =>
+  `<ErrorResponse><Error><Type>Sender</Type><Code>${code}</Code><Message>try again</Message></Error><RequestId>e1</RequestId></ErrorResponse>`;
 
 /** One call per client the deploy path uses, with the service's answer and what the SDK must read from it. */
 const CALLS = [
@@ -105,6 +113,7 @@ const CALLS = [
         '<OutputValue>29</OutputValue></member></Outputs></member></Stacks></DescribeStacksResult>' +
         '<ResponseMetadata><RequestId>r1</RequestId></ResponseMetadata></DescribeStacksResponse>',
     },
+    failure: { statusCode: 400, headers: XML, body: queryError('Throttling') },
     read: (out: Record<string, unknown>) => {
       const stack = (out.Stacks as { StackStatus: string; Outputs: { OutputValue: string }[] }[])[0];
       return [stack?.StackStatus, stack?.Outputs[0]?.OutputValue];
@@ -126,6 +135,11 @@ const CALLS = [
         Parameter: { Name: '/cdk-bootstrap/hnb659fds/version', Type: 'String', Value: '29', Version: 1 },
       }),
     },
+    failure: {
+      statusCode: 500,
+      headers: { 'content-type': 'application/x-amz-json-1.1' },
+      body: JSON.stringify({ __type: 'InternalServerError', message: 'try again' }),
+    },
     read: (out: Record<string, unknown>) => [(out.Parameter as { Value: string }).Value],
     expected: ['29'],
   },
@@ -140,6 +154,11 @@ const CALLS = [
       statusCode: 200,
       headers: { 'content-type': 'application/xml' },
       body: `<?xml version="1.0" encoding="UTF-8"?><LocationConstraint xmlns="http://s3.amazonaws.com/doc/2006-03-01/">${REGION}</LocationConstraint>`,
+    },
+    failure: {
+      statusCode: 503,
+      headers: { 'content-type': 'application/xml' },
+      body: '<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>try again</Message></Error>',
     },
     read: (out: Record<string, unknown>) => [out.LocationConstraint],
     expected: [REGION],
@@ -160,6 +179,7 @@ const CALLS = [
         `<Arn>arn:aws:iam::${ACCOUNT}:user/deployer</Arn><UserId>AIDASTUB</UserId><Account>${ACCOUNT}</Account>` +
         '</GetCallerIdentityResult><ResponseMetadata><RequestId>r2</RequestId></ResponseMetadata></GetCallerIdentityResponse>',
     },
+    failure: { statusCode: 400, headers: XML, body: queryError('Throttling') },
     read: (out: Record<string, unknown>) => [out.Account],
     expected: [ACCOUNT],
   },
@@ -186,6 +206,30 @@ describe(`the CDK toolkit's AWS clients (@aws-cdk/toolkit-lib ${versionOf(fromSs
         expect(call.read(out)).toEqual(call.expected);
         // One attempt, no retry: the answer was a success.
         expect(stub.seen).toHaveLength(1);
+      } finally {
+        client.destroy();
+      }
+    });
+
+    it(`${call.service} tries a retryable failure as often as the toolkit's strategy says`, async () => {
+      const sdk = fromToolkit(call.pkg) as Record<string, ClientClass & CommandClass>;
+      const Client = sdk[call.client] as ClientClass;
+      const Command = sdk[call.command] as CommandClass;
+      const stub = stubHandler(call.failure);
+      // 4 attempts (the SDK's default is 3, so a strategy the client ignored would show) and 1 ms apart.
+      const client = new Client({
+        region: REGION,
+        credentials: CREDENTIALS,
+        requestHandler: stub.handler,
+        retryStrategy: new ConfiguredRetryStrategy(4, () => 1),
+      });
+      try {
+        const failure = await client.send(new Command(call.input)).then(
+          () => undefined,
+          (err: { $metadata?: { attempts?: number }; message?: string }) => err,
+        );
+        expect(failure?.$metadata?.attempts, failure?.message).toBe(4);
+        expect(stub.seen).toHaveLength(4);
       } finally {
         client.destroy();
       }
