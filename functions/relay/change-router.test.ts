@@ -11,7 +11,8 @@ import {
   NODE_LEAVE_HINT_SOURCE,
   NODE_SET_HINT_SOURCE,
 } from '../../shared/queue/message.ts';
-import { ChangeRouter, LEFT_RECENTLY_MS, type RoutedKey } from './change-router.ts';
+import { ChangeRouter, type RoutedKey } from './change-router.ts';
+import { LEFT_RECENTLY_MS } from './controllers/service.ts';
 import { RECONCILERS, type Reconciler } from './forwarding.ts';
 import type { KubeObject } from './kinds.ts';
 import {

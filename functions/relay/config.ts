@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { parseEnvironment } from '../../shared/config/config.ts';
 import { csv } from '../../shared/config/csv.ts';
-import type { Reconciler } from './forwarding.ts';
+import { CONTROLLERS, RECONCILERS, type Reconciler } from './controllers/index.ts';
 import { WATCHED_KINDS } from './kinds.ts';
 
 /**
@@ -9,14 +9,12 @@ import { WATCHED_KINDS } from './kinds.ts';
  * missing or malformed one stops the relay at start-up with a ConfigError naming the variable.
  */
 
-/** The variable holding each reconciler's queue URL; only reconcilers with one get keys. */
-export const QUEUE_URL_VARIABLES = {
-  node: 'NODE_QUEUE_URL',
-  'node-lifecycle': 'NODE_LIFECYCLE_QUEUE_URL',
-  route: 'ROUTE_QUEUE_URL',
-  service: 'SERVICE_QUEUE_URL',
-  ipam: 'IPAM_QUEUE_URL',
-} as const satisfies Record<Reconciler, string>;
+/** The variable holding each reconciler's queue URL (its module's `queueUrlVariable`); only reconcilers with one get keys. */
+export const QUEUE_URL_VARIABLES = Object.fromEntries(
+  RECONCILERS.map((reconciler) => [reconciler, CONTROLLERS[reconciler].queueUrlVariable]),
+) as { readonly [R in Reconciler]: (typeof CONTROLLERS)[R]['queueUrlVariable'] };
+
+type QueueUrlVariable = (typeof QUEUE_URL_VARIABLES)[Reconciler];
 
 const queueUrl = z
   .url({
@@ -24,6 +22,11 @@ const queueUrl = z
     error: 'must be an SQS queue URL (https://sqs.<region>.amazonaws.com/<account>/<name>.fifo)',
   })
   .refine((url) => url.endsWith('.fifo'), 'must be a FIFO queue (its name ends in .fifo): keys need group IDs');
+
+/** One optional queue URL per controller in the table: a controller added there gets its variable here. */
+const queueUrls = Object.fromEntries(
+  Object.values(QUEUE_URL_VARIABLES).map((variable) => [variable, queueUrl.optional()]),
+) as Record<QueueUrlVariable, z.ZodOptional<typeof queueUrl>>;
 
 const dnsLabel = z
   .string()
@@ -64,11 +67,7 @@ const usernames = csv(
 
 export const RelayConfigSchema = z
   .object({
-    NODE_QUEUE_URL: queueUrl.optional(),
-    NODE_LIFECYCLE_QUEUE_URL: queueUrl.optional(),
-    ROUTE_QUEUE_URL: queueUrl.optional(),
-    SERVICE_QUEUE_URL: queueUrl.optional(),
-    IPAM_QUEUE_URL: queueUrl.optional(),
+    ...queueUrls,
     AWS_REGION: z
       .string()
       .regex(/^[a-z]{2}(-[a-z]+)+-\d$/, 'must be an AWS region name such as eu-west-1')
