@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { errorMessage } from '../../shared/errors.ts';
-import { HINT_FIELD_MAX, type KeyHint, KeyMessage, type ObjectKind } from '../../shared/queue/message.ts';
+import type { KeyHint, KeyMessage, ObjectKind } from '../../shared/queue/message.ts';
 import { controller, RECONCILERS, type Reconciler } from './controllers/index.ts';
 import {
   type Change,
@@ -12,8 +11,8 @@ import {
   type KindRoute,
 } from './controllers/module.ts';
 import { FingerprintTable, fingerprint, NOT_RELEVANT } from './fingerprint.ts';
-import { newest } from './forwarder.ts';
 import { FORWARDING_RULES } from './forwarding.ts';
+import { KeySender, type RoutedKey } from './key-sender.ts';
 import { KIND_INFO, type KubeObject, splitTableKey, tableKey, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 
 export type { ChangeOutcome } from './controllers/module.ts';
@@ -33,10 +32,7 @@ export type { ChangeOutcome } from './controllers/module.ts';
  * at-least-once-leader-election.md).
  */
 
-export interface RoutedKey {
-  reconciler: Reconciler;
-  message: KeyMessage;
-}
+export type { RoutedKey } from './key-sender.ts';
 
 export interface ChangeRouterOptions {
   /** Reconcilers with a queue; rules for any other are ignored. */
@@ -79,16 +75,13 @@ export class ChangeRouter {
   private routings!: [Reconciler, ControllerRouting][];
   private readonly tables = new Map<WatchedKind, FingerprintTable>();
   private readonly epochs = new Map<WatchedKind, number>();
-  /**
-   * Per kind being listed, the keys sent through `sendAfterList` so far, newest per reconciler and key: sent when
-   * the list finishes. A Node's Pods are listed one after another (by name, across Nodes), so each would otherwise
-   * be a key of its own whenever the previous one had already left; this way a listed Node is one key per list.
-   */
-  private readonly listing = new Map<WatchedKind, Map<string, RoutedKey>>();
   /** Fingerprints of the object being observed (no router call observes another meanwhile). */
   private readonly values: number[] = [];
 
+  private readonly sender: KeySender;
+
   constructor(private readonly options: ChangeRouterOptions) {
+    this.sender = new KeySender(options);
     this.route();
   }
 
@@ -104,8 +97,7 @@ export class ChangeRouter {
   /** A full list of `kind` begins: objects it does not include are deleted at `listFinished`. */
   listStarted(kind: WatchedKind): void {
     this.epochs.set(kind, (this.epochs.get(kind) ?? 0) + 1);
-    // A list started again (its continue token expired) keeps what the first attempt collected.
-    if (!this.listing.has(kind)) this.listing.set(kind, new Map());
+    this.sender.listStarted(kind);
   }
 
   /** The list is complete: what it did not include is gone, and was deleted while no watch was open. */
@@ -121,9 +113,7 @@ export class ChangeRouter {
       table.delete(key);
       outcomes.push(this.deleted(kind, key, fingerprints, owner, resourceVersion, undefined));
     }
-    const collected = this.listing.get(kind);
-    this.listing.delete(kind);
-    for (const { reconciler, message } of collected?.values() ?? []) this.send('unchanged', reconciler, [message]);
+    this.sender.listFinished(kind);
     return outcomes;
   }
 
@@ -238,7 +228,7 @@ export class ChangeRouter {
   /** Forget everything (leadership lost: the next leader lists from scratch). */
   clear(): void {
     this.tables.clear();
-    this.listing.clear();
+    this.sender.clear();
     this.route();
   }
 
@@ -271,11 +261,8 @@ export class ChangeRouter {
   /** What one controller's routing may ask of the router. */
   private context(reconciler: Reconciler): ControllerContext {
     return {
-      send: (outcome, keys) => this.send(outcome, reconciler, keys),
-      sendAfterList: (kind, outcome, keys) => {
-        const collecting = this.listing.get(kind as WatchedKind);
-        return collecting ? this.collect(collecting, outcome, reconciler, keys) : this.send(outcome, reconciler, keys);
-      },
+      send: (outcome, keys) => this.sender.send(outcome, reconciler, keys),
+      sendAfterList: (kind, outcome, keys) => this.sender.sendAfterList(kind as WatchedKind, outcome, reconciler, keys),
       allows: () => this.options.allows(reconciler),
       roundDue: () => this.options.nodeSetChanged(),
       readKeys: (kind) => this.readKeys(reconciler, kind as WatchedKind),
@@ -347,43 +334,6 @@ export class ChangeRouter {
     return this.options.now?.() ?? Date.now();
   }
 
-  /** Keep keys until the list finishes (see `listing`); the newest revision of a key wins, as in the forwarder. */
-  private collect(
-    collecting: Map<string, RoutedKey>,
-    outcome: ChangeOutcome,
-    reconciler: Reconciler,
-    keys: readonly KeyMessage[],
-  ): ChangeOutcome {
-    if (keys.length === 0) return outcome;
-    if (!this.options.allows(reconciler)) return outcome === 'forwarded' ? outcome : 'held';
-    for (const message of keys) {
-      const id = `${reconciler}\u0000${message.kind}\u0000${message.name}`;
-      const before = collecting.get(id);
-      collecting.set(id, { reconciler, message: before ? newest(before.message, message) : message });
-    }
-    return 'forwarded';
-  }
-
-  private send(outcome: ChangeOutcome, reconciler: Reconciler, keys: readonly KeyMessage[]): ChangeOutcome {
-    if (keys.length === 0) return outcome;
-    if (!this.options.allows(reconciler)) return outcome === 'forwarded' ? outcome : 'held';
-    let sent = false;
-    for (const message of keys) {
-      const valid = sendable(message);
-      if (valid.ok) {
-        this.options.emit({ reconciler, message: valid.message });
-        sent = true;
-      } else {
-        this.options.invalid?.({
-          kind: message.kind as WatchedKind,
-          name: message.name.slice(0, 300),
-          reason: valid.error,
-        });
-      }
-    }
-    return sent ? 'forwarded' : outcome;
-  }
-
   /**
    * A rule's fingerprint of the object; an object whose fields have types the rule cannot read (the API server
    * never serves one, but a broken aggregated API or a hand-made fake might) counts as nothing to forward.
@@ -416,21 +366,4 @@ export class ChangeRouter {
     }
     return table;
   }
-}
-
-/**
- * The key message as a queue will take it: a resourceVersion longer than the schema allows is replaced by its SHA-256
- * (still one value per revision, so deduplication is unchanged) and an over-long uid is left out (it only labels
- * the hint). A name no Kubernetes object can have is refused with the schema's words.
- */
-function sendable(message: KeyMessage): { ok: true; message: KeyMessage } | { ok: false; error: string } {
-  const hint = message.hint && { ...message.hint };
-  if (hint?.resourceVersion !== undefined && hint.resourceVersion.length > HINT_FIELD_MAX) {
-    hint.resourceVersion = createHash('sha256').update(hint.resourceVersion).digest('hex');
-  }
-  if (hint?.uid !== undefined && hint.uid.length > HINT_FIELD_MAX) delete hint.uid;
-  const candidate = hint ? { ...message, hint } : message;
-  const parsed = KeyMessage.safeParse(candidate);
-  if (parsed.success) return { ok: true, message: candidate };
-  return { ok: false, error: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') };
 }
