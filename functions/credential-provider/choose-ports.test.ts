@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type AwsPorts, choosePorts } from './choose-ports.ts';
-import type { FileSystem } from './direct.ts';
+import type { FileSystem } from './direct-setup.ts';
 
 const NO_FILES: FileSystem = { exists: () => false, home: () => '/root', profiles: async () => ({}) };
 // Port 9 (discard) on loopback: nothing listens, so a direct call fails at once.

@@ -6,7 +6,8 @@
  */
 import { proxyEnv } from '../../shared/net/proxy.ts';
 import type { AwsPortOptions } from './aws-ports.ts';
-import { createDirectPorts, directSetup, type Env, type FileSystem, realFileSystem } from './direct.ts';
+import { createDirectPorts } from './direct.ts';
+import { directSetup, type Env, type FileSystem, realFileSystem } from './direct-setup.ts';
 import type { EcrPort, EcrPublicPort, StsPort } from './ports.ts';
 
 export type AwsPorts = { ecr: EcrPort; ecrPublic: EcrPublicPort; sts: StsPort };

@@ -11,16 +11,9 @@ import { partition } from '@aws-sdk/core/client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { suiteProxy } from '../../shared/net/fakes/fake-proxy.ts';
 import type { AwsPorts } from './choose-ports.ts';
-import {
-  createDirectPorts,
-  type DirectSetup,
-  directSetup,
-  type Env,
-  type FileSystem,
-  REGIONAL_HOSTS,
-  realFileSystem,
-  xmlElement,
-} from './direct.ts';
+import { createDirectPorts, REGIONAL_HOSTS } from './direct.ts';
+import { xmlElement } from './direct-protocols.ts';
+import { type DirectSetup, directSetup, type Env, type FileSystem, realFileSystem } from './direct-setup.ts';
 import { parseEcrRegistry } from './registry.ts';
 import { type FakeAwsServer, IMDS_ROLE, startFakeAwsServer } from './testing/fake-aws-server.ts';
 

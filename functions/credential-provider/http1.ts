@@ -1,6 +1,6 @@
 /**
  * One HTTP/1.1 exchange on a connection of its own (`node:net`, or `node:tls` for HTTPS): the direct calls' way to
- * ECR and STS when no proxy is set (direct.ts `sendOnce`; through a proxy, Node.js's `node:http` and its proxy
+ * ECR and STS when no proxy is set (direct-send.ts `sendOnce`; through a proxy, Node.js's `node:http` and its proxy
  * agent do it).
  *
  * Why not `node:http` here too: this program makes one request per process, and `node:http` costs that process

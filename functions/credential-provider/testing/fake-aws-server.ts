@@ -68,8 +68,8 @@ export interface FakeAwsOptions {
 
 /** A self-signed certificate for 127.0.0.1 and localhost, and its key: for the stand-in only (test/fixtures/tls). */
 export const LOOPBACK_TLS = {
-  cert: new URL('../../test/fixtures/tls/loopback.crt', import.meta.url).pathname,
-  key: new URL('../../test/fixtures/tls/loopback.key', import.meta.url).pathname,
+  cert: new URL('../../../test/fixtures/tls/loopback.crt', import.meta.url).pathname,
+  key: new URL('../../../test/fixtures/tls/loopback.key', import.meta.url).pathname,
 };
 
 export async function startFakeAwsServer(options: FakeAwsOptions = {}): Promise<FakeAwsServer> {
