@@ -15,6 +15,7 @@ import type { ServicesPort } from '../service-port.ts';
 import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from '../types.ts';
 import { FakeConfigMaps } from './config-maps.ts';
 import { FakePods } from './pods.ts';
+import { FakeServices } from './services.ts';
 import { aggregateEvents, apiTime, checkPreconditions, guardedMergePatch } from './writes.ts';
 
 export type KubernetesOperation =
@@ -71,16 +72,16 @@ export interface AggregatedEvent extends EventRecord {
  * resourceVersion on every write, answers 409 Conflict to a write guarded by a stale
  * resourceVersion (and to a delete whose preconditions fail), keeps an object with finalizers as
  * "terminating" (deletionTimestamp set) until they are removed, and stores Events. The client-node
- * adapters are tested against this same fake served over HTTPS (`fake-kubernetes-server.ts`).
+ * adapters are tested against this same fake served over HTTPS (`server.ts`).
  * Pods and PodDisruptionBudgets (graceful deletion on the fake's clock, evictions refused by budgets)
- * are `fake-pods.ts`, ConfigMaps `fake-config-maps.ts`.
+ * are `pods.ts`, ConfigMaps `config-maps.ts`, Services and EndpointSlices `services.ts`.
  */
 export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, IpamKubernetesPort {
   readonly nodes = new Map<string, Node>();
+  /** By `namespace/name` (`services.ts` keeps them). */
+  readonly services: Map<string, Service>;
   /** By `namespace/name`. */
-  readonly services = new Map<string, Service>();
-  /** By `namespace/name`. */
-  readonly endpointSlices = new Map<string, EndpointSlice>();
+  readonly endpointSlices: Map<string, EndpointSlice>;
   readonly events: (EventRecord & { timestamp: number })[] = [];
   readonly calls = new Map<KubernetesOperation, number>();
   private revision = 1000;
@@ -89,10 +90,12 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
   private readonly watchers = new Set<(change: KubernetesChange) => void>();
   /** Called after each successful write with the new object (or undefined when deleted). */
   onChange?: (kind: 'Node', name: string, object: Node | undefined) => void;
-  /** Pods and PodDisruptionBudgets (`fake-pods.ts`). */
+  /** Pods and PodDisruptionBudgets (`pods.ts`). */
   readonly workloads: FakePods;
-  /** ConfigMaps (`fake-config-maps.ts`). */
+  /** ConfigMaps (`config-maps.ts`). */
   readonly configMaps: FakeConfigMaps;
+  /** Services and EndpointSlices (`services.ts`). */
+  private readonly serviceStore: FakeServices;
 
   constructor(private readonly clock: Clock) {
     this.workloads = new FakePods({
@@ -109,6 +112,16 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
       written: (type, cm) =>
         type === 'DELETED' ? this.reportDeleted('ConfigMap', cm) : this.changed('ConfigMap', type, cm),
     });
+    this.serviceStore = new FakeServices({
+      nextRevision: () => this.nextRevision(),
+      nextUid: () => `uid-${++this.uidCounter}`,
+      now: () => this.clock.now(),
+      call: (operation) => this.call(operation),
+      written: (kind, type, object) => this.changed(kind, type, object),
+      deleted: (kind, last) => this.reportDeleted(kind, last),
+    });
+    this.services = this.serviceStore.services;
+    this.endpointSlices = this.serviceStore.endpointSlices;
   }
 
   /** The resourceVersion of the last write: what a list answers as its own `metadata.resourceVersion`. */
@@ -227,32 +240,12 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
 
   /** Create or overwrite a Service (as `kubectl apply` would), bumping resourceVersion. */
   putService(service: Service): Service {
-    const key = `${service.metadata.namespace ?? 'default'}/${service.metadata.name}`;
-    const existing = this.services.get(key);
-    const stored: Service = structuredClone({
-      apiVersion: 'v1',
-      kind: 'Service',
-      ...service,
-      metadata: {
-        ...service.metadata,
-        namespace: service.metadata.namespace ?? 'default',
-        uid: service.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
-        creationTimestamp: service.metadata.creationTimestamp ?? apiTime(this.clock.now()),
-        resourceVersion: String(++this.revision),
-      },
-    });
-    this.services.set(key, stored);
-    this.changed('Service', existing ? 'MODIFIED' : 'ADDED', stored);
-    return structuredClone(stored);
+    return this.serviceStore.put(service);
   }
 
   /** Change a Service outside any guard (a user editing it). */
   mutateService(namespace: string, name: string, change: (service: Service) => void): Service {
-    const service = this.services.get(`${namespace}/${name}`);
-    if (!service) throw new Error(`FakeKubernetes: no service ${namespace}/${name}`);
-    const copy = structuredClone(service);
-    change(copy);
-    return this.putService(copy);
+    return this.serviceStore.mutate(namespace, name, change);
   }
 
   /**
@@ -260,60 +253,28 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
    * last finalizer is removed; without, it is gone at once.
    */
   deleteService(namespace: string, name: string): void {
-    const key = `${namespace}/${name}`;
-    const service = this.services.get(key);
-    if (!service) throw new Error(`FakeKubernetes: no service ${key}`);
-    if (service.metadata.finalizers?.length) {
-      if (!service.metadata.deletionTimestamp) {
-        this.putService({
-          ...service,
-          metadata: { ...service.metadata, deletionTimestamp: apiTime(this.clock.now()) },
-        });
-      }
-      return;
-    }
-    this.removed('Service', this.services, key);
+    this.serviceStore.delete(namespace, name);
   }
 
   putEndpointSlice(slice: EndpointSlice): EndpointSlice {
-    const key = `${slice.metadata.namespace ?? 'default'}/${slice.metadata.name}`;
-    const existing = this.endpointSlices.get(key);
-    const stored: EndpointSlice = structuredClone({
-      apiVersion: 'discovery.k8s.io/v1',
-      kind: 'EndpointSlice',
-      ...slice,
-      metadata: {
-        ...slice.metadata,
-        namespace: slice.metadata.namespace ?? 'default',
-        uid: slice.metadata.uid ?? existing?.metadata.uid ?? `uid-${++this.uidCounter}`,
-        resourceVersion: String(++this.revision),
-      },
-    });
-    this.endpointSlices.set(key, stored);
-    this.changed('EndpointSlice', existing ? 'MODIFIED' : 'ADDED', stored);
-    return structuredClone(stored);
+    return this.serviceStore.putSlice(slice);
   }
 
   deleteEndpointSlice(namespace: string, name: string): void {
-    if (this.endpointSlices.has(`${namespace}/${name}`)) {
-      this.removed('EndpointSlice', this.endpointSlices, `${namespace}/${name}`);
-    }
+    this.serviceStore.deleteSlice(namespace, name);
   }
 
   async getService(namespace: string, name: string): Promise<Service | undefined> {
-    this.call('getService');
-    const service = this.services.get(`${namespace}/${name}`);
-    return service ? structuredClone(service) : undefined;
+    return this.serviceStore.getRequest(namespace, name);
   }
 
   async listServices(): Promise<Service[]> {
-    this.call('listServices');
-    return [...this.services.values()].map((s) => structuredClone(s));
+    return this.serviceStore.listRequest();
   }
 
   async patchService(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard): Promise<Service> {
     this.call('patchService');
-    return this.patchServiceObject(namespace, name, patch, guard, false);
+    return this.serviceStore.patch(namespace, name, patch, guard, false);
   }
 
   async patchServiceStatus(
@@ -323,32 +284,11 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
     guard: WriteGuard,
   ): Promise<Service> {
     this.call('patchServiceStatus');
-    return this.patchServiceObject(namespace, name, patch, guard, true);
+    return this.serviceStore.patch(namespace, name, patch, guard, true);
   }
 
   async listEndpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]> {
-    this.call('listEndpointSlices');
-    return [...this.endpointSlices.values()]
-      .filter(
-        (s) => s.metadata.namespace === namespace && s.metadata.labels?.['kubernetes.io/service-name'] === serviceName,
-      )
-      .map((s) => structuredClone(s));
-  }
-
-  private patchServiceObject(
-    namespace: string,
-    name: string,
-    patch: MergePatch<Service>,
-    guard: WriteGuard,
-    status: boolean,
-  ): Service {
-    const key = `${namespace}/${name}`;
-    const next = guardedMergePatch('services', name, this.services.get(key), patch, guard, status);
-    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
-      this.removed('Service', this.services, key);
-      return next;
-    }
-    return this.putService(next);
+    return this.serviceStore.listSlicesRequest(namespace, serviceName);
   }
 
   /** Create or overwrite a Pod (as the scheduler and kubelet would leave it); budgets: `workloads.putBudget`. */
