@@ -220,9 +220,12 @@ export class ChangeRouter {
     return this.rounds((routing) => routing.roundKeys?.());
   }
 
-  /** `loadBalancerKeys()`, to send now: the next changes make a new round. */
+  /**
+   * `loadBalancerKeys()`, to send now: the next changes make a new round. A controller whose migration lock another
+   * component holds keeps its round for later.
+   */
   takeNodeSetRound(): RoutedKey[] {
-    return this.rounds((routing) => routing.takeRound?.());
+    return this.rounds((routing, reconciler) => (this.options.allows(reconciler) ? routing.takeRound?.() : undefined));
   }
 
   /** Forget everything (leadership lost: the next leader lists from scratch). */
@@ -276,10 +279,10 @@ export class ChangeRouter {
   }
 
   /** Each routing's round keys (`pick`), labelled with its reconciler, in table order. */
-  private rounds(pick: (routing: ControllerRouting) => KeyMessage[] | undefined): RoutedKey[] {
+  private rounds(pick: (routing: ControllerRouting, reconciler: Reconciler) => KeyMessage[] | undefined): RoutedKey[] {
     const keys: RoutedKey[] = [];
     for (const [reconciler, routing] of this.routings) {
-      for (const message of pick(routing) ?? []) keys.push({ reconciler, message });
+      for (const message of pick(routing, reconciler) ?? []) keys.push({ reconciler, message });
     }
     return keys;
   }

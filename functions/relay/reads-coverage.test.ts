@@ -10,8 +10,8 @@ import {
   LABEL_ZONE,
   LABEL_ZONE_ID,
 } from '../node/plan.ts';
-import { type Reconciler, ruleFor } from './forwarding.ts';
-import type { KubeObject, WatchedKind } from './kinds.ts';
+import { RECONCILERS, type Reconciler, ruleFor } from './forwarding.ts';
+import { type KubeObject, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import {
   fingerprintNotices,
   pathText,
@@ -24,7 +24,8 @@ import { recordReconcilerReads } from './testing/reconciler-reads.ts';
 
 /**
  * Every field a reconciler reads of a watched object (Node, Service, EndpointSlice, Pod, the VPC CNI
- * ConfigMap) must be in the fingerprint the relay keeps for that reconciler and kind (forwarding.ts):
+ * ConfigMap) must be in the fingerprint the relay keeps for that reconciler and kind (its controller's
+module under controllers/, found through the table by `ruleFor`):
  * otherwise a change of that field never reaches the reconciler until the periodic resync. The
  * reconcilers run on recorded objects (testing/reconciler-reads.ts); for each field read, changing only
  * that field on a copy of an object it was read from must change the fingerprint. Reads that cannot
@@ -43,8 +44,13 @@ interface Allowed {
   why: string;
 }
 
-const READERS = ['node', 'node-lifecycle', 'route', 'service', 'ipam'] as const satisfies readonly Reconciler[];
-const ALL_KINDS: readonly WatchedKind[] = ['Node', 'Service', 'EndpointSlice', 'Pod', 'ConfigMap'];
+/**
+ * Every controller of the table (controllers/index.ts) and every kind one reads: a controller added there is
+ * checked here like the others, its recording (testing/reconciler-reads.ts, which the compiler asks for) run and
+ * its rules taken from the table through `ruleFor`.
+ */
+const READERS: readonly Reconciler[] = RECONCILERS;
+const ALL_KINDS: readonly WatchedKind[] = WATCHED_KINDS;
 const INITIALIZATION_LABELS = [
   LABEL_INSTANCE_TYPE,
   LABEL_BETA_INSTANCE_TYPE,

@@ -264,7 +264,8 @@ export class Relay {
     if (this.nodeSetTimer) return;
     this.nodeSetTimer = setTimeout(() => {
       this.nodeSetTimer = undefined;
-      if (term !== this.term || !this.router || !(this.gate?.allows('service') ?? true)) return;
+      // A round whose controller's migration lock another component holds stays in the router (takeNodeSetRound).
+      if (term !== this.term || !this.router) return;
       for (const { reconciler, message } of this.router.takeNodeSetRound()) this.forwarder.enqueue(reconciler, message);
     }, this.options.nodeSetDebounceMs ?? 1_000);
   }
