@@ -1,5 +1,5 @@
 import type { Instance, Subnet } from '../../ec2-port.ts';
-import type { FakeNetworkInterface, FakeRoute, FakeRouteTable } from './state.ts';
+import type { FakeNetworkInterface, FakeRoute, FakeRouteTable } from './records.ts';
 
 /**
  * A VPC route table as EC2 creates it (the local route), plus a default route to an internet gateway;

@@ -25,12 +25,8 @@ import { createTags, deleteTags, describeSubnets } from './subnets-and-tags.ts';
 import { ec2Error } from './wire.ts';
 
 export { makeInstance, makeNetworkInterface, makeRouteTable, makeSubnet } from './builders.ts';
-export {
-  type FakeNetworkInterface,
-  type FakeRoute,
-  type FakeRouteTable,
-  NewResourceWindow,
-} from './state.ts';
+export { NewResourceWindow } from './new-resource-window.ts';
+export type { FakeNetworkInterface, FakeRoute, FakeRouteTable } from './records.ts';
 
 /**
  * Each EC2 API operation the fake answers, with what it does. The fake answers the SDK commands Ec2Adapter sends

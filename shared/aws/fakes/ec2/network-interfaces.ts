@@ -9,7 +9,8 @@ import type {
 } from '@aws-sdk/client-ec2';
 import { freeAddresses, freePrefixes } from './addresses.ts';
 import { interfaceNotFound } from './instances.ts';
-import type { Ec2State, InterfaceRecord } from './state.ts';
+import type { InterfaceRecord } from './records.ts';
+import type { Ec2State } from './state.ts';
 import { acceptOnly, checkFilters, ec2Error, FAKE_ACCOUNT_ID, matchesFilters, page, sdkTags } from './wire.ts';
 
 const INTERFACE_FILTERS = [

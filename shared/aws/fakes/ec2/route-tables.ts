@@ -9,7 +9,8 @@ import type {
 } from '@aws-sdk/client-ec2';
 import type { Instance, NetworkInterface, Route, RouteTarget } from '../../ec2-port.ts';
 import { interfaceNotFound, liveInstance } from './instances.ts';
-import type { Ec2State, FakeRouteTable } from './state.ts';
+import type { FakeRouteTable } from './records.ts';
+import type { Ec2State } from './state.ts';
 import { acceptOnly, checkFilters, ec2Error, FAKE_ACCOUNT_ID, matchesFilters, page, sdkTags } from './wire.ts';
 
 const ROUTE_TABLE_FILTERS = [

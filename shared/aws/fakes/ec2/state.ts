@@ -1,77 +1,20 @@
-import { type Clock, systemClock } from '../../../clock.ts';
 import type {
   AvailabilityZone,
   Instance,
   InstanceTypeInfo,
-  NetworkInterface,
   Route,
-  RouteOrigin,
   RouteState,
-  RouteTableAssociation,
   RouteTarget,
   SecurityGroup,
   Subnet,
 } from '../../ec2-port.ts';
-import { addressesOf, freeAddresses, ipv4ToNumber } from './addresses.ts';
+import { Ec2InterfaceState } from './interface-state.ts';
+import { NewResourceWindow } from './new-resource-window.ts';
+import type { FakeNetworkInterface, FakeRouteTable } from './records.ts';
 import { isWellFormedId } from './wire.ts';
 
-/**
- * A route as the fake stores it. `state` is normally left out and worked out on every describe from the target
- * (a route to a terminated instance or a vanished interface is a blackhole, as in EC2); set it to pin a state,
- * e.g. a blackhole left by a deleted NAT gateway.
- */
-export interface FakeRoute {
-  destination: string;
-  target: RouteTarget;
-  origin: RouteOrigin;
-  state?: RouteState;
-}
-
-export interface FakeRouteTable {
-  routeTableId: string;
-  vpcId?: string;
-  tags: Record<string, string>;
-  routes: FakeRoute[];
-  /** Subnet associations and `main` (see RouteTable.associations); left out, the table reports none. */
-  associations?: RouteTableAssociation[];
-}
-
-/**
- * A network interface as `putNetworkInterface` takes it: one the IP address manager (or anyone) created. Without
- * `attachment` it is a standalone interface, `available`; with one it goes on that instance (which must exist) as
- * an attached interface, listed by DescribeInstances too. Without addresses it gets the first free one of its subnet
- * as its primary address.
- */
-export interface FakeNetworkInterface {
-  networkInterfaceId: string;
-  subnetId: string;
-  attachment?: { instanceId: string; deviceIndex: number };
-  /** The primary first. */
-  privateIpAddresses: { address: string; primary: boolean }[];
-  ipv4Prefixes: string[];
-  tags: Record<string, string>;
-}
-
-/**
- * One network interface as the API calls see it, wherever the fake keeps it (an instance's, or a standalone one).
- * Its arrays and tags are the stored ones: changing them changes the account.
- */
-export interface InterfaceRecord {
-  networkInterfaceId: string;
-  subnetId: string;
-  vpcId?: string;
-  availabilityZone?: string;
-  /** `in-use` while attached, `available` otherwise. */
-  status: string;
-  /** The instance it is attached to, and where. */
-  instance?: Instance;
-  deviceIndex?: number;
-  privateIpAddresses: { address: string; primary: boolean; privateDnsName?: string }[];
-  ipv4Prefixes: string[];
-  tags: Record<string, string>;
-  sourceDestCheck?: boolean;
-  securityGroupIds?: string[];
-}
+// The ELBv2 fake shares the window (shared/aws/fakes/elbv2/state.ts imports it from here).
+export { NewResourceWindow } from './new-resource-window.ts';
 
 /** Something that keeps a security group in use (a load balancer's network interfaces), until `releaseAt`. */
 interface SecurityGroupHold {
@@ -80,54 +23,12 @@ interface SecurityGroupHold {
 }
 
 /**
- * Resources a fake account has just created and the rest of its API does not know yet. EC2 (and ELBv2) are
- * eventually consistent: a command naming a resource created a moment ago may answer that it does not exist.
- * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
- * A resource is hidden until `ms` of the fake's clock have passed since its creation, or until `calls` lookups
- * have missed it, whichever comes first; a window of 0 is no limit, and both 0 never hides it.
- */
-export class NewResourceWindow {
-  private readonly hidden = new Map<string, { until: number; lookupsLeft: number }>();
-
-  constructor(private readonly now: () => number) {}
-
-  start(id: string, ms: number, calls: number): void {
-    if (ms <= 0 && calls <= 0) return;
-    this.hidden.set(id, {
-      until: ms > 0 ? this.now() + ms : Number.POSITIVE_INFINITY,
-      lookupsLeft: calls > 0 ? calls : Number.POSITIVE_INFINITY,
-    });
-  }
-
-  /** Whether a lookup of `id` misses it now; a miss uses up one of its `calls`. */
-  hides(id: string): boolean {
-    const entry = this.hidden.get(id);
-    if (!entry) return false;
-    if (this.now() >= entry.until || entry.lookupsLeft <= 0) {
-      this.hidden.delete(id);
-      return false;
-    }
-    entry.lookupsLeft--;
-    return true;
-  }
-
-  forget(id: string): void {
-    this.hidden.delete(id);
-  }
-
-  clear(): void {
-    this.hidden.clear();
-  }
-}
-
-/**
  * The account behind the fake EC2 API: what exists, and the few rules about it that several API calls share
  * (what a lookup sees during eventual consistency, what keeps a security group in use, route states). Tests set
  * the account up with the `put*` helpers and read it back through the maps; the API calls live in the modules
  * beside this one.
  */
-export class Ec2State {
-  readonly instances = new Map<string, Instance>();
+export class Ec2State extends Ec2InterfaceState {
   readonly zones: AvailabilityZone[] = [
     { zoneName: 'eu-west-1a', zoneId: 'euw1-az3', zoneType: 'availability-zone' },
     { zoneName: 'eu-west-1b', zoneId: 'euw1-az1', zoneType: 'availability-zone' },
@@ -159,7 +60,6 @@ export class Ec2State {
    * CreateRoute beyond it answers RouteLimitExceeded.
    */
   routeLimit = 50;
-  readonly subnets = new Map<string, Subnet>();
   readonly securityGroups = new Map<string, SecurityGroup>();
   /** Inbound rules a security group may hold ("Inbound or outbound rules per security group": 60 by default). */
   securityGroupRuleLimit = 60;
@@ -175,23 +75,7 @@ export class Ec2State {
   newSecurityGroupInvisibleMs = 0;
   /** ... or for this many lookups of it (each call that would have found it), whichever ends first (0: no limit). */
   newSecurityGroupInvisibleCalls = 0;
-  /** Standalone network interfaces (`putNetworkInterface` without attachment); instances hold their own. */
-  readonly networkInterfaces = new Map<string, FakeNetworkInterface>();
-  /**
-   * Eventual consistency after AssignPrivateIpAddresses (off by default): for this long on `clock` a new secondary
-   * address or prefix is missing from DescribeNetworkInterfaces and DescribeInstances, although it is assigned (no
-   * one else gets it, and it counts against the interface's limit).
-   * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
-   */
-  newAddressInvisibleMs = 0;
-  /** ... or for this many describes that would have shown it, whichever ends first (0: no limit). */
-  newAddressInvisibleCalls = 0;
 
-  /** Tags and prefixes of instances' interfaces (the port's NetworkInterface has neither). */
-  private readonly interfaceExtras = new Map<string, { ipv4Prefixes: string[]; tags: Record<string, string> }>();
-  private readonly hiddenAddresses = new NewResourceWindow(() => this.clock.now());
-  /** Addresses other parties hold (`reserveAddresses`). */
-  private readonly reservedAddresses = new Set<number>();
   private readonly invisibleFor = new Map<string, number>();
   private readonly invisibleUntil = new Map<string, number>();
   /** The longest a new instance stays unseen, whatever its `invisibleForCalls` (see `putInstance`). */
@@ -201,9 +85,6 @@ export class Ec2State {
   /** Every ID the account has held: well-formed by definition, however a test spelt it (see `isKnownId`). */
   private readonly everHeld = new Set<string>();
   private idCounter = 0;
-
-  /** The clock decides when released holds on security groups end (network interfaces draining). */
-  constructor(public clock: Clock = systemClock) {}
 
   /**
    * Add or replace an instance. `invisibleForCalls` emulates EC2's eventual consistency: that many lookups miss it,
@@ -296,16 +177,6 @@ export class Ec2State {
     return structuredClone(stored);
   }
 
-  /**
-   * Other parties (interfaces of other services, addresses kept by hand) take the `count` lowest free addresses of
-   * the subnet: a test's way to leave a subnet nearly or entirely full. Answers the addresses taken.
-   */
-  reserveAddresses(subnetId: string, count: number): string[] {
-    const taken = this.freeAddressesOf(subnetId, count);
-    for (const address of taken) this.reservedAddresses.add(ipv4ToNumber(address));
-    return taken;
-  }
-
   /** Add or replace a security group as another party made it (a node group, a user's group). */
   putSecurityGroup(group: SecurityGroup): SecurityGroup {
     this.securityGroups.set(group.groupId, structuredClone(group));
@@ -338,16 +209,11 @@ export class Ec2State {
 
   /** Empties the account (the zones and instance types stay). */
   protected clearState(): void {
-    this.networkInterfaces.clear();
-    this.interfaceExtras.clear();
-    this.hiddenAddresses.clear();
-    this.reservedAddresses.clear();
-    this.subnets.clear();
+    this.clearInterfaces();
     this.securityGroups.clear();
     this.hiddenGroups.clear();
     this.holds.clear();
     this.routeTables.clear();
-    this.instances.clear();
     this.invisibleFor.clear();
     this.invisibleUntil.clear();
   }
@@ -405,137 +271,6 @@ export class Ec2State {
   /** The next ID of a resource this account creates: the prefix and 17 hex digits. */
   nextId(prefix: string): string {
     return `${prefix}-${(++this.idCounter).toString(16).padStart(17, '0')}`;
-  }
-
-  findInterface(networkInterfaceId: string): { instance: Instance; eni: NetworkInterface } | undefined {
-    for (const instance of this.instances.values()) {
-      const eni = instance.networkInterfaces.find((e) => e.networkInterfaceId === networkInterfaceId);
-      if (eni) return { instance, eni };
-    }
-    return undefined;
-  }
-
-  /** Every network interface of the account: those of live instances first, then the standalone ones. */
-  interfaceRecords(): InterfaceRecord[] {
-    const records: InterfaceRecord[] = [];
-    for (const instance of this.instances.values()) {
-      if (instance.state === 'terminated') continue;
-      for (const eni of instance.networkInterfaces) {
-        const subnetId = eni.subnetId ?? instance.subnetId ?? '';
-        let extras = this.interfaceExtras.get(eni.networkInterfaceId);
-        if (!extras) {
-          extras = { ipv4Prefixes: [], tags: {} };
-          this.interfaceExtras.set(eni.networkInterfaceId, extras);
-        }
-        records.push({
-          networkInterfaceId: eni.networkInterfaceId,
-          subnetId,
-          vpcId: this.subnets.get(subnetId)?.vpcId ?? instance.vpcId,
-          availabilityZone: this.subnets.get(subnetId)?.availabilityZone ?? instance.availabilityZone,
-          status: eni.status,
-          instance,
-          deviceIndex: eni.deviceIndex,
-          privateIpAddresses: eni.privateIpAddresses,
-          ipv4Prefixes: extras.ipv4Prefixes,
-          tags: extras.tags,
-          sourceDestCheck: eni.sourceDestCheck,
-          securityGroupIds: eni.securityGroupIds,
-        });
-      }
-    }
-    for (const eni of this.networkInterfaces.values()) {
-      const subnet = this.subnets.get(eni.subnetId);
-      records.push({
-        networkInterfaceId: eni.networkInterfaceId,
-        subnetId: eni.subnetId,
-        vpcId: subnet?.vpcId,
-        availabilityZone: subnet?.availabilityZone,
-        status: 'available',
-        privateIpAddresses: eni.privateIpAddresses,
-        ipv4Prefixes: eni.ipv4Prefixes,
-        tags: eni.tags,
-      });
-    }
-    return records;
-  }
-
-  interfaceRecord(networkInterfaceId: string): InterfaceRecord | undefined {
-    return this.interfaceRecords().find((r) => r.networkInterfaceId === networkInterfaceId);
-  }
-
-  /** The /28 prefixes delegated to one of an instance's interfaces. */
-  prefixesOf(networkInterfaceId: string): string[] {
-    return this.interfaceExtras.get(networkInterfaceId)?.ipv4Prefixes ?? [];
-  }
-
-  /** The tags of an interface, standalone or an instance's; undefined when the account has no such interface. */
-  interfaceTags(networkInterfaceId: string): Record<string, string> | undefined {
-    return this.interfaceRecord(networkInterfaceId)?.tags;
-  }
-
-  /** Forget a standalone interface, or take an interface off its instance; its addresses go back to the subnet. */
-  removeNetworkInterface(networkInterfaceId: string): void {
-    this.networkInterfaces.delete(networkInterfaceId);
-    this.interfaceExtras.delete(networkInterfaceId);
-    for (const instance of this.instances.values()) {
-      instance.networkInterfaces = instance.networkInterfaces.filter(
-        (e) => e.networkInterfaceId !== networkInterfaceId,
-      );
-    }
-  }
-
-  /** Every address some interface (or another party) holds, prefixes' addresses included, in every subnet. */
-  addressesInUse(): Set<number> {
-    const used = new Set(this.reservedAddresses);
-    for (const record of this.interfaceRecords()) {
-      for (const a of record.privateIpAddresses) used.add(ipv4ToNumber(a.address));
-      for (const prefix of record.ipv4Prefixes) for (const n of addressesOf(prefix)) used.add(n);
-    }
-    for (const instance of this.instances.values()) {
-      if (instance.state !== 'terminated' && instance.privateIpAddress)
-        used.add(ipv4ToNumber(instance.privateIpAddress));
-    }
-    return used;
-  }
-
-  /** The IPv4 block of the subnet; a subnet the fake does not hold is a mistake of the test (put it first). */
-  subnetCidr(subnetId: string): string {
-    const cidr = this.subnets.get(subnetId)?.cidrBlock;
-    if (!cidr) throw new Error(`FakeEc2: no subnet ${subnetId} with an IPv4 block: put it first (makeSubnet)`);
-    return cidr;
-  }
-
-  /** Newly assigned addresses or prefixes of an interface: hidden for the configured window. */
-  startAddressWindow(networkInterfaceId: string, values: readonly string[]): void {
-    for (const value of values) {
-      this.hiddenAddresses.start(
-        `${networkInterfaceId} ${value}`,
-        this.newAddressInvisibleMs,
-        this.newAddressInvisibleCalls,
-      );
-    }
-  }
-
-  forgetAddresses(networkInterfaceId: string, values: readonly string[]): void {
-    for (const value of values) this.hiddenAddresses.forget(`${networkInterfaceId} ${value}`);
-  }
-
-  /** The interface's addresses and prefixes as a describe sees them now; counts as one lookup of each hidden one. */
-  visibleAddresses(record: Pick<InterfaceRecord, 'networkInterfaceId' | 'privateIpAddresses' | 'ipv4Prefixes'>): {
-    privateIpAddresses: InterfaceRecord['privateIpAddresses'];
-    ipv4Prefixes: string[];
-  } {
-    const shown = (value: string) => !this.hiddenAddresses.hides(`${record.networkInterfaceId} ${value}`);
-    return {
-      privateIpAddresses: record.privateIpAddresses.filter((a) => a.primary || shown(a.address)),
-      ipv4Prefixes: record.ipv4Prefixes.filter(shown),
-    };
-  }
-
-  private freeAddressesOf(subnetId: string, count: number): string[] {
-    const free = freeAddresses(this.subnetCidr(subnetId), this.addressesInUse(), count);
-    if (!free) throw new Error(`FakeEc2: fewer than ${count} free addresses left in ${subnetId}`);
-    return free;
   }
 
   /** The table's routes with their states worked out from the targets now. */
