@@ -6,7 +6,7 @@ import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Node } from '../../../shared/k8s/types.ts';
 import type { KeyMessage } from '../../../shared/queue/message.ts';
 import type { SendFailure, SqsPort, VisibilityChange } from '../../../shared/queue/sqs-port.ts';
-import type { Reconciler } from '../forwarding.ts';
+import { RECONCILERS, type Reconciler } from '../forwarding.ts';
 import type { KubeObject } from '../kinds.ts';
 
 /**
@@ -158,13 +158,10 @@ export function makeSlice(namespace: string, service: string, suffix: string, ad
   } as KubeObject;
 }
 
-export const QUEUE_NAMES: Record<Reconciler, string> = {
-  node: 'node.fifo',
-  'node-lifecycle': 'node-lifecycle.fifo',
-  route: 'route.fifo',
-  service: 'service.fifo',
-  ipam: 'ipam.fifo',
-};
+/** One FIFO queue per controller of the table, named after it. */
+export const QUEUE_NAMES = Object.fromEntries(
+  RECONCILERS.map((reconciler) => [reconciler, `${reconciler}.fifo`]),
+) as Record<Reconciler, string>;
 
 /** A FakeSqs with one FIFO queue per reconciler. */
 export function reconcilerQueues(): { sqs: FakeSqs; urls: Record<Reconciler, string> } {
