@@ -25,13 +25,13 @@ function walk(dir: string): string[] {
 
 const rel = (path: string) => relative(ROOT, path).split(sep).join('/');
 
-export function isTestSupport(path: string): boolean {
+function isTestSupport(path: string): boolean {
   const r = rel(path);
   return r.endsWith('.test.ts') || r.startsWith('test/') || r.split('/').some((part) => TEST_SUPPORT_FOLDERS.has(part));
 }
 
 /** Every module specifier a file names: static imports and re-exports, dynamic imports. */
-export function specifiers(source: string): string[] {
+function specifiers(source: string): string[] {
   const found: string[] = [];
   const patterns = [
     /\bfrom\s+['"]([^'"]+)['"]/g,
