@@ -360,9 +360,24 @@ describe('ipam: unreadable input', () => {
     await w.settle(NODE);
     expect(w.podAddress('default', 'a')).toBeUndefined();
     const [event] = w.kube.eventsFor('Node', NODE, 'InvalidIPAMConfiguration');
-    expect(event?.message).toContain('enable-windows-ipam: "yes" is neither "true" nor "false"');
+    expect(event?.message).toContain('enable-windows-ipam: "yes" is not a boolean (true, false, 1, 0, t, f');
     expect(w.metrics.total(MetricName.IpamInvalidInput, { input: 'ConfigMap' })).toBe(1);
   });
+});
+
+describe('ipam: the ConfigMap as the reference reads it', () => {
+  it.each([['True'], ['1'], ['T']])(
+    'enable-windows-ipam "%s" is on (Go strconv.ParseBool): the Pod gets an address',
+    async (value) => {
+      const w = createIpamWorld();
+      w.configure({ 'enable-windows-ipam': value });
+      w.addWindowsNode(NODE);
+      w.addPod(NODE, 'a');
+      await w.settle(NODE);
+      expect(w.podAddress('default', 'a')).toMatch(/^10\.0\.1\.\d+\/24$/);
+      expect(w.kube.eventsFor('Node', NODE, 'InvalidIPAMConfiguration')).toEqual([]);
+    },
+  );
 });
 
 describe('ipam: capacity from DescribeInstanceTypes', () => {

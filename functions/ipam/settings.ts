@@ -1,15 +1,20 @@
+import { ENABLE_KEY, PREFIX_DELEGATION_KEY, readFlag } from '../../shared/k8s/ipam-flags.ts';
 import type { ConfigMap } from '../../shared/k8s/ipam-port.ts';
 
 /**
  * Windows IP address management as the VPC CNI's ConfigMap (`kube-system/amazon-vpc-cni`) sets it, with the
- * VPC resource controller's defaults and rules, which Windows users already tune:
- * - `enable-windows-ipam: "true"` turns it on; `enable-windows-prefix-delegation: "true"` hands out /28 prefixes
- *   instead of single secondary addresses;
- * - `warm-ip-target`, `minimum-ip-target`, `warm-prefix-target`, each also as `windows-<key>` (the plain key wins);
- * - secondary-address mode: warm 3 and minimum 3 by default; an explicit warm 0 becomes 1, and all zero means the
- *   defaults (allocating only on demand is not supported: a Pod would wait for EC2 every time);
- * - prefix mode: warm-ip 1, minimum-ip 3, warm-prefix 0 by default; once warm-ip or minimum-ip is set above zero the
- *   address targets rule and warm-prefix is ignored, else warm-prefix whole free prefixes are kept.
+ * VPC resource controller's defaults and rules, which Windows users already tune (its pkg/config/loader.go,
+ * pkg/pool/pool.go and docs/windows/*_config_options.md; settings.test.ts states them as a table):
+ * - `enable-windows-ipam` turns it on; `enable-windows-prefix-delegation` hands out /28 prefixes instead of single
+ *   secondary addresses, on Nitro instance types only (`settingsForNode`). Both are read as Go's strconv.ParseBool
+ *   reads them (shared/k8s/ipam-flags.ts, which the admission webhooks read too); anything else is false;
+ * - `warm-ip-target`, `minimum-ip-target`, `warm-prefix-target`, each also as `windows-<key>` (the plain key wins),
+ *   read as strconv.Atoi reads them (an optional sign and digits); a negative or unreadable value is unset;
+ * - secondary-address mode: warm 3 and minimum 3 when unset; an explicit warm 0 becomes 1 (allocating only on
+ *   demand is not supported: a Pod would wait for EC2 every time); minimum 0 stands;
+ * - prefix mode: warm-ip 1, minimum-ip 3, warm-prefix 0 by default; once warm-ip or minimum-ip is above zero the
+ *   other takes its default (warm-ip 1, minimum-ip 3) and warm-prefix is ignored, else warm-prefix whole free
+ *   prefixes are kept.
  */
 export interface IpamSettings {
   enabled: boolean;
@@ -22,10 +27,11 @@ export interface IpamSettings {
   warmPrefixTarget: number;
 }
 
-export const ENABLE_KEY = 'enable-windows-ipam';
-export const PREFIX_DELEGATION_KEY = 'enable-windows-prefix-delegation';
 const TARGET_KEYS = ['warm-ip-target', 'minimum-ip-target', 'warm-prefix-target'] as const;
 type TargetKey = (typeof TARGET_KEYS)[number];
+
+/** The secondary-address defaults, also what a non-Nitro Node gets while prefix delegation is on. */
+const SECONDARY_DEFAULTS = { warmIpTarget: 3, minimumIpTarget: 3, warmPrefixTarget: 0 } as const;
 
 export interface ParsedSettings {
   settings: IpamSettings;
@@ -36,29 +42,48 @@ export interface ParsedSettings {
 export function parseSettings(configMap: ConfigMap | undefined): ParsedSettings {
   const data = configMap?.data ?? {};
   const problems: string[] = [];
-  const mode = data[PREFIX_DELEGATION_KEY] === 'true' ? 'prefix' : 'secondary';
+  const enabled = readFlag(data, ENABLE_KEY);
+  const prefixes = readFlag(data, PREFIX_DELEGATION_KEY);
+  for (const flag of [enabled, prefixes]) if (flag.problem) problems.push(flag.problem);
+  const mode = prefixes.on ? 'prefix' : 'secondary';
   const raw = {} as Record<TargetKey, number | undefined>;
   for (const key of TARGET_KEYS) raw[key] = target(data, key, problems);
-  for (const key of [ENABLE_KEY, PREFIX_DELEGATION_KEY]) {
-    const value = data[key];
-    if (value !== undefined && value !== 'true' && value !== 'false') {
-      problems.push(`${key}: "${value}" is neither "true" nor "false"; taken as false`);
-    }
-  }
-  const settings = { enabled: data[ENABLE_KEY] === 'true', mode, ...targets(mode, raw) } as const;
+  const settings = { enabled: enabled.on, mode, ...targets(mode, raw) } as const;
   return { settings, problems };
 }
 
-/** The plain key wins over the `windows-` one; a value that is no whole number >= 0 is a problem, not a zero. */
+/**
+ * The settings for one Node. Prefix delegation needs a Nitro instance type (or bare metal): the reference keeps
+ * the others in secondary-address mode, with the secondary-address defaults (the targets the ConfigMap sets while
+ * prefix delegation is on are the prefixes' targets: its loader.go puts them in the prefix pool's configuration
+ * only).
+ */
+export function settingsForNode(settings: IpamSettings, type: { prefixDelegation: boolean }): IpamSettings {
+  if (settings.mode !== 'prefix' || type.prefixDelegation) return settings;
+  return { enabled: settings.enabled, mode: 'secondary', ...SECONDARY_DEFAULTS };
+}
+
+/** Go's strconv.Atoi: an optional sign, then decimal digits, nothing else (no spaces, no `0x`, no exponent). */
+const WHOLE_NUMBER = /^[+-]?\d+$/;
+
+/**
+ * The plain key wins over the `windows-` one, as in the reference (present, even if unreadable). A value that is
+ * no whole number, or is negative, is a problem and unset (the reference's docs: "the default value being used").
+ */
 function target(data: Record<string, string>, key: TargetKey, problems: string[]): number | undefined {
   const name = data[key] !== undefined ? key : `windows-${key}`;
   const value = data[name];
-  if (value === undefined || value.trim() === '') return undefined;
-  if (!/^\d{1,6}$/.test(value.trim())) {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!WHOLE_NUMBER.test(value) || !Number.isSafeInteger(parsed)) {
     problems.push(`${name}: "${value}" is not a whole number of addresses (0 or more); using the default`);
     return undefined;
   }
-  return Number(value.trim());
+  if (parsed < 0) {
+    problems.push(`${name}: "${value}" is negative; using the default`);
+    return undefined;
+  }
+  return parsed;
 }
 
 function targets(
@@ -67,13 +92,21 @@ function targets(
 ): Pick<IpamSettings, 'warmIpTarget' | 'minimumIpTarget' | 'warmPrefixTarget'> {
   const warm = raw['warm-ip-target'];
   const minimum = raw['minimum-ip-target'];
-  const warmPrefix = raw['warm-prefix-target'];
   if (mode === 'secondary') {
-    if ((warm ?? 0) === 0 && (minimum ?? 0) === 0) return { warmIpTarget: 3, minimumIpTarget: 3, warmPrefixTarget: 0 };
-    return { warmIpTarget: Math.max(1, warm ?? 3), minimumIpTarget: minimum ?? 3, warmPrefixTarget: 0 };
+    return {
+      warmIpTarget: warm === undefined ? SECONDARY_DEFAULTS.warmIpTarget : Math.max(1, warm),
+      minimumIpTarget: minimum ?? SECONDARY_DEFAULTS.minimumIpTarget,
+      warmPrefixTarget: 0,
+    };
   }
-  const addressTargets = (warm ?? 0) > 0 || (minimum ?? 0) > 0;
-  if (addressTargets) return { warmIpTarget: warm ?? 0, minimumIpTarget: minimum ?? 0, warmPrefixTarget: 0 };
-  if ((warmPrefix ?? 0) > 0) return { warmIpTarget: 0, minimumIpTarget: 0, warmPrefixTarget: warmPrefix! };
+  // Zero is "unset" in prefix mode (pool.go getPDDeviation: a target counts when above zero).
+  const set = (n: number | undefined) => (n !== undefined && n > 0 ? n : undefined);
+  const warmIp = set(warm);
+  const minimumIp = set(minimum);
+  const warmPrefix = set(raw['warm-prefix-target']);
+  if (warmIp !== undefined || minimumIp !== undefined) {
+    return { warmIpTarget: warmIp ?? 1, minimumIpTarget: minimumIp ?? 3, warmPrefixTarget: 0 };
+  }
+  if (warmPrefix !== undefined) return { warmIpTarget: 0, minimumIpTarget: 0, warmPrefixTarget: warmPrefix };
   return { warmIpTarget: 1, minimumIpTarget: 3, warmPrefixTarget: 0 };
 }
