@@ -10,7 +10,7 @@ import { isDrained, planDrain } from './drain.ts';
 import type { DrainPort } from './drain-port.ts';
 import { KubernetesApiError } from './errors.ts';
 import { ADAPTER_CLIENTS } from './fakes/adapter-clients.ts';
-import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
+import { FAKE_API_SERVER_CA_DATA } from './fakes/api-server.ts';
 import { FakeKubernetes } from './fakes/fake-kubernetes.ts';
 import { type FakeKubernetesServer, startFakeKubernetesServer } from './fakes/server.ts';
 import { tokenKubeConfig } from './lambda-access.ts';
@@ -122,15 +122,21 @@ describe.each(ADAPTER_CLIENTS)('DrainPort over $name', (client) => {
       expect(fake.workloads.get('shop', 'db-0')!.metadata.deletionTimestamp).toBeUndefined();
     });
 
-    it('throws the other refusals classified: two budgets (500) retryable, 403 terminal', async () => {
+    it('throws the other refusals classified: two budgets (500) retryable, a namespace being deleted (403) terminal', async () => {
       web('w1');
       fake.workloads.putBudget(budget('a', { app: 'web' }, { namespace: 'shop', maxUnavailable: 1 }));
       fake.workloads.putBudget(budget('b', {}, { namespace: 'shop', maxUnavailable: 1 }));
       await expect(drain.evictPod('shop', 'w1')).rejects.toThrow(
         expect.objectContaining({ constructor: RetryableError, message: expect.stringMatching(/more than one/) }),
       );
-      server.intercept = () => ({ status: 403, body: status(403, 'Forbidden', 'pods "w1" is forbidden') });
-      await expect(drain.evictPod('shop', 'w1')).rejects.toBeInstanceOf(TerminalError);
+      fake.workloads.terminateNamespace('shop');
+      await expect(drain.evictPod('shop', 'w1')).rejects.toThrow(
+        expect.objectContaining({
+          constructor: TerminalError,
+          message: expect.stringMatching(/403 Forbidden: .*namespace shop because it is being terminated/),
+        }),
+      );
+      expect(server.requests.at(-1)).toMatchObject({ method: 'POST', url: '/api/v1/namespaces/shop/pods/w1/eviction' });
     });
 
     it('leaves a 401 unclassified, so the credential refresh retries the eviction once', async () => {

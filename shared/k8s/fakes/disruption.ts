@@ -112,6 +112,21 @@ export function admitEviction(pod: Pod, budgets: readonly PodDisruptionBudget[])
   );
 }
 
+/**
+ * The NamespaceLifecycle admission plugin: no create in a namespace being deleted, and an Eviction is a create (of
+ * the `pods/eviction` subresource). The API server answers 403 Forbidden with the cause `NamespaceTerminating`;
+ * `kubectl drain` retries such a Pod until the namespace controller has deleted it.
+ * https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#namespacelifecycle
+ */
+export function admitInNamespace(namespace: string, name: string, terminating: ReadonlySet<string>): void {
+  if (!terminating.has(namespace)) return;
+  throw new KubernetesApiError(
+    403,
+    'Forbidden',
+    `pods "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+  );
+}
+
 /** intstr.GetScaledValueFromIntOrPercent with rounding up. */
 function scaled(value: number | string, total: number): number {
   if (typeof value === 'number') return value;

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { makeNode } from '../../../test/helpers/nodes.ts';
 import { budget, type PodOptions, podOnNode } from '../../../test/helpers/pods.ts';
 import { FakeClock } from '../../clock.ts';
-import { RetryableError, ThrottledError } from '../../errors.ts';
+import { RetryableError, TerminalError, ThrottledError } from '../../errors.ts';
 import { isDrained, planDrain } from '../drain.ts';
 import { KubernetesApiError } from '../errors.ts';
 import type { PodDisruptionBudget } from '../types.ts';
@@ -200,6 +200,19 @@ describe('FakeKubernetes PodDisruptionBudgets', () => {
     await expect(refused).rejects.toBeInstanceOf(RetryableError);
     await expect(refused).rejects.not.toBeInstanceOf(ThrottledError);
     await expect(refused).rejects.toThrow(/more than one PodDisruptionBudget/);
+  });
+
+  it('answers 403 to an eviction in a namespace being deleted, budget or not; a delete still goes through', async () => {
+    kube.putPod(podOnNode('n1', 'api', { namespace: 'shop' }));
+    kube.putPod(podOnNode('n1', 'job', { namespace: 'shop', phase: 'Failed' }));
+    kube.putPod(podOnNode('n1', 'api', { namespace: 'other' }));
+    kube.workloads.terminateNamespace('shop');
+    const refused = kube.evictPod('shop', 'api');
+    await expect(refused).rejects.toBeInstanceOf(TerminalError);
+    await expect(refused).rejects.toThrow(/403 Forbidden.*unable to create new content in namespace shop/);
+    expect(kube.workloads.get('shop', 'api')!.metadata.deletionTimestamp).toBeUndefined();
+    expect(await kube.deletePod('shop', 'job')).toBe('deleted');
+    expect(await kube.evictPod('other', 'api')).toBe('evicted');
   });
 });
 

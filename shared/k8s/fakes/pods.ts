@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.ts';
 import { isFinishedPod, podGracePeriodSeconds } from '../drain.ts';
 import { KubernetesApiError } from '../errors.ts';
 import type { ObjectMeta, OwnerReference, Pod, PodDisruptionBudget } from '../types.ts';
-import { admitEviction, budgetStatus, budgetsFor } from './disruption.ts';
+import { admitEviction, admitInNamespace, budgetStatus, budgetsFor } from './disruption.ts';
 import type { KubernetesOperation } from './fake-kubernetes.ts';
 import { apiTime, guardedMergePatch } from './writes.ts';
 
@@ -13,7 +13,9 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  *   terminating, until the fake's clock passes it (as when the kubelet has stopped it); a Pod that is
  *   finished or was never scheduled goes at once, and a second delete can shorten the grace period
  *   but never lengthen it;
- * - an eviction is that delete after the PodDisruptionBudget check (`fake-disruption.ts`);
+ * - an eviction is that delete after the PodDisruptionBudget check (`disruption.ts`); in a namespace that is being
+ *   deleted (`terminateNamespace`) it is refused with 403 whatever the budgets say, as the NamespaceLifecycle
+ *   admission plugin refuses every create there, the eviction subresource included;
  * - a uid precondition that does not hold is 409, an unknown Pod 404;
  * - a merge patch is guarded by resourceVersion and uid (409 when either differs), as `patchRequest` says.
  * https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination
@@ -43,12 +45,22 @@ export class FakePods {
   readonly budgets = new Map<string, PodDisruptionBudget>();
   /** Replicas of workload controllers, by `namespace/Kind/name`. */
   readonly scales = new Map<string, number>();
+  /** Namespaces being deleted (`status.phase: Terminating`): evictions there are refused. */
+  readonly terminatingNamespaces = new Set<string>();
 
   constructor(private readonly host: FakePodsHost) {}
 
   /** The replicas of a workload controller (what a percentage or maxUnavailable budget counts). */
   setScale(namespace: string, kind: string, name: string, replicas: number): void {
     this.scales.set(`${namespace}/${kind}/${name}`, replicas);
+  }
+
+  /**
+   * The namespace is being deleted (`kubectl delete namespace`): from now on an eviction there answers 403. The
+   * namespace controller's deletion of its Pods is left to the test (it can be slow, or stuck on a finalizer).
+   */
+  terminateNamespace(namespace: string): void {
+    this.terminatingNamespaces.add(namespace);
   }
 
   /** The port's read (counted as `listPodsOnNode`). */
@@ -127,8 +139,9 @@ export class FakePods {
     return pod && structuredClone(pod);
   }
 
-  /** POST .../pods/<name>/eviction: the budget check, then the delete. */
+  /** POST .../pods/<name>/eviction: the namespace's lifecycle, the budget check, then the delete. */
   evict(namespace: string, name: string, options: DeleteOptions): Pod | undefined {
+    admitInNamespace(namespace, name, this.terminatingNamespaces);
     const pod = this.existing(namespace, name, options.uid);
     // Only the Pod's own budgets get a status, computed from the stored Pods uncopied (it only reads them):
     // an eviction among thousands of Pods and hundreds of budgets stays cheap.
