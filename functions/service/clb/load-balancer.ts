@@ -22,8 +22,10 @@ import type { Pass } from '../writes.ts';
 import type { ClassicSpec } from './model.ts';
 import { PROXY_PROTOCOL_POLICY, sslNegotiationPolicyName } from './model.ts';
 import {
+  type ClassicListenerPlan,
   classicNodeRule,
   groupsMissingRule,
+  listenersInLine,
   planBackendPolicies,
   planClassicListeners,
   planClassicSubnets,
@@ -178,8 +180,7 @@ async function keepInLine(
 ): Promise<void> {
   const elb = elbOf(pass);
   const listeners = planClassicListeners(spec.listeners, lb.listeners);
-  if (listeners.remove.length > 0) await elb.deleteListeners(lb.name, listeners.remove);
-  if (listeners.create.length > 0) await elb.createListeners(lb.name, listeners.create);
+  await applyListeners(lb.name, listeners, pass);
   const requested = spec.requestedSubnets
     ? (await wantedSubnets({ ...spec, ipAddressType: 'ipv4' }, resourceContext(pass))).map((m) => m.subnetId)
     : undefined;
@@ -192,10 +193,34 @@ async function keepInLine(
   if (Object.keys(add).length > 0) await elb.addTags(lb.name, add);
   const stale = staleTagKeys(tags, currentTags, spec.externalManagedTags);
   if (stale.length > 0) await elb.removeTags(lb.name, stale);
-  if (listeners.remove.length > 0 || listeners.create.length > 0) {
+  if (!listenersInLine(listeners)) {
     const fresh = await elb.findLoadBalancer(lb.name);
     if (fresh) Object.assign(lb, fresh);
   }
+}
+
+/**
+ * The listener plan applied so that no port loses its listener to one AWS will not take. The spec's listeners are
+ * ones AWS accepts (model.ts refuses the others before anything is written); what only AWS can tell (a certificate
+ * it does not have) is found by the first call that names it: new ports first, in one call, before anything is
+ * deleted; then each changed port on its own, its old listener (and that listener's policies) put back at once if
+ * AWS refuses the new one; ports no longer wanted last.
+ */
+async function applyListeners(name: string, plan: ClassicListenerPlan, pass: Pass): Promise<void> {
+  const elb = elbOf(pass);
+  if (plan.add.length > 0) await elb.createListeners(name, plan.add);
+  for (const { from, to } of plan.replace) {
+    await elb.deleteListeners(name, [from.loadBalancerPort]);
+    try {
+      await elb.createListeners(name, [to]);
+    } catch (err) {
+      const { policyNames, ...previous } = from;
+      await elb.createListeners(name, [previous]);
+      if (policyNames?.length) await elb.setListenerPolicies(name, from.loadBalancerPort, policyNames);
+      throw err;
+    }
+  }
+  if (plan.remove.length > 0) await elb.deleteListeners(name, plan.remove);
 }
 
 /** Health check, attributes and policies: read back each pass, written only when they differ. */

@@ -3,7 +3,7 @@ import type { ClassicListener } from '../../../shared/aws/elb-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
 import { ANNOTATION, parseAnnotations } from '../annotations.ts';
 import { problems, svc } from '../testing/model.ts';
-import { classicSpec, PROXY_PROTOCOL_POLICY } from './model.ts';
+import { classicSpec, listenerProblems, PROXY_PROTOCOL_POLICY } from './model.ts';
 
 const CERT = 'arn:aws:acm:eu-west-1:111122223333:certificate/web';
 
@@ -37,6 +37,14 @@ describe('Classic ELB listeners, as the reference builds them', () => {
       { [ANNOTATION.backendProtocol]: 'http' },
       listener({ protocol: 'HTTP', instanceProtocol: 'HTTP' }),
     ],
+    // An SSL or HTTPS front end needs a certificate: ssl and https change nothing on a port without one.
+    ['no certificate, backend ssl: TCP to TCP', { [ANNOTATION.backendProtocol]: 'ssl' }, listener({})],
+    ['no certificate, backend https: TCP to TCP', { [ANNOTATION.backendProtocol]: 'https' }, listener({})],
+    [
+      'certificate on another port only, backend https: TCP to TCP here',
+      { [ANNOTATION.sslCert]: CERT, [ANNOTATION.sslPorts]: '443', [ANNOTATION.backendProtocol]: 'https' },
+      listener({}),
+    ],
     [
       'certificate, no backend protocol: SSL to TCP',
       { [ANNOTATION.sslCert]: CERT },
@@ -64,6 +72,16 @@ describe('Classic ELB listeners, as the reference builds them', () => {
     ],
   ])('%s', (_, annotations, expected) => {
     expect(spec(svc({ annotations })).listeners).toEqual([expected]);
+  });
+
+  it('what AWS refuses in a listener is found before anything is written', () => {
+    expect(listenerProblems(listener({ protocol: 'SSL', instanceProtocol: 'SSL' }))).toEqual([
+      `port 80: a SSL listener needs a certificate (${ANNOTATION.sslCert})`,
+    ]);
+    expect(listenerProblems(listener({ protocol: 'HTTPS', instanceProtocol: 'TCP', sslCertificateId: CERT }))).toEqual([
+      `port 80: a HTTPS front end cannot forward to a TCP back end (${ANNOTATION.backendProtocol})`,
+    ]);
+    expect(listenerProblems(listener({ protocol: 'SSL', sslCertificateId: CERT }))).toEqual([]);
   });
 
   it('only TCP ports with a node port; anything else is named', () => {
@@ -133,6 +151,9 @@ describe('Classic ELB health check, attributes, policies, rules', () => {
     });
     const ssl = svc({ annotations: { [ANNOTATION.sslCert]: CERT, [ANNOTATION.backendProtocol]: 'ssl' } });
     expect(spec(ssl).healthCheck.target).toBe('SSL:30080');
+    // As the reference checks it: by the backend protocol, also where the port has no certificate (TCP listener).
+    expect(spec(svc({ annotations: { [ANNOTATION.backendProtocol]: 'https' } })).healthCheck.target).toBe('SSL:30080');
+    expect(spec(svc({ annotations: { [ANNOTATION.backendProtocol]: 'http' } })).healthCheck.target).toBe('TCP:30080');
   });
 
   it('attributes: AWS defaults unless annotated (cross-zone off, idle 60, draining off, access log off)', () => {

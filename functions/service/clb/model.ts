@@ -60,6 +60,10 @@ export function classicSpec(
     problems.push({ annotation: 'spec.ports', message: 'a Classic ELB needs at least one TCP port with a node port' });
   }
   const listeners = ports.map((port) => classicListener(port, options));
+  for (const listener of listeners) {
+    for (const message of listenerProblems(listener))
+      problems.push({ annotation: ANNOTATION.backendProtocol, message });
+  }
   const sourceRanges = sourceRangesOf(service, options, problems);
   if (problems.length > 0) return { ok: false, problems };
   const spec: ClassicSpec = {
@@ -124,8 +128,10 @@ function usablePort(port: ServicePortSpec, index: number, problems: AnnotationPr
 
 /**
  * The reference's listener: with a certificate on an `ssl-ports` port (every port by default), an SSL front
- * end to a TCP back end, or HTTPS to HTTP(S), or SSL to SSL, by `backend-protocol`; without one, the backend
- * protocol on both ends (TCP by default).
+ * end to a TCP back end, or HTTPS to HTTP(S), or SSL to SSL, by `backend-protocol`; without one, HTTP on both
+ * ends for `backend-protocol: http` and TCP on both ends for anything else. An SSL or HTTPS front end needs a
+ * certificate, so `ssl` and `https` cannot apply to a port without one: AWS would refuse the listener, and
+ * since a Classic ELB's listener is replaced by deleting it first, the port would be left without any.
  */
 export function classicListener(port: ServicePortSpec, options: LoadBalancerOptions): ClassicListener {
   const tls = options.sslCertificates?.length ? (options.sslPorts ?? '*') : undefined;
@@ -142,16 +148,38 @@ export function classicListener(port: ServicePortSpec, options: LoadBalancerOpti
     listener.instanceProtocol = backend.toUpperCase() as ClassicListener['instanceProtocol'];
     listener.protocol = backend === 'http' || backend === 'https' ? 'HTTPS' : 'SSL';
     listener.sslCertificateId = options.sslCertificates![0]!;
-  } else {
-    listener.protocol = backend.toUpperCase() as ClassicListener['protocol'];
-    listener.instanceProtocol = listener.protocol;
+  } else if (backend === 'http') {
+    listener.protocol = 'HTTP';
+    listener.instanceProtocol = 'HTTP';
   }
   return listener;
 }
 
 /**
- * `TCP:<first node port>` (`SSL:` for SSL/HTTPS back ends), or kube-proxy's `HTTP:<healthCheckNodePort>/healthz`
- * with `externalTrafficPolicy: Local`; the `healthcheck-*` annotations override each part.
+ * What AWS refuses in a listener, found before anything is written: a listener is replaced by deleting the one
+ * on its port first, so one AWS would refuse must never get that far. An SSL or HTTPS front end needs a
+ * certificate; HTTP and HTTPS front ends need an HTTP or HTTPS back end, TCP and SSL ones a TCP or SSL back end.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/elb-listener-config.html
+ */
+export function listenerProblems(listener: ClassicListener): string[] {
+  const problems: string[] = [];
+  const httpLayer = (p: string) => p === 'HTTP' || p === 'HTTPS';
+  const port = listener.loadBalancerPort;
+  if ((listener.protocol === 'SSL' || listener.protocol === 'HTTPS') && !listener.sslCertificateId) {
+    problems.push(`port ${port}: a ${listener.protocol} listener needs a certificate (${ANNOTATION.sslCert})`);
+  }
+  if (httpLayer(listener.protocol) !== httpLayer(listener.instanceProtocol)) {
+    problems.push(
+      `port ${port}: a ${listener.protocol} front end cannot forward to a ${listener.instanceProtocol} back end (${ANNOTATION.backendProtocol})`,
+    );
+  }
+  return problems;
+}
+
+/**
+ * `TCP:<first node port>` (`SSL:` with `backend-protocol` `ssl` or `https`, as the reference checks, whether or
+ * not that port has a certificate), or kube-proxy's `HTTP:<healthCheckNodePort>/healthz` with
+ * `externalTrafficPolicy: Local`; the `healthcheck-*` annotations override each part.
  */
 export function classicHealthCheck(
   service: Service,
@@ -160,7 +188,7 @@ export function classicHealthCheck(
 ): ClassicHealthCheck {
   const first = listeners[0];
   const annotated = options.healthCheck;
-  let protocol = first?.instanceProtocol === 'SSL' || first?.instanceProtocol === 'HTTPS' ? 'SSL' : 'TCP';
+  let protocol = options.backendProtocol === 'ssl' || options.backendProtocol === 'https' ? 'SSL' : 'TCP';
   let port = String(first?.instancePort ?? 0);
   let path: string | undefined;
   const local = service.spec?.externalTrafficPolicy === 'Local' && service.spec.healthCheckNodePort;

@@ -26,16 +26,18 @@ describe('Classic ELB plans', () => {
     expect(classicNameFromHostname(hostname)).toBe(name);
   });
 
-  it('listeners: a changed one is replaced by port, a removed one deleted, an equal one left', () => {
+  it('listeners: a new port added, a changed one replaced by port (its old one kept to put back), a removed one deleted, an equal one left', () => {
     expect(planClassicListeners([tcp(80, 30080), tcp(443, 30443)], [tcp(80, 30080), tcp(8080, 30081)])).toEqual({
+      add: [tcp(443, 30443)],
+      replace: [],
       remove: [8080],
-      create: [tcp(443, 30443)],
     });
-    expect(planClassicListeners([tcp(80, 31000)], [tcp(80, 30080)])).toEqual({
-      remove: [80],
-      create: [tcp(80, 31000)],
+    expect(planClassicListeners([tcp(80, 31000)], [{ ...tcp(80, 30080), policyNames: ['p'] }])).toEqual({
+      add: [],
+      replace: [{ from: { ...tcp(80, 30080), policyNames: ['p'] }, to: tcp(80, 31000) }],
+      remove: [],
     });
-    expect(planClassicListeners([tcp(80, 30080)], [tcp(80, 30080)])).toEqual({ remove: [], create: [] });
+    expect(planClassicListeners([tcp(80, 30080)], [tcp(80, 30080)])).toEqual({ add: [], replace: [], remove: [] });
   });
 
   it('subnets move only when the annotation names them: attach first, detach the rest', () => {

@@ -24,23 +24,38 @@ const sameListener = (a: ClassicListener, b: ClassicListener) =>
   a.instanceProtocol === b.instanceProtocol &&
   (a.sslCertificateId ?? '') === (b.sslCertificateId ?? '');
 
-/** A listener that differs is replaced by port, as the reference does: deleted, then created again. */
+/**
+ * What the listeners need, by port: `add` on ports that have none, `replace` where the one there differs (a Classic
+ * ELB cannot change a listener: it is deleted, then created again, as the reference does), `remove` on ports no
+ * longer wanted. Applied in that order, so a port that keeps serving never waits on another's change.
+ */
+export interface ClassicListenerPlan {
+  add: ClassicListener[];
+  replace: { from: ClassicListener & { policyNames?: string[] }; to: ClassicListener }[];
+  remove: number[];
+}
+
 export function planClassicListeners(
   wanted: readonly ClassicListener[],
-  current: readonly ClassicListener[],
-): { remove: number[]; create: ClassicListener[] } {
+  current: readonly (ClassicListener & { policyNames?: string[] })[],
+): ClassicListenerPlan {
   const byPort = new Map(current.map((l) => [l.loadBalancerPort, l]));
   const wantedPorts = new Set(wanted.map((l) => l.loadBalancerPort));
-  const remove = current.filter((l) => !wantedPorts.has(l.loadBalancerPort)).map((l) => l.loadBalancerPort);
-  const create: ClassicListener[] = [];
+  const plan: ClassicListenerPlan = { add: [], replace: [], remove: [] };
   for (const listener of wanted) {
     const have = byPort.get(listener.loadBalancerPort);
-    if (have && sameListener(have, listener)) continue;
-    if (have) remove.push(listener.loadBalancerPort);
-    create.push(listener);
+    if (!have) plan.add.push(listener);
+    else if (!sameListener(have, listener)) plan.replace.push({ from: have, to: listener });
   }
-  return { remove: remove.sort((a, b) => a - b), create };
+  plan.remove = current
+    .filter((l) => !wantedPorts.has(l.loadBalancerPort))
+    .map((l) => l.loadBalancerPort)
+    .sort((a, b) => a - b);
+  return plan;
 }
+
+export const listenersInLine = (plan: ClassicListenerPlan) =>
+  plan.add.length === 0 && plan.replace.length === 0 && plan.remove.length === 0;
 
 export function sameHealthCheck(a: ClassicHealthCheck, b: ClassicHealthCheck): boolean {
   return (

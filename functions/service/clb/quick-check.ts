@@ -5,7 +5,13 @@ import { acceptableNames } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { isOurPolicy, wantedInstances } from './load-balancer.ts';
 import type { ClassicSpec } from './model.ts';
-import { planBackendPolicies, planClassicListeners, planListenerPolicies, sameHealthCheck } from './plans.ts';
+import {
+  listenersInLine,
+  planBackendPolicies,
+  planClassicListeners,
+  planListenerPolicies,
+  sameHealthCheck,
+} from './plans.ts';
 
 /**
  * A resync's quick look at a Classic ELB (functions/service/resync-check.ts). One DescribeLoadBalancers
@@ -48,8 +54,7 @@ export async function classicQuickLook(
   }
   const lb = (await pass.batch.classicLoadBalancers()).get(name);
   if (!lb || lb.dnsName !== ingressHostname(service) || lb.scheme !== spec.scheme) return undefined;
-  const listeners = planClassicListeners(spec.listeners, lb.listeners);
-  if (listeners.create.length > 0 || listeners.remove.length > 0) return undefined;
+  if (!listenersInLine(planClassicListeners(spec.listeners, lb.listeners))) return undefined;
   if (!sameHealthCheck(lb.healthCheck, spec.healthCheck)) return undefined;
   const { proxyProtocol, sslNegotiation } = spec.policies;
   const instancePorts = [...new Set(spec.listeners.map((l) => l.instancePort))];

@@ -209,6 +209,24 @@ describe('FakeElb listeners, instances, attributes, policies', () => {
     expect((await elb.findLoadBalancer('web'))?.listeners.map((l) => l.loadBalancerPort)).toEqual([443]);
   });
 
+  it('refuses an SSL or HTTPS listener without a certificate, or with one AWS does not have, and adds none of the call', async () => {
+    const cert = 'arn:aws:acm:eu-west-1:111122223333:certificate/gone';
+    const free: ClassicListener = { ...TCP80, loadBalancerPort: 9000 };
+    for (const protocol of ['SSL', 'HTTPS'] as const) {
+      const instanceProtocol = protocol === 'SSL' ? 'SSL' : 'HTTPS';
+      const bare: ClassicListener = { ...TCP80, loadBalancerPort: 443, protocol, instanceProtocol };
+      expect(codeOf(await failure(elb.createListeners('web', [free, bare])))).toBe('ValidationError');
+    }
+    fake.missingCertificates.add(cert);
+    const tls: ClassicListener = { ...TCP80, loadBalancerPort: 443, protocol: 'SSL', sslCertificateId: cert };
+    expect(codeOf(await failure(elb.createListeners('web', [free, tls])))).toBe('CertificateNotFound');
+    expect(codeOf(await failure(elb.createLoadBalancer(input({ name: 'tls', listeners: [tls] }))))).toBe(
+      'CertificateNotFound',
+    );
+    expect((await elb.findLoadBalancer('web'))?.listeners.map((l) => l.loadBalancerPort)).toEqual([80]);
+    expect(await elb.findLoadBalancer('tls')).toBeUndefined();
+  });
+
   it('registers running instances only; they serve once registration is through', async () => {
     const running = ec2.putInstance(makeInstance({ vpcId: a.vpcId }));
     const stopped = ec2.putInstance(makeInstance({ vpcId: a.vpcId, state: 'stopped' }));

@@ -55,6 +55,11 @@ export class FakeElb {
   loadBalancerQuota = 20;
   /** Runs as each call starts, after it is counted: lets a test act between a caller's read and its write. */
   beforeCall?: (operation: string) => void;
+  /**
+   * Certificate ARNs neither ACM nor IAM has (deleted, another region's): a listener naming one is refused with
+   * CertificateNotFound, as AWS refuses it. Every other ARN is taken to exist (the fake keeps no certificates).
+   */
+  readonly missingCertificates = new Set<string>();
 
   private readonly queuedErrors = new Map<string, Error[]>();
   private readonly throttleRemaining = new Map<string, number>();
@@ -136,7 +141,9 @@ export class FakeElb {
       CreateLoadBalancer: (input: Sdk.CreateAccessPointInput) => this.createLoadBalancer(input),
       DeleteLoadBalancer: (input: Sdk.DeleteAccessPointInput) => this.deleteLoadBalancer(input.LoadBalancerName),
       CreateLoadBalancerListeners: (input: Sdk.CreateLoadBalancerListenerInput) => {
-        addListeners(this.lb(input.LoadBalancerName), input.Listeners ?? []);
+        const lb = this.lb(input.LoadBalancerName);
+        this.checkCertificates(input.Listeners ?? []);
+        addListeners(lb, input.Listeners ?? []);
         return {};
       },
       DeleteLoadBalancerListeners: (input: Sdk.DeleteLoadBalancerListenerInput) => {
@@ -299,6 +306,7 @@ export class FakeElb {
     const name = checkName(input.LoadBalancerName);
     if (!input.Listeners?.length) throw classicFailure('ValidationError', 'At least one listener is required');
     const listeners = input.Listeners.map(checkListener);
+    this.checkCertificates(input.Listeners);
     const existing = this.byName(name);
     if (existing) {
       const current = [...existing.listeners.values()].map((l) => l.listener);
@@ -324,6 +332,19 @@ export class FakeElb {
     addListeners(lb, input.Listeners);
     for (const t of input.Tags ?? []) lb.tags[t.Key ?? ''] = t.Value ?? '';
     return { DNSName: lb.dnsName };
+  }
+
+  /** A listener's certificate must exist: CertificateNotFound, and nothing of the call is done, when it does not. */
+  private checkCertificates(listeners: readonly Sdk.Listener[]): void {
+    for (const listener of listeners) {
+      const arn = listener.SSLCertificateId;
+      if (arn && this.missingCertificates.has(arn)) {
+        throw classicFailure(
+          'CertificateNotFound',
+          `The specified SSL ID ${arn} does not refer to a valid SSL certificate in ACM or IAM`,
+        );
+      }
+    }
   }
 
   private newLoadBalancer(
