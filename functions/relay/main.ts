@@ -147,6 +147,8 @@ async function startWebhooks(
         log,
         clock: systemClock,
         registry: relay.metrics.registry,
+        // Every replica watches the VPC CNI ConfigMap: the webhooks act only while Windows IPAM is on.
+        source: deps.kube.source,
       },
     );
   } catch (err) {

@@ -7,13 +7,15 @@ import {
   pointerToken,
   withPatch,
 } from './admission.ts';
+import type { IpamSwitch } from './ipam-switch.ts';
 
 /**
  * `mpod.vpc.k8s.aws`: a Pod that selects Windows Nodes asks for one VPC address, as a request and a
  * limit of the extended resource on its first container, so the scheduler places it only where the
  * Node advertises free addresses. Host-network Pods use the Node's address and are left alone.
- * Like the VPC resource controller's webhook, only `nodeSelector` counts (not affinity), and only the
- * first container is changed: one address per Pod.
+ * Like the VPC resource controller's webhook, only `nodeSelector` counts (not affinity), only the
+ * first container is changed (one address per Pod), and only while Windows IPAM is on: while it is
+ * off no Node advertises the resource, and a Pod asking for it would never be scheduled.
  */
 
 interface PodShape {
@@ -48,11 +50,13 @@ export function addressRequestPatch(pod: PodShape): JsonPatchOperation[] {
   return patch;
 }
 
-export function mutatePod(request: AdmissionRequest): AdmissionResponse {
+export async function mutatePod(request: AdmissionRequest, ipam: IpamSwitch): Promise<AdmissionResponse> {
   const pod = (request.object ?? {}) as PodShape;
   if (request.operation !== 'CREATE' || pod.spec?.hostNetwork || !selectsWindowsNodes(pod)) {
     return allow(request.uid);
   }
+  // Asked only for the Pods it decides (Windows ones): the answer is the watched ConfigMap's, never an API call.
+  if (!(await ipam.enabled())) return allow(request.uid);
   const patch = addressRequestPatch(pod);
   return patch.length === 0 ? allow(request.uid) : withPatch(request.uid, patch);
 }

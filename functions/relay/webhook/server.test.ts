@@ -14,6 +14,8 @@ import { eventually, post, review } from './testing/webhook.ts';
 import { ControllerIdentities, validatePod } from './validate-pod.ts';
 
 const NAME = 'serverless-ccm-relay-webhook.kube-system.svc';
+/** Windows IPAM on: the webhooks act (ipam-switch.ts). */
+const IPAM_ON = { enabled: async () => true };
 const DAY = 24 * 60 * 60 * 1000;
 const issue = (lifetimeMs = 30 * DAY) => issueCertificate({ dnsNames: [NAME], now: Date.now(), lifetimeMs });
 
@@ -33,8 +35,8 @@ async function start(tls: IssuedCertificate, admissions?: AdmissionCounter) {
     log: silentLog,
     admissions,
     webhooks: [
-      { ...MUTATING_WEBHOOK, handle: mutatePod },
-      { ...VALIDATING_WEBHOOK, handle: (r) => validatePod(r, new ControllerIdentities(['ccm'])) },
+      { ...MUTATING_WEBHOOK, handle: (r) => mutatePod(r, IPAM_ON) },
+      { ...VALIDATING_WEBHOOK, handle: (r) => validatePod(r, new ControllerIdentities(['ccm']), IPAM_ON) },
     ],
   });
   return server;

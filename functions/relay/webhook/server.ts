@@ -23,7 +23,8 @@ import {
 export interface Webhook {
   name: string;
   path: string;
-  handle(request: AdmissionRequest): AdmissionResponse;
+  /** May wait (the IPAM switch before its first list), never for an API call per review. */
+  handle(request: AdmissionRequest): AdmissionResponse | Promise<AdmissionResponse>;
 }
 
 export interface KeyPair {
@@ -73,7 +74,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     try {
       const body = await readBody(req);
-      const response = webhook.handle(parseAdmissionReview(body));
+      const response = await webhook.handle(parseAdmissionReview(body));
       admissions?.inc({ webhook: webhook.name, result: result(response) });
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reviewResponse(response)));
     } catch (err) {

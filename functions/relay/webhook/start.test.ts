@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../shared/clock.ts';
 import { silentLog } from '../../../shared/observability/log.ts';
+import { restClients } from '../kube-clients.ts';
 import { Registry } from '../prometheus.ts';
+import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from '../testing/fake-kube-api.ts';
+import { makeVpcCniConfigMap } from '../testing/objects.ts';
 import { MUTATING_WEBHOOK } from './names.ts';
 import { type AdmissionWebhookSettings, type AdmissionWebhooks, startAdmissionWebhooks } from './start.ts';
 import { FakeTlsStore } from './testing/fake-tls-store.ts';
-import { post, review } from './testing/webhook.ts';
+import { eventually, post, review } from './testing/webhook.ts';
 
 /** The webhooks as the relay process starts them (functions/relay/main.ts), in each TLS mode. */
 
@@ -27,10 +30,21 @@ const SETTINGS: AdmissionWebhookSettings = {
 };
 
 let webhooks: AdmissionWebhooks | undefined;
+let api: FakeKubeApi | undefined;
 afterEach(async () => {
   await webhooks?.close();
   webhooks = undefined;
+  await api?.close();
+  api = undefined;
 });
+
+/** The relay's list and watch client on an API server holding the VPC CNI ConfigMap (IPAM on). */
+async function source() {
+  const cluster = new FakeCluster();
+  cluster.apply('ConfigMap', makeVpcCniConfigMap());
+  api = await startFakeKubeApi(cluster);
+  return restClients(restConfigFor(api)).source;
+}
 
 describe('startAdmissionWebhooks', () => {
   it('self-signed: serves a certificate for the Service that the caBundle it wrote trusts, and counts admissions', async () => {
@@ -41,6 +55,7 @@ describe('startAdmissionWebhooks', () => {
       log: silentLog,
       clock: new FakeClock(Date.now()),
       registry,
+      source: await source(),
     });
     await webhooks.ready;
     const caBundle = store.bundles[0]!.caBundle;
@@ -53,6 +68,7 @@ describe('startAdmissionWebhooks', () => {
     );
     expect(JSON.parse(answer.body).response).toEqual({ uid: 'u', allowed: true });
     expect(registry.render()).toContain('relay_admissions_total{webhook="mpod.vpc.k8s.aws",result="allowed"} 1');
+    await eventually(async () => registry.render().includes('relay_windows_ipam_enabled 1'), 'the IPAM switch on');
   });
 
   it('cert-manager: refuses to start without the mounted certificate, naming the file', async () => {
@@ -68,6 +84,7 @@ describe('startAdmissionWebhooks', () => {
             },
             log: silentLog,
             clock: new FakeClock(),
+            source: await source(),
           },
         ),
       ).rejects.toThrow(`reading ${join(directory, 'tls.crt')}`);

@@ -1,8 +1,10 @@
 import type { Clock } from '../../../shared/clock.ts';
 import { errorMessage } from '../../../shared/errors.ts';
 import type { Log } from '../../../shared/observability/log.ts';
+import type { ListWatchSource } from '../kube-source.ts';
 import { Counter, type Registry } from '../prometheus.ts';
 import { type CertificateDirectoryWatch, readKeyPair, watchCertificateDirectory } from './cert-directory.ts';
+import { WatchedIpamSwitch } from './ipam-switch.ts';
 import { mutatePod } from './mutate-pod.ts';
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
 import { DEFAULT_SELF_SIGNED_OPTIONS, SelfSignedTls } from './self-signed-tls.ts';
@@ -14,7 +16,8 @@ import { ControllerIdentities, validatePod } from './validate-pod.ts';
  * The admission webhooks as the relay process runs them: the HTTPS server, and the certificate source
  * of the configured mode. `self-signed`: every `refreshMs` each replica reconciles the Secret
  * (self-signed-tls.ts) and serves what it holds, so a standby follows a rotation. `cert-manager`: the
- * mounted directory is read and watched; nothing is written.
+ * mounted directory is read and watched; nothing is written. Both modes watch the VPC CNI ConfigMap
+ * (ipam-switch.ts): the webhooks act on Windows Pods only while Windows IPAM is on.
  */
 
 export interface AdmissionWebhookSettings {
@@ -41,8 +44,10 @@ export interface AdmissionWebhookDeps {
   tlsStore: () => WebhookTlsStore | Promise<WebhookTlsStore>;
   log: Log;
   clock: Clock;
-  /** The relay's metrics registry: `relay_admissions_total` joins it. */
+  /** The relay's metrics registry: `relay_admissions_total` and `relay_windows_ipam_enabled` join it. */
   registry?: Registry;
+  /** The relay's list and watch client: the VPC CNI ConfigMap is watched through it (ipam-switch.ts). */
+  source: ListWatchSource;
 }
 
 export interface AdmissionWebhooks {
@@ -69,9 +74,11 @@ export async function startAdmissionWebhooks(
   );
   deps.registry?.register(admissions);
   const controller = new ControllerIdentities(settings.controllerUsernames);
+  const ipam = new WatchedIpamSwitch(deps.source, { log, registry: deps.registry });
+  ipam.start();
   const webhooks = [
-    { ...MUTATING_WEBHOOK, handle: mutatePod },
-    { ...VALIDATING_WEBHOOK, handle: (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller) },
+    { ...MUTATING_WEBHOOK, handle: (r: Parameters<typeof mutatePod>[0]) => mutatePod(r, ipam) },
+    { ...VALIDATING_WEBHOOK, handle: (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller, ipam) },
   ];
   let server: WebhookServer | undefined;
   const listen = async (tls: KeyPair) => {
@@ -81,8 +88,14 @@ export async function startAdmissionWebhooks(
 
   if (settings.mode === 'cert-manager') {
     // A missing or unreadable mount is a broken deployment: fail at start-up, naming the file.
-    const initial = readKeyPair(settings.certDir);
-    await listen(initial);
+    let initial: KeyPair;
+    try {
+      initial = readKeyPair(settings.certDir);
+      await listen(initial);
+    } catch (err) {
+      await ipam.stop();
+      throw err;
+    }
     const watch: CertificateDirectoryWatch = watchCertificateDirectory(
       settings.certDir,
       initial,
@@ -94,12 +107,19 @@ export async function startAdmissionWebhooks(
       ready: Promise.resolve(),
       close: async () => {
         watch.stop();
+        await ipam.stop();
         await server?.close();
       },
     };
   }
 
-  const store = await deps.tlsStore();
+  let store: WebhookTlsStore;
+  try {
+    store = await deps.tlsStore();
+  } catch (err) {
+    await ipam.stop();
+    throw err;
+  }
   const tls = new SelfSignedTls(
     {
       dnsNames: serviceDnsNames(settings.service, settings.namespace),
@@ -149,6 +169,7 @@ export async function startAdmissionWebhooks(
       stopped = true;
       clearInterval(timer);
       await running;
+      await ipam.stop();
       await server?.close();
     },
   };

@@ -1,10 +1,12 @@
 import { POD_IP_ANNOTATION } from '../../../shared/k8s/ipam-names.ts';
 import { type AdmissionRequest, type AdmissionResponse, allow, deny } from './admission.ts';
+import type { IpamSwitch } from './ipam-switch.ts';
 
 /**
  * `vpod.vpc.k8s.aws`: the Pod address annotation is the controller's answer to the Windows CNI, so
  * nobody else may write it. A new Pod may not carry it at all; on update only the controller's own
- * identities may add, change or remove it.
+ * identities may add, change or remove it. Only while Windows IPAM is on, as the reference does:
+ * otherwise the annotation is nobody's (an older controller on the data plane may be writing it).
  */
 
 interface PodShape {
@@ -34,10 +36,14 @@ export class ControllerIdentities {
   }
 }
 
-export function validatePod(request: AdmissionRequest, controller: ControllerIdentities): AdmissionResponse {
+export async function validatePod(
+  request: AdmissionRequest,
+  controller: ControllerIdentities,
+  ipam: IpamSwitch,
+): Promise<AdmissionResponse> {
   const requester = request.userInfo?.username || '(unknown user)';
   if (request.operation === 'CREATE') {
-    if (annotationOf(request.object) === undefined) return allow(request.uid);
+    if (annotationOf(request.object) === undefined || !(await ipam.enabled())) return allow(request.uid);
     return deny(
       request.uid,
       `annotation ${POD_IP_ANNOTATION} cannot be set on a new Pod (requested by ${requester}): the IP address controller writes it`,
@@ -47,6 +53,7 @@ export function validatePod(request: AdmissionRequest, controller: ControllerIde
   const before = annotationOf(request.oldObject);
   const after = annotationOf(request.object);
   if (before === after || controller.includes(request.userInfo?.username)) return allow(request.uid);
+  if (!(await ipam.enabled())) return allow(request.uid);
   const change = before === undefined ? 'added' : after === undefined ? 'removed' : 'changed';
   return deny(
     request.uid,
