@@ -136,8 +136,9 @@ describe('planPool: secondary addresses', () => {
         record: { assigned: { '10.0.1.10': holder.uid }, cooling: { '10.0.1.18': NOW - 5 } },
       }),
     );
-    // target = max(3, 1 + 3) = 4 of 9: 5 to give back, but 10.0.1.18 is cooling: the 4 highest free others.
-    expect(plan.release.addresses).toEqual(['10.0.1.17', '10.0.1.16', '10.0.1.15', '10.0.1.14', '10.0.1.13']);
+    // target = max(3, 1 + 3) = 4; 10.0.1.18 is cooling, so not warm: 8 count, 4 to give back, the highest free ones.
+    // The cooling one goes once its cooldown is over, if still beyond the target.
+    expect(plan.release.addresses).toEqual(['10.0.1.17', '10.0.1.16', '10.0.1.15', '10.0.1.14']);
     expect(plan.record.addresses).not.toContain('10.0.1.17');
     expect(Object.keys(plan.record.releasing)).toEqual(plan.release.addresses);
     // Nothing waits for the cooling address: no requeue (it would hold the Node's queue group).
@@ -191,6 +192,24 @@ describe('planPool: prefixes', () => {
     expect(prefixAddresses(b)).toContain(plan.handouts[0]!.address);
     // 2 in use + warm 1 = 3 (minimum 3): one prefix is enough, the other is free and goes back.
     expect(plan.release.prefixes).toEqual([a]);
+  });
+
+  it('cooling addresses still count in prefix mode, as in the reference (a prefix goes back whole)', () => {
+    const prefix = '10.0.2.16/28';
+    const members = prefixAddresses(prefix);
+    const holders = members.slice(0, 10).map((address) => pod({ holds: address }));
+    const cooling = Object.fromEntries(members.slice(10).map((address) => [address, NOW - 5]));
+    const plan = planPool(
+      input({
+        settings: PREFIX,
+        pods: holders,
+        pool: { addresses: [], prefixes: [prefix] },
+        record: { assigned: Object.fromEntries(holders.map((p) => [p.holds!, p.uid])), cooling },
+      }),
+    );
+    // 10 in use + warm 1 = 11 of the prefix's 16 (6 cooling): no second prefix (pool.go getPDDeviation counts
+    // the cooling addresses among the prefix's).
+    expect(plan.allocate).toBeUndefined();
   });
 
   it('warm-prefix-target keeps that many whole free prefixes', () => {

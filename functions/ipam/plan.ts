@@ -98,13 +98,14 @@ export function planPool(input: PlanInput): PoolPlan {
     targetSize(settings, used + waiting.length, input.pool.prefixes, assigned, cooling),
   );
   const total = inPool.size;
+  const counted = settings.mode === 'secondary' ? total - coolingIn(inPool, assigned, isCooling) : total;
   const occupied =
     input.pool.addresses.length + input.pool.prefixes.length + Object.keys(input.record.releasing).length;
   const allocate = input.mayAllocate
-    ? allocation(settings, Math.max(waiting.length, target - total), input.slots - occupied)
+    ? allocation(settings, Math.max(waiting.length, target - counted), input.slots - occupied)
     : undefined;
   const release =
-    allocate || waiting.length > 0 ? { addresses: [], prefixes: [] } : surplus(input, total - target, free);
+    allocate || waiting.length > 0 ? { addresses: [], prefixes: [] } : surplus(input, counted - target, free);
 
   const record = nextRecord(input, { assigned, cooling, release });
   const coolingNow = Object.values(cooling).filter((since) => since + cooldownSeconds > now);
@@ -121,6 +122,19 @@ export function planPool(input: PlanInput): PoolPlan {
     ...(wantsCooled ? { requeueAfterSeconds: Math.min(...coolingNow) + cooldownSeconds - now + 1 } : {}),
     figures: { total, assigned: used, free: free.length, cooling: coolingNow.length, target },
   };
+}
+
+/**
+ * Addresses of the pool still cooling down. In secondary-address mode they are not warm: the reference's pool
+ * (pkg/pool/pool.go ReconcilePool) compares its target with the warm (free, not cooling) and pending addresses
+ * only, so a few Pods going never costs the warm addresses the next Pods need. In prefix mode it counts them
+ * (getPDDeviation: the addresses of the interface's prefixes, cooling ones included): a prefix is given back
+ * whole, and one with cooling addresses is not free anyway.
+ */
+function coolingIn(inPool: ReadonlySet<string>, assigned: Record<string, string>, isCooling: (a: string) => boolean) {
+  let count = 0;
+  for (const address of inPool) if (assigned[address] === undefined && isCooling(address)) count++;
+  return count;
 }
 
 /**

@@ -201,9 +201,38 @@ describe('ipam: release, cooldown, warm pool', () => {
     await w.settle(NODE);
     // 1 in use, warm 3, minimum 3: 4 stay once the cooled addresses are free again.
     expect((await w.interfaceAddresses(instance.instanceId)).addresses).toHaveLength(4);
-    // The free surplus goes at once, the cooled addresses once their cooldown is over.
-    expect(w.ec2.callCount('UnassignPrivateIpAddresses')).toBe(2);
+    // Cooling addresses are not warm: the 3 free ones are the warm pool until the cooldown is over, then the
+    // surplus goes in one call.
+    expect(w.ec2.callCount('UnassignPrivateIpAddresses')).toBe(1);
     expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(0);
+  });
+});
+
+describe('ipam: the warm pool counts only free addresses (issue 36 item 3)', () => {
+  it('addresses cooling down are not warm: after Pods go the warm addresses stay, and the next Pods need no EC2 call', async () => {
+    const w = createIpamWorld({ instanceType: 'm5.large' });
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    const first = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const name of first) w.addPod(NODE, name);
+    await w.settle(NODE);
+    // 6 in use + 3 warm: the interface's 9 slots.
+    expect((await w.interfaceAddresses(instance.instanceId)).addresses).toHaveLength(9);
+
+    w.ec2.resetCalls();
+    for (const name of ['a', 'b', 'c']) w.kube.workloads.deleteRequest('default', name, { gracePeriodSeconds: 0 });
+    await w.settle(NODE);
+    // 3 in use, 3 cooling, 3 warm: the warm target (3 in use + 3) is met by the free ones alone, nothing goes.
+    expect(w.ec2.callCount('UnassignPrivateIpAddresses')).toBe(0);
+    expect((await w.interfaceAddresses(instance.instanceId)).addresses).toHaveLength(9);
+
+    w.ec2.resetCalls();
+    for (const name of ['g', 'h', 'i']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    for (const name of ['g', 'h', 'i']) expect(w.podAddress('default', name)).toMatch(/^10\.0\.1\.\d+\/24$/);
+    expectUnique(addresses(w, ['d', 'e', 'f', 'g', 'h', 'i']));
+    // Served from the warm pool: no Pod waited for EC2.
+    expect(w.ec2.callCount()).toBe(0);
   });
 });
 
