@@ -1,7 +1,7 @@
 // Reads the vitest JSON report of `npm test` and says whether the suites that need tools from outside
-// package.json ran: the AWS API emulator contract suite (moto_server) and the cfn-lint check. Where the tool
-// is on PATH the suite must have run (a suite that skipped itself anyway fails CI); where it is not, the skip
-// is printed plainly and is not a failure.
+// package.json ran: the AWS API emulator contract suite and the sst deploy suite (both moto_server) and the
+// cfn-lint check. Where the tool is on PATH the suite must have run (a suite that skipped itself anyway fails
+// CI); where it is not, the skip is printed plainly and is not a failure.
 // Usage: node .ci/suites-ran.mjs <report.json> <moto_server found: yes|no> <cfn-lint found: yes|no>
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -43,6 +43,16 @@ check(
   motoFound,
   'moto_server',
   tests.filter((t) => t.file.startsWith('test/contract/') && /emulator/i.test(t.name)),
+);
+// The deploy suite: `sst deploy` and `sst remove` of two stages onto the emulator (its describe names it).
+check(
+  'the sst deploy suite on the AWS API emulator',
+  motoFound,
+  'moto_server',
+  tests.filter(
+    (t) =>
+      t.file === 'test/deploy/sst-deploy.emulator.test.ts' && t.name.startsWith('sst deploy onto the AWS API emulator'),
+  ),
 );
 check(
   'the cfn-lint check of the templates',
