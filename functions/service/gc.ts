@@ -89,6 +89,8 @@ interface Garbage {
   loadBalancers: LoadBalancer[];
   /** Classic ELBs, each with the Service its tags name. */
   classic: { lb: ClassicLoadBalancer; owner: string }[];
+  /** Every Classic ELB of the region (a user's group one of them uses keeps its rule on the Nodes' groups). */
+  allClassic: ClassicLoadBalancer[];
   targetGroups: TargetGroup[];
   securityGroups: SecurityGroup[];
   /** Every cluster-tagged security group of the VPC (the Nodes' groups among them). */
@@ -104,8 +106,11 @@ export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
     report.loadBalancers.push(lb.name);
     deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'LoadBalancer' });
   }
+  const gone = new Set<string>();
   for (const { lb, owner } of garbage.classic) {
-    await deleteClassicGarbage(lb, owner, garbage.vpcGroups, deps);
+    const others = garbage.allClassic.filter((o) => o.name !== lb.name && !gone.has(o.name));
+    await deleteClassicGarbage(lb, owner, garbage.vpcGroups, others, deps);
+    gone.add(lb.name);
     report.loadBalancers.push(lb.name);
     deps.metrics.count(MetricName.LoadBalancerGarbageCollected, { resource: 'ClassicLoadBalancer' });
   }
@@ -209,6 +214,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   return {
     loadBalancers: doomedLbs,
     classic: doomedClassic,
+    allClassic: classic.all,
     targetGroups: doomedTargetGroups,
     securityGroups: doomedSecurityGroups,
     vpcGroups,

@@ -1,6 +1,7 @@
 import type { ClassicLoadBalancer } from '../../../shared/aws/elb-port.ts';
 import { clusterTagKey } from '../../../shared/aws/ownership.ts';
-import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
+import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
+import { backendSecurityGroupName, deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
 import type { RemoveResult } from '../backend.ts';
@@ -10,7 +11,7 @@ import { acceptableNames, referenceLoadBalancerName, securityGroupName } from '.
 import type { Pass } from '../writes.ts';
 import { elbOf } from './load-balancer.ts';
 import { findClassic } from './observed.ts';
-import { classicNameFromHostname, classicNodeRule } from './plans.ts';
+import { classicNameFromHostname, classicNodeRule, referenceRuleSource, ruleStillNeeded } from './plans.ts';
 
 /**
  * A Service's Classic ELBs removed without leaking anything, in the order AWS allows: the Nodes' rules from
@@ -63,9 +64,11 @@ export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResul
 }
 
 /**
- * One Classic ELB goes: its rule on the Nodes' groups (only when its first group is its own managed group: a
- * user's group may serve others), then the load balancer. Its managed group follows once free (on a later
- * delete pass, or by the garbage collector). `first`: it goes before a successor of the same name is made.
+ * One Classic ELB goes: the all-traffic rule a Classic ELB made the reference's way has on the Nodes' groups, from
+ * its own group or from the user's (`aws-load-balancer-security-groups`), revoked from every cluster-tagged group as
+ * the reference revokes it (a user's group another such Classic ELB still uses keeps it), then the load balancer.
+ * Its managed group follows once free (on a later delete pass, or by the garbage collector). `first`: it goes
+ * before a successor of the same name is made.
  */
 export async function retireClassic(
   lb: ClassicLoadBalancer,
@@ -82,24 +85,48 @@ export async function retireClassic(
         : `Deleting load balancer ${lb.name}: the Service now uses ${successor}`,
     );
   }
-  const [source] = lb.securityGroups;
-  if (source) {
-    const [group] = await pass.ec2.findSecurityGroups({ groupIds: [source] });
-    if (group?.groupName === securityGroupName(lb.name)) {
-      // The reference tagged its group with the cluster only: given the Service's tag, it is found again (and
-      // collected once free) after the load balancer is gone.
-      if (group.tags['kubernetes.io/service-name'] === undefined) {
-        await pass.ec2.createTags([group.groupId], { 'kubernetes.io/service-name': pass.serviceKey });
-      }
-      const rule = classicNodeRule(source);
-      const holders = await pass.ec2.findSecurityGroups({ referencingGroupIds: [source] });
-      for (const holder of holders) {
-        const theirs = holder.ingress.filter((r) => r.sourceGroupId === source && r.protocol === rule.protocol);
-        if (theirs.length > 0 && clusterTagKey(pass.deps.clusterName) in holder.tags) {
-          await pass.ec2.revokeSecurityGroupIngress(holder.groupId, theirs);
-        }
+  const { clusterName } = pass.deps;
+  const groups = lb.securityGroups.length > 0 ? await pass.ec2.findSecurityGroups({ groupIds: lb.securityGroups }) : [];
+  const names = { managed: securityGroupName(lb.name), backend: backendSecurityGroupName(clusterName) };
+  const managed = groups.find((g) => g.groupName === names.managed);
+  // The reference tagged its group with the cluster only: given the Service's tag, it is found again (and
+  // collected once free) after the load balancer is gone.
+  if (managed && managed.tags[LABEL_SERVICE_NAME] === undefined) {
+    await pass.ec2.createTags([managed.groupId], { [LABEL_SERVICE_NAME]: pass.serviceKey });
+  }
+  const { options } = parseAnnotations(pass.service.metadata.annotations);
+  const source = referenceRuleSource(lb, groups, names, options.securityGroups);
+  const userGroup = source !== undefined && source !== managed?.groupId;
+  // A user's group the cluster tags is one of the cluster's own (the Nodes' group, named as the load balancer's):
+  // its all-traffic rules are the cluster's, not the load balancer's, and stay.
+  const clusterGroup = groups.some((g) => g.groupId === source && clusterTagKey(clusterName) in g.tags);
+  if (userGroup && (clusterGroup || (await userGroupStillNeeded(source, lb, pass)))) {
+    pass.deps.log.info("the user's group is the cluster's or lets another Classic ELB in: its rule stays", {
+      serviceKey: pass.serviceKey,
+      securityGroup: source,
+    });
+  } else if (source) {
+    const rule = classicNodeRule(source);
+    const holders = await pass.ec2.findSecurityGroups({ referencingGroupIds: [source] });
+    for (const holder of holders) {
+      const theirs = holder.ingress.filter((r) => r.sourceGroupId === source && r.protocol === rule.protocol);
+      if (theirs.length > 0 && holder.groupId !== source && clusterTagKey(clusterName) in holder.tags) {
+        await pass.ec2.revokeSecurityGroupIngress(holder.groupId, theirs);
       }
     }
   }
   await elbOf(pass).deleteLoadBalancer(lb.name);
+}
+
+/** Whether another Classic ELB made the reference's way uses the user's group `source` (one look at them all). */
+async function userGroupStillNeeded(source: string, lb: ClassicLoadBalancer, pass: Pass): Promise<boolean> {
+  const others = (await elbOf(pass).listLoadBalancers()).filter(
+    (o) => o.name !== lb.name && o.securityGroups.includes(source),
+  );
+  if (others.length === 0) return false;
+  const [backend] = await pass.ec2.findSecurityGroups({
+    vpcId: pass.deps.vpcId,
+    groupNames: [backendSecurityGroupName(pass.deps.clusterName)],
+  });
+  return ruleStillNeeded(source, others, backend?.groupId);
 }

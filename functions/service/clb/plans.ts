@@ -139,6 +139,44 @@ export function classicNodeRule(sourceGroupId: string): SecurityGroupRule {
   return { protocol: '-1', fromPort: -1, toPort: -1, sourceGroupId };
 }
 
+/**
+ * The group whose all-traffic rule on the Nodes' groups lets a Classic ELB made the reference's way reach them: its
+ * own `k8s-elb-<name>` group, or, made with `aws-load-balancer-security-groups`, the first of its groups in the
+ * annotation's order (the reference sorts them so before choosing), the first one when the annotation is not known
+ * (the Service is gone). None for one made this controller's way: the cluster's backend group (`backendName`) lets
+ * it in, by rules of its own.
+ */
+export function referenceRuleSource(
+  lb: Pick<ClassicLoadBalancer, 'name' | 'securityGroups'>,
+  groups: readonly Pick<SecurityGroup, 'groupId' | 'groupName'>[],
+  names: { managed: string; backend: string },
+  annotated: readonly string[] = [],
+): string | undefined {
+  const attached = groups.filter((g) => lb.securityGroups.includes(g.groupId));
+  const managed = attached.find((g) => g.groupName === names.managed);
+  if (managed) return managed.groupId;
+  if (attached.some((g) => g.groupName === names.backend)) return undefined;
+  const rank = (id: string) => {
+    const group = groups.find((g) => g.groupId === id);
+    const at = annotated.findIndex((a) => a === id || a === group?.groupName);
+    return at < 0 ? annotated.length : at;
+  };
+  return [...lb.securityGroups].sort((a, b) => rank(a) - rank(b))[0];
+}
+
+/**
+ * Whether another Classic ELB may still need the all-traffic rule from `source`: one made the reference's way (not
+ * carrying the cluster's backend group) that has it among its groups. A user's group can serve several Services, and
+ * revoking its rule would cut the others off until their next full pass puts it back.
+ */
+export function ruleStillNeeded(
+  source: string,
+  others: readonly Pick<ClassicLoadBalancer, 'securityGroups'>[],
+  backendGroupId: string | undefined,
+): boolean {
+  return others.some((o) => o.securityGroups.includes(source) && !o.securityGroups.includes(backendGroupId ?? ''));
+}
+
 /** The Nodes' groups that lack the rule. */
 export function groupsMissingRule(groups: readonly SecurityGroup[], rule: SecurityGroupRule): SecurityGroup[] {
   return groups.filter((g) => !g.ingress.some((r) => ruleKey(r) === ruleKey(rule)));

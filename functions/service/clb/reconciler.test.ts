@@ -163,6 +163,82 @@ describe('a Classic ELB made by the reference controller', () => {
   });
 });
 
+describe("a Classic ELB the reference made with the user's group (aws-load-balancer-security-groups)", () => {
+  const USER_GROUP = 'sg-00000000000000user';
+  const OTHER_NODES = 'sg-0000000000000nod2';
+  const NOT_OURS = 'sg-00000000000000mine';
+  const allTraffic = { protocol: '-1' as const, fromPort: -1, toPort: -1, sourceGroupId: USER_GROUP };
+  const rulesFromUserGroup = () =>
+    [NODE_GROUP, OTHER_NODES, NOT_OURS].filter((id) =>
+      w.ec2.securityGroups.get(id)!.ingress.some((r) => r.sourceGroupId === USER_GROUP && r.protocol === '-1'),
+    );
+
+  beforeEach(() => {
+    const group = (groupId: string, groupName: string, tags: Record<string, string>) =>
+      w.ec2.putSecurityGroup({ groupId, groupName, vpcId: VPC, description: groupName, tags, ingress: [] });
+    group(USER_GROUP, 'team-load-balancers', {});
+    group(OTHER_NODES, 'nodes-2', { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' });
+    // A group of someone else's that allows the user's group too: not the cluster's, so never touched.
+    group(NOT_OURS, 'someone-elses', {});
+    w.addNode(3, { group: OTHER_NODES });
+    for (const id of [OTHER_NODES, NOT_OURS]) w.ec2.securityGroups.get(id)!.ingress.push({ ...allTraffic });
+  });
+
+  it("deleting the Service revokes the all-traffic rule from the user's group on every cluster-tagged group", async () => {
+    await referenceClassic(w, { userGroup: USER_GROUP });
+    await w.converge([w.serviceKey('web')]);
+    expect(rulesFromUserGroup()).toEqual([NODE_GROUP, OTHER_NODES, NOT_OURS]);
+
+    w.kube.deleteService('default', 'web');
+    await w.converge([w.serviceKey('web')]);
+    expect(classic()).toBeUndefined();
+    expect(w.kube.services.has('default/web')).toBe(false);
+    // Nothing in the user's group reaches the Nodes any more; the group itself is the user's and stays.
+    expect(rulesFromUserGroup()).toEqual([NOT_OURS]);
+    expect(w.ec2.securityGroups.has(USER_GROUP)).toBe(true);
+  });
+
+  it("two Services share the user's group: the rule stays while the other's Classic ELB uses it, and goes with the last", async () => {
+    await referenceClassic(w, { userGroup: USER_GROUP });
+    const api = { name: 'api', uid: '0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e' };
+    await referenceClassic(w, { userGroup: USER_GROUP, service: api });
+    await w.converge([w.serviceKey('web'), w.serviceKey('api')]);
+
+    w.kube.deleteService('default', 'web');
+    await w.converge([w.serviceKey('web')]);
+    expect(classic()).toBeUndefined();
+    expect(rulesFromUserGroup()).toEqual([NODE_GROUP, OTHER_NODES, NOT_OURS]);
+
+    w.kube.deleteService('default', 'api');
+    await w.converge([w.serviceKey('api')]);
+    expect(w.elbFake.loadBalancers.size).toBe(0);
+    expect(rulesFromUserGroup()).toEqual([NOT_OURS]);
+  });
+
+  it('a Service gone without its finalizer: the garbage collector revokes the rule with the load balancer', async () => {
+    await referenceClassic(w, { userGroup: USER_GROUP });
+    await w.converge([w.serviceKey('web')]);
+    w.kube.services.delete('default/web');
+    await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'gc-user-group' })]);
+    expect(classic()).toBeUndefined();
+    expect(rulesFromUserGroup()).toEqual([NOT_OURS]);
+  });
+
+  it("the Nodes' own group named as the load balancer's: its rules are the cluster's and stay", async () => {
+    const selfRule = () =>
+      w.ec2.securityGroups
+        .get(NODE_GROUP)!
+        .ingress.filter((r) => r.sourceGroupId === NODE_GROUP && r.protocol === '-1');
+    expect(selfRule()).toHaveLength(1);
+    await referenceClassic(w, { userGroup: NODE_GROUP });
+    await w.converge([w.serviceKey('web')]);
+    w.kube.deleteService('default', 'web');
+    await w.converge([w.serviceKey('web')]);
+    expect(classic()).toBeUndefined();
+    expect(selfRule()).toHaveLength(1);
+  });
+});
+
 describe('from a Classic ELB to a Network Load Balancer (aws-load-balancer-type: nlb)', () => {
   it('the Classic ELB keeps serving and stays in the status until the NLB is active; then it goes, its rule and group after it', async () => {
     const { dnsName, groupId } = await referenceClassic(w);

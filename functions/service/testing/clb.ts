@@ -47,24 +47,37 @@ export async function referenceClassic(
     listeners?: ClassicListener[];
     annotations?: Record<string, string>;
     service?: { name: string; uid: string };
+    /**
+     * The user's group (`aws-load-balancer-security-groups`, set on the Service too): the reference then made no
+     * group of its own, and allowed every protocol from the user's group on the Nodes' groups.
+     */
+    userGroup?: string;
   } = {},
 ): Promise<{ dnsName: string; groupId: string }> {
   const service = options.service ?? { name: 'web', uid: UID };
   const lbName = referenceLoadBalancerName(service.uid)!;
-  const group = await w.ec2Port.createSecurityGroup({
-    groupName: `k8s-elb-${lbName}`,
-    description: `Security group for Kubernetes ELB ${lbName} (default/${service.name})`,
-    vpcId: VPC,
-    tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
-  });
+  const group = options.userGroup
+    ? { groupId: options.userGroup }
+    : await w.ec2Port.createSecurityGroup({
+        groupName: `k8s-elb-${lbName}`,
+        description: `Security group for Kubernetes ELB ${lbName} (default/${service.name})`,
+        vpcId: VPC,
+        tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned' },
+      });
   if (group === 'name-taken') throw new Error('unexpected');
-  await w.ec2Port.authorizeSecurityGroupIngress(group.groupId, [
-    { protocol: 'tcp', fromPort: 80, toPort: 80, cidrIpv4: '0.0.0.0/0' },
-    { protocol: 'icmp', fromPort: 3, toPort: 4, cidrIpv4: '0.0.0.0/0' },
-  ]);
-  await w.ec2Port.authorizeSecurityGroupIngress('sg-0000000000000node', [
-    { protocol: '-1', fromPort: -1, toPort: -1, sourceGroupId: group.groupId },
-  ]);
+  if (!options.userGroup) {
+    await w.ec2Port.authorizeSecurityGroupIngress(group.groupId, [
+      { protocol: 'tcp', fromPort: 80, toPort: 80, cidrIpv4: '0.0.0.0/0' },
+      { protocol: 'icmp', fromPort: 3, toPort: 4, cidrIpv4: '0.0.0.0/0' },
+    ]);
+  }
+  // A user's group two Services name has its rule once.
+  const nodeRules = w.ec2.securityGroups.get('sg-0000000000000node')!.ingress;
+  if (!nodeRules.some((r) => r.sourceGroupId === group.groupId && r.protocol === '-1')) {
+    await w.ec2Port.authorizeSecurityGroupIngress('sg-0000000000000node', [
+      { protocol: '-1', fromPort: -1, toPort: -1, sourceGroupId: group.groupId },
+    ]);
+  }
   const listeners = options.listeners ?? [
     { loadBalancerPort: 80, protocol: 'TCP', instancePort: 30080, instanceProtocol: 'TCP' },
   ];
@@ -84,7 +97,10 @@ export async function referenceClassic(
     healthyThreshold: 2,
     unhealthyThreshold: 6,
   });
-  w.kube.putService(classicService(created.dnsName, options.annotations, service));
+  const annotations = options.userGroup
+    ? { ...options.annotations, [ANNOTATION.securityGroups]: options.userGroup }
+    : options.annotations;
+  w.kube.putService(classicService(created.dnsName, annotations, service));
   return { dnsName: created.dnsName, groupId: group.groupId };
 }
 
