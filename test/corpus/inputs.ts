@@ -265,7 +265,9 @@ export const BAD_IPAM_SETTINGS: Case<Record<string, string>>[] = [
   ['a negative warm-ip-target', { 'warm-ip-target': '-1' }],
   ['an exponent as warm-ip-target', { 'warm-ip-target': '1e3' }],
   ['a fraction as minimum-ip-target', { 'minimum-ip-target': '3.5' }],
-  ['seven digits as minimum-ip-target', { 'minimum-ip-target': '1000000' }],
+  // Go's strconv.Atoi takes any int64 (1000000 is a target, capped by the interface): beyond it, it is none.
+  ['twenty digits as minimum-ip-target', { 'minimum-ip-target': '99999999999999999999' }],
+  ['a space before warm-ip-target', { 'warm-ip-target': ' 3' }],
   ['a Roman numeral as windows-warm-ip-target', { 'windows-warm-ip-target': 'Ⅻ' }],
   ['a word as warm-prefix-target', { 'enable-windows-prefix-delegation': 'true', 'warm-prefix-target': 'x' }],
 ];
