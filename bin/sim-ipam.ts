@@ -25,6 +25,8 @@ export const SIM_WINDOWS_INSTANCE_TYPE = {
   maximumNetworkInterfaces: 4,
   ipv4AddressesPerInterface: 15,
   ipv6AddressesPerInterface: 15,
+  hypervisor: 'nitro',
+  bareMetal: false,
 };
 /** A scheduled Pod's graceful stop: the kubelet needs this long before the Pod object goes. */
 const GRACE_SECONDS = 2;

@@ -57,7 +57,8 @@ export async function prepareIpamBatch(
 }
 
 /**
- * Whether a pass may go by the journal alone: it exists with the interface's facts, EC2 was looked at less than
+ * Whether a pass may go by the journal alone: it exists with the interface's facts (a journal written before one
+ * of them was kept is completed by one look at EC2), EC2 was looked at less than
  * VERIFY_AFTER_SECONDS ago, and the key is neither a resync nor a retry (the previous pass may have stopped between
  * EC2 and the journal).
  */
@@ -69,6 +70,7 @@ export function journalTrusted(
   return (
     journal?.eni !== undefined &&
     journal.slots !== undefined &&
+    journal.nitro !== undefined &&
     journal.prefixLength !== undefined &&
     (journal.verifiedAt ?? 0) + VERIFY_AFTER_SECONDS > now &&
     (context?.receiveCount ?? 1) <= 1 &&

@@ -21,6 +21,12 @@ export interface ObservedInterface {
   eni: string;
   /** Addresses or prefixes besides the primary address: IPv4 addresses per interface - 1. */
   slots: number;
+  /**
+   * The instance type is Nitro (or bare metal, built on Nitro too): only those take /28 prefixes. The reference
+   * (pkg/utils IsNitroInstance) asks the same of its instance-type table; here DescribeInstanceTypes says it.
+   */
+  nitro: boolean;
+  instanceType: string;
   prefixLength: number;
   addresses: string[];
   prefixes: string[];
@@ -83,7 +89,11 @@ async function observation(
   const slots = Math.max(0, type.ipv4AddressesPerInterface - 1);
   const prefixLength = Number((await facts.subnetCidr(eni.subnetId))?.split('/')[1]);
   if (!Number.isInteger(prefixLength)) return { ok: false, problem: `EC2 does not show subnet ${eni.subnetId}` };
-  return { ok: true, observed: { eni: eni.networkInterfaceId, slots, prefixLength, ...units(eni) } };
+  const nitro = type.bareMetal === true || type.hypervisor === 'nitro';
+  return {
+    ok: true,
+    observed: { eni: eni.networkInterfaceId, slots, nitro, instanceType: typeName, prefixLength, ...units(eni) },
+  };
 }
 
 function units(eni: NetworkInterfaceDetail): { addresses: string[]; prefixes: string[] } {
@@ -131,6 +141,7 @@ export function mergeObserved(
       ...record,
       eni: observed.eni,
       slots: observed.slots,
+      nitro: observed.nitro,
       prefixLength: observed.prefixLength,
       verifiedAt: now,
       fresh,

@@ -131,6 +131,53 @@ describe('ipam: Windows Pods get VPC addresses', () => {
   });
 });
 
+describe('ipam: prefix delegation follows the instance type’s hypervisor (issue 36 item 2)', () => {
+  it('a Xen type keeps secondary addresses while prefix delegation is on: capacity, assignment, a Warning', async () => {
+    const w = createIpamWorld();
+    // EC2's figures for m4.large: 2 interfaces of 10 IPv4 addresses, Xen.
+    w.ec2.instanceTypes.set('m4.large', {
+      instanceType: 'm4.large',
+      maximumNetworkInterfaces: 2,
+      ipv4AddressesPerInterface: 10,
+      ipv6AddressesPerInterface: 10,
+      hypervisor: 'xen',
+    });
+    w.configure({ 'enable-windows-prefix-delegation': 'true', 'warm-ip-target': '5' });
+    const instance = w.addWindowsNode(NODE, 'm4.large');
+    for (const name of ['a', 'b']) w.addPod(NODE, name);
+    await w.settle(NODE);
+
+    expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe('9');
+    expect(w.kube.nodes.get(NODE)!.status?.allocatable?.[IPV4_RESOURCE]).toBe('9');
+    const onInterface = await w.interfaceAddresses(instance.instanceId);
+    expect(onInterface.prefixes).toEqual([]);
+    // Secondary-address defaults (warm 3, minimum 3): the ConfigMap's targets are the prefixes'.
+    expect(onInterface.addresses).toHaveLength(5);
+    for (const value of addresses(w, ['a', 'b'])) expect(onInterface.addresses).toContain(value.split('/')[0]);
+    const [event] = w.kube.eventsFor('Node', NODE, 'Unsupported');
+    expect(event?.type).toBe('Warning');
+    expect(event?.message).toContain('m4.large');
+  });
+
+  it('a bare-metal type (no hypervisor) gets prefixes', async () => {
+    const w = createIpamWorld();
+    w.ec2.instanceTypes.set('m5.metal', {
+      instanceType: 'm5.metal',
+      maximumNetworkInterfaces: 15,
+      ipv4AddressesPerInterface: 50,
+      ipv6AddressesPerInterface: 50,
+      bareMetal: true,
+    });
+    w.configure({ 'enable-windows-prefix-delegation': 'true' });
+    const instance = w.addWindowsNode(NODE, 'm5.metal');
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe(String(49 * 16));
+    expect((await w.interfaceAddresses(instance.instanceId)).prefixes).toHaveLength(1);
+    expect(w.kube.eventsFor('Node', NODE, 'Unsupported')).toEqual([]);
+  });
+});
+
 describe('ipam: release, cooldown, warm pool', () => {
   it("a deleted Pod's address cools down for 30 s, is never handed out inside it, then is reused", async () => {
     const w = createIpamWorld();

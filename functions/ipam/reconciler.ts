@@ -15,7 +15,7 @@ import { mergeObserved, type Observation, observeInterface } from './observe.ts'
 import { type PlanInput, type PoolPlan, planPool } from './plan.ts';
 import { annotatePods, managedPod, podEvent, podView, reportUnreadableAnnotations } from './pods.ts';
 import { emptyRecord, POOL_ANNOTATION, type PoolRecord, readRecord, writeRecord } from './record.ts';
-import { type IpamSettings, parseSettings } from './settings.ts';
+import { type IpamSettings, parseSettings, settingsForNode } from './settings.ts';
 
 /** Subnet out of addresses (or aligned /28 blocks): look again in about two minutes, as the reference does. */
 export const EXHAUSTED_REQUEUE_SECONDS = 120;
@@ -66,6 +66,8 @@ interface PassState {
   pool: PlanInput['pool'];
   again: { addresses: string[]; prefixes: string[] };
   rebuilt: boolean;
+  /** The instance type, when this pass looked at EC2 (the journal was not trusted alone). */
+  observed?: { instanceType: string };
 }
 
 /** The Node's instance, and EC2's view of its interface when the batch read it already. */
@@ -77,14 +79,19 @@ interface Instance {
 async function reconcilePool(
   node: Node,
   instance: Instance,
-  settings: IpamSettings,
+  configured: IpamSettings,
   deps: IpamDeps,
   context: ReconcileContext,
 ): Promise<ReconcileResult | undefined> {
   const now = Math.floor(deps.clock.now() / 1000);
   const state = await poolState(node, instance, deps, context, now);
   if (!('pool' in state)) return state;
+  // Prefix delegation needs a Nitro instance type; the others keep secondary addresses, as in the reference.
+  const settings = settingsForNode(configured, { prefixDelegation: state.record.nitro === true });
   const advertised = await advertiseCapacity(state.node, state.record.slots!, settings, deps);
+  if (settings.mode !== configured.mode && (advertised !== state.node || state.observed)) {
+    await warnNotNitro(advertised, state.observed?.instanceType, deps);
+  }
   const listed = await kubeCall(`listing pods on ${node.metadata.name}`, () =>
     deps.pods.listPodsOnNode(node.metadata.name),
   );
@@ -168,7 +175,12 @@ async function poolState(
     return { requeueAfterSeconds: NOT_VISIBLE_REQUEUE_SECONDS };
   }
   const merged = mergeObserved(record, observation.observed, now);
-  return { node, ...merged, rebuilt: journal === undefined };
+  return {
+    node,
+    ...merged,
+    rebuilt: journal === undefined,
+    observed: { instanceType: observation.observed.instanceType },
+  };
 }
 
 /** `vpc.amazonaws.com/PrivateIPv4Address` in capacity and allocatable, put back whenever it is missing or wrong. */
@@ -185,6 +197,18 @@ async function advertiseCapacity(node: Node, slots: number, settings: IpamSettin
       { resourceVersion: node.metadata.resourceVersion ?? '' },
     ),
   );
+}
+
+/**
+ * Prefix delegation is on, but the Node's instance type is not Nitro: a Warning on the Node (the reference's reason,
+ * `Unsupported`), when its capacity is written and whenever a pass looks at EC2 again (at most every
+ * VERIFY_AFTER_SECONDS), not on every pass.
+ */
+async function warnNotNitro(node: Node, observedType: string | undefined, deps: IpamDeps): Promise<void> {
+  const type = observedType ?? node.metadata.labels?.['node.kubernetes.io/instance-type'] ?? 'of this Node';
+  const message = `instance type ${type} is not a Nitro type: prefix delegation (enable-windows-prefix-delegation) needs one; the Node keeps secondary addresses, with the secondary-address defaults`;
+  deps.log.warn('prefix delegation needs a Nitro instance type', { node: node.metadata.name, type });
+  await recordNodeEvent(deps, node, 'Warning', 'Unsupported', message);
 }
 
 /**

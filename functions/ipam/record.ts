@@ -7,7 +7,8 @@ import * as z from '../../shared/zod.ts';
  * of the interface's addresses so that a Pod served from the warm pool costs no EC2 call:
  * - `addresses`, `prefixes`: the interface's secondary addresses and /28 prefixes as last seen in EC2 (`verifiedAt`)
  *   plus what this controller assigned or released since; `eni`, `slots` and `prefixLength` are the interface, how
- *   many addresses or prefixes it may hold, and its subnet's prefix length (for the Pod annotation);
+ *   many addresses or prefixes it may hold, and its subnet's prefix length (for the Pod annotation); `nitro`: the
+ *   instance type takes prefixes (DescribeInstanceTypes: Nitro hypervisor, or bare metal);
  * - `assigned`: address -> Pod uid, written BEFORE the Pod is annotated, so a pass that dies in between hands the
  *   same address to the same Pod next time, and an address whose Pod is gone is seen as released;
  * - `cooling`: address -> when it was released (epoch seconds): not handed out before the cooldown ends;
@@ -25,6 +26,7 @@ const Times = z.record(z.string(), count());
 const PoolRecordSchema = z.object({
   eni: z.optional(z.string()),
   slots: z.optional(count()),
+  nitro: z.optional(z.boolean()),
   prefixLength: z.optional(z.int().check(z.minimum(0), z.maximum(32))),
   verifiedAt: z.optional(count()),
   addresses: z._default(z.array(z.string()), []),
@@ -59,6 +61,7 @@ export function writeRecord(record: PoolRecord): string {
   return JSON.stringify({
     eni: record.eni,
     slots: record.slots,
+    nitro: record.nitro,
     prefixLength: record.prefixLength,
     verifiedAt: record.verifiedAt,
     addresses: [...record.addresses].sort(compareAddresses),

@@ -541,6 +541,26 @@ describe('Ec2Adapter.describeInstanceTypes', () => {
     ]);
   });
 
+  it('maps the hypervisor and bare metal, which decide prefix delegation (Nitro only)', async () => {
+    ec2.on(DescribeInstanceTypesCommand).resolves({
+      InstanceTypes: [
+        { InstanceType: 'm5.large', Hypervisor: 'nitro', BareMetal: false },
+        { InstanceType: 'm4.large', Hypervisor: 'xen', BareMetal: false },
+        // EC2 names no hypervisor for a bare-metal type.
+        { InstanceType: 'm5.metal', BareMetal: true },
+      ],
+    });
+
+    const infos = await adapter.describeInstanceTypes(['m5.large', 'm4.large', 'm5.metal']);
+
+    expect(infos.map(({ instanceType, hypervisor, bareMetal }) => ({ instanceType, hypervisor, bareMetal }))).toEqual([
+      { instanceType: 'm5.large', hypervisor: 'nitro', bareMetal: false },
+      { instanceType: 'm4.large', hypervisor: 'xen', bareMetal: false },
+      { instanceType: 'm5.metal', hypervisor: undefined, bareMetal: true },
+    ]);
+    expect(typeInputs()).toEqual([{ InstanceTypes: ['m5.large', 'm4.large', 'm5.metal'], NextToken: undefined }]);
+  });
+
   it('wraps errors', async () => {
     ec2.on(DescribeInstanceTypesCommand).rejects(new AwsServiceError('InvalidInstanceType', 'no such type'));
 

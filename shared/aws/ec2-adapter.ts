@@ -509,6 +509,8 @@ export class Ec2Interfaces extends Ec2SubnetsAndTags implements Ec2InterfacePort
             maximumNetworkInterfaces: info.NetworkInfo?.MaximumNetworkInterfaces ?? 0,
             ipv4AddressesPerInterface: info.NetworkInfo?.Ipv4AddressesPerInterface ?? 0,
             ipv6AddressesPerInterface: info.NetworkInfo?.Ipv6AddressesPerInterface ?? 0,
+            hypervisor: info.Hypervisor,
+            bareMetal: info.BareMetal,
           });
         }
       } catch (err) {

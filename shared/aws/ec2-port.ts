@@ -54,6 +54,9 @@ export interface InstanceTypeInfo {
   maximumNetworkInterfaces: number;
   ipv4AddressesPerInterface: number;
   ipv6AddressesPerInterface: number;
+  /** `nitro` or `xen`; EC2 names none for a bare-metal type. Prefix delegation needs Nitro (or bare metal). */
+  hypervisor?: string;
+  bareMetal?: boolean;
 }
 
 /** How EC2 states a route's destination: a CIDR of either family, or a managed prefix list. */

@@ -161,12 +161,14 @@ describeContract('Ec2Port: instances, zones, subnets, tags', ec2Backends(), (bac
 
     const [m5] = await ec2.describeInstanceTypes(['m5.large']);
 
-    // m5.large: 3 network interfaces, 10 IPv4 and 10 IPv6 addresses per interface.
+    // m5.large: 3 network interfaces, 10 IPv4 and 10 IPv6 addresses per interface; Nitro (prefix delegation).
     expect(m5).toEqual({
       instanceType: 'm5.large',
       maximumNetworkInterfaces: 3,
       ipv4AddressesPerInterface: 10,
       ipv6AddressesPerInterface: 10,
+      hypervisor: 'nitro',
+      bareMetal: false,
     });
   });
 

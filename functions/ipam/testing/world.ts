@@ -21,7 +21,7 @@ export const SUBNET = makeSubnet({ index: 1 });
 export function createIpamWorld(options: { instanceType?: string } = {}) {
   const w = createWorld();
   w.ec2.putSubnet(SUBNET);
-  // Larger Windows instance types than the fake's defaults (EC2's figures: IPv4 addresses per interface).
+  // Larger Windows instance types than the fake's defaults (EC2's figures: IPv4 addresses per interface; Nitro).
   for (const [instanceType, interfaces, perInterface] of [
     ['m5.xlarge', 4, 15],
     ['m5.2xlarge', 4, 15],
@@ -32,6 +32,8 @@ export function createIpamWorld(options: { instanceType?: string } = {}) {
       maximumNetworkInterfaces: interfaces,
       ipv4AddressesPerInterface: perInterface,
       ipv6AddressesPerInterface: perInterface,
+      hypervisor: 'nitro',
+      bareMetal: false,
     });
   }
   w.sqs.createQueue(IPAM_QUEUE, { maxReceiveCount: 8, deadLetterQueue: 'ipam-dlq.fifo' });

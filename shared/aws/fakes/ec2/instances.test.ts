@@ -1,4 +1,4 @@
-import { DescribeInstancesCommand } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, DescribeInstanceTypesCommand } from '@aws-sdk/client-ec2';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../../clock.ts';
 import { TerminalError } from '../../../errors.ts';
@@ -155,6 +155,31 @@ describe('zones and instance types', () => {
     expect(err).toBeInstanceOf(TerminalError);
     expect(awsErrorCode(err.cause)).toBe('InvalidInstanceType');
     expect(err.message).toMatch(/\[x9\.huge\]/);
+  });
+
+  it('answers each type’s hypervisor as EC2 does (bare metal: none, BareMetal true)', async () => {
+    fake.instanceTypes.set('m4.large', {
+      instanceType: 'm4.large',
+      maximumNetworkInterfaces: 2,
+      ipv4AddressesPerInterface: 10,
+      ipv6AddressesPerInterface: 10,
+      hypervisor: 'xen',
+    });
+    fake.instanceTypes.set('m5.metal', {
+      instanceType: 'm5.metal',
+      maximumNetworkInterfaces: 15,
+      ipv4AddressesPerInterface: 50,
+      ipv6AddressesPerInterface: 50,
+      bareMetal: true,
+    });
+    const { InstanceTypes } = await fake.send(
+      new DescribeInstanceTypesCommand({ InstanceTypes: ['m5.large', 'm4.large', 'm5.metal'] }),
+    );
+    expect(InstanceTypes?.map((t) => [t.InstanceType, t.Hypervisor, t.BareMetal])).toEqual([
+      ['m5.large', 'nitro', false],
+      ['m4.large', 'xen', false],
+      ['m5.metal', undefined, true],
+    ]);
   });
 
   it('one DescribeAvailabilityZones serves every zone lookup of a container (Ec2Facts)', async () => {

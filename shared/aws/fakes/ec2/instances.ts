@@ -7,6 +7,7 @@ import type {
   DescribeInstanceTypesRequest,
   DescribeInstanceTypesResult,
   InstanceStateName,
+  InstanceTypeHypervisor,
   ModifyInstanceAttributeRequest,
   ModifyNetworkInterfaceAttributeRequest,
   Instance as SdkInstance,
@@ -225,6 +226,9 @@ export function describeInstanceTypes(ec2: Ec2State, input: DescribeInstanceType
         Ipv4AddressesPerInterface: info.ipv4AddressesPerInterface,
         Ipv6AddressesPerInterface: info.ipv6AddressesPerInterface,
       },
+      // EC2 names no hypervisor for a bare-metal type.
+      ...(info.hypervisor ? { Hypervisor: info.hypervisor as InstanceTypeHypervisor } : {}),
+      BareMetal: info.bareMetal ?? false,
     })),
     ...(NextToken ? { NextToken } : {}),
   };

@@ -42,6 +42,8 @@ export class Ec2State extends Ec2InterfaceState {
         maximumNetworkInterfaces: 3,
         ipv4AddressesPerInterface: 10,
         ipv6AddressesPerInterface: 10,
+        hypervisor: 'nitro',
+        bareMetal: false,
       },
     ],
     [
@@ -51,6 +53,8 @@ export class Ec2State extends Ec2InterfaceState {
         maximumNetworkInterfaces: 3,
         ipv4AddressesPerInterface: 6,
         ipv6AddressesPerInterface: 6,
+        hypervisor: 'nitro',
+        bareMetal: false,
       },
     ],
   ]);
