@@ -6,5 +6,7 @@ export default defineConfig({
     environment: 'node',
     testTimeout: 20_000,
     pool: 'forks',
+    // One real kube-apiserver for the run, started only when a test file asks for it (test/k8s-contract/lab.ts).
+    globalSetup: ['test/k8s-contract/global-setup.ts'],
   },
 });

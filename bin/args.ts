@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { SWITCHES } from '../shared/controllers.ts';
+import { INTERRUPTION_STAGE_SCHEMA } from '../stacks/config-interruption.ts';
+import { IPAM_STAGE_SCHEMA } from '../stacks/config-ipam.ts';
 
 /**
  * `npm start`'s command line. The simulation is the default whatever the environment holds: only
@@ -24,7 +27,15 @@ so changes are reconciled as they happen; it acts only while it holds the relay'
   --region REGION        AWS region (or AWS_REGION)
   --cluster-cidrs LIST   the cluster's pod CIDRs (or CLUSTER_CIDRS): also run the route controller
   --vpc-id VPC           the VPC of the load balancers (or VPC_ID): also run the service controller
-  --resync-seconds S     how often everything is reconciled again (default 300, as CCM_RESYNC_MINUTES)
+  --interruption         also run the interruption controller (or CCM_INTERRUPTION=true, the stage's switch);
+                         its notices come from EC2 events only: give it --ec2-events-queue-url
+  --ipam                 also run the Windows IP address manager (or CCM_IPAM=true, the stage's switch);
+                         it needs --vpc-id too, as the stage needs CCM_VPC_ID
+  --webhook-port PORT    with --ipam: serve the Pod admission webhooks on this port (HTTPS) and print the
+                         webhook configurations to apply, with clientConfig.url
+  --webhook-host HOST    the name or address the API server reaches this machine at (default: its hostname)
+  --resync-seconds S     how often each controller is reconciled again; default as deployed (every 300 s,
+                         CCM_RESYNC_MINUTES=5, for all but the interruption controller, which has no resync)
   --ec2-events-queue-url URL  the SQS queue EventBridge's EC2 rules feed (or EC2_EVENTS_QUEUE_URL;
                          npm run events:create makes one); without it EC2 changes wait for the resync
   --lease NS/NAME        the relay's leader-election Lease (default kube-system/serverless-ccm-relay,
@@ -32,8 +43,7 @@ so changes are reconciled as they happen; it acts only while it holds the relay'
   --leader-migration-config PATH  a LeaderMigrationConfiguration, honoured as the relay does
   --once                 one resync, drain the queues, print the summary and exit
   --dry-run              read for real, log Kubernetes writes instead of sending them (Node
-                         controllers only: routes and load balancers write to AWS, so they stay off;
-                         no Lease is taken)
+                         controllers only: the others write to AWS, so they stay off; no Lease is taken)
 
   --verbose              debug log lines
   --plain                plain log lines even on a terminal`;
@@ -64,7 +74,13 @@ export interface RealArgs extends Common {
   region?: string;
   clusterCidrs?: string;
   vpcId?: string;
-  resyncSeconds: number;
+  /** The stage's switches of the controllers with no setting of their own to switch them (shared/controllers.ts). */
+  interruption: boolean;
+  ipam: boolean;
+  /** Serve the IPAM admission webhooks here, for an API server that reaches this machine at `host`. */
+  webhooks?: { port: number; host?: string };
+  /** Undefined: each controller's period as deployed. */
+  resyncSeconds?: number;
   ec2EventsQueueUrl?: string;
   lease: { namespace: string; name: string };
   leaderMigrationConfig?: string;
@@ -86,6 +102,10 @@ const OPTIONS = {
   region: { type: 'string' },
   'cluster-cidrs': { type: 'string' },
   'vpc-id': { type: 'string' },
+  interruption: { type: 'boolean' },
+  ipam: { type: 'boolean' },
+  'webhook-port': { type: 'string' },
+  'webhook-host': { type: 'string' },
   'resync-seconds': { type: 'string' },
   'ec2-events-queue-url': { type: 'string' },
   lease: { type: 'string' },
@@ -103,6 +123,10 @@ const REAL_ONLY = [
   'region',
   'cluster-cidrs',
   'vpc-id',
+  'interruption',
+  'ipam',
+  'webhook-port',
+  'webhook-host',
   'resync-seconds',
   'ec2-events-queue-url',
   'lease',
@@ -113,16 +137,33 @@ const REAL_ONLY = [
 
 const LEASE = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/;
 
-function integer(name: string, raw: string | undefined, fallback: number, min: number): number {
+function integer(name: string, raw: string | undefined, fallback: number, min: number, max = Infinity): number {
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min)
-    throw new UsageError(`--${name} must be an integer >= ${min} (got ${JSON.stringify(raw)})`);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    const range = max === Infinity ? `>= ${min}` : `from ${min} to ${max}`;
+    throw new UsageError(`--${name} must be an integer ${range} (got ${JSON.stringify(raw)})`);
+  }
   return n;
 }
 
+/**
+ * A controller's switch: its flag, else the stage's variable read as the stage reads it (the same schema,
+ * stacks/config-interruption.ts and config-ipam.ts), so `CCM_IPAM=yes` means here what it means to the stage.
+ */
+function stageSwitch(name: 'interruption' | 'ipam', flag: boolean | undefined, env: Env): boolean {
+  if (flag) return true;
+  const variable = SWITCHES[name].variable;
+  const schema = name === 'interruption' ? INTERRUPTION_STAGE_SCHEMA.CCM_INTERRUPTION : IPAM_STAGE_SCHEMA.CCM_IPAM;
+  const parsed = schema.safeParse(env[variable]);
+  if (!parsed.success) throw new UsageError(`${variable} must be true or false (got ${JSON.stringify(env[variable])})`);
+  return parsed.data;
+}
+
 /** Parse `npm start`'s arguments; throws UsageError naming the problem. `env` only fills in real-mode settings. */
-export function parseLocalArgs(argv: readonly string[], env: Record<string, string | undefined>): LocalArgs {
+type Env = Record<string, string | undefined>;
+
+export function parseLocalArgs(argv: readonly string[], env: Env): LocalArgs {
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof OPTIONS }>>['values'];
   try {
     ({ values } = parseArgs({ args: [...argv], options: OPTIONS }));
@@ -162,6 +203,14 @@ export function parseLocalArgs(argv: readonly string[], env: Record<string, stri
     );
   }
   const optional = <K extends string>(key: K, value: string | undefined) => (value ? { [key]: value } : {});
+  const ipam = stageSwitch('ipam', values.ipam, env);
+  const webhookPort = values['webhook-port'];
+  if ((webhookPort ?? values['webhook-host']) !== undefined && !ipam) {
+    throw new UsageError("--webhook-port, --webhook-host: the webhooks are the IP address manager's; add --ipam");
+  }
+  if (values['webhook-host'] !== undefined && webhookPort === undefined) {
+    throw new UsageError('--webhook-host: give --webhook-port too (the port to serve the webhooks on)');
+  }
   return {
     mode: 'real',
     ...common,
@@ -172,7 +221,19 @@ export function parseLocalArgs(argv: readonly string[], env: Record<string, stri
     ...optional('vpcId', values['vpc-id'] ?? env.VPC_ID),
     ...optional('ec2EventsQueueUrl', ec2EventsQueueUrl),
     ...optional('leaderMigrationConfig', values['leader-migration-config']),
-    resyncSeconds: integer('resync-seconds', values['resync-seconds'], 300, 5),
+    interruption: stageSwitch('interruption', values.interruption, env),
+    ipam,
+    ...(webhookPort !== undefined
+      ? {
+          webhooks: {
+            port: integer('webhook-port', webhookPort, 0, 1, 65_535),
+            ...optional('host', values['webhook-host']),
+          },
+        }
+      : {}),
+    ...(values['resync-seconds'] !== undefined
+      ? { resyncSeconds: integer('resync-seconds', values['resync-seconds'], 0, 5) }
+      : {}),
     lease: { namespace: lease[1]!, name: lease[3]! },
     once: values.once ?? false,
     dryRun: values['dry-run'] ?? false,

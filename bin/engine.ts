@@ -8,7 +8,7 @@ import { ipamReconciler } from '../functions/ipam/reconciler.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
 import type { Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
-import { type ResyncQueues, resync } from '../functions/resync/resync.ts';
+import { resync } from '../functions/resync/resync.ts';
 import type { RouteDeps } from '../functions/route/deps.ts';
 import { routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
@@ -20,6 +20,14 @@ import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
 import type { Clock } from '../shared/clock.ts';
+import {
+  CONTROLLER_NAMES,
+  CONTROLLERS,
+  type ControllerName,
+  ec2EventTarget,
+  feeds,
+  resyncQueues,
+} from '../shared/controllers.ts';
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
@@ -29,7 +37,54 @@ import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
 import type { SqsPort } from '../shared/queue/sqs-port.ts';
-import { FUNCTION_DEFAULTS } from '../stacks/config.ts';
+import { FUNCTION_DEFAULTS, type FunctionName } from '../stacks/config.ts';
+
+/** Per controller, what the engine needs beyond its common options to run it (absent: it does not run). */
+export interface ControllerOptions {
+  node: Record<string, never>;
+  'node-lifecycle': Record<string, never>;
+  route: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
+  /** Service load balancers; `kube` must then serve Services and EndpointSlices too. */
+  service: {
+    vpcId: string;
+    elbv2: Elbv2Port;
+    /** Classic ELBs (Services on one, or the default type classic). */
+    elb?: ElbPort;
+    kube: ServiceControllerKube;
+    provisioningRequeueSeconds?: number;
+    cleanupRequeueSeconds?: number;
+  } & Pick<
+    ServiceDeps,
+    'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags' | 'defaultLoadBalancerType' | 'resyncQuickCheck'
+  >;
+  /**
+   * Windows IP address management (functions/ipam): the relay sends Pod and VPC CNI ConfigMap changes to its queue
+   * as the Node's key; whether it hands out addresses is the ConfigMap's `enable-windows-ipam`.
+   */
+  ipam: {
+    /** Pods on a Node and the VPC CNI ConfigMap; `kube` serves the Nodes. */
+    pods: IpamKubernetesPort;
+    /** The garbage collector only looks at network interfaces in this VPC. */
+    vpcId?: string;
+    /** IPAM_COOLDOWN_SECONDS; default 30, as deployed. */
+    cooldownSeconds?: number;
+  };
+  /**
+   * The interruption controller: with it, the EC2 events router sends interruption notices to the interruption
+   * queue (as INTERRUPTION_QUEUE_URL makes it do in AWS) and the interruption reconciler drains their Nodes.
+   */
+  interruption: {
+    /** Pods and evictions; `kube` must then serve them. */
+    drain: DrainPort;
+    /** Termination lifecycle hooks; without it they are left to time out. */
+    autoscaling?: AutoScalingPort;
+    /** INTERRUPTION_DRAIN_REQUEUE_SECONDS; default 5, as deployed. */
+    drainRequeueSeconds?: number;
+    /** INTERRUPTION_ACTIONS: the kinds it names; the others keep their defaults. */
+    actionOverrides?: Partial<InterruptionDeps['actions']>;
+    outOfServiceTaint?: boolean;
+  };
+}
 
 export interface EngineOptions {
   clusterName: string;
@@ -42,115 +97,121 @@ export interface EngineOptions {
   metrics: RecordingMetrics;
   /** How long the EC2 events router trusts its instance -> Node map (NODE_INDEX_TTL_SECONDS); default 60 s. */
   nodeIndexTtlMs?: number;
-  /** Route controller settings; without cluster CIDRs the route controller does not run. */
-  routes?: { clusterCidrs: Cidr[]; routeTableId?: string; routeTableLimit: number };
-  /** Service load balancers; `kube` must then serve Services and EndpointSlices too. */
-  services?: {
-    vpcId: string;
-    elbv2: Elbv2Port;
-    /** Classic ELBs (Services on one, or the default type classic). */
-    elb?: ElbPort;
-    kube: ServiceControllerKube;
-    provisioningRequeueSeconds?: number;
-    cleanupRequeueSeconds?: number;
-  } & Pick<ServiceDeps, 'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags' | 'defaultLoadBalancerType'>;
   /**
-   * The interruption controller: with it, the EC2 events router sends interruption notices to the interruption
-   * queue (as INTERRUPTION_QUEUE_URL makes it do in AWS) and the interruption reconciler drains their Nodes.
+   * The controllers to run besides those always on (shared/controllers.ts: no switch), with what each needs; a
+   * controller with a switch runs only when given here.
    */
-  interruption?: {
-    /** Pods and evictions; `kube` must then serve them. */
-    drain: DrainPort;
-    /** Termination lifecycle hooks; without it they are left to time out. */
-    autoscaling?: AutoScalingPort;
-    /** INTERRUPTION_DRAIN_REQUEUE_SECONDS; default 5, as deployed. */
-    drainRequeueSeconds?: number;
-  } & Partial<Pick<InterruptionDeps, 'actions' | 'outOfServiceTaint'>>;
-  /**
-   * Windows IP address management (functions/ipam): the relay sends Pod and VPC CNI ConfigMap changes to its queue
-   * as the Node's key; whether it hands out addresses is the ConfigMap's `enable-windows-ipam`.
-   */
-  ipam?: {
-    /** Pods on a Node and the VPC CNI ConfigMap; `kube` serves the Nodes. */
-    pods: IpamKubernetesPort;
-    /** The garbage collector only looks at network interfaces in this VPC. */
-    vpcId?: string;
-    /** IPAM_COOLDOWN_SECONDS; default 30, as deployed. */
-    cooldownSeconds?: number;
-  };
+  controllers?: { [N in ControllerName]?: ControllerOptions[N] };
 }
 
-export const QUEUES = {
-  node: 'node.fifo',
-  lifecycle: 'node-lifecycle.fifo',
-  route: 'route.fifo',
-  service: 'service.fifo',
-  ec2Events: 'ec2-events',
-  interruption: 'interruption.fifo',
-  ipam: 'ipam.fifo',
-} as const;
-export const DLQS = [
-  'node-dlq.fifo',
-  'node-lifecycle-dlq.fifo',
-  'route-dlq.fifo',
-  'service-dlq.fifo',
-  'ec2-events-dlq',
-  'interruption-dlq.fifo',
-  'ipam-dlq.fifo',
-];
-/**
- * Receives before an interruption notice is dead-lettered, should FUNCTION_DEFAULTS have no `interruption` entry;
- * it has one (1000, stacks/config.ts), which the local queue takes as the stack does. A drain requeues every few
- * seconds for up to its deadline (a spot notice: 24 passes of 5 s), and every requeue is a receive.
- */
-const INTERRUPTION_MAX_RECEIVES = 100;
+/** The standard queue EventBridge's rules feed, and the router's function. */
+export const EC2_EVENTS_QUEUE = 'ec2-events';
 
-/** The queue each reconciler reads, under the relay's names for the reconcilers. */
-export const RECONCILER_QUEUES = {
-  node: QUEUES.node,
-  'node-lifecycle': QUEUES.lifecycle,
-  route: QUEUES.route,
-  service: QUEUES.service,
-  ipam: QUEUES.ipam,
-} as const satisfies Partial<Record<RelayReconciler, string>>;
-export type EngineReconciler = keyof typeof RECONCILER_QUEUES;
+/** Each controller's in-process queue: its name, as the stack names it (without the stage prefix). */
+export const CONTROLLER_QUEUES = Object.fromEntries(CONTROLLER_NAMES.map((name) => [name, `${name}.fifo`])) as Readonly<
+  Record<ControllerName, string>
+>;
+
+/** The dead-letter queue of an in-process queue, named as the stack names it. */
+export function dlqOf(queue: string): string {
+  return queue.endsWith('.fifo') ? `${queue.slice(0, -'.fifo'.length)}-dlq.fifo` : `${queue}-dlq`;
+}
+
+/** The in-process queues under short names, for wiring of one's own on them (test/property/cluster.ts). */
+export const QUEUES = {
+  ...CONTROLLER_QUEUES,
+  lifecycle: CONTROLLER_QUEUES['node-lifecycle'],
+  ec2Events: EC2_EVENTS_QUEUE,
+} as const;
+
+/** Every in-process queue: the controllers', then the EC2 events queue. */
+export const ALL_QUEUES: readonly string[] = [...Object.values(CONTROLLER_QUEUES), EC2_EVENTS_QUEUE];
+export const DLQS: readonly string[] = ALL_QUEUES.map(dlqOf);
+
+/** The reconcilers the relay can feed, under the relay's names (those of the controller table). */
+export type EngineReconciler = ControllerName & RelayReconciler;
 
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
 
+/** Receives before a message moves to its DLQ, as the stack sets them (stacks/config.ts FUNCTION_DEFAULTS). */
+const receives = (name: FunctionName) => FUNCTION_DEFAULTS[name].maxReceiveCount;
+
 /**
- * The queues as the stack makes them (stacks/config.ts FUNCTION_DEFAULTS): the same receives before a
- * message moves to its DLQ, so a Service waiting on a provisioning NLB is dead-lettered locally when it
- * would be in AWS. Visibility timeouts stay short: the in-process event source never loses an
- * invocation, so they only matter after a handler threw, and six times a Lambda timeout would leave a
- * local run idle for minutes.
+ * The queues as the stack makes them: the same receives before a message moves to its DLQ, so a Service waiting
+ * on a provisioning NLB is dead-lettered locally when it would be in AWS. Visibility timeouts stay at the fake's
+ * 30 s: the in-process event source never loses an invocation, so they only matter after a handler threw, and
+ * six times a Lambda timeout would leave a local run idle for minutes.
  */
 function createQueues(clock: Clock, region: string): FakeSqs {
   const sqs = new FakeSqs(clock, region);
-  const receives = (name: keyof typeof FUNCTION_DEFAULTS) => FUNCTION_DEFAULTS[name].maxReceiveCount;
-  sqs.createQueue(QUEUES.node, {
-    maxReceiveCount: receives('node'),
-    deadLetterQueue: DLQS[0],
-    visibilityTimeoutSeconds: 60,
-  });
-  sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: receives('node-lifecycle'), deadLetterQueue: DLQS[1] });
-  sqs.createQueue(QUEUES.route, { maxReceiveCount: receives('route'), deadLetterQueue: DLQS[2] });
-  sqs.createQueue(QUEUES.service, { maxReceiveCount: receives('service'), deadLetterQueue: DLQS[3] });
-  sqs.createQueue(QUEUES.ec2Events, {
+  for (const name of CONTROLLER_NAMES) {
+    const queue = CONTROLLER_QUEUES[name];
+    sqs.createQueue(queue, { maxReceiveCount: receives(name), deadLetterQueue: dlqOf(queue) });
+  }
+  sqs.createQueue(EC2_EVENTS_QUEUE, {
     fifo: false,
     maxReceiveCount: receives('ec2-events'),
-    deadLetterQueue: DLQS[4],
+    deadLetterQueue: dlqOf(EC2_EVENTS_QUEUE),
   });
-  const interruption = (FUNCTION_DEFAULTS as Partial<Record<string, { maxReceiveCount: number }>>).interruption;
-  sqs.createQueue(QUEUES.interruption, {
-    maxReceiveCount: interruption?.maxReceiveCount ?? INTERRUPTION_MAX_RECEIVES,
-    deadLetterQueue: DLQS[5],
-  });
-  sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: DLQS[6] });
   return sqs;
 }
 
+/** What building one controller's handler may use. */
+interface Build {
+  o: EngineOptions;
+  reconcile: <D, B>(reconciler: Reconciler<D, B>, deps: D) => Handler;
+  common: { kube: KubernetesPort; ec2: Ec2Port; clock: Clock; log: Log; metrics: RecordingMetrics };
+}
+
+/**
+ * Each controller's handler, with exactly the deps its Lambda handler gives it (functions/<name>/handler.ts);
+ * one entry per controller of shared/controllers.ts, or the typecheck fails.
+ */
+const HANDLERS: { [N in ControllerName]: (b: Build, options: ControllerOptions[N]) => Handler } = {
+  node: ({ o, reconcile, common }) =>
+    reconcile(nodeReconciler, {
+      ...common,
+      clusterName: o.clusterName,
+      region: o.region,
+      ipFamilies: o.ipFamilies,
+      facts: new Ec2Facts(o.ec2, o.clock),
+    } satisfies NodeDeps),
+  'node-lifecycle': ({ reconcile, common }) => reconcile(nodeLifecycleReconciler, common satisfies LifecycleDeps),
+  route: ({ o, reconcile, common }, route) =>
+    reconcile(routeReconciler, { ...common, clusterName: o.clusterName, ...route } satisfies RouteDeps),
+  service: ({ o, reconcile }, service) => reconcile(serviceReconciler, serviceDeps(o, service)),
+  ipam: ({ o, reconcile }, ipam) =>
+    reconcile(ipamReconciler, {
+      clusterName: o.clusterName,
+      ...(ipam.vpcId ? { vpcId: ipam.vpcId } : {}),
+      kube: o.kube,
+      pods: ipam.pods,
+      ec2: o.ec2,
+      facts: new Ec2Facts(o.ec2, o.clock),
+      cooldownSeconds: ipam.cooldownSeconds ?? 30,
+      clock: o.clock,
+      log: o.log,
+      metrics: o.metrics,
+    } satisfies IpamDeps),
+  interruption: ({ o, reconcile }, interruption) =>
+    reconcile(interruptionReconciler, {
+      clusterName: o.clusterName,
+      kube: o.kube,
+      drain: interruption.drain,
+      ...(interruption.autoscaling ? { autoscaling: interruption.autoscaling } : {}),
+      ec2: o.ec2,
+      // Kinds INTERRUPTION_ACTIONS does not name keep their defaults, as in the Lambda.
+      actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...interruption.actionOverrides },
+      outOfServiceTaint: interruption.outOfServiceTaint ?? false,
+      drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
+      clock: o.clock,
+      log: o.log,
+      metrics: o.metrics,
+    } satisfies InterruptionDeps),
+};
+
 /** The service controller's deps, exactly the fields its Lambda handler sets (functions/service/handler.ts). */
-function serviceDeps(o: EngineOptions, services: NonNullable<EngineOptions['services']>): ServiceDeps {
+function serviceDeps(o: EngineOptions, services: ControllerOptions['service']): ServiceDeps {
   return {
     kube: services.kube,
     ec2: o.ec2,
@@ -164,94 +225,65 @@ function serviceDeps(o: EngineOptions, services: NonNullable<EngineOptions['serv
     ...(services.loadBalancerClass ? { loadBalancerClass: services.loadBalancerClass } : {}),
     ...(services.nodePortRange ? { nodePortRange: services.nodePortRange } : {}),
     ...(services.externalManagedTags ? { externalManagedTags: services.externalManagedTags } : {}),
+    ...(services.resyncQuickCheck ? { resyncQuickCheck: services.resyncQuickCheck } : {}),
     clock: o.clock,
     log: o.log,
     metrics: o.metrics,
   };
 }
 
-/** The interruption controller's deps, as its Lambda sets them; the notices' queue for the router. */
-function interruptionDeps(
-  o: EngineOptions,
-  interruption: NonNullable<EngineOptions['interruption']>,
-): InterruptionDeps {
-  return {
-    clusterName: o.clusterName,
-    kube: o.kube,
-    drain: interruption.drain,
-    ...(interruption.autoscaling ? { autoscaling: interruption.autoscaling } : {}),
-    ec2: o.ec2,
-    actions: interruption.actions ?? DEFAULT_INTERRUPTION_ACTIONS,
-    outOfServiceTaint: interruption.outOfServiceTaint ?? false,
-    drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
-    clock: o.clock,
-    log: o.log,
-    metrics: o.metrics,
-  };
+/** The options of each controller that runs: those without a switch always, the others when given. */
+function running(o: EngineOptions): { [N in ControllerName]?: ControllerOptions[N] } {
+  const given = o.controllers ?? {};
+  return Object.fromEntries(
+    CONTROLLER_NAMES.flatMap((name) => {
+      const options = given[name] ?? (CONTROLLERS[name].switches.length === 0 ? {} : undefined);
+      return options === undefined ? [] : [[name, options]];
+    }),
+  );
 }
 
-/** The IP address manager's deps, exactly the fields its Lambda handler sets (functions/ipam/handler.ts). */
-function ipamDeps(o: EngineOptions, ipam: NonNullable<EngineOptions['ipam']>): IpamDeps {
-  return {
-    clusterName: o.clusterName,
-    ...(ipam.vpcId ? { vpcId: ipam.vpcId } : {}),
-    kube: o.kube,
-    pods: ipam.pods,
-    ec2: o.ec2,
-    facts: new Ec2Facts(o.ec2, o.clock),
-    cooldownSeconds: ipam.cooldownSeconds ?? 30,
-    clock: o.clock,
-    log: o.log,
-    metrics: o.metrics,
-  };
-}
-
-/** One handler per queue, as the stack gives each queue its function; controllers that are off get none. */
-function createHandlers(o: EngineOptions, sqs: FakeSqs, wake: () => void): Map<string, Handler> {
-  const common = { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics };
-  const nodeDeps: NodeDeps = {
-    ...common,
-    clusterName: o.clusterName,
-    region: o.region,
-    ipFamilies: o.ipFamilies,
-    facts: new Ec2Facts(o.ec2, o.clock),
-  };
-  const lifecycleDeps: LifecycleDeps = common;
-  const runner: RunnerDeps = { log: o.log, metrics: o.metrics, queue: sqs, clock: o.clock };
-  const routerDeps: RouterDeps = {
+/**
+ * The EC2 events router as its Lambda is wired (functions/ec2-events/handler.ts): state changes to the controller
+ * shared/controllers.ts names for them, interruption notices to the interruption controller when it runs.
+ */
+function routerDeps(o: EngineOptions, sqs: FakeSqs, on: ReadonlySet<ControllerName>, wake: () => void): RouterDeps {
+  const deps: RouterDeps = {
     index: new NodeIndex(o.kube, o.clock, o.nodeIndexTtlMs),
     sqs,
-    routes: { 'state-change': sqs.urlOf(QUEUES.lifecycle) },
+    routes: { 'state-change': sqs.urlOf(CONTROLLER_QUEUES[ec2EventTarget('ec2-state-change')]) },
     log: o.log,
     metrics: o.metrics,
   };
-  if (o.interruption) {
+  const interruption = ec2EventTarget('ec2-interruption');
+  if (on.has(interruption)) {
     // A notice wakes an idle loop as a key does: a spot warning leaves two minutes.
     const sendFifo: FakeSqs['sendFifo'] = async (url, messages) => {
       const failed = await sqs.sendFifo(url, messages);
       wake();
       return failed;
     };
-    routerDeps.interruption = { queueUrl: sqs.urlOf(QUEUES.interruption), sqs: { sendFifo } };
+    deps.interruption = { queueUrl: sqs.urlOf(CONTROLLER_QUEUES[interruption]), sqs: { sendFifo } };
   }
-  const reconcile =
-    <D, B>(reconciler: Reconciler<D, B>, deps: D): Handler =>
-    (records) =>
-      runBatch(reconciler, records, deps, runner);
-  const handlers = new Map<string, Handler>([
-    [QUEUES.ec2Events, (records) => routeEc2Events(records, routerDeps)],
-    [QUEUES.node, reconcile(nodeReconciler, nodeDeps)],
-    [QUEUES.lifecycle, reconcile(nodeLifecycleReconciler, lifecycleDeps)],
-  ]);
-  if (o.routes) {
-    const routeDeps: RouteDeps = { ...common, clusterName: o.clusterName, ...o.routes };
-    handlers.set(QUEUES.route, reconcile(routeReconciler, routeDeps));
+  return deps;
+}
+
+/** One handler per queue, as the stack gives each queue its function; controllers that are off get none. */
+function createHandlers(o: EngineOptions, sqs: FakeSqs, wake: () => void): Map<string, Handler> {
+  const runner: RunnerDeps = { log: o.log, metrics: o.metrics, queue: sqs, clock: o.clock };
+  const build: Build = {
+    o,
+    reconcile: (reconciler, deps) => (records) => runBatch(reconciler, records, deps, runner),
+    common: { kube: o.kube, ec2: o.ec2, clock: o.clock, log: o.log, metrics: o.metrics },
+  };
+  const on = running(o);
+  const names = Object.keys(on) as ControllerName[];
+  const router = routerDeps(o, sqs, new Set(names), wake);
+  const handlers = new Map<string, Handler>([[EC2_EVENTS_QUEUE, (records) => routeEc2Events(records, router)]]);
+  for (const name of names) {
+    const make = HANDLERS[name] as (b: Build, options: unknown) => Handler;
+    handlers.set(CONTROLLER_QUEUES[name], make(build, on[name]));
   }
-  if (o.services) handlers.set(QUEUES.service, reconcile(serviceReconciler, serviceDeps(o, o.services)));
-  if (o.interruption) {
-    handlers.set(QUEUES.interruption, reconcile(interruptionReconciler, interruptionDeps(o, o.interruption)));
-  }
-  if (o.ipam) handlers.set(QUEUES.ipam, reconcile(ipamReconciler, ipamDeps(o, o.ipam)));
   return handlers;
 }
 
@@ -280,31 +312,22 @@ function createWake() {
 /**
  * One round of functions/resync on these queues: every Node key, the route table key, every LoadBalancer
  * Service (and every Service still holding the cleanup finalizer), every Windows Node key and the IPAM and
- * Service garbage-collection keys, each to
- * the queue of a reconciler that runs and that `allows` (default all). Throws ResyncError when keys were
- * refused, after sending the rest.
+ * Service garbage-collection keys, each to the queue of a controller that runs, that the resync feeds and that
+ * `allows` (default all). Throws ResyncError when keys were refused, after sending the rest.
  */
-function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<EngineReconciler, string>>) {
-  return (round: string, allows: (r: EngineReconciler) => boolean = () => true) => {
-    const url = (r: EngineReconciler) => (allows(r) ? queueUrls[r] : undefined);
-    const queues: ResyncQueues = {
-      node: url('node'),
-      nodeLifecycle: url('node-lifecycle'),
-      route: url('route'),
-      service: url('service'),
-      ipam: url('ipam'),
-    };
-    return resync(round, {
+function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<ControllerName, string>>) {
+  const services = running(o).service;
+  return (round: string, allows: (r: ControllerName) => boolean = () => true) =>
+    resync(round, {
       kube: o.kube,
       // As the Lambda does: only the Nodes a sweep of the cluster's instances finds out of step.
       nodeSweep: { ec2: o.ec2, clusterName: o.clusterName, ipFamilies: o.ipFamilies },
-      ...(o.services ? { services: o.services.kube } : {}),
+      ...(services ? { services: services.kube } : {}),
       sqs: keys,
-      queues,
+      queues: resyncQueues((r) => (allows(r) ? queueUrls[r] : undefined)),
       log: o.log,
       metrics: o.metrics,
     });
-  };
 }
 
 /** The Lambda event source mappings: polls of the queues that have a function. */
@@ -336,13 +359,15 @@ export function createEngine(o: EngineOptions) {
   const sqs = createQueues(o.clock, o.region);
   const wake = createWake();
   const handlers = createHandlers(o, sqs, wake.notify);
-  const reconcilers = (Object.keys(RECONCILER_QUEUES) as EngineReconciler[]).filter((r) =>
-    handlers.has(RECONCILER_QUEUES[r]),
-  );
-  /** The queue URL of each reconciler that runs: what the relay is configured with. */
-  const queueUrls: Partial<Record<EngineReconciler, string>> = Object.fromEntries(
-    reconcilers.map((r) => [r, sqs.urlOf(RECONCILER_QUEUES[r])]),
-  );
+  /** The controllers that run, in the order of shared/controllers.ts. */
+  const reconcilers = CONTROLLER_NAMES.filter((name) => handlers.has(CONTROLLER_QUEUES[name]));
+  const queueUrlOf = Object.fromEntries(reconcilers.map((r) => [r, sqs.urlOf(CONTROLLER_QUEUES[r])])) as Partial<
+    Record<ControllerName, string>
+  >;
+  /** The queue URL of each controller that runs and that the relay feeds: what the relay is configured with. */
+  const queueUrls = Object.fromEntries(
+    reconcilers.filter((r) => feeds(r, 'relay')).map((r) => [r, queueUrlOf[r]]),
+  ) as Partial<Record<EngineReconciler, string>>;
 
   /** The in-process SQS as producers see it: every accepted key wakes an idle loop. */
   const keys: SqsPort = {
@@ -360,7 +385,7 @@ export function createEngine(o: EngineOptions) {
    * it into a Node key. Unparseable bodies are acknowledged and counted there, as in AWS.
    */
   async function enqueueEc2Event(body: string): Promise<void> {
-    sqs.send(QUEUES.ec2Events, body);
+    sqs.send(EC2_EVENTS_QUEUE, body);
     wake.notify();
   }
 
@@ -370,7 +395,7 @@ export function createEngine(o: EngineOptions) {
     queueUrls,
     reconcilers,
     enqueueEc2Event,
-    resync: resyncer(o, keys, queueUrls),
+    resync: resyncer(o, keys, queueUrlOf),
     ...eventSourceMappings(sqs, handlers),
     idle: wake.idle,
     /** Ends an `idle` early (a stop was asked for). */

@@ -8,7 +8,7 @@
  *   list/watch runs in the process, so changes are reconciled within seconds; the resync is the safety net.
  */
 import { type LocalArgs, parseLocalArgs, type SimulationArgs, USAGE, UsageError } from './args.ts';
-import { QUEUES } from './engine.ts';
+import { ALL_QUEUES } from './engine.ts';
 import { createOutput, formatRows, summaryRows, type ViewSource } from './live-view.ts';
 import { runReal } from './real-cli.ts';
 import { createSimulation } from './simulation.ts';
@@ -41,7 +41,7 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
   const source: ViewSource = {
     title: `serverless-ccm local: simulated cluster "local-sim", ${a.nodes} nodes, EC2 latency ${a.ec2LatencyMs} ms`,
     metrics: sim.metrics,
-    queueDepths: () => Object.values(QUEUES).map((q) => [q, sim.sqs.depth(q)]),
+    queueDepths: () => ALL_QUEUES.map((q) => [q, sim.sqs.depth(q)]),
     dlqDepth: sim.engine.dlqDepth,
     awsCalls: () => [
       ...sim.ec2.calls.entries(),

@@ -10,22 +10,32 @@ import {
   parseLeaderMigrationConfiguration,
 } from '../functions/relay/leader-migration.ts';
 import { DEFAULT_ELECTION } from '../functions/relay/lease.ts';
-import { createEc2Port, createElbPort, createElbv2Port, createSqsPort } from '../shared/aws/clients.ts';
+import {
+  createAutoScalingPort,
+  createEc2Port,
+  createElbPort,
+  createElbv2Port,
+  createSqsPort,
+} from '../shared/aws/clients.ts';
 import { systemClock } from '../shared/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../shared/config/config.ts';
+import { CONTROLLER_NAMES, type ControllerName } from '../shared/controllers.ts';
 import { errorMessage } from '../shared/errors.ts';
 import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
+import { ClientNodeDrain } from '../shared/k8s/client-node-drain.ts';
+import { ClientNodeIpam } from '../shared/k8s/client-node-ipam.ts';
 import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
 import { serviceControllerKube } from '../shared/k8s/service-port.ts';
-import { validatedCidr } from '../shared/net/cidr.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import type { RealArgs } from './args.ts';
 import { dryRunKubernetes } from './dry-run.ts';
 import { startEc2EventsPoller } from './ec2-events-poller.ts';
-import { DLQS, type EngineOptions, QUEUES } from './engine.ts';
+import { ALL_QUEUES, DLQS } from './engine.ts';
 import type { createOutput, ViewSource } from './live-view.ts';
 import { formatRows, summaryRows } from './live-view.ts';
 import { createRealMode, type Ec2EventsSource, type RealMode } from './real.ts';
+import { controllerPlan, type RealPorts, realSwitches, resyncPlan } from './real-plan.ts';
+import { serveWebhooks } from './real-webhooks.ts';
 
 /**
  * `npm start -- --real`: settings validated as the Lambdas validate theirs (shared/config/config.ts),
@@ -92,49 +102,48 @@ function loadKubeConfig(path: string | undefined): KubeConfig {
   return kubeConfig;
 }
 
-/** Which controllers run, with the Lambdas' settings, and for each one that does not, why. */
-export function controllerPlan(config: Config, dryRun: boolean, metrics: RecordingMetrics, kubeConfig: KubeConfig) {
-  const off: [string, string][] = [];
-  const why = (flag: string) => (dryRun ? 'dry run: it writes to AWS' : `no ${flag}`);
-  const routeOn = Boolean(config.CLUSTER_CIDRS) && !dryRun;
-  const serviceOn = Boolean(config.VPC_ID) && !dryRun;
-  if (!routeOn) off.push(['route', why('--cluster-cidrs')]);
-  if (!serviceOn) off.push(['service', why('--vpc-id')]);
-  const routes: EngineOptions['routes'] = routeOn
-    ? {
-        clusterCidrs: (config.CLUSTER_CIDRS ?? []).map((text) => validatedCidr(text, 'CLUSTER_CIDRS')),
-        routeTableLimit: config.ROUTE_TABLE_LIMIT,
-        ...(config.ROUTE_TABLE_ID ? { routeTableId: config.ROUTE_TABLE_ID } : {}),
-      }
-    : undefined;
-  const services: EngineOptions['services'] = serviceOn
-    ? {
-        vpcId: config.VPC_ID!,
-        elbv2: createElbv2Port(config, metrics),
-        elb: createElbPort(config, metrics),
-        defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
-        kube: serviceControllerKube(new ClientNodeServices(kubeConfig), new ClientNodeKubernetes(kubeConfig)),
-        provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
-        cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
-        loadBalancerClass: config.LOAD_BALANCER_CLASS,
-        nodePortRange: config.SERVICE_NODE_PORT_RANGE,
-        externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
-      }
-    : undefined;
-  return { routes, services, off };
+/** The ports of the kubeconfig (client-node) and the AWS credential chain (SDK clients), made when asked for. */
+function clientNodePorts(config: Config, metrics: RecordingMetrics, kubeConfig: KubeConfig): RealPorts {
+  return {
+    serviceKube: () => serviceControllerKube(new ClientNodeServices(kubeConfig), new ClientNodeKubernetes(kubeConfig)),
+    elbv2: () => createElbv2Port(config, metrics),
+    elb: () => createElbPort(config, metrics),
+    drain: () => new ClientNodeDrain(kubeConfig),
+    autoscaling: () => createAutoScalingPort(config, metrics),
+    pods: () => new ClientNodeIpam(kubeConfig),
+  };
+}
+
+/** `300 s: node, route; none: interruption (EC2 events only)`: each controller that runs and how often it is resynced. */
+function describeResync(mode: RealMode, periods: Partial<Record<ControllerName, number>>): string {
+  const byPeriod = new Map<string, string[]>();
+  for (const name of mode.engine.reconcilers) {
+    const period = periods[name];
+    const label = period === undefined ? 'none (its work comes only from EC2 events)' : `every ${period} s`;
+    byPeriod.set(label, [...(byPeriod.get(label) ?? []), name]);
+  }
+  return [...byPeriod].map(([label, names]) => `${label}: ${names.join(', ')}`).join('; ');
 }
 
 /** The closing summary's real-mode lines: which controllers ran (and why the others did not), the relay, EC2 events. */
-export function realModeRows(mode: RealMode, off: readonly [string, string][]): [string, string | number][] {
+export function realModeRows(
+  mode: RealMode,
+  off: readonly [string, string][],
+  extra: { resync?: Partial<Record<ControllerName, number>>; webhooks?: () => string } = {},
+): [string, string | number][] {
   const m = mode.relayMetrics;
   const { leading, holder, lease } = mode.state;
   const held = leading ? 'held by this process' : `held by ${holder ?? 'another process'}: this one stands by`;
   const leaseRow = lease === undefined ? 'none taken (dry run)' : `${lease}, ${held}`;
+  const offReason = new Map(off);
   return [
     [
       'controllers',
-      [...mode.engine.reconcilers.map((r) => `${r}: on`), ...off.map(([r, why]) => `${r}: off (${why})`)].join(', '),
+      CONTROLLER_NAMES.filter((r) => mode.engine.reconcilers.includes(r) || offReason.has(r))
+        .map((r) => (offReason.has(r) ? `${r}: off (${offReason.get(r)})` : `${r}: on`))
+        .join(', '),
     ],
+    ...(extra.resync ? [['resync', describeResync(mode, extra.resync)] as [string, string]] : []),
     ['Lease', leaseRow],
     [
       'relay: changes seen / forwarded',
@@ -142,15 +151,21 @@ export function realModeRows(mode: RealMode, off: readonly [string, string][]): 
     ],
     ['resync rounds', mode.state.rounds],
     ['EC2 events', mode.state.ec2Events()],
+    ...(extra.webhooks ? [['admission webhooks', extra.webhooks()] as [string, string]] : []),
   ];
 }
 
-function viewSource(title: string, mode: RealMode, metrics: RecordingMetrics, off: [string, string][]): ViewSource {
+function viewSource(
+  title: string,
+  mode: RealMode,
+  metrics: RecordingMetrics,
+  rows: () => [string, string | number][],
+): ViewSource {
   const started = performance.now();
   return {
     title,
     metrics,
-    queueDepths: () => Object.values(QUEUES).map((q) => [q, mode.engine.sqs.depth(q)]),
+    queueDepths: () => ALL_QUEUES.map((q) => [q, mode.engine.sqs.depth(q)]),
     dlqDepth: mode.engine.dlqDepth,
     awsCalls: () => {
       const byOp = new Map<string, number>();
@@ -161,7 +176,7 @@ function viewSource(title: string, mode: RealMode, metrics: RecordingMetrics, of
       return [...byOp.entries()];
     },
     clockLabel: () => `${((performance.now() - started) / 1000).toFixed(1)} s`,
-    extra: () => realModeRows(mode, off),
+    extra: rows,
   };
 }
 
@@ -174,7 +189,10 @@ export async function runReal(args: RealArgs, output: Output): Promise<void> {
   const metrics = new RecordingMetrics();
   const realKube = new ClientNodeKubernetes(kubeConfig);
   const kube = args.dryRun ? dryRunKubernetes(realKube, log) : realKube;
-  const { routes, services, off } = controllerPlan(config, args.dryRun, metrics, kubeConfig);
+  const switches = realSwitches(config, args);
+  const ports = clientNodePorts(config, metrics, kubeConfig);
+  const { controllers, off } = controllerPlan(config, switches, args.dryRun, ports);
+  const resync = resyncPlan(args.resyncSeconds);
   const queueUrl = args.ec2EventsQueueUrl;
   // The queue `npm run events:create` makes, long-polled through the SQS adapter (bin/ec2-events-poller.ts).
   const eventsSqs = queueUrl ? createSqsPort(config, metrics) : undefined;
@@ -194,8 +212,7 @@ export async function runReal(args: RealArgs, output: Output): Promise<void> {
         kube,
         log,
         metrics,
-        ...(routes ? { routes } : {}),
-        ...(services ? { services } : {}),
+        controllers,
       },
       relay: {
         identity: `${hostname()}_local_${randomBytes(4).toString('hex')}`,
@@ -206,23 +223,33 @@ export async function runReal(args: RealArgs, output: Output): Promise<void> {
           ? { migration: { config: migration, component: DEFAULT_COMPONENT, pollMs: MIGRATION_POLL_MS } }
           : {}),
       },
-      resyncSeconds: args.resyncSeconds,
+      resyncSeconds: resync,
       once: args.once,
       ...(ec2Events ? { ec2Events } : {}),
     },
     { source: new ClientNodeListWatch(kubeConfig), leases: new ClientNodeLeases(kubeConfig) },
   );
-  const controllers = mode.engine.reconcilers.join(', ');
-  const title = `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}, controllers ${controllers}${args.dryRun ? ', dry run' : ''}`;
-  const view = viewSource(title, mode, metrics, off);
+  const title = `serverless-ccm local: cluster "${config.CLUSTER_NAME}" (${kubeConfig.getCurrentContext()}), ${config.AWS_REGION}, controllers ${mode.engine.reconcilers.join(', ')}${args.dryRun ? ', dry run' : ''}`;
+  if (controllers.interruption && !ec2Events) {
+    log.warn(
+      'the interruption controller is on, but its notices come only from EC2 events: without --ec2-events-queue-url it gets none',
+    );
+  }
+  const webhooks =
+    args.webhooks && controllers.ipam
+      ? await serveWebhooks(args.webhooks, kubeConfig, new ClientNodeListWatch(kubeConfig), log)
+      : undefined;
+  const view = viewSource(title, mode, metrics, () =>
+    realModeRows(mode, off, { resync, ...(webhooks ? { webhooks: webhooks.describe } : {}) }),
+  );
   if (!process.stdout.isTTY || args.plain) console.log(`${title}\n`);
-  if (args.dryRun)
-    log.info('dry run: no Lease is taken, and the route and service controllers stay off (they write to AWS)');
+  if (args.dryRun) log.info('dry run: no Lease is taken, and the controllers that write to AWS stay off');
   output.start(view);
   const stop = new AbortController();
   process.once('SIGINT', () => stop.abort());
   process.once('SIGTERM', () => stop.abort());
   await mode.run(stop.signal);
+  await webhooks?.close();
   output.stop(view);
   console.log(`\nsummary\n${formatRows(summaryRows(view))}`);
   if (mode.engine.dlqDepth() > 0) console.log(`\n${mode.engine.dlqDepth()} message(s) in ${DLQS.join(', ')}`);

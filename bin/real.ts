@@ -5,9 +5,10 @@ import { RelayMetrics } from '../functions/relay/metrics.ts';
 import { Relay, type RelayOptions } from '../functions/relay/relay.ts';
 import { ResyncError } from '../functions/resync/resync.ts';
 import type { Clock } from '../shared/clock.ts';
+import { type ControllerName, feeds } from '../shared/controllers.ts';
 import { errorMessage } from '../shared/errors.ts';
 import type { Log } from '../shared/observability/log.ts';
-import { createEngine, type Engine, type EngineOptions, type EngineReconciler, RECONCILER_QUEUES } from './engine.ts';
+import { CONTROLLER_QUEUES, createEngine, type Engine, type EngineOptions, type EngineReconciler } from './engine.ts';
 
 /**
  * Real mode, assembled: the engine's reconcilers fed the way the deployed control plane feeds the
@@ -39,7 +40,11 @@ export interface RealModeOptions {
     election: RelayOptions['election'];
     migration?: { config: LeaderMigrationConfiguration; component: string; pollMs: number };
   } & Pick<RelayOptions, 'listWatch' | 'forwarder' | 'nodeSetDebounceMs' | 'sendBudgetMs'>;
-  resyncSeconds: number;
+  /**
+   * Seconds between resync rounds, per controller (shared/controllers.ts resyncSeconds: as deployed, or
+   * `--resync-seconds` for all); a controller without one is never resynced (the interruption controller).
+   */
+  resyncSeconds: Partial<Record<ControllerName, number>>;
   /** One resync round, then exit once the relay has sent its list and every queue is empty. */
   once: boolean;
   ec2Events?: Ec2EventsSource;
@@ -57,8 +62,11 @@ const IDLE_POLL_MS = 500;
 /** How long a stopping relay may take to send what it holds. */
 const STOP_FLUSH_MS = 5_000;
 
+/** The relay's reconcilers by queue: those a LeaderMigrationConfiguration can give another component. */
 const QUEUE_RECONCILER = new Map<string, EngineReconciler>(
-  (Object.entries(RECONCILER_QUEUES) as [EngineReconciler, string][]).map(([r, q]) => [q, r]),
+  (Object.entries(CONTROLLER_QUEUES) as [ControllerName, string][])
+    .filter(([r]) => feeds(r, 'relay'))
+    .map(([r, q]) => [q, r as EngineReconciler]),
 );
 
 /**
@@ -157,7 +165,8 @@ export class RealMode {
     this.relay.start();
     const ec2Events = ec2EventsControl(this.options.ec2Events, this.engine.enqueueEc2Event, this.log);
     this.state.ec2Events = ec2Events.describe;
-    let nextResync = 0;
+    /** When each controller's next resync is due. */
+    const due = new Map<ControllerName, number>();
     try {
       while (!signal.aborted) {
         const wasLeading = this.state.leading;
@@ -168,11 +177,9 @@ export class RealMode {
           continue;
         }
         // Taking over: everything is looked at again at once, as a new relay leader lists everything.
-        if (!wasLeading) nextResync = 0;
-        if (this.clock.now() >= nextResync && !(this.options.once && this.state.rounds > 0)) {
-          await this.resyncRound();
-          nextResync = this.clock.now() + this.options.resyncSeconds * 1000;
-        }
+        if (!wasLeading) due.clear();
+        if (!(this.options.once && this.state.rounds > 0)) await this.resyncDue(due);
+        const nextResync = Math.min(...due.values());
         const handled = await this.engine.pumpOnce((queue) => this.queueAllowed(queue));
         if (this.options.once && handled === 0 && this.settled()) break;
         if (handled > 0) continue;
@@ -197,12 +204,23 @@ export class RealMode {
     return status.synced && status.pending === 0 && this.engine.depth() === 0;
   }
 
-  private async resyncRound(): Promise<void> {
+  /** One resync round for the controllers whose period is up, if any; each one's next round is then due a period on. */
+  private async resyncDue(due: Map<ControllerName, number>): Promise<void> {
+    const now = this.clock.now();
+    const periods = this.options.resyncSeconds;
+    const up = this.engine.reconcilers.filter((r) => periods[r] !== undefined && (due.get(r) ?? 0) <= now);
+    if (up.length === 0) return;
+    await this.resyncRound(new Set(up));
+    for (const r of up) due.set(r, this.clock.now() + periods[r]! * 1000);
+  }
+
+  private async resyncRound(controllers: ReadonlySet<ControllerName>): Promise<void> {
     const round = ++this.state.rounds;
     try {
       const id = `local-resync-${this.clock.now()}-${round}`;
-      const { sent } = await this.engine.resync(id, (r) => this.relay.allows(r));
-      this.log.info(`resync ${round}: ${sent} keys sent`);
+      const allows = (r: ControllerName) => controllers.has(r) && this.relay.allows(r as EngineReconciler);
+      const { sent } = await this.engine.resync(id, allows);
+      this.log.info(`resync ${round}: ${sent} keys sent (${[...controllers].join(', ')})`);
     } catch (err) {
       // The round sent what it could; the next one tries again, as EventBridge retries the Lambda's.
       if (!(err instanceof ResyncError)) throw err;

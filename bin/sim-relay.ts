@@ -17,7 +17,8 @@ export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine, clock:
   };
   let nodeSetPending = false;
   const router = new ChangeRouter({
-    reconcilers: new Set(engine.reconcilers),
+    // The controllers the relay feeds that run (the interruption controller is fed by EC2 events only).
+    reconcilers: new Set(Object.keys(engine.queueUrls) as (keyof Engine['queueUrls'])[]),
     allows: () => true,
     now: () => clock.now(),
     emit: ({ reconciler, message }) => send(engine.queueUrls[reconciler as keyof Engine['queueUrls']], message),

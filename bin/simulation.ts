@@ -11,7 +11,7 @@ import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts'
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
-import { createEngine, DLQS } from './engine.ts';
+import { createEngine, DLQS, type EngineOptions } from './engine.ts';
 import { interruptionScenario } from './sim-interruption.ts';
 import { ipamScenario, SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS_INSTANCE_TYPE } from './sim-ipam.ts';
 import { startSimulatedRelay } from './sim-relay.ts';
@@ -79,16 +79,21 @@ export function createSimulation(options: SimulationOptions) {
     kube,
     log,
     metrics,
-    routes: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
-    services: {
-      vpcId: 'vpc-0a1b2c3d',
-      elbv2: new Elbv2Adapter(elbv2),
-      elb: elbPort,
-      kube,
-      provisioningRequeueSeconds: 30,
-    },
-    interruption: { drain: kube },
-    ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
+    // Every controller of shared/controllers.ts runs: the type asks for each one's options.
+    controllers: {
+      node: {},
+      'node-lifecycle': {},
+      route: { clusterCidrs: [clusterCidr()], routeTableLimit: 50 },
+      service: {
+        vpcId: 'vpc-0a1b2c3d',
+        elbv2: new Elbv2Adapter(elbv2),
+        elb: elbPort,
+        kube,
+        provisioningRequeueSeconds: 30,
+      },
+      interruption: { drain: kube },
+      ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
+    } satisfies Required<NonNullable<EngineOptions['controllers']>>,
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are

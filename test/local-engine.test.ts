@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createEngine, QUEUES } from '../bin/engine.ts';
+import { createEngine, EC2_EVENTS_QUEUE, CONTROLLER_QUEUES as QUEUES } from '../bin/engine.ts';
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
 import { FakeEc2 } from '../shared/aws/fakes/ec2/fake-ec2.ts';
@@ -42,17 +42,19 @@ function engine(options: { routes?: boolean; services?: boolean }) {
     kube,
     log: silentLog,
     metrics: new RecordingMetrics(),
-    ...(options.routes ? { routes: { clusterCidrs: [cidr.cidr], routeTableLimit: 50 } } : {}),
-    ...(options.services
-      ? {
-          services: {
-            vpcId: 'vpc-0a1b2c3d',
-            elbv2: new Elbv2Adapter(new FakeElbv2(clock, ec2)),
-            kube,
-            externalManagedTags: ['x'],
-          },
-        }
-      : {}),
+    controllers: {
+      ...(options.routes ? { route: { clusterCidrs: [cidr.cidr], routeTableLimit: 50 } } : {}),
+      ...(options.services
+        ? {
+            service: {
+              vpcId: 'vpc-0a1b2c3d',
+              elbv2: new Elbv2Adapter(new FakeElbv2(clock, ec2)),
+              kube,
+              externalManagedTags: ['x'],
+            },
+          }
+        : {}),
+    },
   });
   return { e, kube };
 }
@@ -76,7 +78,7 @@ describe('local engine resync (functions/resync)', () => {
     await e.resync('round-1');
     // The node sweep: uninitialized Nodes go to the node reconciler; Ready ones give node-lifecycle nothing to judge.
     expect(e.sqs.depth(QUEUES.node)).toBe(3);
-    expect(e.sqs.depth(QUEUES.lifecycle)).toBe(0);
+    expect(e.sqs.depth(QUEUES['node-lifecycle'])).toBe(0);
     expect(e.sqs.depth(QUEUES.route)).toBe(1);
     expect(kube.callCount('listServices')).toBe(1);
   });
@@ -96,7 +98,7 @@ describe('local engine resync (functions/resync)', () => {
     await e.resync('round-1', (reconciler) => reconciler !== 'node');
     expect(e.sqs.depth(QUEUES.node)).toBe(0);
     // A NotReady uninitialized Node: the node sweep sends it to node-lifecycle to judge.
-    expect(e.sqs.depth(QUEUES.lifecycle)).toBe(1);
+    expect(e.sqs.depth(QUEUES['node-lifecycle'])).toBe(1);
     expect(e.sqs.depth(QUEUES.route)).toBe(1);
     expect(e.sqs.depth(QUEUES.service)).toBe(0);
   });
@@ -107,8 +109,8 @@ describe('local engine EC2 events hook', () => {
     const { e, kube } = engine({});
     kube.putNode(makeNode('ip-10-0-1-5', { providerID: 'aws:///eu-west-1a/i-0a1b2c3d4e5f60718' }));
     await e.enqueueEc2Event(readFileSync('test/fixtures/events/ec2-state-change-stopped.json', 'utf8'));
-    expect(await e.pumpOnce((queue) => queue === QUEUES.ec2Events)).toBe(1);
-    expect(e.sqs.bodies(QUEUES.lifecycle).map((b) => JSON.parse(b))).toEqual([
+    expect(await e.pumpOnce((queue) => queue === EC2_EVENTS_QUEUE)).toBe(1);
+    expect(e.sqs.bodies(QUEUES['node-lifecycle']).map((b) => JSON.parse(b))).toEqual([
       expect.objectContaining({
         kind: 'Node',
         name: 'ip-10-0-1-5',

@@ -227,13 +227,14 @@ describe.each(ADAPTER_CLIENTS)('KubernetesPort over $name', (client) => {
   });
 
   describe('patchNodeStatus', () => {
-    it('patches the status subresource with a guarded merge patch, which changes only status', async () => {
+    // The API server's status subresource of a Node keeps the spec but takes labels (test/k8s-contract/).
+    it('patches the status subresource with a guarded merge patch, which leaves the spec alone', async () => {
       const rv = fake.putNode(node('n1')).metadata.resourceVersion!;
       const addresses = [{ type: 'InternalIP' as const, address: '10.0.0.9' }];
 
       const patched = await kubernetes.patchNodeStatus(
         'n1',
-        { status: { addresses }, metadata: { labels: { ignored: 'yes' } } },
+        { status: { addresses }, spec: { unschedulable: true } },
         { resourceVersion: rv },
       );
 
@@ -243,11 +244,12 @@ describe.each(ADAPTER_CLIENTS)('KubernetesPort over $name', (client) => {
       expect(req.headers['content-type']).toBe('application/merge-patch+json');
       expect(JSON.parse(req.body)).toEqual({
         status: { addresses },
-        metadata: { labels: { ignored: 'yes' }, resourceVersion: rv },
+        spec: { unschedulable: true },
+        metadata: { resourceVersion: rv },
       });
       expect(patched.status?.addresses).toEqual(addresses);
       expect(patched.status?.conditions?.[0]?.lastHeartbeatTime).toBe('2026-11-02T07:59:30Z');
-      expect(patched.metadata.labels).toEqual({ 'kubernetes.io/hostname': 'n1' });
+      expect(patched.spec?.unschedulable).toBeUndefined();
     });
   });
 

@@ -127,7 +127,8 @@ describe.each(ADAPTER_CLIENTS)('ServicesPort over $name', (client) => {
     expect(fake.services.get('shop/web')!.metadata.finalizers).toEqual([FINALIZER]);
   });
 
-  it('ignores status in a patch of the Service, and metadata in a patch of its status', async () => {
+  // As the API server does (test/k8s-contract/): the status subresource takes metadata, not the spec.
+  it('ignores status in a patch of the Service, and the spec in a patch of its status', async () => {
     const rv = fake.putService(service('web')).metadata.resourceVersion!;
     const main = await services.patchService(
       'shop',
@@ -139,10 +140,11 @@ describe.each(ADAPTER_CLIENTS)('ServicesPort over $name', (client) => {
     const viaStatus = await services.patchServiceStatus(
       'shop',
       'web',
-      { metadata: { labels: { a: 'ignored' } }, status: { loadBalancer: { ingress: [{ hostname: 'h' }] } } },
+      { spec: { type: 'ClusterIP' }, status: { loadBalancer: { ingress: [{ hostname: 'h' }] } } },
       { resourceVersion: main.metadata.resourceVersion! },
     );
     expect(viaStatus.metadata.labels).toEqual({ a: 'b' });
+    expect(viaStatus.spec?.type).toBe('LoadBalancer');
     expect(viaStatus.status?.loadBalancer?.ingress).toEqual([{ hostname: 'h' }]);
   });
 

@@ -1,4 +1,5 @@
 import { createRealMode, type RealMode, type RealModeOptions } from '../../bin/real.ts';
+import { controllerPlan, type RealPorts, realSwitches, resyncPlan } from '../../bin/real-plan.ts';
 import { ClientNodeLeases } from '../../functions/relay/client-node-leases.ts';
 import { ClientNodeListWatch } from '../../functions/relay/client-node-source.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
@@ -9,12 +10,17 @@ import {
   startFakeKubeApi,
 } from '../../functions/relay/testing/fake-kube-api.ts';
 import { FAST } from '../../functions/relay/testing/relay.ts';
+import { AutoScalingAdapter } from '../../shared/aws/autoscaling-adapter.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
+import { ElbAdapter } from '../../shared/aws/elb-adapter.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
+import { FakeAutoScaling } from '../../shared/aws/fakes/autoscaling/fake-autoscaling.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
+import { FakeElb } from '../../shared/aws/fakes/elb/fake-elb.ts';
 import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { systemClock } from '../../shared/clock.ts';
+import { loadConfig } from '../../shared/config/config.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
@@ -30,6 +36,14 @@ import { makeNode } from './nodes.ts';
 
 export const LOCAL_CLUSTER = 'local-real';
 const VPC = 'vpc-0a1b2c3d';
+/** The Windows Nodes' instance type, with EC2's figures (IPv4 addresses per interface), and their subnet. */
+export const WINDOWS_INSTANCE_TYPE = {
+  instanceType: 'm5.xlarge',
+  maximumNetworkInterfaces: 4,
+  ipv4AddressesPerInterface: 15,
+  ipv6AddressesPerInterface: 15,
+};
+export const WINDOWS_SUBNET = makeSubnet({ index: 10, zone: 'eu-west-1a' });
 const NODE_GROUP = 'sg-0000000000000node';
 const ZONES = ['eu-west-1a', 'eu-west-1b', 'eu-west-1c'];
 
@@ -39,8 +53,12 @@ export interface LocalRealWorld {
   kube: FakeKubernetes;
   ec2: FakeEc2;
   elbv2: FakeElbv2;
+  elb: FakeElb;
+  autoscaling: FakeAutoScaling;
   /** A cluster-tagged running instance, launched, with the Node kubelet would register for it (not yet registered). */
   launch(index: number): { instance: Instance; node: ReturnType<typeof makeNode> };
+  /** As `launch`, a Windows instance whose interface is in WINDOWS_SUBNET, and its Node labelled Windows. */
+  launchWindows(index: number): { instance: Instance; node: ReturnType<typeof makeNode> };
   close(): Promise<void>;
 }
 
@@ -80,22 +98,48 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
   const kube = new FakeKubernetes(systemClock);
   const ec2 = new FakeEc2(systemClock);
   seedVpc(ec2);
+  ec2.instanceTypes.set(WINDOWS_INSTANCE_TYPE.instanceType, WINDOWS_INSTANCE_TYPE);
   const elbv2 = new FakeElbv2(systemClock, ec2);
   const unmirror = mirror(kube, cluster);
+  const launch = (instance: Instance, labels: Record<string, string> = {}) => {
+    ec2.putInstance(instance);
+    return { instance, node: makeNode(instance.privateDnsName!, { labels }) };
+  };
   return {
     cluster,
     api,
     kube,
     ec2,
     elbv2,
+    elb: new FakeElb(systemClock, ec2),
+    autoscaling: new FakeAutoScaling(systemClock),
     launch(index) {
       const base = makeInstance({ index, clusterName: LOCAL_CLUSTER });
-      const instance: Instance = {
+      return launch({
         ...base,
         networkInterfaces: base.networkInterfaces.map((eni) => ({ ...eni, securityGroupIds: [NODE_GROUP] })),
+      });
+    },
+    launchWindows(index) {
+      const ip = `10.0.10.${200 + index}`;
+      const base = makeInstance({
+        index,
+        clusterName: LOCAL_CLUSTER,
+        instanceType: WINDOWS_INSTANCE_TYPE.instanceType,
+      });
+      const instance: Instance = {
+        ...base,
+        subnetId: WINDOWS_SUBNET.subnetId,
+        privateIpAddress: ip,
+        privateDnsName: `ip-${ip.replaceAll('.', '-')}.eu-west-1.compute.internal`,
+        networkInterfaces: base.networkInterfaces.map((eni) => ({
+          ...eni,
+          subnetId: WINDOWS_SUBNET.subnetId,
+          privateIpAddresses: [{ address: ip, primary: true }],
+          securityGroupIds: [NODE_GROUP],
+        })),
       };
-      ec2.putInstance(instance);
-      return { instance, node: makeNode(instance.privateDnsName!) };
+      return launch(instance, { 'kubernetes.io/os': 'windows' });
     },
     async close() {
       unmirror();
@@ -114,13 +158,20 @@ export interface LocalProcess {
 
 export interface LocalProcessOptions {
   identity?: string;
+  /** `--resync-seconds`; default an hour, so that whatever is reconciled was started by an event. */
   resyncSeconds?: number;
   once?: boolean;
   election?: RealModeOptions['relay']['election'];
   migration?: RealModeOptions['relay']['migration'];
   ec2Events?: RealModeOptions['ec2Events'];
-  /** Also run the service controller, in the world's VPC. */
+  /** `--vpc-id`: also the service controller, in the world's VPC. */
   services?: boolean;
+  /** `--interruption` (CCM_INTERRUPTION=true). */
+  interruption?: boolean;
+  /** `--ipam` (CCM_IPAM=true); with the world's VPC. */
+  ipam?: boolean;
+  /** More of the Lambdas' settings, as the environment would give them (INTERRUPTION_DRAIN_REQUEUE_SECONDS, ...). */
+  settings?: Record<string, string>;
   /** The relay's own timings (forwarder linger, node-set debounce, backoffs), as `npm start -- --real` has them, instead of FAST. */
   deployedTimings?: boolean;
   log?: Log;
@@ -129,33 +180,50 @@ export interface LocalProcessOptions {
 /** Short Lease timings, so a takeover takes about a second. */
 export const TEST_ELECTION = { leaseDurationMs: 1_000, renewDeadlineMs: 600, retryPeriodMs: 100 };
 
-/** One `npm start -- --real` process on the world (its own bearer token, so the API server tells processes apart). */
+/** The world's fakes behind the real adapters, where `npm start -- --real` has the kubeconfig's and the SDK's. */
+function fakePorts(w: LocalRealWorld): RealPorts {
+  return {
+    serviceKube: () => w.kube,
+    elbv2: () => new Elbv2Adapter(w.elbv2),
+    elb: () => new ElbAdapter(w.elb),
+    drain: () => w.kube,
+    autoscaling: () => new AutoScalingAdapter(w.autoscaling),
+    pods: () => w.kube,
+  };
+}
+
+/**
+ * One `npm start -- --real` process on the world (its own bearer token, so the API server tells processes apart):
+ * the configuration read as real mode reads it (shared/config), the controllers switched on and given their
+ * settings by real mode's own plan (bin/real-plan.ts), the resync periods as deployed but for `resyncSeconds`.
+ */
 export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOptions = {}): LocalProcess {
   const identity = options.identity ?? 'laptop_local_1';
   const kubeConfig = kubeConfigFor(w.api, `token-${identity}`);
   const metrics = new RecordingMetrics();
+  const config = loadConfig({
+    CLUSTER_NAME: LOCAL_CLUSTER,
+    AWS_REGION: 'eu-west-1',
+    ...(options.services || options.ipam ? { VPC_ID: VPC } : {}),
+    ...options.settings,
+  });
+  const switches = realSwitches(config, { interruption: options.interruption ?? false, ipam: options.ipam ?? false });
+  const { controllers } = controllerPlan(config, switches, false, fakePorts(w));
+  // Tests wait less than the Lambdas' 5 s minimum for a provisioning load balancer to be looked at again.
+  if (controllers.service)
+    Object.assign(controllers.service, { provisioningRequeueSeconds: 1, cleanupRequeueSeconds: 1 });
   const mode = createRealMode(
     {
       engine: {
-        clusterName: LOCAL_CLUSTER,
-        region: 'eu-west-1',
-        ipFamilies: ['ipv4'],
+        clusterName: config.CLUSTER_NAME,
+        region: config.AWS_REGION,
+        ipFamilies: config.NODE_IP_FAMILIES,
         clock: systemClock,
         ec2: new Ec2Adapter(w.ec2),
         kube: w.kube,
         log: options.log ?? silentLog,
         metrics,
-        ...(options.services
-          ? {
-              services: {
-                vpcId: VPC,
-                elbv2: new Elbv2Adapter(w.elbv2),
-                kube: w.kube,
-                provisioningRequeueSeconds: 1,
-                cleanupRequeueSeconds: 1,
-              },
-            }
-          : {}),
+        controllers,
       },
       relay: {
         identity,
@@ -164,7 +232,7 @@ export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOption
         ...(options.migration ? { migration: options.migration } : {}),
         ...(options.deployedTimings ? {} : FAST),
       },
-      resyncSeconds: options.resyncSeconds ?? 3_600,
+      resyncSeconds: resyncPlan(options.resyncSeconds ?? 3_600),
       once: options.once ?? false,
       ...(options.ec2Events ? { ec2Events: options.ec2Events } : {}),
     },

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
-import { DLQS, QUEUES } from '../../bin/engine.ts';
+import { DLQS, dlqOf, QUEUES } from '../../bin/engine.ts';
 import { NodeIndex } from '../../functions/ec2-events/node-index.ts';
 import { type RouterDeps, routeEc2Events } from '../../functions/ec2-events/router.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from '../../functions/interruption/plan.ts';
@@ -128,17 +128,24 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
 
   const sqs = new FakeSqs(clock);
   const receives = (name: keyof typeof FUNCTION_DEFAULTS) => FUNCTION_DEFAULTS[name].maxReceiveCount;
-  sqs.createQueue(QUEUES.node, { maxReceiveCount: receives('node'), deadLetterQueue: DLQS[0] });
-  sqs.createQueue(QUEUES.lifecycle, { maxReceiveCount: receives('node-lifecycle'), deadLetterQueue: DLQS[1] });
-  sqs.createQueue(QUEUES.route, { maxReceiveCount: receives('route'), deadLetterQueue: DLQS[2] });
-  sqs.createQueue(QUEUES.service, { maxReceiveCount: receives('service'), deadLetterQueue: DLQS[3] });
-  sqs.createQueue(QUEUES.ec2Events, { fifo: false, maxReceiveCount: receives('ec2-events'), deadLetterQueue: DLQS[4] });
+  sqs.createQueue(QUEUES.node, { maxReceiveCount: receives('node'), deadLetterQueue: dlqOf(QUEUES.node) });
+  sqs.createQueue(QUEUES.lifecycle, {
+    maxReceiveCount: receives('node-lifecycle'),
+    deadLetterQueue: dlqOf(QUEUES.lifecycle),
+  });
+  sqs.createQueue(QUEUES.route, { maxReceiveCount: receives('route'), deadLetterQueue: dlqOf(QUEUES.route) });
+  sqs.createQueue(QUEUES.service, { maxReceiveCount: receives('service'), deadLetterQueue: dlqOf(QUEUES.service) });
+  sqs.createQueue(QUEUES.ec2Events, {
+    fifo: false,
+    maxReceiveCount: receives('ec2-events'),
+    deadLetterQueue: dlqOf(QUEUES.ec2Events),
+  });
   const interruptionDefaults = (FUNCTION_DEFAULTS as Partial<Record<string, { maxReceiveCount: number }>>).interruption;
   sqs.createQueue(QUEUES.interruption, {
     maxReceiveCount: interruptionDefaults?.maxReceiveCount ?? 100,
-    deadLetterQueue: DLQS[5],
+    deadLetterQueue: dlqOf(QUEUES.interruption),
   });
-  sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: DLQS[6] });
+  sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: dlqOf(QUEUES.ipam) });
 
   const common = { kube: kubePort, ec2: ec2Port, clock, log, metrics };
   const nodeDeps: NodeDeps = {

@@ -29,6 +29,7 @@ describe('FakeKubernetes', () => {
     expect(kube.nodes.get('n')!.metadata.labels!.a).toBe('b');
   });
 
+  // The status subresource takes metadata but never the spec, as the API server's does (test/k8s-contract/).
   it('applies merge patches: null removes, arrays are replaced; status only through the status subresource', async () => {
     const node = kube.putNode(makeNode('n', { labels: { keep: '1', drop: '2' } }));
     const next = await kube.patchNode(
@@ -41,11 +42,12 @@ describe('FakeKubernetes', () => {
     expect(next.status?.addresses).toHaveLength(1); // ignored by the main resource
     const status = await kube.patchNodeStatus(
       'n',
-      { status: { addresses: [] }, metadata: { labels: { x: 'y' } } },
+      { status: { addresses: [] }, metadata: { labels: { x: 'y' } }, spec: { taints: null } },
       { resourceVersion: next.metadata.resourceVersion! },
     );
     expect(status.status?.addresses).toEqual([]);
-    expect(status.metadata.labels?.x).toBeUndefined();
+    expect(status.metadata.labels?.x).toBe('y');
+    expect(status.spec?.taints).toEqual([]);
   });
 
   it('keeps an object with finalizers terminating until they are removed', async () => {

@@ -71,7 +71,8 @@ async function call(path: string, token = 'good'): Promise<{ status: number; bod
 }
 
 describe('writes', () => {
-  it('ignores status in a patch of the main resource, and everything but status in a patch of /status', async () => {
+  // As kube-apiserver's status strategies do (test/k8s-contract/): /status takes metadata, never the spec.
+  it('ignores status in a patch of the main resource, and the spec in a patch of /status', async () => {
     const stored = fake.putNode(node('n1'));
     const addresses = [{ type: 'InternalIP' as const, address: '10.9.9.9' }];
 
@@ -89,7 +90,7 @@ describe('writes', () => {
       { resourceVersion: main.metadata.resourceVersion! },
     );
     expect(viaStatus.status?.addresses).toEqual(addresses);
-    expect(viaStatus.metadata.labels).toEqual({ role: 'worker', zone: 'a' });
+    expect(viaStatus.metadata.labels).toEqual({ role: 'worker', zone: 'b' });
     expect(viaStatus.spec?.unschedulable).toBeUndefined();
     expect(fake.nodes.get('n1')).toEqual(viaStatus);
   });

@@ -15,7 +15,8 @@ const put = () =>
   });
 
 describe('FakeKubernetes Services', () => {
-  it('guards patches by resourceVersion and keeps metadata and status apart', async () => {
+  // The status subresource takes metadata too, but never the spec, as the API server's does (test/k8s-contract/).
+  it('guards patches by resourceVersion and keeps spec and status apart', async () => {
     const created = put();
     const rv = created.metadata.resourceVersion!;
     const patched = await kube.patchService(
@@ -32,11 +33,12 @@ describe('FakeKubernetes Services', () => {
     const withStatus = await kube.patchServiceStatus(
       'shop',
       'web',
-      { status: { loadBalancer: { ingress: [{ hostname: 'h' }] } }, metadata: { finalizers: [] } },
+      { status: { loadBalancer: { ingress: [{ hostname: 'h' }] } }, spec: { type: 'ClusterIP' } },
       { resourceVersion: patched.metadata.resourceVersion! },
     );
     expect(withStatus.status?.loadBalancer?.ingress).toEqual([{ hostname: 'h' }]);
     expect(withStatus.metadata.finalizers).toEqual([FINALIZER]);
+    expect(withStatus.spec?.type).toBe('LoadBalancer');
     expect(kube.writeCount()).toBe(3);
   });
 

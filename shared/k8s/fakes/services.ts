@@ -1,3 +1,4 @@
+import { KubernetesApiError } from '../errors.ts';
 import type { WriteGuard } from '../port.ts';
 import type { EndpointSlice, MergePatch, Service } from '../types.ts';
 import type { KubernetesOperation } from './fake-kubernetes.ts';
@@ -128,6 +129,7 @@ export class FakeServices {
   patch(namespace: string, name: string, patch: MergePatch<Service>, guard: WriteGuard, status: boolean): Service {
     const key = `${namespace}/${name}`;
     const next = guardedMergePatch('services', name, this.services.get(key), patch, guard, status);
+    if (status) validateStatus(next);
     if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
       this.remove('Service', this.services, key);
       return next;
@@ -140,4 +142,21 @@ export class FakeServices {
     table.delete(key);
     this.host.deleted(kind, last);
   }
+}
+
+/**
+ * What the API server checks and defaults in a Service's status on write: load balancer ingress only on a
+ * Service of type LoadBalancer (422 otherwise), and an ingress `ip` gets `ipMode: VIP` when it has none.
+ * https://kubernetes.io/docs/concepts/services-networking/service/#load-balancer-ip-mode
+ */
+function validateStatus(service: Service): void {
+  const ingress = service.status?.loadBalancer?.ingress ?? [];
+  if (ingress.length > 0 && service.spec?.type !== 'LoadBalancer') {
+    throw new KubernetesApiError(
+      422,
+      'Invalid',
+      `Service "${service.metadata.name}" is invalid: status.loadBalancer.ingress: Forbidden: may only be used when \`spec.type\` is 'LoadBalancer'`,
+    );
+  }
+  for (const entry of ingress) if (entry.ip && !entry.ipMode) entry.ipMode = 'VIP';
 }

@@ -14,8 +14,8 @@ export function apiTime(ms: number): string {
 
 /**
  * A merge patch as the API server applies it: 404 when the object is gone, 409 when the guard's
- * resourceVersion is stale, the status subresource taking only status and the main resource
- * ignoring it and the identity fields, and no new finalizer on an object being deleted (422).
+ * resourceVersion is stale, the status subresource ignoring the spec and the main resource ignoring the
+ * status (both ignore the identity fields), and no new finalizer on an object being deleted (422).
  */
 export function guardedMergePatch<T extends { metadata: ObjectMeta }>(
   resource: string,
@@ -34,20 +34,20 @@ export function guardedMergePatch<T extends { metadata: ObjectMeta }>(
     );
   }
   const { status: statusPatch, ...rest } = patch as { status?: unknown; metadata?: Record<string, unknown> };
-  let effective: Record<string, unknown>;
-  if (status) {
-    effective = { status: statusPatch };
-  } else {
-    const {
-      resourceVersion: _rv,
-      uid: _uid,
-      name: _name,
-      namespace: _ns,
-      deletionTimestamp: _dt,
-      ...metadata
-    } = rest.metadata ?? {};
-    effective = { ...rest, metadata };
-  }
+  const {
+    resourceVersion: _rv,
+    uid: _uid,
+    name: _name,
+    namespace: _ns,
+    deletionTimestamp: _dt,
+    ...metadata
+  } = rest.metadata ?? {};
+  // The status subresource of Nodes, Services and Pods keeps the spec but takes metadata (labels,
+  // annotations, finalizers) as the main resource does: kube-apiserver's status strategies reset only the
+  // spec (and a Pod's owner references), as test/k8s-contract/ checks against a real one.
+  const effective: Record<string, unknown> = status
+    ? { metadata: resource === 'pods' ? { ...metadata, ownerReferences: undefined } : metadata, status: statusPatch }
+    : { ...rest, metadata };
   const next = applyMergePatch(current, effective);
   const added = (next.metadata.finalizers ?? []).filter((f) => !(current.metadata.finalizers ?? []).includes(f));
   if (current.metadata.deletionTimestamp && added.length > 0) {

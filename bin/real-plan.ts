@@ -1,0 +1,108 @@
+import type { AutoScalingPort } from '../shared/aws/autoscaling-port.ts';
+import type { ElbPort } from '../shared/aws/elb-port.ts';
+import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
+import type { Config } from '../shared/config/config.ts';
+import {
+  CONTROLLER_NAMES,
+  CONTROLLERS,
+  type ControllerName,
+  type ControllerState,
+  controllerStates,
+  resyncSeconds,
+  SWITCHES,
+  type Switches,
+  settingsOf,
+} from '../shared/controllers.ts';
+import type { DrainPort } from '../shared/k8s/drain-port.ts';
+import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
+import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
+import type { RealArgs } from './args.ts';
+import type { ControllerOptions } from './engine.ts';
+
+/**
+ * What `npm start -- --real` runs: every controller of shared/controllers.ts, on or off by the switches the stage
+ * uses, each with the settings its Lambda reads from the same configuration (shared/config). The ports are given:
+ * the kubeconfig's and the AWS credential chain's in a real run (bin/real-cli.ts), the fakes in the tests
+ * (test/helpers/local-real.ts), so both run this same plan.
+ */
+
+/** The ports the controllers beyond the Node ones reach Kubernetes and AWS with, made when first asked for. */
+export interface RealPorts {
+  serviceKube(): ServiceControllerKube;
+  elbv2(): Elbv2Port;
+  elb(): ElbPort;
+  drain(): DrainPort;
+  autoscaling(): AutoScalingPort;
+  pods(): IpamKubernetesPort;
+}
+
+/** The switches as real mode reads them: the settings the Lambdas read, and the stage's own two. */
+export function realSwitches(config: Config, args: Pick<RealArgs, 'interruption' | 'ipam'>): Switches {
+  return {
+    clusterCidrs: Boolean(config.CLUSTER_CIDRS),
+    vpcId: Boolean(config.VPC_ID),
+    interruption: args.interruption,
+    ipam: args.ipam,
+  };
+}
+
+/** One entry per controller, or the typecheck fails: its settings as its Lambda reads them, and its ports. */
+const REAL_CONTROLLERS: { [N in ControllerName]: (config: Config, ports: RealPorts) => ControllerOptions[N] } = {
+  node: () => ({}),
+  'node-lifecycle': () => ({}),
+  route: (config) => settingsOf('route', config),
+  service: (config, ports) => ({
+    ...settingsOf('service', config),
+    elbv2: ports.elbv2(),
+    elb: ports.elb(),
+    kube: ports.serviceKube(),
+  }),
+  ipam: (config, ports) => ({ ...settingsOf('ipam', config), pods: ports.pods() }),
+  interruption: (config, ports) => ({
+    ...settingsOf('interruption', config),
+    drain: ports.drain(),
+    autoscaling: ports.autoscaling(),
+  }),
+};
+
+/** Why a controller is off: its switches that are off, as the command line spells them; or the dry run. */
+function whyOff(state: ControllerState, dryRun: boolean): string | undefined {
+  if (state.off.length > 0) {
+    const spelt = state.off.map((s) => {
+      const { flag, variable } = SWITCHES[s];
+      // The stage's own switches are read from its variable too; the others from the Lambdas' setting.
+      return variable.startsWith('CCM_') ? `${flag} or ${variable}=true` : flag;
+    });
+    return `no ${spelt.join(', no ')}`;
+  }
+  return dryRun && CONTROLLERS[state.name].writesAws ? 'dry run: it writes to AWS' : undefined;
+}
+
+export type RealControllers = { [N in ControllerName]?: ControllerOptions[N] };
+
+/** Which controllers run, with their options, and for each one that does not, why. */
+export function controllerPlan(
+  config: Config,
+  switches: Switches,
+  dryRun: boolean,
+  ports: RealPorts,
+): { controllers: RealControllers; off: [ControllerName, string][] } {
+  const off: [ControllerName, string][] = [];
+  const controllers: Record<string, unknown> = {};
+  for (const state of controllerStates(switches)) {
+    const why = whyOff(state, dryRun);
+    if (why) off.push([state.name, why]);
+    else controllers[state.name] = REAL_CONTROLLERS[state.name](config, ports);
+  }
+  return { controllers: controllers as RealControllers, off };
+}
+
+/** Each controller's resync period: `--resync-seconds` for all, else as deployed (shared/controllers.ts). */
+export function resyncPlan(resyncSecondsFlag: number | undefined): Partial<Record<ControllerName, number>> {
+  return Object.fromEntries(
+    CONTROLLER_NAMES.flatMap((name) => {
+      const period = resyncSeconds(name);
+      return period === undefined ? [] : [[name, resyncSecondsFlag ?? period]];
+    }),
+  );
+}
