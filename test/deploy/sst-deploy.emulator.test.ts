@@ -353,8 +353,9 @@ describe.skipIf(!EMULATOR_AVAILABLE)(SUITE, () => {
     project = join(work, 'project');
     home = join(work, 'home');
     mkdirSync(join(work, 'tmp'));
+    mkdirSync(home);
     copyProject(root, project);
-  });
+  }, 60_000); // starting the emulator and copying the project, on a busy machine
 
   afterAll(async () => {
     aws?.destroy();
@@ -365,7 +366,7 @@ describe.skipIf(!EMULATOR_AVAILABLE)(SUITE, () => {
       );
     }
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   it(TESTS.firstDeploy, async () => {
     // SST runs `npx cdk bootstrap` (the pinned CLI, offline). The CLI creates CDKToolkit through a change set,
