@@ -18,3 +18,16 @@ export interface LoadBalancerBackend {
 }
 
 export type RemoveResult = { done: true; name: string } | { done: false; requeueAfterSeconds: number };
+
+/** The first look again at a security group still in use after its load balancer went: AWS often frees it within seconds. */
+export const FIRST_CLEANUP_RETRY_SECONDS = 5;
+
+/**
+ * How long a deletion waits before trying a security group (or target group) AWS still holds again, on its
+ * `attempt`-th receive: 5 s, then three times longer each time, up to `capSeconds` (SERVICE_CLEANUP_REQUEUE_SECONDS).
+ * Where AWS frees it at once (the first try, in the pass that deleted the load balancer) the Service goes at once;
+ * where the network interfaces hold it for minutes, a handful of early tries is all it costs.
+ */
+export function cleanupRetrySeconds(attempt: number, capSeconds: number): number {
+  return Math.min(capSeconds, FIRST_CLEANUP_RETRY_SECONDS * 3 ** Math.max(0, attempt - 1));
+}

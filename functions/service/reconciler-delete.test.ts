@@ -39,6 +39,37 @@ describe('deleting', () => {
     expect(eventsOf('DeletedLoadBalancer')[0]).toContain(lb.name);
   });
 
+  it('where AWS frees the security group at once, the pass that deletes the NLB deletes it too, and the finalizer goes', async () => {
+    w.elbv2.eniDrainMs = 0;
+    w.kube.deleteService('default', 'web');
+    await w.reconcile(w.serviceKey('web', 'default', { eventType: 'DELETED', resourceVersion: '1' }));
+    expect(w.inventory()).toMatchObject({ loadBalancers: [], targetGroups: [] });
+    expect(managedGroup()).toBeUndefined();
+    expect(w.kube.services.has('default/web')).toBe(false);
+    expect(w.metrics.total(MetricName.Requeues)).toBe(0);
+  });
+
+  it('while the network interfaces hold the group, it is tried again within seconds, then less often', async () => {
+    // Freed 4 s after the load balancer went: the Service is gone a few seconds later, not a requeue period later.
+    w.elbv2.eniDrainMs = 4_000;
+    const start = w.clock.now();
+    w.kube.deleteService('default', 'web');
+    await w.converge([w.serviceKey('web', 'default', { eventType: 'DELETED', resourceVersion: '1' })]);
+    expect(w.kube.services.has('default/web')).toBe(false);
+    expect(w.clock.now() - start).toBeLessThan(10_000);
+    // Held for minutes: retried less and less often, never more often than every 5 s, at most once a requeue period.
+    w.resetCounters();
+    await create('api');
+    w.elbv2.eniDrainMs = 10 * 60_000;
+    w.kube.deleteService('default', 'api');
+    w.resetCounters();
+    await w.converge([w.serviceKey('api', 'default', { eventType: 'DELETED', resourceVersion: '1' })]);
+    expect(w.kube.services.has('default/api')).toBe(false);
+    // 600 s at a 30 s requeue period: 20 attempts; the first ones sooner, a few more in all.
+    expect(w.ec2.callCount('DeleteSecurityGroup')).toBeGreaterThan(20);
+    expect(w.ec2.callCount('DeleteSecurityGroup')).toBeLessThan(26);
+  });
+
   it('deletes the NLB with its listeners, untagged ones of an earlier version too, without a listener call', async () => {
     const lb = onlyLb();
     for (const listener of w.elbv2.listenersOf(lb.arn)) w.elbv2.listenerTags.set(listener.arn, {});

@@ -4,7 +4,7 @@ import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import { backendSecurityGroupName, deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
-import type { RemoveResult } from '../backend.ts';
+import { cleanupRetrySeconds, type RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
 import { acceptableNames, referenceLoadBalancerName, securityGroupName } from '../names.ts';
@@ -36,12 +36,9 @@ export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResul
   for (const name of [statusName, ...acceptableNames(identity, service.metadata.uid, options.name)]) {
     if (name) names.set(name.toLowerCase(), name);
   }
-  let deletedNow = false;
   for (const name of names.values()) {
     const found = await findClassic(elb, { clusterName: deps.clusterName, serviceKey }, name, false);
-    if (!found) continue;
-    await retireClassic(found.lb, undefined, pass, false);
-    deletedNow = true;
+    if (found) await retireClassic(found.lb, undefined, pass, false);
   }
   const groups = await pass.ec2.findSecurityGroups({
     vpcId: deps.vpcId,
@@ -51,14 +48,13 @@ export async function deleteClassicLoadBalancer(pass: Pass): Promise<RemoveResul
   const ours = groups.filter(
     (g) => g.tags['kubernetes.io/service-name'] === undefined || ownedByService(g.tags, deps.clusterName, serviceKey),
   );
-  // Right after its load balancer went, its network interfaces hold the group: not asked in that pass.
-  let waiting = deletedNow && ours.length > 0;
-  if (!deletedNow) {
-    for (const group of ours) if ((await deleteSecurityGroup(group.groupId, pass)) === 'in-use') waiting = true;
-  }
+  // Tried at once, also right after its load balancer went: its network interfaces may hold the group for
+  // minutes, or AWS may free it at once, and then the Service goes in this pass.
+  let waiting = false;
+  for (const group of ours) if ((await deleteSecurityGroup(group.groupId, pass)) === 'in-use') waiting = true;
   if (waiting) {
     deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason: 'DependencyViolation' });
-    return { done: false, requeueAfterSeconds: deps.cleanupRequeueSeconds };
+    return { done: false, requeueAfterSeconds: cleanupRetrySeconds(pass.receiveCount, deps.cleanupRequeueSeconds) };
   }
   return { done: true, name: statusName ?? referenceLoadBalancerName(service.metadata.uid) ?? [...names.values()][0]! };
 }

@@ -139,6 +139,17 @@ describe('a Classic ELB made by the reference controller', () => {
     expect(eventsOf('DeletedLoadBalancer')).toHaveLength(1);
   });
 
+  it('where AWS frees its group at once, one deleting pass removes it all and the finalizer', async () => {
+    const { groupId } = await referenceClassic(w);
+    await w.converge([w.serviceKey('web')]);
+    w.elbFake.eniDrainMs = 0;
+    w.kube.deleteService('default', 'web');
+    await pass();
+    expect(classic()).toBeUndefined();
+    expect(w.ec2.securityGroups.has(groupId)).toBe(false);
+    expect(w.kube.services.has('default/web')).toBe(false);
+  });
+
   it('a scheme change builds a successor beside it; the status moves once an instance is in service, then the old one goes', async () => {
     const { dnsName } = await referenceClassic(w);
     await w.converge([w.serviceKey('web')]);

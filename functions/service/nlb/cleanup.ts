@@ -6,7 +6,7 @@ import { deleteSecurityGroup } from '../../../shared/load-balancers/security-gro
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import { ownedByService, parseAnnotations } from '../annotations.ts';
-import type { RemoveResult } from '../backend.ts';
+import { cleanupRetrySeconds, type RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
@@ -50,24 +50,27 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
     }
   }
 
-  // Target groups that never got a listener (a crash during creation) or lost it already (a crash during deletion).
-  const missing = specNames.filter((n) => ![...groups.values()].some((g) => g.name === n));
-  if (missing.length > 0) {
-    const found = await pass.elbv2.findTargetGroups(missing);
-    const tags = found.length > 0 ? await pass.elbv2.describeTags(found.map((g) => g.arn)) : new Map();
-    for (const group of found) {
-      if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
-    }
-  }
   const reasons = new Set<string>();
   for (const group of groups.values()) {
     if ((await deleteTargetGroup(group, pass)) === 'in-use') reasons.add('ResourceInUse');
   }
-  const waitsForGroups = await deleteManagedGroups(pass, serviceKey, deletedNow, reasons);
+  // Tried at once, also right after the load balancer went: where AWS frees the group at once, the Service goes now.
+  const waitsForGroups = await deleteManagedGroups(pass, serviceKey, reasons);
+  // Target groups that never got a listener (a crash during creation) or lost it already (a crash during
+  // deletion): looked for once nothing else is waited for, so a pass waiting on the security group stays cheap.
+  if (reasons.size === 0 && !waitsForGroups) {
+    const missing = specNames.filter((n) => ![...groups.values()].some((g) => g.name === n));
+    const found = missing.length > 0 ? await pass.elbv2.findTargetGroups(missing) : [];
+    const tags = found.length > 0 ? await pass.elbv2.describeTags(found.map((g) => g.arn)) : new Map();
+    for (const group of found) {
+      if (!ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) continue;
+      if ((await deleteTargetGroup(group, pass)) === 'in-use') reasons.add('ResourceInUse');
+    }
+  }
   if (reasons.size > 0 || waitsForGroups) {
     for (const reason of reasons) deps.metrics.count(MetricName.LoadBalancerCleanupPending, { reason });
     deps.log.info('load balancer cleanup waits for AWS', { serviceKey, reasons: [...reasons] });
-    return { done: false, requeueAfterSeconds: deps.cleanupRequeueSeconds };
+    return { done: false, requeueAfterSeconds: cleanupRetrySeconds(pass.receiveCount, deps.cleanupRequeueSeconds) };
   }
 
   return { done: true, name: lbName };
@@ -102,26 +105,17 @@ async function deleteIfOurs(
 
 /**
  * The managed groups of this Service (all of them: a replaced load balancer leaves its old one behind).
- * Right after its load balancer went, a group is held by the load balancer's network interfaces for
- * minutes: not asked in that pass. Answers whether one is still there; says who must act when a rule not made
- * here references it long after.
+ * Right after its load balancer went, a group may be held by the load balancer's network interfaces for
+ * minutes (DependencyViolation), or freed at once. Answers whether one is still there; says who must act when a
+ * rule not made here references it long after.
  */
-async function deleteManagedGroups(
-  pass: Pass,
-  serviceKey: string,
-  loadBalancerJustDeleted: boolean,
-  reasons: Set<string>,
-): Promise<boolean> {
+async function deleteManagedGroups(pass: Pass, serviceKey: string, reasons: Set<string>): Promise<boolean> {
   const { deps } = pass;
   const managed = await pass.ec2.findSecurityGroups({
     vpcId: deps.vpcId,
     tags: { [clusterTagKey(deps.clusterName)]: 'owned', [LABEL_SERVICE_NAME]: serviceKey },
   });
   if (managed.length === 0) return false;
-  if (loadBalancerJustDeleted) {
-    reasons.add('DependencyViolation');
-    return true;
-  }
   let inUse = 0;
   for (const group of managed) if ((await deleteSecurityGroup(group.groupId, pass)) === 'in-use') inUse++;
   if (inUse === 0) return false;
@@ -135,8 +129,11 @@ async function deleteManagedGroups(
   return true;
 }
 
-/** Attempts after which a security group still in use is worth explaining. */
-const REFERENCE_CHECK_AFTER_ATTEMPTS = 3;
+/**
+ * Attempts after which a security group still in use is worth explaining: network interfaces drain within minutes,
+ * and by the fifth attempt about two minutes have passed (cleanupRetrySeconds: 5 + 15 + 45 + 60 s by default).
+ */
+const REFERENCE_CHECK_AFTER_ATTEMPTS = 5;
 
 async function sayWhoHoldsGroups(pass: Pass, managedIds: string[]): Promise<void> {
   const referencing = await pass.ec2.findSecurityGroups({ referencingGroupIds: managedIds });
