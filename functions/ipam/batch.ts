@@ -71,6 +71,7 @@ export function journalTrusted(
     journal?.eni !== undefined &&
     journal.slots !== undefined &&
     journal.nitro !== undefined &&
+    journal.primary !== undefined &&
     journal.prefixLength !== undefined &&
     (journal.verifiedAt ?? 0) + VERIFY_AFTER_SECONDS > now &&
     (context?.receiveCount ?? 1) <= 1 &&

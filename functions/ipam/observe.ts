@@ -27,6 +27,8 @@ export interface ObservedInterface {
    */
   nitro: boolean;
   instanceType: string;
+  /** The interface's primary address (the Node's): never a Pod's, whatever an assign answer lists. */
+  primary?: string;
   prefixLength: number;
   addresses: string[];
   prefixes: string[];
@@ -96,9 +98,12 @@ async function observation(
   };
 }
 
-function units(eni: NetworkInterfaceDetail): { addresses: string[]; prefixes: string[] } {
+/** The pool's units as EC2 describes them: the secondary addresses (`Primary: false`) and the /28 prefixes. */
+export function units(eni: NetworkInterfaceDetail): { primary?: string; addresses: string[]; prefixes: string[] } {
+  const primary = eni.privateIpAddresses.find((a) => a.primary)?.address;
   return {
-    addresses: eni.privateIpAddresses.filter((a) => !a.primary).map((a) => a.address),
+    ...(primary ? { primary } : {}),
+    addresses: eni.privateIpAddresses.filter((a) => !a.primary && a.address !== primary).map((a) => a.address),
     prefixes: [...eni.ipv4Prefixes],
   };
 }
@@ -131,7 +136,8 @@ export function mergeObserved(
     if (repeat) (unit.includes('/') ? again.prefixes : again.addresses).push(unit);
   }
   const keep = (unit: string) => releasing[unit] === undefined;
-  const unseen = Object.keys(fresh);
+  // What EC2 gave and a describe does not show yet still counts, but never the interface's primary address.
+  const unseen = Object.keys(fresh).filter((unit) => unit !== observed.primary);
   const pool = {
     addresses: [...observed.addresses.filter(keep), ...unseen.filter((u) => !u.includes('/'))],
     prefixes: [...observed.prefixes.filter(keep), ...unseen.filter((u) => u.includes('/'))],
@@ -142,6 +148,7 @@ export function mergeObserved(
       eni: observed.eni,
       slots: observed.slots,
       nitro: observed.nitro,
+      primary: observed.primary,
       prefixLength: observed.prefixLength,
       verifiedAt: now,
       fresh,

@@ -70,7 +70,10 @@ export interface PoolFigures {
 
 export function planPool(input: PlanInput): PoolPlan {
   const { settings, now, cooldownSeconds } = input;
-  const poolAddresses = [...input.pool.addresses, ...input.pool.prefixes.flatMap(prefixAddresses)];
+  // The interface's primary address is the Node's: never in the pool, whatever put it there.
+  const poolAddresses = [...input.pool.addresses, ...input.pool.prefixes.flatMap(prefixAddresses)].filter(
+    (a) => a !== input.record.primary,
+  );
   const inPool = new Set(poolAddresses);
   const live = byAge(input.pods.filter((p) => !p.finished));
   const { assigned, handouts, conflicts } = holdings(live, input.record);

@@ -4,7 +4,7 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
 import { VERIFY_AFTER_SECONDS } from './observe.ts';
 import { ipamReconciler } from './reconciler.ts';
-import { createIpamWorld, IPAM_QUEUE, type IpamWorld } from './testing/world.ts';
+import { createIpamWorld, IPAM_QUEUE, type IpamWorld, SUBNET } from './testing/world.ts';
 
 const NODE = 'win-1';
 
@@ -175,6 +175,55 @@ describe('ipam: prefix delegation follows the instance type’s hypervisor (issu
     expect(w.kube.nodes.get(NODE)!.status?.capacity?.[IPV4_RESOURCE]).toBe(String(49 * 16));
     expect((await w.interfaceAddresses(instance.instanceId)).prefixes).toHaveLength(1);
     expect(w.kube.eventsFor('Node', NODE, 'Unsupported')).toEqual([]);
+  });
+});
+
+describe('ipam: only what DescribeNetworkInterfaces shows as a secondary address (issue 36 item 5)', () => {
+  it('an assign answer listing every address of the interface (the AWS API emulator’s) never gives a Pod the primary', async () => {
+    const w = createIpamWorld();
+    w.ec2.assignAnswer = 'every-address';
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    // The subnet's lower addresses are taken: the interface's primary (10.0.1.101) is the lowest it holds.
+    w.ec2.reserveAddresses(SUBNET.subnetId, 97);
+    const primary = instance.privateIpAddress!;
+    for (const name of ['a', 'b', 'c']) w.addPod(NODE, name);
+    await w.settle(NODE);
+    // A second allocation: the answer repeats the earlier addresses too.
+    for (const name of ['d', 'e', 'f', 'g']) w.addPod(NODE, name);
+    await w.settle(NODE);
+
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const given = addresses(w, names).map((value) => value.split('/')[0]!);
+    const { addresses: secondaries } = await w.interfaceAddresses(instance.instanceId);
+    expect(given).not.toContain(primary);
+    for (const address of given) expect(secondaries).toContain(address);
+    expectUnique(given);
+    const journal = w.journal(NODE)!;
+    expect(journal.addresses).not.toContain(primary);
+    expect(new Set(journal.addresses).size).toBe(journal.addresses.length);
+    for (const name of names) {
+      expect(w.kube.eventsFor('Pod', name, 'ResourceAllocated')[0]?.message).not.toContain(primary);
+    }
+  });
+});
+
+describe('ipam: an assign answer a describe does not confirm yet', () => {
+  it('units the answer names but DescribeNetworkInterfaces does not show wait for the next look at EC2', async () => {
+    const w = createIpamWorld();
+    w.ec2.assignAnswer = 'every-address';
+    // New addresses stay out of the first describe after the assign (EC2's eventual consistency).
+    w.ec2.newAddressInvisibleCalls = 1;
+    w.configure();
+    const instance = w.addWindowsNode(NODE);
+    w.addPod(NODE, 'a');
+    await w.settle(NODE);
+    const address = w.podAddress('default', 'a')!.split('/')[0]!;
+    expect(address).not.toBe(instance.privateIpAddress);
+    expect((await w.interfaceAddresses(instance.instanceId)).addresses).toContain(address);
+    // One describe after the assign admitted nothing; the next pass looked at EC2 and served the Pod.
+    expect(w.ec2.callCount('AssignPrivateIpAddresses')).toBe(1);
+    expect(w.ec2.callCount('DescribeNetworkInterfaces')).toBeGreaterThanOrEqual(3);
   });
 });
 

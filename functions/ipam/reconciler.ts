@@ -8,6 +8,7 @@ import { MetricName } from '../../shared/observability/metrics.ts';
 import { isIpamGarbageCollectionKey } from '../../shared/queue/ipam-gc-key.ts';
 import { isNodeKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
+import { admitAssigned } from './admit.ts';
 import { type IpamBatch, journalTrusted, kubeCall, prepareIpamBatch } from './batch.ts';
 import type { IpamDeps } from './deps.ts';
 import { sweepInterfaces } from './gc.ts';
@@ -240,27 +241,38 @@ async function planAndAllocate(
     return { plan: again, exhausted: EXHAUSTED_REQUEUE_SECONDS };
   }
   const now = input.now;
+  // Only new units EC2 describes as secondary join the pool, whatever the answer lists (admit.ts).
+  const admitted = await admitAssigned(deps, eni, first.allocate, result, {
+    primary: input.record.primary,
+    addresses: new Set([
+      ...input.pool.addresses,
+      ...Object.keys(input.record.assigned),
+      ...Object.keys(input.record.cooling),
+    ]),
+    prefixes: new Set(input.pool.prefixes),
+  });
   // Planned again from the first plan's journal (a rebuilt journal's cooling already applied to what EC2 showed):
   // the addresses EC2 just gave are free, never "unknown".
   // EC2 may hand back a unit this Node released a moment ago: it is the pool's again, no longer being released.
   const fresh = { ...first.record.fresh };
   const releasing = { ...first.record.releasing };
-  for (const unit of [...result.addresses, ...result.prefixes]) {
+  for (const unit of [...admitted.addresses, ...admitted.prefixes]) {
     fresh[unit] = now;
     delete releasing[unit];
   }
-  deps.metrics.count(MetricName.IpamAddressesAllocated, {}, result.addresses.length + 16 * result.prefixes.length);
+  deps.metrics.count(MetricName.IpamAddressesAllocated, {}, admitted.addresses.length + 16 * admitted.prefixes.length);
   const plan = planPool({
     ...input,
     pool: {
-      addresses: [...input.pool.addresses, ...result.addresses],
-      prefixes: [...input.pool.prefixes, ...result.prefixes],
+      addresses: [...input.pool.addresses, ...admitted.addresses],
+      prefixes: [...input.pool.prefixes, ...admitted.prefixes],
     },
-    record: { ...first.record, fresh, releasing },
+    // What EC2 assigned but did not describe yet is found by the next pass's look at EC2.
+    record: { ...first.record, fresh, releasing, ...(admitted.unconfirmed > 0 ? { verifiedAt: 0 } : {}) },
     rebuilt: false,
     mayAllocate: false,
   });
-  return { plan };
+  return admitted.unconfirmed > 0 ? { plan, exhausted: NOT_VISIBLE_REQUEUE_SECONDS } : { plan };
 }
 
 /**
@@ -269,7 +281,9 @@ async function planAndAllocate(
  */
 async function writeJournal(node: Node, before: PoolRecord, after: PoolRecord, deps: IpamDeps): Promise<Node> {
   const text = (r: PoolRecord) => writeRecord({ ...r, verifiedAt: undefined });
-  if (readRecord(node.metadata.annotations) && text(before) === text(after)) return node;
+  // A journal marked for a look at EC2 (verifiedAt 0) is written even when nothing else changed.
+  const unverified = after.verifiedAt === 0 && before.verifiedAt !== 0;
+  if (readRecord(node.metadata.annotations) && text(before) === text(after) && !unverified) return node;
   const now = Math.floor(deps.clock.now() / 1000);
   const cooling = Object.fromEntries(
     Object.entries(after.cooling).filter(([, since]) => since + deps.cooldownSeconds > now),

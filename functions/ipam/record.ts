@@ -8,7 +8,8 @@ import * as z from '../../shared/zod.ts';
  * - `addresses`, `prefixes`: the interface's secondary addresses and /28 prefixes as last seen in EC2 (`verifiedAt`)
  *   plus what this controller assigned or released since; `eni`, `slots` and `prefixLength` are the interface, how
  *   many addresses or prefixes it may hold, and its subnet's prefix length (for the Pod annotation); `nitro`: the
- *   instance type takes prefixes (DescribeInstanceTypes: Nitro hypervisor, or bare metal);
+ *   instance type takes prefixes (DescribeInstanceTypes: Nitro hypervisor, or bare metal); `primary`: the
+ *   interface's primary address, which is the Node's and never a Pod's;
  * - `assigned`: address -> Pod uid, written BEFORE the Pod is annotated, so a pass that dies in between hands the
  *   same address to the same Pod next time, and an address whose Pod is gone is seen as released;
  * - `cooling`: address -> when it was released (epoch seconds): not handed out before the cooldown ends;
@@ -27,6 +28,7 @@ const PoolRecordSchema = z.object({
   eni: z.optional(z.string()),
   slots: z.optional(count()),
   nitro: z.optional(z.boolean()),
+  primary: z.optional(z.string()),
   prefixLength: z.optional(z.int().check(z.minimum(0), z.maximum(32))),
   verifiedAt: z.optional(count()),
   addresses: z._default(z.array(z.string()), []),
@@ -62,6 +64,7 @@ export function writeRecord(record: PoolRecord): string {
     eni: record.eni,
     slots: record.slots,
     nitro: record.nitro,
+    primary: record.primary,
     prefixLength: record.prefixLength,
     verifiedAt: record.verifiedAt,
     addresses: [...record.addresses].sort(compareAddresses),

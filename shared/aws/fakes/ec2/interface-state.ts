@@ -23,6 +23,13 @@ export class Ec2InterfaceState {
   newAddressInvisibleMs = 0;
   /** ... or for this many describes that would have shown it, whichever ends first (0: no limit). */
   newAddressInvisibleCalls = 0;
+  /**
+   * What AssignPrivateIpAddresses answers in `AssignedPrivateIpAddresses`: `assigned`, EC2's documented answer (the
+   * addresses this call assigned), or `every-address`, as the AWS API emulator (moto 5.2.1) answers: every private
+   * address of the interface, the primary and earlier ones included (docs/emulator-differences.md,
+   * `eni.assign-answer`). DescribeNetworkInterfaces is right either way.
+   */
+  assignAnswer: 'assigned' | 'every-address' = 'assigned';
 
   /** Tags and prefixes of instances' interfaces (the port's NetworkInterface has neither). */
   protected readonly interfaceExtras = new Map<string, { ipv4Prefixes: string[]; tags: Record<string, string> }>();

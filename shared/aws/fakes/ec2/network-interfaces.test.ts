@@ -281,6 +281,26 @@ describe('FakeEc2 network interfaces: assigning addresses', () => {
   });
 });
 
+describe('FakeEc2 network interfaces: an assign answer like the AWS API emulator’s (assignAnswer)', () => {
+  it('every-address: the answer lists every private address of the interface; the describe stays right', async () => {
+    const { eniId } = putInstanceIn(subnet, '10.0.1.4');
+    fake.assignAnswer = 'every-address';
+
+    expect(assigned(await ec2.assignPrivateIpAddresses(eniId, { count: 2 })).addresses).toEqual([
+      '10.0.1.4',
+      '10.0.1.5',
+      '10.0.1.6',
+    ]);
+    expect(assigned(await ec2.assignPrivateIpAddresses(eniId, { count: 1 })).addresses).toEqual([
+      '10.0.1.4',
+      '10.0.1.5',
+      '10.0.1.6',
+      '10.0.1.7',
+    ]);
+    expect(await secondaries(eniId)).toEqual(['10.0.1.5', '10.0.1.6', '10.0.1.7']);
+  });
+});
+
 describe('FakeEc2 network interfaces: /28 prefixes', () => {
   it('delegates free /28 blocks aligned on 16, never one holding a reserved or used address', async () => {
     const eni = fake.putNetworkInterface(makeNetworkInterface({ index: 1 })); // 10.0.1.4, in the first block

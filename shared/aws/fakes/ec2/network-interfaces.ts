@@ -167,9 +167,10 @@ export function assignPrivateIpAddresses(
     }
     record.privateIpAddresses.push(...addresses.map((address) => ({ address, primary: false })));
     ec2.startAddressWindow(id, addresses);
+    const answered = ec2.assignAnswer === 'every-address' ? record.privateIpAddresses.map((a) => a.address) : addresses;
     return {
       NetworkInterfaceId: id,
-      AssignedPrivateIpAddresses: addresses.map((PrivateIpAddress) => ({ PrivateIpAddress })),
+      AssignedPrivateIpAddresses: answered.map((PrivateIpAddress) => ({ PrivateIpAddress })),
       AssignedIpv4Prefixes: [],
     };
   }
