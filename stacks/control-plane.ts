@@ -1,6 +1,14 @@
 import { Token } from 'aws-cdk-lib';
 import type { App } from 'sst/constructs/App.js';
 import { Stack } from 'sst/constructs/Stack.js';
+import {
+  CONTROLLERS,
+  type ControllerName,
+  ec2EventTarget,
+  enabledControllers,
+  feeds,
+  type Switches,
+} from '../shared/controllers.ts';
 import { type StageConfig, StageConfigError } from './config.ts';
 import type { CodeSource, ControlPlaneContext } from './context.ts';
 import { Ec2Events } from './ec2-events.ts';
@@ -13,6 +21,49 @@ import { RelayRole } from './relay.ts';
 import { Resync } from './resync.ts';
 import { routeReconciler } from './route.ts';
 import { serviceReconciler } from './service.ts';
+
+/** The switches of shared/controllers.ts as a stage sets them (stacks/config.ts). */
+export function stageSwitches(config: StageConfig): Switches {
+  return {
+    clusterCidrs: config.routes !== undefined,
+    vpcId: config.services !== undefined,
+    interruption: config.interruption !== undefined,
+    ipam: config.ipam !== undefined,
+  };
+}
+
+/**
+ * How the stack builds each controller of shared/controllers.ts (its queue, function and grants), and the
+ * description of its queue URL output when not `<name> queue`. One entry per controller, or the typecheck fails.
+ */
+const CONTROLLER_STACKS: {
+  [N in ControllerName]: { build(stack: Stack, ctx: ControlPlaneContext): Reconciler; output?: string };
+} = {
+  node: {
+    build: (stack, ctx) =>
+      reconciler(stack, ctx, 'node', {
+        description: 'initializes Nodes from EC2 and keeps their addresses current',
+        // Instances to initialize from, and zone IDs for topology.k8s.aws/zone-id (stacks/iam-usage.test.ts checks
+        // this is exactly what its code calls).
+        permissions: [ec2Describe('DescribeInstances', 'DescribeAvailabilityZones')],
+      }),
+  },
+  'node-lifecycle': {
+    build: (stack, ctx) =>
+      reconciler(stack, ctx, 'node-lifecycle', {
+        description: 'taints shut-down Nodes and deletes Nodes whose instance is gone',
+        permissions: [ec2Describe('DescribeInstances')],
+      }),
+  },
+  // The switches say these are on only when the stage has their part of the configuration.
+  route: { build: (stack, ctx) => routeReconciler(stack, ctx, ctx.config.routes!) },
+  service: { build: (stack, ctx) => serviceReconciler(stack, ctx, ctx.config.services!) },
+  ipam: { build: (stack, ctx) => ipamReconciler(stack, ctx, ctx.config.ipam!) },
+  interruption: {
+    build: (stack, ctx) => interruptionReconciler(stack, ctx, ctx.config.interruption!),
+    output: 'interruption queue (EC2 events router -> interruption controller)',
+  },
+};
 
 /** The one CloudFormation stack, `<stage>-serverless-ccm-control-plane`. */
 export const STACK_ID = 'control-plane';
@@ -49,43 +100,30 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
     description: `serverless-ccm control plane for cluster ${config.clusterName} (stage ${app.stage})`,
   });
 
-  // The reconcilers. A new one is one entry here and its name in config.ts FUNCTION_DEFAULTS.
-  const node = reconciler(stack, ctx, 'node', {
-    description: 'initializes Nodes from EC2 and keeps their addresses current',
-    // Instances to initialize from, and zone IDs for topology.k8s.aws/zone-id (stacks/iam-usage.test.ts checks
-    // this is exactly what its code calls).
-    permissions: [ec2Describe('DescribeInstances', 'DescribeAvailabilityZones')],
-  });
-  const lifecycle = reconciler(stack, ctx, 'node-lifecycle', {
-    description: 'taints shut-down Nodes and deletes Nodes whose instance is gone',
-    permissions: [ec2Describe('DescribeInstances')],
-  });
-  const reconcilers: Reconciler[] = [node, lifecycle];
-  if (config.routes) reconcilers.push(routeReconciler(stack, ctx, config.routes));
-  if (config.services) reconcilers.push(serviceReconciler(stack, ctx, config.services));
-  if (config.ipam) reconcilers.push(ipamReconciler(stack, ctx, config.ipam));
-  const byName = (name: string) => reconcilers.find((r) => r.name === name)?.queue;
-  new Resync(stack, ctx, {
-    node: node.queue,
-    nodeLifecycle: lifecycle.queue,
-    route: byName('route'),
-    service: byName('service'),
-    ipam: byName('ipam'),
-  });
-
-  // Not among `reconcilers`: the relay and the resync never send it keys, only the EC2 events router does.
-  const interruption = config.interruption ? interruptionReconciler(stack, ctx, config.interruption) : undefined;
+  // The controllers of shared/controllers.ts whose switches the stage turns on, each with its queue and function.
+  // Those the resync feeds come first: the resync is built next, from their queues (template order).
+  const on = enabledControllers(stageSwitches(config));
+  const build = (name: ControllerName) => CONTROLLER_STACKS[name].build(stack, ctx);
+  const keyed = on.filter((name) => feeds(name, 'resync')).map(build);
+  new Resync(
+    stack,
+    ctx,
+    keyed.map((r) => ({ urlSetting: CONTROLLERS[r.name as ControllerName].queueUrlSetting, queue: r.queue })),
+  );
+  const reconcilers = [...keyed, ...on.filter((name) => !feeds(name, 'resync')).map(build)];
+  const queueOf = (name: ControllerName) => reconcilers.find((r) => r.name === name)?.queue;
+  const interruptionQueue = queueOf(ec2EventTarget('ec2-interruption'));
   const events = new Ec2Events(stack, ctx, {
-    lifecycleQueue: lifecycle.queue,
-    ...(interruption ? { interruptionQueue: interruption.queue } : {}),
+    lifecycleQueue: queueOf(ec2EventTarget('ec2-state-change'))!,
+    ...(interruptionQueue ? { interruptionQueue } : {}),
   });
   const relay = new RelayRole(
     stack,
     ctx,
-    reconcilers.map((r) => r.queue),
+    reconcilers.filter((r) => feeds(r.name as ControllerName, 'relay')).map((r) => r.queue),
   );
   const monitoring = new Monitoring(stack, ctx, [
-    ...[...reconcilers, ...(interruption ? [interruption] : [])].map((r) => ({
+    ...reconcilers.map((r) => ({
       label: r.name,
       queue: r.queue,
       deadLetterQueue: r.deadLetterQueue,
@@ -102,16 +140,14 @@ export function defineControlPlane(app: App, config: StageConfig, code: CodeSour
   // What the relay manifests need (deploy/README-deploy.md), and where to look.
   stack.addOutputs({
     ...Object.fromEntries(
-      reconcilers.map((r) => [`${r.node.id}QueueUrl`, { value: r.queue.queueUrl, description: `${r.name} queue` }]),
+      reconcilers.map((r) => [
+        `${r.node.id}QueueUrl`,
+        {
+          value: r.queue.queueUrl,
+          description: CONTROLLER_STACKS[r.name as ControllerName].output ?? `${r.name} queue`,
+        },
+      ]),
     ),
-    ...(interruption
-      ? {
-          InterruptionQueueUrl: {
-            value: interruption.queue.queueUrl,
-            description: 'interruption queue (EC2 events router -> interruption controller)',
-          },
-        }
-      : {}),
     Ec2EventsQueueUrl: { value: events.queue.queueUrl, description: 'EC2 events queue (EventBridge -> router)' },
     RelayRoleArn: { value: relay.role.roleArn, description: `IAM role of the relay (${config.relay.identity})` },
     RelayServiceAccount: {

@@ -8,12 +8,10 @@ import { ControllerFunction } from './function.ts';
 import { ec2Describe } from './iam.ts';
 import { sendToQueues } from './queues.ts';
 
-export interface ResyncQueues {
-  node: IQueue;
-  nodeLifecycle: IQueue;
-  route?: IQueue;
-  service?: IQueue;
-  ipam?: IQueue;
+/** A queue the resync feeds, and the setting its function reads the queue's URL from (shared/controllers.ts). */
+export interface ResyncQueue {
+  urlSetting: string;
+  queue: IQueue;
 }
 
 /**
@@ -27,18 +25,10 @@ export class Resync extends Construct {
   readonly handler: ControllerFunction;
   readonly schedule: Rule;
 
-  constructor(scope: Construct, ctx: ControlPlaneContext, queues: ResyncQueues) {
+  constructor(scope: Construct, ctx: ControlPlaneContext, queues: readonly ResyncQueue[]) {
     super(scope, 'Resync');
-    const environment: Record<string, string> = {
-      NODE_QUEUE_URL: queues.node.queueUrl,
-      NODE_LIFECYCLE_QUEUE_URL: queues.nodeLifecycle.queueUrl,
-      ...(queues.route ? { ROUTE_QUEUE_URL: queues.route.queueUrl } : {}),
-      ...(queues.service ? { SERVICE_QUEUE_URL: queues.service.queueUrl } : {}),
-      ...(queues.ipam ? { IPAM_QUEUE_URL: queues.ipam.queueUrl } : {}),
-    };
-    const targets = [queues.node, queues.nodeLifecycle, queues.route, queues.service, queues.ipam].filter(
-      (q): q is IQueue => q !== undefined,
-    );
+    const environment = Object.fromEntries(queues.map((q) => [q.urlSetting, q.queue.queueUrl]));
+    const targets = queues.map((q) => q.queue);
     this.handler = new ControllerFunction(this, 'Handler', ctx, {
       name: 'resync',
       description: 'every few minutes: Nodes out of step with EC2 and every LoadBalancer Service key again',

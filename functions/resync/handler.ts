@@ -3,22 +3,17 @@ import middy from '@middy/core';
 import type { ScheduledEvent } from 'aws-lambda';
 import { createEc2InstanceReadPort, createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
+import { CONTROLLERS, fedBy, resyncQueues } from '../../shared/controllers.ts';
 import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
 import { createPowertools, publishMetrics } from '../../shared/observability/powertools.ts';
 import { type ResyncDeps, resync } from './resync.ts';
 
 const config = loadConfig();
-const queues = {
-  node: config.NODE_QUEUE_URL,
-  nodeLifecycle: config.NODE_LIFECYCLE_QUEUE_URL,
-  route: config.ROUTE_QUEUE_URL,
-  service: config.SERVICE_QUEUE_URL,
-  ipam: config.IPAM_QUEUE_URL,
-};
+// The queues of the controllers the resync feeds (shared/controllers.ts), those the stack gave it.
+const queues = resyncQueues((name) => config[CONTROLLERS[name].queueUrlSetting] as string | undefined);
 if (!Object.values(queues).some(Boolean)) {
-  throw new ConfigError([
-    'NODE_QUEUE_URL, NODE_LIFECYCLE_QUEUE_URL, ROUTE_QUEUE_URL, SERVICE_QUEUE_URL, IPAM_QUEUE_URL: the resync needs at least one queue to feed',
-  ]);
+  const settings = fedBy('resync').map((name) => CONTROLLERS[name].queueUrlSetting);
+  throw new ConfigError([`${settings.join(', ')}: the resync needs at least one queue to feed`]);
 }
 const { logger, log, metricsPort } = createPowertools('resync', config.LOG_LEVEL);
 let deps: ResyncDeps | undefined;

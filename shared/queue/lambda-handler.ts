@@ -26,7 +26,7 @@ type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse>;
 export function sqsLambda(
   name: string,
   init: (context: LambdaContext) => BatchHandler,
-  required: { setting: keyof Config; purpose: string }[] = [],
+  required: readonly { setting: keyof Config; purpose: string }[] = [],
 ) {
   const config = loadConfig();
   for (const { setting, purpose } of required) requireSetting(config, setting, purpose);
@@ -45,7 +45,7 @@ export function sqsLambda(
 export function workqueueHandler<TDeps, TBatch>(
   reconciler: Reconciler<TDeps, TBatch>,
   buildDeps: (context: LambdaContext) => TDeps,
-  required: { setting: keyof Config; purpose: string }[] = [],
+  required: readonly { setting: keyof Config; purpose: string }[] = [],
 ) {
   return sqsLambda(
     reconciler.name,
