@@ -91,7 +91,9 @@ describe.each(ADAPTER_CLIENTS)('IpamKubernetesPort over $name', (client) => {
       expect(fake.callCount('patchPod')).toBe(1);
     });
 
-    it('throws 409 Conflict for a stale resourceVersion and for another incarnation of the Pod', async () => {
+    // As the API server answers (test/k8s-contract/pods.contract.test.ts): the resourceVersion is checked first;
+    // another uid under the current one is a change of an immutable field.
+    it('throws 409 Conflict for a stale resourceVersion, 422 Invalid for another uid at the current one', async () => {
       const pod = fake.putPod(podOnNode('win-1', 'db-0'));
       const moved = fake.putPod({ ...pod, metadata: { ...pod.metadata, labels: { moved: 'on' } } });
       const stale = await ipam
@@ -101,7 +103,7 @@ describe.each(ADAPTER_CLIENTS)('IpamKubernetesPort over $name', (client) => {
       expect(stale).toMatchObject({ statusCode: 409, reason: 'Conflict' });
       const guard = { resourceVersion: moved.metadata.resourceVersion!, uid: 'uid-of-the-old-one' };
       const other = await ipam.patchPodAnnotations('default', 'db-0', { a: 'b' }, guard).catch((e: unknown) => e);
-      expect(other).toMatchObject({ statusCode: 409, reason: 'Conflict' });
+      expect(other).toMatchObject({ statusCode: 422, reason: 'Invalid' });
       expect(fake.workloads.get('default', 'db-0')!.metadata.annotations).toBeUndefined();
     });
 

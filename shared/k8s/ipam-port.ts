@@ -20,8 +20,9 @@ export interface IpamKubernetesPort {
   listPodsOnNode(nodeName: string): Promise<Pod[]>;
   /**
    * A merge patch of `metadata.annotations` (a `null` value removes the key), guarded by the Pod's
-   * resourceVersion (409 when stale) and uid (409 too: a Pod re-created under the same name is never
-   * annotated by mistake); both travel in the patch's `metadata`. `gone`: the Pod no longer exists (404).
+   * resourceVersion (409 when stale, as it is for a Pod re-created under the same name, which is so never
+   * annotated by mistake) and uid (uid is immutable: another uid under the current resourceVersion is 422);
+   * both travel in the patch's `metadata`. `gone`: the Pod no longer exists (404).
    * Returns the Pod as written (its new resourceVersion guards the next patch).
    */
   patchPodAnnotations(

@@ -62,7 +62,9 @@ describe('FakeKubernetes.patchPodAnnotations', () => {
     expect(kube.workloads.get('default', 'web')!.metadata.annotations).toBeUndefined();
   });
 
-  it('answers 409 Conflict to the uid of another incarnation, even at the current resourceVersion', async () => {
+  // The API server checks the resourceVersion first (a re-created Pod has another: 409); another uid under the
+  // current resourceVersion changes an immutable field (test/k8s-contract/pods.contract.test.ts).
+  it('answers 422 Invalid to the uid of another incarnation at the current resourceVersion', async () => {
     const pod = kube.putPod(podOnNode('n1', 'db-0'));
     const write = kube.patchPodAnnotations(
       'default',
@@ -73,7 +75,7 @@ describe('FakeKubernetes.patchPodAnnotations', () => {
         uid: 'uid-of-the-old-one',
       },
     );
-    await expect(write).rejects.toMatchObject({ statusCode: 409, reason: 'Conflict' });
+    await expect(write).rejects.toMatchObject({ statusCode: 422, reason: 'Invalid' });
     expect(kube.workloads.get('default', 'db-0')!.metadata.annotations).toBeUndefined();
   });
 

@@ -73,12 +73,14 @@ describe('FakeKubernetes Pods: graceful deletion on the clock', () => {
     await kube.evictPod('default', 'a');
     clock.advance(1_000);
     await kube.listPodsOnNode('n1');
+    // The eviction writes twice, as the API server's does: the DisruptionTarget condition, then the deletion.
     expect(changes.map((c) => [c.kind, c.type])).toEqual([
       ['Pod', 'ADDED'],
       ['Pod', 'MODIFIED'],
+      ['Pod', 'MODIFIED'],
       ['Pod', 'DELETED'],
     ]);
-    expect(Number(changes[2]!.revision)).toBeGreaterThan(Number(pod.metadata.resourceVersion));
+    expect(Number(changes[3]!.revision)).toBeGreaterThan(Number(pod.metadata.resourceVersion));
   });
 
   it('counts calls and throws queued errors, classified', async () => {

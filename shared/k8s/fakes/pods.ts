@@ -85,15 +85,24 @@ export class FakePods {
 
   /**
    * PATCH .../pods/<name> with a JSON merge patch, counted as `patchPod`: 404 for an unknown Pod, 409 when
-   * the guard's resourceVersion is stale or its uid is another incarnation's. A merge patch that carries
-   * `metadata.uid` cannot change it (uid is immutable), so the API server refuses the write; the guard's
-   * uid plays that part here. Identity fields and `status` in the patch are ignored, as for the other kinds.
+   * the guard's resourceVersion is stale (as it is for a Pod re-created under the same name). A merge patch
+   * that carries `metadata.uid` cannot change it (uid is immutable), so the API server refuses the write
+   * (422) when the resourceVersion holds but the uid is another; the guard's uid plays that part here. Identity fields and `status` in the patch are ignored, as for the other kinds.
    * https://kubernetes.io/docs/reference/using-api/api-concepts/#concurrency-control-and-consistency
    */
   patchRequest(namespace: string, name: string, patch: unknown, guard: { resourceVersion: string; uid?: string }): Pod {
     this.host.call('patchPod');
-    const current = this.existing(namespace, name, guard.uid);
+    const current = this.existing(namespace, name, undefined);
+    // The resourceVersion is checked first (409); a uid that differs with a current resourceVersion is a
+    // change of an immutable field (422), as the API server answers (test/k8s-contract/pods.contract.test.ts).
     const next = guardedMergePatch('pods', name, current, patch, guard, false);
+    if (guard.uid !== undefined && guard.uid !== current.metadata.uid) {
+      throw new KubernetesApiError(
+        422,
+        'Invalid',
+        `Pod "${name}" is invalid: metadata.uid: Invalid value: "${guard.uid}": field is immutable`,
+      );
+    }
     return this.store(this.pods, next, {});
   }
 
@@ -150,6 +159,16 @@ export class FakePods {
       pod,
       budgetsFor(pod, this.budgets.values()).map((b) => this.withStatus(b, stored)),
     );
+    // Admitted: the API server marks the Pod with the DisruptionTarget condition (a write of its own), then
+    // deletes it. https://kubernetes.io/docs/concepts/workloads/pods/disruptions/#pod-disruption-conditions
+    const conditions = (pod.status?.conditions ?? []).filter((c) => c.type !== 'DisruptionTarget');
+    const target = { type: 'DisruptionTarget', status: 'True' as const, reason: 'EvictionByEvictionAPI' };
+    const condition = {
+      ...target,
+      message: 'Eviction API: evicting',
+      lastTransitionTime: apiTime(this.host.clock.now()),
+    };
+    this.store(this.pods, { ...pod, status: { ...pod.status, conditions: [...conditions, condition] } }, {});
     return this.delete(namespace, name, options);
   }
 
