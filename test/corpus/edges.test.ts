@@ -106,7 +106,12 @@ describe('relay change router: objects from watches', () => {
 
 describe('admission webhook: AdmissionReviews', () => {
   const controller = new ControllerIdentities(['system:serviceaccount:kube-system:serverless-ccm']);
-  const webhooks = [mutatePod, (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller)];
+  // Windows IPAM on, so both webhooks decide every review (functions/relay/webhook/ipam-switch.ts).
+  const ipam = { enabled: async () => true };
+  const webhooks = [
+    (r: Parameters<typeof mutatePod>[0]) => mutatePod(r, ipam),
+    (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller, ipam),
+  ];
 
   it.each([...GARBAGE_BODIES, ...MALFORMED_REVIEWS, ...prefixes(VALID_REVIEW).filter((_, n) => n % 5 === 0)])(
     '%s: refused as a malformed review naming the problem (the server answers 400)',
@@ -122,10 +127,10 @@ describe('admission webhook: AdmissionReviews', () => {
     },
   );
 
-  it.each(ODD_POD_REVIEWS)('%s: answered by both webhooks, never an error', (_label, body) => {
+  it.each(ODD_POD_REVIEWS)('%s: answered by both webhooks, never an error', async (_label, body) => {
     const request = parseAdmissionReview(body);
     for (const handle of webhooks) {
-      const response = handle(request);
+      const response = await handle(request);
       expect(response.uid).toBe(request.uid);
       expect(typeof response.allowed).toBe('boolean');
     }
