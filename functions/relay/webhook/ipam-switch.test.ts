@@ -32,8 +32,9 @@ afterEach(async () => {
   api = undefined;
 });
 
-async function relayWithWebhooks(cluster: FakeCluster) {
+async function relayWithWebhooks(cluster: FakeCluster, before: (api: FakeKubeApi) => void = () => {}) {
   api = await startFakeKubeApi(cluster);
+  before(api);
   const directory = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
   cleanups.push(() => rmSync(directory, { recursive: true, force: true }));
   const tls = await issueCertificate({ dnsNames: [NAME], now: Date.now(), lifetimeMs: 86_400_000 });
@@ -112,6 +113,17 @@ describe('admission webhooks: only while Windows IPAM is on', () => {
       expect(await webhooks.validate()).toMatchObject({ allowed: false, status: { code: 403 } });
     },
   );
+
+  it('a ConfigMap it may not read yet (403): Pods pass as if IPAM were off, until a list succeeds', async () => {
+    const cluster = new FakeCluster();
+    cluster.apply('ConfigMap', makeVpcCniConfigMap({ 'enable-windows-ipam': 'true' }));
+    const fail = (api: FakeKubeApi) => api.failNext((request) => request.kind === 'ConfigMap' && !request.watch, 403);
+    const webhooks = await relayWithWebhooks(cluster, fail);
+
+    expect((await webhooks.mutate()).patch).toBeUndefined();
+    expect((await webhooks.validate()).allowed).toBe(true);
+    await eventually(async () => (await webhooks.mutate()).patch !== undefined, 'mutation once the list succeeds');
+  });
 
   it('follows the ConfigMap as it changes: on, then off, then deleted', async () => {
     const cluster = new FakeCluster();
