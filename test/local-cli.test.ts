@@ -71,9 +71,11 @@ describe('npm start (bin/local.ts)', () => {
       });
       const code = await new Promise((resolve) => child.on('exit', resolve));
       expect(code).toBe(0);
+      // Every controller, on or off, with what would switch it on.
       expect(stdout).toMatch(
-        /controllers +node: on, node-lifecycle: on, route: off \(no --cluster-cidrs\), service: off \(no --vpc-id\)/,
+        /controllers +node: on, node-lifecycle: on, route: off \(no --cluster-cidrs\), service: off \(no --vpc-id\), ipam: off \(no --ipam or CCM_IPAM=true, no --vpc-id\), interruption: off \(no --interruption or CCM_INTERRUPTION=true\)/,
       );
+      expect(stdout).toMatch(/resync +every 300 s: node, node-lifecycle/);
       expect(stdout).toMatch(/resync rounds +1/);
       expect(stdout).toMatch(/Lease +kube-system\/serverless-ccm-relay, held by this process/);
       expect(stdout).toMatch(/EC2 events +resync only \(no --ec2-events-queue-url\)/);

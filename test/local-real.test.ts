@@ -4,9 +4,12 @@ import { RecordingSqs, reconcilerQueues } from '../functions/relay/testing/objec
 import { relayFor, start as startRelay, stopStarted } from '../functions/relay/testing/relay.ts';
 import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
 import { systemClock } from '../shared/clock.ts';
+import { IPV4_RESOURCE, POD_IP_ANNOTATION, VPC_CNI_CONFIGMAP } from '../shared/k8s/ipam-names.ts';
 import { TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
+import type { Pod } from '../shared/k8s/types.ts';
 import { type Log, silentLog } from '../shared/observability/log.ts';
 import { MetricName } from '../shared/observability/metrics.ts';
+import { INTERRUPTION_TAINT_KEYS } from '../shared/queue/interruption.ts';
 import {
   createLocalRealWorld,
   eventually,
@@ -16,6 +19,7 @@ import {
   startLocalProcess,
   TEST_ELECTION,
 } from './helpers/local-real.ts';
+import { budget, podOnNode } from './helpers/pods.ts';
 
 /**
  * `npm start -- --real` is event-driven: the relay's list/watch runs in the process and feeds the
@@ -273,5 +277,156 @@ describe('npm start -- --real: EC2 events', () => {
     // Delivered, then deleted from the queue: nothing comes back.
     await eventually(() => aws.depth('dev-ec2-events') === 0, 'the event to be deleted from its queue');
     expect(p.mode.state.ec2Events()).toBe('polling: 1 delivered');
+  });
+});
+
+/** An EventBridge event on the queue `npm run events:create` makes, long-polled as `--ec2-events-queue-url` does. */
+function eventsQueue() {
+  const aws = new FakeSqs(systemClock);
+  const { url: queueUrl } = aws.createQueue('dev-ec2-events', { fifo: false });
+  const source: NonNullable<Parameters<typeof startLocalProcess>[1]>['ec2Events'] = ({ deliver, signal }) =>
+    startEc2EventsPoller({ queueUrl, sqs: aws, deliver, log: silentLog, signal, waitSeconds: 1 });
+  const put = (event: Record<string, unknown>) =>
+    aws.send('dev-ec2-events', JSON.stringify({ version: '0', source: 'aws.ec2', region: 'eu-west-1', ...event }));
+  return { aws, source, put };
+}
+
+describe('npm start -- --real: the interruption controller (--interruption, the stage switch CCM_INTERRUPTION)', () => {
+  it('a spot interruption warning on the EC2 events queue marks, cordons and drains its Node under a PodDisruptionBudget', async () => {
+    const w = await setup();
+    const spot = w.launch(30);
+    const other = w.launch(31);
+    w.kube.putNode(spot.node);
+    w.kube.putNode(other.node);
+    const events = eventsQueue();
+    const p = start(w, {
+      interruption: true,
+      // The Lambdas' settings, read as real mode reads them: drain passes a second apart.
+      settings: { INTERRUPTION_DRAIN_REQUEUE_SECONDS: '1' },
+      ec2Events: events.source,
+    });
+    const spotName = spot.node.metadata.name;
+    await eventually(
+      () => initialized(w, spotName) && initialized(w, other.node.metadata.name) && quiet(w, p),
+      'both Nodes initialized',
+    );
+    // Three replicas and a DaemonSet Pod on the spot Node; the budget lets one replica go at a time.
+    const replica = (node: string, name: string, ready = true) =>
+      podOnNode(node, name, {
+        namespace: 'shop',
+        labels: { app: 'checkout' },
+        owner: { kind: 'ReplicaSet', name: 'checkout-7c9d' },
+        gracePeriodSeconds: 0,
+        ready,
+      });
+    for (const i of [0, 1, 2]) w.kube.putPod(replica(spotName, `checkout-${i}`));
+    w.kube.putPod(
+      podOnNode(spotName, 'node-agent-1', { namespace: 'shop', owner: { kind: 'DaemonSet', name: 'node-agent' } }),
+    );
+    w.kube.workloads.putBudget(budget('checkout', { app: 'checkout' }, { namespace: 'shop', minAvailable: 2 }));
+    // The ReplicaSet: each replica evicted gets a replacement on the other Node, Ready a moment later.
+    const healthy = () =>
+      w.kube.workloads
+        .list()
+        .filter((pod) => pod.metadata.labels?.app === 'checkout' && !pod.metadata.deletionTimestamp)
+        .filter((pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    let lowest = healthy();
+    const replaced = new Set<string>();
+    const stopWatching = w.kube.watch((change) => {
+      lowest = Math.min(lowest, healthy());
+      const pod = change.object as Pod;
+      if (change.kind !== 'Pod' || pod.spec?.nodeName !== spotName || pod.metadata.labels?.app !== 'checkout') return;
+      if ((change.type === 'DELETED' || pod.metadata.deletionTimestamp) && !replaced.has(pod.metadata.name)) {
+        replaced.add(pod.metadata.name);
+        const name = `${pod.metadata.name}-r`;
+        w.kube.putPod(replica(other.node.metadata.name, name, false));
+        setTimeout(() => w.kube.putPod(replica(other.node.metadata.name, name, true)), 300);
+      }
+    });
+
+    events.put({
+      id: 'spot-1',
+      'detail-type': 'EC2 Spot Instance Interruption Warning',
+      account: '111122223333',
+      time: new Date().toISOString(),
+      resources: [`arn:aws:ec2:eu-west-1b:instance/${spot.instance.instanceId}`],
+      detail: { 'instance-id': spot.instance.instanceId, 'instance-action': 'terminate' },
+    });
+    const onSpot = () => w.kube.workloads.listOnNode(spotName).filter((pod) => !pod.metadata.deletionTimestamp);
+    await eventually(
+      () => onSpot().every((pod) => pod.metadata.labels?.app !== 'checkout'),
+      'the replicas to be evicted',
+      20_000,
+    );
+    stopWatching();
+    const node = w.kube.nodes.get(spotName)!;
+    expect(node.spec?.unschedulable).toBe(true);
+    expect(node.spec?.taints?.map((t) => t.key)).toContain(INTERRUPTION_TAINT_KEYS['spot-interruption']);
+    expect(node.metadata.labels?.['aws-node-termination-handler/action']).toBeDefined();
+    // The DaemonSet Pod stays, as kubectl drain leaves it; the budget held all along, and made the drain wait.
+    expect(onSpot().map((pod) => pod.metadata.name)).toEqual(['node-agent-1']);
+    expect(lowest).toBeGreaterThanOrEqual(2);
+    expect(p.metrics.total(MetricName.PodsEvicted)).toBe(3);
+    expect(p.metrics.total(MetricName.PdbWaits)).toBeGreaterThan(0);
+    expect(p.metrics.total(MetricName.Interruptions, { kind: 'spot-interruption' })).toBe(1);
+    expect(p.mode.state.rounds).toBe(1);
+    expect(p.mode.state.ec2Events()).toBe('polling: 1 delivered');
+  });
+});
+
+describe('npm start -- --real: the Windows IP address manager (--ipam, the stage switch CCM_IPAM, with --vpc-id)', () => {
+  it('a Windows Node advertises its addresses, and a Pod bound to it gets one from the warm pool', async () => {
+    const w = await setup();
+    const p = start(w, { ipam: true });
+    w.kube.putConfigMap({ metadata: { ...VPC_CNI_CONFIGMAP }, data: { 'enable-windows-ipam': 'true' } });
+    const { instance, node } = w.launchWindows(40);
+    const name = node.metadata.name;
+    w.kube.putNode(node);
+    const capacity = () => w.kube.nodes.get(name)?.status?.capacity?.[IPV4_RESOURCE];
+    await eventually(() => initialized(w, name) && capacity() !== undefined, 'the Node to advertise its addresses');
+    // m5.xlarge: 15 IPv4 addresses per interface, less the primary.
+    expect(capacity()).toBe('14');
+
+    const pod = (podName: string): Pod => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: podName, namespace: 'win', creationTimestamp: new Date().toISOString() },
+      spec: {
+        nodeName: name,
+        nodeSelector: { 'kubernetes.io/os': 'windows' },
+        containers: [
+          {
+            name: 'iis',
+            image: 'mcr.microsoft.com/windows/servercore/iis',
+            resources: { requests: { [IPV4_RESOURCE]: '1' }, limits: { [IPV4_RESOURCE]: '1' } },
+          },
+        ],
+      },
+      status: { phase: 'Pending' },
+    });
+    const addressOf = (podName: string) =>
+      w.kube.workloads.get('win', podName)?.metadata.annotations?.[POD_IP_ANNOTATION];
+    w.kube.putPod(pod('iis-0'));
+    await eventually(() => addressOf('iis-0') !== undefined, 'the first Pod to get an address');
+    const secondary = () =>
+      w.ec2.instances
+        .get(instance.instanceId)!
+        .networkInterfaces[0]!.privateIpAddresses.filter((a) => !a.primary)
+        .map((a) => a.address);
+    const first = addressOf('iis-0')!.split('/')[0]!;
+    expect(addressOf('iis-0')).toMatch(/^10\.0\.10\.\d+\/24$/);
+    expect(secondary()).toContain(first);
+    // The warm pool: addresses assigned beyond the one in use. The next Pod gets one of those, already on the
+    // interface when it was created (EC2 is asked afterwards only to top the pool up again).
+    const pool = secondary().filter((address) => address !== first);
+    expect(pool.length).toBeGreaterThan(0);
+    w.kube.putPod(pod('iis-1'));
+    await eventually(() => addressOf('iis-1') !== undefined, 'the second Pod to get an address');
+    const second = addressOf('iis-1')!.split('/')[0]!;
+    expect(pool).toContain(second);
+    expect(w.kube.eventsFor('Pod', 'iis-1', 'ResourceAllocated')).toHaveLength(1);
+    // The relay's watch of the Pods sent their Node's key: no resync ran meanwhile.
+    expect(p.mode.relayMetrics.changesForwarded.total({ kind: 'Pod' })).toBeGreaterThan(0);
+    expect(p.mode.state.rounds).toBe(1);
   });
 });
