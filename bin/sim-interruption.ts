@@ -135,7 +135,8 @@ export function interruptionScenario(host: InterruptionHost, instance: Instance,
     return {
       marked: Boolean(node?.spec?.taints?.some((t) => t.key === spotTaint)),
       cordoned: node?.spec?.unschedulable === true,
-      excluded: node?.metadata.labels?.[LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] === 'true',
+      // The label's presence excludes (whatever its value); the controller's value says it set it.
+      excluded: node?.metadata.labels?.[LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] !== undefined,
       nlbTargets,
       classicInstances: (host.elb.describeNamed(host.classicName)?.Instances ?? []).map((i) => i.InstanceId!),
       podsLeft: kube.workloads

@@ -27,7 +27,12 @@ describe('the interruption controller stage settings', () => {
 
   it('deploy it with the runtime defaults when on', () => {
     const config = loadStageConfig({ ...base, CCM_INTERRUPTION: 'true' });
-    expect(config.interruption).toEqual({ actions: {}, outOfServiceTaint: false, drainRequeueSeconds: 5 });
+    expect(config.interruption).toEqual({
+      actions: {},
+      outOfServiceTaint: false,
+      excludeFromLoadBalancers: true,
+      drainRequeueSeconds: 5,
+    });
     expect(config.functions.interruption).toEqual({
       memoryMb: 512,
       timeoutSeconds: 60,
@@ -42,6 +47,7 @@ describe('the interruption controller stage settings', () => {
       CCM_INTERRUPTION: 'true',
       CCM_INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain,instance-stopping=taint-only',
       CCM_INTERRUPTION_OUT_OF_SERVICE_TAINT: 'true',
+      CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'false',
       CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS: '15',
       [functionSetting('interruption', 'timeoutSeconds')]: '90',
     });
@@ -50,11 +56,13 @@ describe('the interruption controller stage settings', () => {
     expect(environment).toEqual({
       INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain,instance-stopping=taint-only',
       INTERRUPTION_OUT_OF_SERVICE_TAINT: 'true',
+      INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'false',
       INTERRUPTION_DRAIN_REQUEUE_SECONDS: '15',
     });
     expect(loadConfig({ CLUSTER_NAME: 'prod-eu', AWS_REGION: 'eu-west-1', ...environment })).toMatchObject({
       INTERRUPTION_ACTIONS: { 'rebalance-recommendation': 'drain', 'instance-stopping': 'taint-only' },
       INTERRUPTION_OUT_OF_SERVICE_TAINT: true,
+      INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: false,
       INTERRUPTION_DRAIN_REQUEUE_SECONDS: 15,
     });
   });
@@ -75,6 +83,10 @@ describe('the interruption controller stage settings', () => {
       'CCM_INTERRUPTION_ACTIONS (got "reboot=drain"): "reboot" is no interruption kind',
     ],
     [
+      { CCM_INTERRUPTION: 'true', CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'maybe' },
+      'CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS (got "maybe"): must be true or false',
+    ],
+    [
       { CCM_INTERRUPTION: 'true', CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS: '0' },
       'CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS (got "0"): must be at least 1 second',
     ],
@@ -85,9 +97,14 @@ describe('the interruption controller stage settings', () => {
   it.each([
     'CCM_INTERRUPTION_ACTIONS',
     'CCM_INTERRUPTION_OUT_OF_SERVICE_TAINT',
+    'CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS',
     'CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS',
   ])('refuse %s without CCM_INTERRUPTION, which would deploy nothing to use it', (setting) => {
-    const value = setting.endsWith('ACTIONS') ? 'spot-interruption=drain' : setting.endsWith('TAINT') ? 'true' : '5';
+    const value = setting.endsWith('ACTIONS')
+      ? 'spot-interruption=drain'
+      : /TAINT|BALANCERS/.test(setting)
+        ? 'true'
+        : '5';
     expect(problems({ ...base, [setting]: value })).toEqual([
       `${setting} (got "${value}"): has no effect without CCM_INTERRUPTION=true, which deploys the interruption controller`,
     ]);

@@ -5,7 +5,7 @@ import type { InterruptionActionOverrides } from '../shared/config/schemas.ts';
 /**
  * The interruption controller's stage settings, apart from config.ts's so that file stays about the whole
  * stage. `CCM_INTERRUPTION=true` deploys the controller (its queue, function and the extra EC2 event rules);
- * the other three are its runtime settings in their CCM_ form, refused without it like the service
+ * the others are its runtime settings in their CCM_ form, refused without it like the service
  * controller's are without CCM_VPC_ID.
  */
 const runtime = configSchema().shape;
@@ -14,6 +14,7 @@ export const INTERRUPTION_STAGE_SCHEMA = {
   CCM_INTERRUPTION: z.stringbool({ error: 'must be true or false' }).default(false),
   CCM_INTERRUPTION_ACTIONS: runtime.INTERRUPTION_ACTIONS,
   CCM_INTERRUPTION_OUT_OF_SERVICE_TAINT: runtime.INTERRUPTION_OUT_OF_SERVICE_TAINT,
+  CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: runtime.INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS,
   CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS: runtime.INTERRUPTION_DRAIN_REQUEUE_SECONDS,
 };
 
@@ -21,6 +22,7 @@ export const INTERRUPTION_STAGE_SCHEMA = {
 export const INTERRUPTION_SETTINGS = [
   'CCM_INTERRUPTION_ACTIONS',
   'CCM_INTERRUPTION_OUT_OF_SERVICE_TAINT',
+  'CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS',
   'CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS',
 ] as const satisfies readonly (keyof typeof INTERRUPTION_STAGE_SCHEMA)[];
 
@@ -28,6 +30,7 @@ export interface InterruptionStage {
   /** Kinds whose action differs from the controller's defaults; empty: the defaults throughout. */
   actions: InterruptionActionOverrides;
   outOfServiceTaint: boolean;
+  excludeFromLoadBalancers: boolean;
   drainRequeueSeconds: number;
 }
 
@@ -39,6 +42,7 @@ export function interruptionStage(c: Parsed): InterruptionStage | undefined {
   return {
     actions: c.CCM_INTERRUPTION_ACTIONS,
     outOfServiceTaint: c.CCM_INTERRUPTION_OUT_OF_SERVICE_TAINT,
+    excludeFromLoadBalancers: c.CCM_INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS,
     drainRequeueSeconds: c.CCM_INTERRUPTION_DRAIN_REQUEUE_SECONDS,
   };
 }
@@ -49,6 +53,7 @@ export function interruptionEnvironment(stage: InterruptionStage): Record<string
   return {
     ...(actions.length > 0 ? { INTERRUPTION_ACTIONS: actions.join(',') } : {}),
     INTERRUPTION_OUT_OF_SERVICE_TAINT: String(stage.outOfServiceTaint),
+    INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: String(stage.excludeFromLoadBalancers),
     INTERRUPTION_DRAIN_REQUEUE_SECONDS: String(stage.drainRequeueSeconds),
   };
 }

@@ -90,6 +90,7 @@ describe('a stage with CCM_INTERRUPTION=true', () => {
       CLUSTER_NAME: 'prod-eu',
       INTERRUPTION_ACTIONS: 'rebalance-recommendation=drain',
       INTERRUPTION_OUT_OF_SERVICE_TAINT: 'false',
+      INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'true',
       INTERRUPTION_DRAIN_REQUEUE_SECONDS: '5',
     });
   });

@@ -10,7 +10,7 @@ import type { Ec2Event } from './parse.ts';
 
 /**
  * Which EC2 events are interruption notices, and the notice each makes for one of its instances; undefined for
- * events that are none (a state change other than stopping or shutting down). Deadlines as
+ * events that are none (a state change other than stopping, shutting down or running). Deadlines as
  * shared/queue/interruption.ts documents them.
  */
 export function interruptionNotice(event: Ec2Event, instanceId: string): InterruptionNotice | undefined {
@@ -42,9 +42,10 @@ export function interruptionNotice(event: Ec2Event, instanceId: string): Interru
     case 'state-change':
       // `stopping` and `shutting-down` are the last moment a Node can still be drained: the instance is
       // going away now (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-instance-lifecycle.html).
-      return event.state === 'stopping' || event.state === 'shutting-down'
-        ? { kind: 'instance-stopping', ...base }
-        : undefined;
+      if (event.state === 'stopping' || event.state === 'shutting-down') return { kind: 'instance-stopping', ...base };
+      // `running` again (after a stop, or a spot instance's stop or hibernation): the end of any interruption of
+      // its Node, whose load balancer exclusion the controller lifts once the Node is schedulable.
+      return event.state === 'running' ? { kind: 'instance-running', ...base } : undefined;
   }
 }
 

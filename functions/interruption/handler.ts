@@ -18,6 +18,7 @@ export const handler = workqueueHandler(interruptionReconciler, ({ config, log, 
     // Kinds INTERRUPTION_ACTIONS does not name keep their defaults.
     actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...config.INTERRUPTION_ACTIONS },
     outOfServiceTaint: config.INTERRUPTION_OUT_OF_SERVICE_TAINT,
+    excludeFromLoadBalancers: config.INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS,
     drainRequeueSeconds: config.INTERRUPTION_DRAIN_REQUEUE_SECONDS,
     clock: systemClock,
     log,

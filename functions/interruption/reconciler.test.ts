@@ -9,7 +9,7 @@ import { LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS } from '../../shared/k8s/ser
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
-import { LABEL_ACTION, LABEL_EVENT_ID, TAINT_OUT_OF_SERVICE } from './plan.ts';
+import { EXCLUDE_FROM_LOAD_BALANCERS_VALUE, LABEL_ACTION, LABEL_EVENT_ID, TAINT_OUT_OF_SERVICE } from './plan.ts';
 import { createInterruptionWorld, type InterruptionWorld } from './testing/world.ts';
 
 let w: InterruptionWorld;
@@ -77,7 +77,7 @@ describe('a spot interruption', () => {
     expect(n.metadata.labels).toMatchObject({
       [LABEL_ACTION]: 'cordon-and-drain',
       [LABEL_EVENT_ID]: message.notice.eventId,
-      [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: 'true',
+      [LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS]: EXCLUDE_FROM_LOAD_BALANCERS_VALUE,
     });
     expect(n.spec?.unschedulable).toBe(true);
     expect(podsOn()).toEqual([]);

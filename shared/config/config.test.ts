@@ -130,10 +130,11 @@ describe('loadConfig', () => {
 });
 
 describe('the interruption controller settings', () => {
-  it('default to no overrides, no out-of-service taint and passes 5 s apart', () => {
+  it('default to no overrides, no out-of-service taint, load balancer exclusion and passes 5 s apart', () => {
     expect(loadConfig(base)).toMatchObject({
       INTERRUPTION_ACTIONS: {},
       INTERRUPTION_OUT_OF_SERVICE_TAINT: false,
+      INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: true,
       INTERRUPTION_DRAIN_REQUEUE_SECONDS: 5,
     });
   });
@@ -167,6 +168,10 @@ describe('the interruption controller settings', () => {
     [
       { INTERRUPTION_OUT_OF_SERVICE_TAINT: 'maybe' },
       /INTERRUPTION_OUT_OF_SERVICE_TAINT \(got "maybe"\): must be true or false/,
+    ],
+    [
+      { INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'sometimes' },
+      /INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS \(got "sometimes"\): must be true or false/,
     ],
     [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '0' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*at least 1/],
     [{ INTERRUPTION_DRAIN_REQUEUE_SECONDS: '120' }, /INTERRUPTION_DRAIN_REQUEUE_SECONDS.*cannot exceed 60/],
@@ -212,6 +217,7 @@ describe('loadConfig against the whole object schema', () => {
         SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
         INTERRUPTION_ACTIONS: 'spot-interruption=taint-only',
         INTERRUPTION_OUT_OF_SERVICE_TAINT: 'true',
+        INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'false',
         IPAM_COOLDOWN_SECONDS: '0',
         LOG_LEVEL: 'DEBUG',
         UNRELATED: 'ignored',

@@ -176,6 +176,12 @@ export const SETTINGS = {
    */
   INTERRUPTION_OUT_OF_SERVICE_TAINT: withDefault(() => z.stringbool({ error: 'must be true or false' }), false),
   /**
+   * Label a Node to be drained `node.kubernetes.io/exclude-from-external-load-balancers=aws-node-termination-handler`,
+   * so the service controller takes it out of every load balancer before its Pods go; the label comes off (that value
+   * only) once the Node outlives the interruption. Off: load balancers keep the Node until its instance goes.
+   */
+  INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: withDefault(() => z.stringbool({ error: 'must be true or false' }), true),
+  /**
    * Seconds between drain passes while Pods are still going. A spot notice leaves two minutes, so a pass more
    * than a minute apart would leave most of it unused.
    */

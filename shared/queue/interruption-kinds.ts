@@ -13,3 +13,11 @@ export const INTERRUPTION_KINDS = [
   'instance-stopping',
 ] as const;
 export type InterruptionKind = (typeof INTERRUPTION_KINDS)[number];
+
+/**
+ * What an interruption message may carry: the kinds above, which interrupt, and `instance-running`, which ends an
+ * interruption (the instance behind an interrupted Node runs again, after a stop or a reboot). Not in
+ * INTERRUPTION_KINDS: there is no action to configure for it.
+ */
+export const NOTICE_KINDS = [...INTERRUPTION_KINDS, 'instance-running'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];

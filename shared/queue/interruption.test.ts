@@ -78,6 +78,25 @@ describe('the interruption message', () => {
     expect(interruptionGroupId(long)).toMatch(/^Node\/sha256:[0-9a-f]{64}$/);
   });
 
+  it('an instance-running notice (the end of an interruption) has a group of its own, so waiting on it holds back no notice', () => {
+    const running: InterruptionMessage = {
+      kind: 'Node',
+      name: spot.name,
+      notice: {
+        kind: 'instance-running',
+        eventId: 'start-1',
+        eventTime: '2026-11-02T11:00:00.000Z',
+        instanceId: spot.notice.instanceId,
+      },
+    };
+    expect(parseInterruptionMessage(JSON.stringify(running))).toEqual({ ok: true, message: running });
+    expect(interruptionGroupId(running)).toBe('Running//ip-10-0-1-23.eu-west-1.compute.internal');
+    expect(interruptionGroupId(running)).not.toBe(interruptionGroupId(spot));
+    expect(interruptionGroupId({ ...running, name: 'a'.repeat(200) })).toMatch(/^Running\/sha256:[0-9a-f]{64}$/);
+    const keyedByInstance = { ...running, kind: 'Instance', name: running.notice.instanceId };
+    expect(parseInterruptionMessage(JSON.stringify(keyedByInstance)).ok).toBe(false);
+  });
+
   it('deduplicates by key and event ID: the same event again is dropped, another event or Node is not', () => {
     const id = interruptionDeduplicationId(spot);
     expect(id).toMatch(/^[0-9a-f]{64}$/);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { parseBody } from '../parse-body.ts';
 import * as z from '../zod.ts';
-import { INTERRUPTION_KINDS, type InterruptionKind } from './interruption-kinds.ts';
+import { INTERRUPTION_KINDS, type InterruptionKind, NOTICE_KINDS, type NoticeKind } from './interruption-kinds.ts';
 import { messageGroupId } from './message.ts';
 
 /**
@@ -22,9 +22,11 @@ import { messageGroupId } from './message.ts';
  *   the controller, which can extend it with heartbeats
  *   (https://docs.aws.amazon.com/autoscaling/ec2/userguide/lifecycle-hooks.html);
  * - rebalance recommendation and instance stopping: none (a recommendation is no notice of termination; a
- *   stop has begun already).
+ *   stop has begun already);
+ * - instance running: none, it is no interruption but the end of one (the instance behind an interrupted Node runs
+ *   again): the controller lifts its load balancer exclusion once the Node is schedulable again.
  */
-export { INTERRUPTION_KINDS, type InterruptionKind };
+export { INTERRUPTION_KINDS, type InterruptionKind, NOTICE_KINDS, type NoticeKind };
 
 /** A spot instance is interrupted two minutes after its warning. */
 export const SPOT_NOTICE_MS = 120_000;
@@ -42,7 +44,7 @@ const LifecycleHookRef = z.strictObject({
 });
 
 export const InterruptionNotice = z.strictObject({
-  kind: z.enum(INTERRUPTION_KINDS),
+  kind: z.enum(NOTICE_KINDS),
   /** The EventBridge event's `id`. */
   eventId: text(128),
   /** The EventBridge event's `time`. */
@@ -90,9 +92,19 @@ export const InterruptionMessage = z
   );
 export type InterruptionMessage = z.infer<typeof InterruptionMessage>;
 
-/** The key of the message as a group: `Node//<name>` as on every other queue, or `Instance//<instance-id>`. */
-export function interruptionGroupId(message: Pick<InterruptionMessage, 'kind' | 'name'>): string {
-  return message.kind === 'Node' ? messageGroupId({ kind: 'Node', name: message.name }) : `Instance//${message.name}`;
+/**
+ * The key of the message as a group: `Node//<name>` as on every other queue, or `Instance//<instance-id>`. An
+ * `instance-running` notice has a group of its own, `Running//<name>` (hashed past 128 characters as keys are): the
+ * controller may wait on it for hours (until someone uncordons the Node), and in the Node's group it would hold
+ * back every notice behind it, a spot warning's two minutes included.
+ */
+export function interruptionGroupId(
+  message: Pick<InterruptionMessage, 'kind' | 'name'> & { notice?: Pick<InterruptionNotice, 'kind'> },
+): string {
+  if (message.kind === 'Instance') return `Instance//${message.name}`;
+  if (message.notice?.kind !== 'instance-running') return messageGroupId({ kind: 'Node', name: message.name });
+  const id = `Running//${message.name}`;
+  return id.length <= 128 ? id : `Running/sha256:${createHash('sha256').update(id).digest('hex')}`;
 }
 
 /**
@@ -120,7 +132,7 @@ export function parseInterruptionMessage(body: string): InterruptionParseResult 
  * instance-stopping notices have no taint of their own there: undefined, the controller decides.
  * https://github.com/aws/aws-node-termination-handler#readme
  */
-export const INTERRUPTION_TAINT_KEYS: Readonly<Partial<Record<InterruptionKind, string>>> = {
+export const INTERRUPTION_TAINT_KEYS: Readonly<Partial<Record<NoticeKind, string>>> = {
   'spot-interruption': 'aws-node-termination-handler/spot-itn',
   'rebalance-recommendation': 'aws-node-termination-handler/rebalance-recommendation',
   'scheduled-maintenance': 'aws-node-termination-handler/scheduled-maintenance',
@@ -133,7 +145,7 @@ export interface InterruptionTaint {
   effect: 'NoSchedule';
 }
 
-export function interruptionTaint(kind: InterruptionKind, eventId: string): InterruptionTaint | undefined {
+export function interruptionTaint(kind: NoticeKind, eventId: string): InterruptionTaint | undefined {
   const key = INTERRUPTION_TAINT_KEYS[kind];
   return key ? { key, value: taintValue(eventId), effect: 'NoSchedule' } : undefined;
 }
