@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
@@ -79,6 +79,19 @@ describe('the table', () => {
     }
     const none = Object.fromEntries(SWITCH_NAMES.map((s) => [s, false])) as Switches;
     expect(enabledControllers(none)).toEqual(CONTROLLER_NAMES.filter((n) => CONTROLLERS[n].switches.length === 0));
+  });
+
+  it("the README's real-mode table has a row for every controller, naming its flags and the stage's switches", () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const rows = readme.split('\n').filter((line) => line.startsWith('| `'));
+    for (const name of CONTROLLER_NAMES) {
+      const row = rows.find((line) => line.split('|')[1]!.includes(`\`${name}\``));
+      expect(row, `a README row for ${name}`).toBeDefined();
+      for (const s of CONTROLLERS[name].switches) {
+        expect(row).toContain(SWITCHES[s].flag);
+        expect(row).toContain(SWITCHES[s].stage);
+      }
+    }
   });
 
   it('the resync period as deployed is the stage default of CCM_RESYNC_MINUTES', () => {
