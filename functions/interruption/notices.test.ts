@@ -135,6 +135,50 @@ describe('notices for one Node never downgrade', () => {
   });
 });
 
+describe('what the Node remembers of notices that are over', () => {
+  it('a drain someone uncordoned since does not come back with a later rebalance recommendation', async () => {
+    const w = createInterruptionWorld();
+    w.addNode(NODE, INSTANCE);
+    w.kube.putPod(podOnNode(NODE, 'batch', { gracePeriodSeconds: 5 }));
+    const spot = w.notice(NODE, INSTANCE, 'spot-interruption');
+    w.send(spot);
+    await w.run({});
+    // The spot instance was stopped, not terminated, and came back; an admin put the Node back in service.
+    w.clock.advance(HOUR_MS);
+    w.kube.mutateNode(NODE, (n) => (n.spec!.unschedulable = false));
+    const rebalance = w.notice(NODE, INSTANCE, 'rebalance-recommendation');
+    w.send(rebalance);
+    await w.run({});
+    const node = w.kube.nodes.get(NODE)!;
+    expect(node.spec?.unschedulable).toBe(false);
+    expect(node.metadata.labels).toMatchObject({ [LABEL_ACTION]: 'taint', [LABEL_EVENT_ID]: rebalance.notice.eventId });
+    expect(node.metadata.labels).not.toHaveProperty('node.kubernetes.io/exclude-from-external-load-balancers');
+    expect(node.spec?.taints?.map((t) => t.key)).toEqual(['aws-node-termination-handler/rebalance-recommendation']);
+  });
+
+  it('a deadline that passed before a later notice does not cut the later drain short', async () => {
+    const w = createInterruptionWorld();
+    w.addNode(NODE, INSTANCE);
+    const t0 = w.clock.now();
+    w.send(w.notice(NODE, INSTANCE, 'spot-interruption', { deadline: new Date(t0 + SPOT_NOTICE_MS).toISOString() }));
+    await w.run({});
+    // The Node outlived that deadline and is still cordoned; a scheduled stop comes a day later, when Pods bound to
+    // the Node by name (which a cordon does not keep off) run there.
+    w.clock.advance(24 * HOUR_MS);
+    workloads(w);
+    const maintenance = w.notice(NODE, INSTANCE, 'scheduled-maintenance', {
+      deadline: new Date(w.clock.now() + HOUR_MS).toISOString(),
+    });
+    w.send(maintenance);
+    await w.run({ onPass: replicaSet(w) });
+    expect(podsOn(w)).toEqual([]);
+    expect(w.kube.eventsFor('Node', NODE, 'DrainTimedOut')).toEqual([]);
+    const node = w.kube.nodes.get(NODE)!;
+    expect(node.metadata.labels?.[LABEL_EVENT_ID]).toBe(maintenance.notice.eventId);
+    expect(node.spec?.taints?.map((t) => t.key)).toEqual(['aws-node-termination-handler/scheduled-maintenance']);
+  });
+});
+
 // ---- the property: any set of notices, in any order and any batches ------------------------------------------------
 
 const KINDS: readonly InterruptionKind[] = [

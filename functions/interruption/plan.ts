@@ -89,8 +89,9 @@ export function markPatch(
   if (action === 'drain' && options.excludeFromLoadBalancers && exclusion === undefined) {
     labelChanges[LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = EXCLUDE_FROM_LOAD_BALANCERS_VALUE;
   }
-  // Ours from a drain that is over (the Node was uncordoned since) while nothing drains now: back in service.
-  if (action !== 'drain' && exclusion === EXCLUDE_FROM_LOAD_BALANCERS_VALUE) {
+  // Ours from a drain that is over (the Node was uncordoned since) while nothing drains now: back in service. A Node
+  // still cordoned keeps it until the end of the interruption lifts it (recovery.ts).
+  if (action !== 'drain' && exclusion === EXCLUDE_FROM_LOAD_BALANCERS_VALUE && !node.spec?.unschedulable) {
     labelChanges[LABEL_EXCLUDE_FROM_EXTERNAL_LOAD_BALANCERS] = null;
   }
   const kinds = new Set<NoticeKind>(interruption.notices.map((n) => n.kind));
