@@ -63,6 +63,8 @@ export interface KubeLabAccess {
   caData: string;
   token: string;
   kubeconfig: string;
+  /** `http://127.0.0.1:<port>`: the lab's etcd (its v3 JSON gateway), for what only etcd does (compaction). */
+  etcd: string;
 }
 
 export interface KubeLab extends KubeLabAccess {
@@ -177,6 +179,7 @@ export async function startKubeLab(timeoutMs = 60_000): Promise<KubeLab> {
     caData: readFileSync(join(dir, 'pki', 'serving.crt')).toString('base64'),
     token: 'admin-token',
     kubeconfig: join(dir, 'kubeconfig'),
+    etcd: `http://127.0.0.1:${etcdPort}`,
     stop,
   };
 }

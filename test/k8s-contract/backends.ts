@@ -3,11 +3,20 @@ import { FakeCluster, startFakeKubeApi } from '../../functions/relay/testing/fak
 import { systemClock } from '../../shared/clock.ts';
 import { FAKE_API_SERVER_CA_DATA } from '../../shared/k8s/fakes/api-server.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
-import { type StoredEvent, startFakeKubernetesServer } from '../../shared/k8s/fakes/server.ts';
+import { startFakeKubernetesServer } from '../../shared/k8s/fakes/server.ts';
 import type { ConfigMap } from '../../shared/k8s/ipam-port.ts';
 import { applyMergePatch } from '../../shared/k8s/merge-patch.ts';
 import { KubernetesRestClient, MERGE_PATCH_TYPE, path } from '../../shared/k8s/rest-client.ts';
-import type { EndpointSlice, Node, Pod, PodDisruptionBudget, Service } from '../../shared/k8s/types.ts';
+import type {
+  EndpointSlice,
+  Node,
+  ObjectMeta,
+  ObjectReference,
+  Pod,
+  PodDisruptionBudget,
+  Service,
+} from '../../shared/k8s/types.ts';
+import type { KubeLabAccess } from '../helpers/kube-lab.ts';
 import type { KubeServer } from './clients.ts';
 
 /**
@@ -44,12 +53,19 @@ export interface KubeSeed {
   runPod(pod: Pod, nodeName: string): Promise<Pod>;
   /** A Pod created and never scheduled (Pending). */
   createPod(pod: Pod): Promise<Pod>;
+  /** The scheduler's Binding of a Pod created unscheduled. */
+  bindPod(namespace: string, name: string, nodeName: string): Promise<void>;
   /**
    * A PodDisruptionBudget, and its status as the disruption controller would write it: written on the real
    * API server (nothing else writes it there); on the fake, which computes it, checked to be what it computed.
    */
   createBudget(budget: PodDisruptionBudget, status: BudgetCounts): Promise<void>;
   createConfigMap(configMap: ConfigMap): Promise<ConfigMap>;
+  /**
+   * etcd's compaction of the history up to now (the API server asks for one every 5 minutes): continue tokens
+   * of lists from before answer 410 Gone.
+   */
+  compact(): Promise<void>;
 }
 
 /** The counts of a PodDisruptionBudget's status (observedGeneration is the budget's generation). */
@@ -60,12 +76,25 @@ export interface BudgetCounts {
   expectedPods: number;
 }
 
+/** A core/v1 Event as stored. */
+export interface StoredEventView {
+  metadata: ObjectMeta;
+  involvedObject?: ObjectReference;
+  type?: string;
+  reason?: string;
+  message?: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  source?: { component?: string };
+}
+
 /** What a test reads outside the ports, as kubectl get would. */
 export interface KubeReads {
   pod(namespace: string, name: string): Promise<Pod | undefined>;
   budget(namespace: string, name: string): Promise<PodDisruptionBudget | undefined>;
   /** The core Events of the namespace, as stored. */
-  events(namespace: string): Promise<(StoredEvent & Record<string, unknown>)[]>;
+  events(namespace: string): Promise<StoredEventView[]>;
 }
 
 export interface KubeWorld {
@@ -144,7 +173,8 @@ function unbound(pod: Pod, namespace: string): Pod {
 }
 
 /** The real backend's world: a namespace of its own on the lab's API server. */
-export async function realWorld(server: KubeServer): Promise<KubeWorld> {
+export async function realWorld(lab: KubeLabAccess): Promise<KubeWorld> {
+  const server: KubeServer = { url: lab.url, caData: lab.caData, token: lab.token };
   const api = new AdminApi(server);
   const namespace = uniqueNamespace();
   await api.post('/api/v1/namespaces', { metadata: { name: namespace } });
@@ -176,15 +206,18 @@ export async function realWorld(server: KubeServer): Promise<KubeWorld> {
       const ns = pod.metadata.namespace ?? namespace;
       return api.post(path('api', 'v1', 'namespaces', ns, 'pods'), unbound(pod, ns));
     },
+    bindPod: async (ns, name, nodeName) => {
+      await api.post(`${podPath(ns, name)}/binding`, {
+        apiVersion: 'v1',
+        kind: 'Binding',
+        metadata: { name, namespace: ns },
+        target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
+      });
+    },
     runPod: async (pod, nodeName) => {
       const ns = pod.metadata.namespace ?? namespace;
       await api.post(path('api', 'v1', 'namespaces', ns, 'pods'), unbound(pod, ns));
-      await api.post(`${podPath(ns, pod.metadata.name)}/binding`, {
-        apiVersion: 'v1',
-        kind: 'Binding',
-        metadata: { name: pod.metadata.name, namespace: ns },
-        target: { apiVersion: 'v1', kind: 'Node', name: nodeName },
-      });
+      await seed.bindPod(ns, pod.metadata.name, nodeName);
       // The kubelet replaces the conditions it owns; a merge patch replaces the list whole (PodScheduled
       // from the binding included), so it is carried over.
       const bound = await api.get<Pod>(podPath(ns, pod.metadata.name));
@@ -206,6 +239,16 @@ export async function realWorld(server: KubeServer): Promise<KubeWorld> {
     },
     createConfigMap: (configMap) =>
       api.post(path('api', 'v1', 'namespaces', configMap.metadata.namespace ?? namespace, 'configmaps'), configMap),
+    compact: async () => {
+      // etcd's v3 JSON gateway: the current revision is in every answer's header.
+      const etcd = async (call: string, body: unknown) => {
+        const answer = await fetch(`${lab.etcd}/v3/kv/${call}`, { method: 'POST', body: JSON.stringify(body) });
+        if (!answer.ok) throw new Error(`etcd ${call}: HTTP ${answer.status} ${await answer.text()}`);
+        return (await answer.json()) as { header?: { revision?: string } };
+      };
+      const { header } = await etcd('range', { key: Buffer.from('/').toString('base64'), limit: 1 });
+      await etcd('compaction', { revision: header?.revision, physical: true });
+    },
   };
   const orUndefined = async <T>(read: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -219,11 +262,7 @@ export async function realWorld(server: KubeServer): Promise<KubeWorld> {
     pod: (ns, name) => orUndefined(() => api.get<Pod>(podPath(ns, name))),
     budget: (ns, name) => orUndefined(() => api.get<PodDisruptionBudget>(budgetPath(ns, name))),
     events: async (ns) =>
-      (
-        await api.get<{ items: (StoredEvent & Record<string, unknown>)[] }>(
-          path('api', 'v1', 'namespaces', ns, 'events'),
-        )
-      ).items,
+      (await api.get<{ items: StoredEventView[] }>(path('api', 'v1', 'namespaces', ns, 'events'))).items,
   };
   const name = (base: string) => `${namespace}-${base}`;
   // Nothing to clean up: the lab's etcd is thrown away at the end of the run, and a deleted namespace would
@@ -253,6 +292,11 @@ export async function fakeWorld(): Promise<KubeWorld> {
     createEndpointSlice: async (slice) => fake.putEndpointSlice(inNamespace(slice)),
     createPod: async (pod) =>
       fake.putPod({ ...unbound(pod, pod.metadata.namespace ?? namespace), status: { phase: 'Pending' } }),
+    bindPod: async (ns, name, nodeName) => {
+      const pod = fake.workloads.get(ns, name);
+      if (!pod) throw new Error(`no pod ${ns}/${name} to bind`);
+      fake.putPod({ ...pod, spec: { ...pod.spec, nodeName } });
+    },
     runPod: async (pod, nodeName) => {
       const created = inNamespace(pod);
       return fake.putPod({ ...created, spec: { ...created.spec, nodeName }, status: kubeletStatus(pod) });
@@ -268,13 +312,13 @@ export async function fakeWorld(): Promise<KubeWorld> {
       }
     },
     createConfigMap: async (configMap) => fake.putConfigMap(inNamespace(configMap)),
+    compact: async () => served.compact(),
   };
   const read: KubeReads = {
     pod: async (ns, name) => fake.workloads.get(ns, name),
     budget: async (ns, name) => fake.workloads.budget(ns, name),
     events: async (ns) =>
-      [...served.events.values()].filter((e) => e.metadata.namespace === ns) as (StoredEvent &
-        Record<string, unknown>)[],
+      [...served.events.values()].filter((e) => e.metadata.namespace === ns) as unknown as StoredEventView[],
   };
   return {
     kind: 'fake',

@@ -16,6 +16,8 @@ export const KUBE_DIFFERENCES = {
   'k8s.node-not-ready-taint': 'the taints of a new Node',
   'k8s.list-items-untyped': 'the items of a list',
   'k8s.service-type-change': 'a change of type away from LoadBalancer',
+  'k8s.lease-update-creates': 'a replace of a Lease that does not exist',
+  'k8s.watch-selector-transition': 'an object that comes to match the field selector of a watch',
 } as const satisfies Record<string, string>;
 
 export type KubeDifference = keyof typeof KUBE_DIFFERENCES;

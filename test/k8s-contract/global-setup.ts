@@ -27,10 +27,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
     lab ??= startKubeLab();
     lab.then(
-      ({ url, caData, token, kubeconfig }) =>
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ url, caData, token, kubeconfig })),
+      ({ stop: _stop, ...access }) =>
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(access)),
       (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err)),
     );
   });
