@@ -83,6 +83,8 @@ export interface ControllerOptions {
     /** INTERRUPTION_ACTIONS: the kinds it names; the others keep their defaults. */
     actionOverrides?: Partial<InterruptionDeps['actions']>;
     outOfServiceTaint?: boolean;
+    /** INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS; default true, as deployed. */
+    excludeFromLoadBalancers?: boolean;
   };
 }
 
@@ -203,6 +205,7 @@ const HANDLERS: { [N in ControllerName]: (b: Build, options: ControllerOptions[N
       // Kinds INTERRUPTION_ACTIONS does not name keep their defaults, as in the Lambda.
       actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...interruption.actionOverrides },
       outOfServiceTaint: interruption.outOfServiceTaint ?? false,
+      excludeFromLoadBalancers: interruption.excludeFromLoadBalancers ?? true,
       drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
       clock: o.clock,
       log: o.log,

@@ -122,6 +122,7 @@ export const CONTROLLERS = {
       loadBalancerClass: config.LOAD_BALANCER_CLASS,
       provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
       cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+      replacementGraceSeconds: config.SERVICE_REPLACEMENT_GRACE_SECONDS,
       nodePortRange: config.SERVICE_NODE_PORT_RANGE,
       externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
       defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
@@ -156,6 +157,7 @@ export const CONTROLLERS = {
       /** Kinds INTERRUPTION_ACTIONS names; the others keep the controller's defaults. */
       actionOverrides: config.INTERRUPTION_ACTIONS,
       outOfServiceTaint: config.INTERRUPTION_OUT_OF_SERVICE_TAINT,
+      excludeFromLoadBalancers: config.INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS,
       drainRequeueSeconds: config.INTERRUPTION_DRAIN_REQUEUE_SECONDS,
     }),
   },
