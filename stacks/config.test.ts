@@ -91,6 +91,7 @@ describe('loadStageConfig', () => {
       defaultLoadBalancerType: 'nlb',
       provisioningRequeueSeconds: 60,
       cleanupRequeueSeconds: 60,
+      replacementGraceSeconds: 360,
     });
     expect(
       loadStageConfig({
@@ -102,6 +103,7 @@ describe('loadStageConfig', () => {
         CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
         CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: '120',
         CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '30',
+        CCM_SERVICE_REPLACEMENT_GRACE_SECONDS: '0',
         CCM_SERVICE_MAX_RECEIVE_COUNT: '300',
       }),
     ).toMatchObject({
@@ -113,6 +115,7 @@ describe('loadStageConfig', () => {
         defaultLoadBalancerType: 'classic',
         provisioningRequeueSeconds: 120,
         cleanupRequeueSeconds: 30,
+        replacementGraceSeconds: 0,
       },
       functions: { service: { timeoutSeconds: 120, maxConcurrency: 10, maxReceiveCount: 300 } },
     });
@@ -188,6 +191,10 @@ describe('loadStageConfig', () => {
     [
       { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: '3600' },
       /CCM_SERVICE_CLEANUP_REQUEUE_SECONDS \(got "3600"\): cannot exceed 900 seconds/,
+    ],
+    [
+      { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_REPLACEMENT_GRACE_SECONDS: '-1' },
+      /CCM_SERVICE_REPLACEMENT_GRACE_SECONDS \(got "-1"\): must be 0 or more seconds/,
     ],
     [
       { CCM_VPC_ID: 'vpc-0123abcd', CCM_SERVICE_EXTERNAL_MANAGED_TAGS: 'team,cost#center' },

@@ -133,6 +133,8 @@ export interface StageConfig {
     defaultLoadBalancerType: ServiceLoadBalancerType;
     provisioningRequeueSeconds: number;
     cleanupRequeueSeconds: number;
+    /** How long a replaced NLB keeps serving after the status moved to its successor (SERVICE_REPLACEMENT_GRACE_SECONDS). */
+    replacementGraceSeconds: number;
   };
   /** The interruption controller, deployed only when CCM_INTERRUPTION is on. */
   interruption?: InterruptionStage;
@@ -223,6 +225,7 @@ const StaticSchema = z
     CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE: runtime.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
     CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS: runtime.SERVICE_PROVISIONING_REQUEUE_SECONDS,
     CCM_SERVICE_CLEANUP_REQUEUE_SECONDS: runtime.SERVICE_CLEANUP_REQUEUE_SECONDS,
+    CCM_SERVICE_REPLACEMENT_GRACE_SECONDS: runtime.SERVICE_REPLACEMENT_GRACE_SECONDS,
     ...INTERRUPTION_STAGE_SCHEMA,
     ...IPAM_STAGE_SCHEMA,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
@@ -324,6 +327,7 @@ const SERVICE_SETTINGS = [
   'CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE',
   'CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS',
   'CCM_SERVICE_CLEANUP_REQUEUE_SECONDS',
+  'CCM_SERVICE_REPLACEMENT_GRACE_SECONDS',
 ] as const satisfies readonly (keyof typeof StaticSchema.shape)[];
 
 /** The names of every setting, for documentation and tests. */
@@ -453,6 +457,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
             defaultLoadBalancerType: c.CCM_SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
             provisioningRequeueSeconds: c.CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS,
             cleanupRequeueSeconds: c.CCM_SERVICE_CLEANUP_REQUEUE_SECONDS,
+            replacementGraceSeconds: c.CCM_SERVICE_REPLACEMENT_GRACE_SECONDS,
           },
         }
       : {}),

@@ -787,6 +787,7 @@ describe('the control plane stack with the service controller (CCM_VPC_ID set)',
       SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'classic',
       SERVICE_PROVISIONING_REQUEUE_SECONDS: '90',
       SERVICE_CLEANUP_REQUEUE_SECONDS: '60',
+      SERVICE_REPLACEMENT_GRACE_SECONDS: '360',
     });
   });
 

@@ -183,6 +183,7 @@ export function serviceReconciler(
       SERVICE_DEFAULT_LOAD_BALANCER_TYPE: services.defaultLoadBalancerType,
       SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
       SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
+      SERVICE_REPLACEMENT_GRACE_SECONDS: String(services.replacementGraceSeconds),
     },
   });
 }

@@ -18,6 +18,11 @@ export interface ServiceDeps {
   provisioningRequeueSeconds: number;
   /** Requeue while deletion waits for AWS (ENIs draining, target groups in use) (SERVICE_CLEANUP_REQUEUE_SECONDS). */
   cleanupRequeueSeconds: number;
+  /**
+   * How long a replaced Network Load Balancer keeps serving after the status moved to its successor, before it
+   * is deleted (SERVICE_REPLACEMENT_GRACE_SECONDS); default DEFAULT_REPLACEMENT_GRACE_SECONDS.
+   */
+  replacementGraceSeconds?: number;
   /** kube-apiserver's `--service-node-port-range` (SERVICE_NODE_PORT_RANGE); default 30000-32767. */
   nodePortRange?: PortRange;
   /** Tag keys another tool manages on our resources (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
@@ -39,6 +44,13 @@ export interface ServiceDeps {
   log: Log;
   metrics: MetricsPort;
 }
+
+/**
+ * The grace a replaced NLB keeps serving: the DNS TTL of a load balancer's name (60 s), so resolvers and
+ * external-dns have moved to the successor's, plus the target groups' default deregistration delay (300 s), the
+ * time AWS itself gives connections in flight to finish.
+ */
+export const DEFAULT_REPLACEMENT_GRACE_SECONDS = 360;
 
 /** A Service asks for something that cannot be built: retrying will not help until the Service changes. */
 export class AnnotationError extends TerminalError {}

@@ -176,11 +176,21 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   // asks for: the Service changed back before the replacement finished, and no pass would make it serve.
   const successor = (replaces: string | undefined, scheme: string, w: Exclude<Wanted, 'keep-all'>) =>
     replaces === w.serving && scheme === w.spec.scheme;
+  // A replaced NLB serving out its grace after the status moved (SERVICE_REPLACEMENT_GRACE_SECONDS): the one serving
+  // its Service names it in its REPLACES_TAG, and that Service's own pass deletes it once the grace is over.
+  const inGrace = new Set<string>();
+  for (const lb of loadBalancers) {
+    const owner = ownerOf(tags.get(lb.arn));
+    const replaces = tags.get(lb.arn)?.[REPLACES_TAG]?.toLowerCase();
+    const w = owner === undefined ? undefined : wanted.get(owner);
+    if (replaces && w && w !== 'keep-all' && w.serving === lb.name.toLowerCase()) inGrace.add(`${owner} ${replaces}`);
+  }
   const doomedLbs = loadBalancers.filter((lb) => {
     const owner = ownerOf(tags.get(lb.arn));
     const replaces = tags.get(lb.arn)?.[REPLACES_TAG]?.toLowerCase();
     return (
       owner !== undefined &&
+      !inGrace.has(`${owner} ${lb.name.toLowerCase()}`) &&
       unwanted(owner, (w) => !w.loadBalancers.has(lb.name.toLowerCase()) && !successor(replaces, lb.scheme, w))
     );
   });

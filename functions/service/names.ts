@@ -104,8 +104,18 @@ export function acceptableNames(identity: ServiceIdentity, uid: string | undefin
   return reference ? [...names, reference] : names;
 }
 
-/** Tag on a load balancer built to replace another: the name of the one it replaces, until it serves. */
+/**
+ * Tag on a load balancer built to replace another: the name of the one it replaces, while it is built beside it
+ * and, once it serves, until the replaced one is deleted at the end of its grace (REPLACED_AT_TAG).
+ */
 export const REPLACES_TAG = 'serverless-ccm/replaces';
+
+/**
+ * Tag on a replaced Network Load Balancer: when the status moved to its successor (ISO 8601). It keeps serving
+ * clients that still resolve its name for SERVICE_REPLACEMENT_GRACE_SECONDS from then; a tag, so that neither a
+ * crash nor another Lambda instance starts the grace again.
+ */
+export const REPLACED_AT_TAG = 'serverless-ccm/replaced-at';
 
 /**
  * What makes a target group: everything AWS cannot change on an existing one (protocol, target type) and the

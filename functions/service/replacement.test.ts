@@ -41,7 +41,7 @@ let resync = 0;
 const pass = () => w.reconcile(w.serviceKey('web', 'default', { eventType: 'RESYNC', eventId: `p${++resync}` }));
 
 describe('a renamed load balancer', () => {
-  it('keeps the old one serving and named in the status until the new one is active, then deletes it', async () => {
+  it('keeps the old one serving and named in the status until the new one serves, then deletes it after the grace', async () => {
     w.putService('web');
     await w.converge([w.serviceKey('web')]);
     const old = onlyLb();
@@ -71,7 +71,7 @@ describe('a renamed load balancer', () => {
     expect(eventsOf('ReplacingLoadBalancer').some((m) => m.includes(`Deleting load balancer ${old.name}`))).toBe(true);
   });
 
-  it('a crash between moving the status and deleting the old one: the garbage collector removes the old one', async () => {
+  it('a crash between moving the status and marking the old one: the next pass finds it by its successor and it serves out the grace', async () => {
     w.putService('web');
     await w.converge([w.serviceKey('web')]);
     const old = onlyLb();
@@ -81,13 +81,19 @@ describe('a renamed load balancer', () => {
     w.elbv2.provisioningDescribes = 100;
     await pass();
     w.elbv2.activate('renamed-web');
-    // The status moves by hand, as the crashed pass left it; the old one is still there.
+    // The status moves by hand, as the crashed pass left it; the old one is still there, not marked.
     const next = w.elbv2.loadBalancerNamed('renamed-web')!;
     w.kube.putService({ ...service(), status: { loadBalancer: { ingress: [{ hostname: next.dnsName }] } } });
-    await w.converge([w.serviceKey('web')]);
-    expect(w.elbv2.loadBalancerNamed(old.name)).toBeDefined();
+    const movedAt = w.clock.now();
+    await pass();
+    expect(w.elbv2.loadBalancers.get(old.arn)?.tags['serverless-ccm/replaced-at']).toBe(
+      new Date(movedAt).toISOString(),
+    );
     await w.converge([garbageCollectionMessage({ eventType: 'RESYNC', eventId: 'gc-2' })]);
+    expect(w.elbv2.loadBalancerNamed(old.name)).toBeDefined();
+    await w.converge([w.serviceKey('web')]);
     expect(onlyLb().name).toBe('renamed-web');
+    expect(w.clock.now()).toBeGreaterThanOrEqual(movedAt + 360_000);
   });
 });
 

@@ -167,6 +167,15 @@ export const SETTINGS = {
     () => wholeNumber(SECONDS, [5, 'must be at least 5 seconds'], [900, 'cannot exceed 900 seconds']),
     60,
   ),
+  /**
+   * How long a replaced Network Load Balancer keeps serving after the Service's status moved to its successor,
+   * before it is deleted: clients that still resolve its name (DNS TTLs, external-dns) and connections in flight
+   * reach it meanwhile. The default is the DNS TTL of its name (60 s) plus the default deregistration delay (300 s).
+   */
+  SERVICE_REPLACEMENT_GRACE_SECONDS: withDefault(
+    () => wholeNumber(SECONDS, [0, 'must be 0 or more seconds'], [86_400, 'cannot exceed 86400 seconds (a day)']),
+    360,
+  ),
   /** Per kind of interruption notice, `drain` or `taint-only` (see `interruptionActions`); unset: the defaults. */
   INTERRUPTION_ACTIONS: withDefault(interruptionActions, {}),
   /**

@@ -42,8 +42,9 @@ import { ensureTargetsOnly } from './targets-pass.ts';
  *                 (node-access.ts: the shared node-rules.ts, or the reference controller's way)
  *  5. narrow      back to IPv4 only once no listener needs IPv6; attributes (load-balancer.ts)
  *  6. unused      target groups no listener uses any more (the shared target-groups.ts)
- *  7. status      names the load balancer built, once it is `active` when another one serves meanwhile
- *  8. retire      the replaced load balancer, only after the status names its successor (finish.ts)
+ *  7. status      names the load balancer built; when another one serves meanwhile, once the new one serves
+ *                 (active, a healthy target behind every listener) (finish.ts)
+ *  8. retire      the replaced load balancer, SERVICE_REPLACEMENT_GRACE_SECONDS after the status moved (finish.ts)
  */
 export const networkLoadBalancers: LoadBalancerBackend = {
   kind: 'nlb',
@@ -130,6 +131,10 @@ async function ensureNetworkLoadBalancer(
       observed,
       created,
       serving,
+      ...(choice.retiring ? { retiring: choice.retiring } : {}),
+      ...(choice.retiredName ? { retiredName: choice.retiredName } : {}),
+      targetGroups,
+      targets,
       warning,
       pending: pendingGroups > 0 || choice.subnets.action === 'remove-first',
     },
@@ -173,6 +178,9 @@ async function ensureLoadBalancer(
   const tags: Record<string, string> = { ...spec.tags };
   if (choice.replacing && choice.serving && !choice.deleteFirst) tags[REPLACES_TAG] = choice.serving.lb.name;
   else if (pass.previous) tags[REPLACES_TAG] = pass.previous.name;
+  // It serves, and the one it replaced serves out its grace: the tag is how the next pass finds that one again.
+  else if (choice.retiring) tags[REPLACES_TAG] = choice.retiring.lb.name;
+  else if (choice.retiredName) tags[REPLACES_TAG] = choice.retiredName;
   if (withoutGroups) tags[NODE_RULES_TAG] = 'reference';
   const groups = withoutGroups ? undefined : await ensureNetworkLoadBalancerGroups(spec, pass);
   if (!existing) return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true };

@@ -10,7 +10,7 @@ import { cleanupRetrySeconds, type RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
-import { loadBalancerName, loadBalancerNameFromHostname, successorLoadBalancerName } from '../names.ts';
+import { loadBalancerName, loadBalancerNameFromHostname, REPLACES_TAG, successorLoadBalancerName } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { revokeReferenceNodeRules } from './node-access.ts';
 
@@ -41,8 +41,10 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
   const groups = new Map<string, TargetGroup>();
   let deletedNow = false;
   const successor = successorLoadBalancerName(identity);
-  for (const name of candidates.values()) {
-    deletedNow = (await deleteIfOurs(name, pass, serviceKey, groups)) || deletedNow;
+  const looked = new Set<string>();
+  for (const [key, name] of candidates) {
+    if (looked.has(key)) continue;
+    deletedNow = (await deleteIfOurs(name, pass, serviceKey, groups, looked)) || deletedNow;
     // A Service deleted in the middle of a replacement also has a successor: looked for while a load
     // balancer is found (a successor left alone by a crash is the garbage collector's, its Service being gone).
     if (deletedNow && !candidates.has(successor.toLowerCase())) {
@@ -76,14 +78,20 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
   return { done: true, name: lbName };
 }
 
-/** Deletes the load balancer of that name when it is this Service's, collecting its target groups. */
+/**
+ * Deletes the load balancer of that name when it is this Service's, collecting its target groups. One it replaced
+ * that still serves out its grace (its REPLACES_TAG names it) goes first: with it gone, no later pass could name it.
+ * `looked`: the names looked at already (lowercase).
+ */
 async function deleteIfOurs(
   name: string,
   pass: Pass,
   serviceKey: string,
   groups: Map<string, TargetGroup>,
+  looked: Set<string>,
 ): Promise<boolean> {
   const { deps } = pass;
+  looked.add(name.toLowerCase());
   const lb = await pass.elbv2.findLoadBalancer(name);
   if (!lb) return false;
   const attached = await pass.elbv2.describeTargetGroupsOfLoadBalancer(lb.arn);
@@ -95,6 +103,8 @@ async function deleteIfOurs(
     });
     return false;
   }
+  const replaced = tags.get(lb.arn)?.[REPLACES_TAG];
+  if (replaced && !looked.has(replaced.toLowerCase())) await deleteIfOurs(replaced, pass, serviceKey, groups, looked);
   for (const group of attached) {
     if (ownedByService(tags.get(group.arn), deps.clusterName, serviceKey)) groups.set(group.arn, group);
   }

@@ -1,14 +1,15 @@
-import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
+import type { LoadBalancer, Target } from '../../../shared/aws/elbv2-port.ts';
 import { deleteLoadBalancerAndListeners } from '../../../shared/load-balancers/listeners.ts';
 import type { ObservedLoadBalancer } from '../../../shared/load-balancers/observed.ts';
 import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
-import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
+import { deleteTargetGroup, type EnsuredGroups } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { ownedByService } from '../annotations.ts';
+import { ownedByService, parseAnnotations } from '../annotations.ts';
+import { DEFAULT_REPLACEMENT_GRACE_SECONDS } from '../deps.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
-import type { LoadBalancerSpec } from '../model/spec.ts';
-import { REPLACES_TAG } from '../names.ts';
+import { type LoadBalancerSpec, loadBalancerSpec } from '../model/spec.ts';
+import { REPLACED_AT_TAG, REPLACES_TAG, securityGroupName } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { revokeReferenceNodeRules } from './node-access.ts';
 import { findOurs } from './replacement.ts';
@@ -19,32 +20,117 @@ export interface PassOutcome {
   created: boolean;
   /** Another load balancer serves the Service meanwhile (the one being replaced). */
   serving: ObservedLoadBalancer | undefined;
+  /** The one this load balancer replaced, serving out its grace after the status moved (replacement.ts). */
+  retiring?: ObservedLoadBalancer;
+  /** Its name when it is gone already, its target groups or security group perhaps not (a crashed pass). */
+  retiredName?: string;
+  /** The target groups this pass ensured, and the targets each should have, by desired name. */
+  targetGroups: EnsuredGroups;
+  targets: ReadonlyMap<string, readonly Target[]>;
   warning: string | undefined;
   /** Something waits for AWS (a target group still in use, zones on their way out). */
   pending: boolean;
 }
 
 /**
- * Status, the replaced load balancer, Events, and when to look again. While another load balancer serves,
- * the status keeps naming it until the new one is `active`; only then does the status move and the old one go.
+ * Status, the replaced load balancer, Events, and when to look again. While another load balancer serves, the
+ * status keeps naming it until the new one serves; then the status moves, and the old one keeps serving for
+ * SERVICE_REPLACEMENT_GRACE_SECONDS (clients still resolving its name, connections in flight) before it goes.
+ * Every wait is a requeue, never a sleep.
  */
 export async function finishPass(outcome: PassOutcome, pass: Pass): Promise<ReconcileResult | undefined> {
-  const { spec, observed, serving } = outcome;
+  const { spec, observed, serving, retiring, retiredName } = outcome;
   const { lb } = observed;
   const { deps } = pass;
-  const waitsForSuccessor = (serving !== undefined || pass.previous !== undefined) && lb.state !== 'active';
+  const replacing = serving !== undefined || pass.previous !== undefined;
+  const waitsForSuccessor = replacing && !(await servesTraffic(outcome, pass));
+  /** Seconds until the replaced load balancer goes, while it serves out its grace. */
+  let graceLeft: number | undefined;
   if (!waitsForSuccessor) {
     const updated = await setIngressHostname(deps, pass.service, lb.dnsName);
     if (!updated) return undefined;
     pass.service = updated;
-    if (serving) await retireServing(serving, spec.loadBalancerName, pass, false);
+    if (serving) graceLeft = await startGrace(serving, lb, pass);
     if (pass.previous) await pass.previous.retire(lb.name);
-    // It serves now: no longer anyone's successor (the garbage collector reads this tag).
-    if (serving || pass.previous) await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
+    if (retiring) graceLeft = await endGrace(retiring, lb, pass);
+    if (retiredName) await retireLeftovers(retiredName, pass);
+    // It serves, and nothing it replaced is left: no longer anyone's successor (the garbage collector reads this tag).
+    if ((replacing || retiring || retiredName) && graceLeft === undefined) {
+      await pass.elbv2.removeTags(lb.arn, [REPLACES_TAG]);
+    }
   }
   await announceChanges({ spec, lb, created: outcome.created, warning: outcome.warning }, pass);
   if (lb.state === 'provisioning' || waitsForSuccessor) return { requeueAfterSeconds: deps.provisioningRequeueSeconds };
-  if (outcome.pending) return { requeueAfterSeconds: deps.cleanupRequeueSeconds };
+  if (outcome.pending) return { requeueAfterSeconds: Math.min(deps.cleanupRequeueSeconds, graceLeft ?? Infinity) };
+  // The queue caps one requeue at 12 hours (MAX_VISIBILITY_SECONDS): a longer grace is waited out in steps.
+  if (graceLeft !== undefined) return { requeueAfterSeconds: graceLeft };
+  return undefined;
+}
+
+/**
+ * Whether the load balancer this pass built serves, so the status may move to it: `active`, and behind every
+ * listener a healthy target, or no target wanted, or (when an NLB serves now) no healthy target behind the same port
+ * of the one serving either, so nothing is lost by moving.
+ */
+async function servesTraffic(outcome: PassOutcome, pass: Pass): Promise<boolean> {
+  const { spec, observed, serving, targetGroups, targets } = outcome;
+  if (observed.lb.state !== 'active') return false;
+  for (const listener of spec.listeners) {
+    if ((targets.get(listener.targetGroupName) ?? []).length === 0) continue;
+    const group = targetGroups.get(listener.targetGroupName)?.group;
+    if (group && (await hasHealthyTarget(group.arn, pass))) continue;
+    const before = serving?.listeners.find((l) => l.port === listener.port)?.targetGroupArn;
+    if (serving && !(before && (await hasHealthyTarget(before, pass)))) continue;
+    return false;
+  }
+  return true;
+}
+
+async function hasHealthyTarget(targetGroupArn: string, pass: Pass): Promise<boolean> {
+  return (await pass.elbv2.describeTargetHealth(targetGroupArn)).some((t) => t.state === 'healthy');
+}
+
+function graceSeconds(pass: Pass): number {
+  return pass.deps.replacementGraceSeconds ?? DEFAULT_REPLACEMENT_GRACE_SECONDS;
+}
+
+/**
+ * The status has just moved from `old` to `successor`: `old` is marked with the time (REPLACED_AT_TAG), so the
+ * grace counts from now whatever happens to this Lambda, and keeps serving until then. Answers the seconds left,
+ * or undefined when there is no grace and it went at once.
+ */
+async function startGrace(old: ObservedLoadBalancer, successor: LoadBalancer, pass: Pass): Promise<number | undefined> {
+  const grace = graceSeconds(pass);
+  if (grace <= 0) {
+    await retireServing(old, successor.name, pass, false);
+    return undefined;
+  }
+  await pass.elbv2.addTags(old.lb.arn, { [REPLACED_AT_TAG]: new Date(pass.deps.clock.now()).toISOString() });
+  await pass.event(
+    'Normal',
+    EVENT.replacing,
+    `Load balancer ${successor.name} serves the Service now; ${old.lb.name} keeps serving clients that still resolve its name for ${grace} s (SERVICE_REPLACEMENT_GRACE_SECONDS), then is deleted`,
+  );
+  return grace;
+}
+
+/**
+ * A replaced load balancer serving out its grace: deleted once the grace since the status moved is over (seconds
+ * left otherwise). One not marked yet (a crash right after the status moved) is marked now: its grace starts late,
+ * never early.
+ */
+async function endGrace(old: ObservedLoadBalancer, successor: LoadBalancer, pass: Pass): Promise<number | undefined> {
+  const grace = graceSeconds(pass);
+  const now = pass.deps.clock.now();
+  const movedAt = Date.parse(old.tags.get(old.lb.arn)?.[REPLACED_AT_TAG] ?? '');
+  if (Number.isNaN(movedAt) && grace > 0) {
+    await pass.elbv2.addTags(old.lb.arn, { [REPLACED_AT_TAG]: new Date(now).toISOString() });
+    return grace;
+  }
+  // A time in the future (a clock that went back) never makes the grace longer than the setting.
+  const left = Number.isNaN(movedAt) ? 0 : Math.min(grace, Math.ceil((movedAt + grace * 1000 - now) / 1000));
+  if (left > 0) return left;
+  await retireServing(old, successor.name, pass, false);
   return undefined;
 }
 
@@ -107,6 +193,25 @@ export async function retireServing(
     ownedByService(g.tags, deps.clusterName, pass.serviceKey),
   );
   for (const group of managed) await deleteSecurityGroup(group.groupId, pass);
+}
+
+/**
+ * What a replaced load balancer deleted by a pass that crashed right after may have left: the target groups of
+ * its name and its managed security group (one its network interfaces still hold is the garbage collector's, as
+ * after retireServing).
+ */
+async function retireLeftovers(name: string, pass: Pass): Promise<void> {
+  const { deps } = pass;
+  const owned = (tags: Readonly<Record<string, string>> | undefined) =>
+    ownedByService(tags, deps.clusterName, pass.serviceKey);
+  const { options } = parseAnnotations(pass.service.metadata.annotations);
+  const built = loadBalancerSpec(pass.service, options, { clusterName: deps.clusterName, loadBalancerName: name });
+  const names = built.ok ? built.spec.targetGroups.map((g) => g.name) : [];
+  const groups = names.length > 0 ? await pass.elbv2.findTargetGroups(names) : [];
+  const tags = groups.length > 0 ? await pass.elbv2.describeTags(groups.map((g) => g.arn)) : new Map();
+  for (const group of groups) if (owned(tags.get(group.arn))) await deleteTargetGroup(group, pass);
+  const managed = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: [securityGroupName(name)] });
+  for (const group of managed) if (owned(group.tags)) await deleteSecurityGroup(group.groupId, pass);
 }
 
 /** Retires the Network Load Balancer of that name when it is the Service's: another kind has taken over. */

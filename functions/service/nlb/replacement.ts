@@ -10,6 +10,7 @@ import {
   acceptableNames,
   loadBalancerName,
   loadBalancerNameFromHostname,
+  REPLACES_TAG,
   referenceLoadBalancerName,
   type ServiceIdentity,
 } from '../names.ts';
@@ -34,6 +35,13 @@ export interface LoadBalancerChoice {
   deleteFirst?: boolean;
   /** The subnet changes `existing` needs in place. */
   subnets: SubnetPlan;
+  /**
+   * The load balancer `existing` replaced and took the status from, still there for its grace (its
+   * successor's REPLACES_TAG names it); finish.ts deletes it once the grace is over.
+   */
+  retiring?: ObservedLoadBalancer;
+  /** That one's name when it is gone already (deleted by a pass that crashed before finishing): what it left goes. */
+  retiredName?: string;
 }
 
 const same = (a: string | undefined, b: string | undefined) => a !== undefined && a.toLowerCase() === b?.toLowerCase();
@@ -63,7 +71,8 @@ export async function chooseLoadBalancer(
       : ({ action: 'none' } as const);
   const why = built.ok ? replacementReason(serving, built.spec, subnets) : undefined;
   const keeps = acceptable.some((n) => same(n, serving.lb.name));
-  if (keeps && !why) return { serving, name: serving.lb.name, existing: serving, subnets };
+  if (keeps && !why)
+    return { serving, name: serving.lb.name, existing: serving, subnets, ...(await replacedBy(serving, pass)) };
 
   // A successor: the Service asks for another name, or this load balancer cannot serve it in place.
   const reference = referenceLoadBalancerName(service.metadata.uid);
@@ -72,6 +81,17 @@ export async function chooseLoadBalancer(
   if (!name) return { serving, name: serving.lb.name, replacing, deleteFirst: true, subnets: { action: 'none' } };
   const existing = await findOurs(name, pass);
   return { serving, name, ...(existing ? { existing } : {}), replacing, subnets: { action: 'none' } };
+}
+
+/** The load balancer `successor` replaced (its REPLACES_TAG names it): still there and this Service's, or gone. */
+async function replacedBy(
+  successor: ObservedLoadBalancer,
+  pass: Pass,
+): Promise<Pick<LoadBalancerChoice, 'retiring' | 'retiredName'>> {
+  const name = successor.tags.get(successor.lb.arn)?.[REPLACES_TAG];
+  if (!name || same(name, successor.lb.name)) return {};
+  const retiring = await findOurs(name, pass, false);
+  return retiring ? { retiring } : { retiredName: name };
 }
 
 /**
