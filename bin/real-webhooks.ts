@@ -109,6 +109,19 @@ export function localConfigurations(base: string, caBundle: string): WebhookConf
     }));
 }
 
+/** An AdmissionReview of a Pod, as the API server posts it to a webhook (`request` adds to and overrides the Pod's). */
+export function podReview(request: { uid: string; operation: string } & Record<string, unknown>): string {
+  return JSON.stringify({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      kind: { group: '', version: 'v1', kind: 'Pod' },
+      resource: { group: '', version: 'v1', resource: 'pods' },
+      ...request,
+    },
+  });
+}
+
 /** A Pod that selects Windows Nodes, as the API server would send it to the mutating webhook. */
 function probeReview(): string {
   const pod = {
@@ -117,18 +130,12 @@ function probeReview(): string {
     metadata: { name: 'probe', namespace: 'default' },
     spec: { nodeSelector: { 'kubernetes.io/os': 'windows' }, containers: [{ name: 'c', image: 'probe' }] },
   };
-  return JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'local-probe',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      operation: 'CREATE',
-      namespace: 'default',
-      object: pod,
-      userInfo: { username: 'local-probe' },
-    },
+  return podReview({
+    uid: 'local-probe',
+    operation: 'CREATE',
+    namespace: 'default',
+    object: pod,
+    userInfo: { username: 'local-probe' },
   });
 }
 

@@ -455,18 +455,23 @@ export type Simulation = ReturnType<typeof createSimulation>;
  * manager takes its Pods' addresses from: the subnet must be one the simulated EC2 knows.
  */
 function windowsInstance(base: Instance, nth: number): Instance {
-  const subnet = makeSubnet({ index: 100, zone: ZONES[0] });
-  const ip = `10.0.100.${240 + nth}`;
+  return instanceInSubnet(base, makeSubnet({ index: 100, zone: ZONES[0] }).subnetId, `10.0.100.${240 + nth}`, [
+    NODE_SECURITY_GROUP,
+  ]);
+}
+
+/** `base` with its address `ip` and its interface in `subnetId` (and those groups), named as EC2 names it. */
+export function instanceInSubnet(base: Instance, subnetId: string, ip: string, securityGroupIds: string[]): Instance {
   return {
     ...base,
-    subnetId: subnet.subnetId,
+    subnetId,
     privateIpAddress: ip,
     privateDnsName: `ip-${ip.replaceAll('.', '-')}.eu-west-1.compute.internal`,
     networkInterfaces: base.networkInterfaces.map((eni) => ({
       ...eni,
-      subnetId: subnet.subnetId,
+      subnetId,
       privateIpAddresses: [{ address: ip, primary: true }],
-      securityGroupIds: [NODE_SECURITY_GROUP],
+      securityGroupIds,
     })),
   };
 }

@@ -1,6 +1,6 @@
 import { loadAllYaml } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type LocalWebhooks, postReview, startLocalWebhooks } from '../bin/real-webhooks.ts';
+import { type LocalWebhooks, podReview, postReview, startLocalWebhooks } from '../bin/real-webhooks.ts';
 import { ClientNodeListWatch } from '../functions/relay/client-node-source.ts';
 import {
   FakeCluster,
@@ -58,18 +58,8 @@ const windowsPod = (annotations: Record<string, string> = {}) => ({
   spec: { nodeSelector: { 'kubernetes.io/os': 'windows' }, containers: [{ name: 'iis', image: 'iis' }] },
 });
 
-const review = (request: Record<string, unknown>) =>
-  JSON.stringify({
-    apiVersion: 'admission.k8s.io/v1',
-    kind: 'AdmissionReview',
-    request: {
-      uid: 'r-1',
-      kind: { group: '', version: 'v1', kind: 'Pod' },
-      resource: { group: '', version: 'v1', resource: 'pods' },
-      namespace: 'win',
-      ...request,
-    },
-  });
+const review = (request: { operation: string } & Record<string, unknown>) =>
+  podReview({ uid: 'r-1', namespace: 'win', ...request });
 
 type Answer = { response: { uid: string; allowed: boolean; patch?: string; status?: { message?: string } } };
 

@@ -1,5 +1,6 @@
 import { createRealMode, type RealMode, type RealModeOptions } from '../../bin/real.ts';
 import { controllerPlan, type RealPorts, realSwitches, resyncPlan } from '../../bin/real-plan.ts';
+import { instanceInSubnet } from '../../bin/simulation.ts';
 import { ClientNodeLeases } from '../../functions/relay/client-node-leases.ts';
 import { ClientNodeListWatch } from '../../functions/relay/client-node-source.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
@@ -127,19 +128,9 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
         clusterName: LOCAL_CLUSTER,
         instanceType: WINDOWS_INSTANCE_TYPE.instanceType,
       });
-      const instance: Instance = {
-        ...base,
-        subnetId: WINDOWS_SUBNET.subnetId,
-        privateIpAddress: ip,
-        privateDnsName: `ip-${ip.replaceAll('.', '-')}.eu-west-1.compute.internal`,
-        networkInterfaces: base.networkInterfaces.map((eni) => ({
-          ...eni,
-          subnetId: WINDOWS_SUBNET.subnetId,
-          privateIpAddresses: [{ address: ip, primary: true }],
-          securityGroupIds: [NODE_GROUP],
-        })),
-      };
-      return launch(instance, { 'kubernetes.io/os': 'windows' });
+      return launch(instanceInSubnet(base, WINDOWS_SUBNET.subnetId, ip, [NODE_GROUP]), {
+        'kubernetes.io/os': 'windows',
+      });
     },
     async close() {
       unmirror();
