@@ -22,5 +22,5 @@ export const handler = workqueueHandler(
       metrics,
     };
   },
-  CONTROLLERS['node'].required,
+  CONTROLLERS.node.required,
 );
