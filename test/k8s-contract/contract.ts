@@ -56,13 +56,21 @@ export function describeKube(
   title: string,
   body: (world: () => KubeWorld, client: KubeClient, test: KubeTest, kind: KubeBackendKind) => void,
 ): void {
-  describe.each(['fake', 'real'] as const)(`${title} (%s)`, (kind) => {
+  for (const kind of ['fake', 'real'] as const) describeOn(kind, title, body);
+}
+
+function describeOn(
+  kind: KubeBackendKind,
+  title: string,
+  body: (world: () => KubeWorld, client: KubeClient, test: KubeTest, kind: KubeBackendKind) => void,
+): void {
+  describe(`${title} (${BACKEND_LABELS[kind]})`, () => {
     if (kind === 'real' && !KUBE_LAB_AVAILABLE) {
       it.skip(KUBE_LAB_SKIPPED_MESSAGE);
       return;
     }
     const lab = kind === 'real' ? useKubeLab() : undefined;
-    describe.each(KUBE_CLIENTS)(`${BACKEND_LABELS[kind]} through the $name`, (client) => {
+    describe.each(KUBE_CLIENTS)('through the $name', (client) => {
       let current: KubeWorld | undefined;
       beforeEach(async () => {
         current = lab ? await realWorld(lab()) : await fakeWorld();
