@@ -40,6 +40,14 @@ import type { SqsPort } from '../shared/queue/sqs-port.ts';
 import { FUNCTION_DEFAULTS, type FunctionName } from '../stacks/config.ts';
 
 /** Per controller, what the engine needs beyond its common options to run it (absent: it does not run). */
+/** What the engine gives every reconciler itself (EngineOptions). */
+type EngineGiven = 'kube' | 'ec2' | 'clock' | 'log' | 'metrics' | 'clusterName';
+
+/**
+ * Per controller, what the engine needs beyond its common options to run it (absent: it does not run): its ports,
+ * and its settings, any of which may be left to the default its Lambda has. A setting its deps gain reaches it
+ * from shared/controllers.ts (real mode) without a change here.
+ */
 export interface ControllerOptions {
   node: Record<string, never>;
   'node-lifecycle': Record<string, never>;
@@ -51,12 +59,7 @@ export interface ControllerOptions {
     /** Classic ELBs (Services on one, or the default type classic). */
     elb?: ElbPort;
     kube: ServiceControllerKube;
-    provisioningRequeueSeconds?: number;
-    cleanupRequeueSeconds?: number;
-  } & Pick<
-    ServiceDeps,
-    'loadBalancerClass' | 'nodePortRange' | 'externalManagedTags' | 'defaultLoadBalancerType' | 'resyncQuickCheck'
-  >;
+  } & Partial<Omit<ServiceDeps, EngineGiven | 'vpcId' | 'elbv2' | 'elb'>>;
   /**
    * Windows IP address management (functions/ipam): the relay sends Pod and VPC CNI ConfigMap changes to its queue
    * as the Node's key; whether it hands out addresses is the ConfigMap's `enable-windows-ipam`.
@@ -64,11 +67,7 @@ export interface ControllerOptions {
   ipam: {
     /** Pods on a Node and the VPC CNI ConfigMap; `kube` serves the Nodes. */
     pods: IpamKubernetesPort;
-    /** The garbage collector only looks at network interfaces in this VPC. */
-    vpcId?: string;
-    /** IPAM_COOLDOWN_SECONDS; default 30, as deployed. */
-    cooldownSeconds?: number;
-  };
+  } & Partial<Omit<IpamDeps, EngineGiven | 'pods' | 'facts'>>;
   /**
    * The interruption controller: with it, the EC2 events router sends interruption notices to the interruption
    * queue (as INTERRUPTION_QUEUE_URL makes it do in AWS) and the interruption reconciler drains their Nodes.
@@ -78,14 +77,14 @@ export interface ControllerOptions {
     drain: DrainPort;
     /** Termination lifecycle hooks; without it they are left to time out. */
     autoscaling?: AutoScalingPort;
-    /** INTERRUPTION_DRAIN_REQUEUE_SECONDS; default 5, as deployed. */
-    drainRequeueSeconds?: number;
     /** INTERRUPTION_ACTIONS: the kinds it names; the others keep their defaults. */
     actionOverrides?: Partial<InterruptionDeps['actions']>;
-    outOfServiceTaint?: boolean;
-    /** INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS; default true, as deployed. */
-    excludeFromLoadBalancers?: boolean;
-  };
+  } & Partial<Omit<InterruptionDeps, EngineGiven | 'drain' | 'autoscaling' | 'actions'>>;
+}
+
+/** `options` without its undefined fields, so that they leave a default in place when spread over it. */
+function defined<T extends object>(options: T): Partial<T> {
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
 export interface EngineOptions {
@@ -182,53 +181,56 @@ const HANDLERS: { [N in ControllerName]: (b: Build, options: ControllerOptions[N
   route: ({ o, reconcile, common }, route) =>
     reconcile(routeReconciler, { ...common, clusterName: o.clusterName, ...route } satisfies RouteDeps),
   service: ({ o, reconcile }, service) => reconcile(serviceReconciler, serviceDeps(o, service)),
-  ipam: ({ o, reconcile }, ipam) =>
+  ipam: ({ o, reconcile }, { pods, ...settings }) =>
     reconcile(ipamReconciler, {
+      // IPAM_COOLDOWN_SECONDS's default, as deployed.
+      cooldownSeconds: 30,
+      ...defined(settings),
       clusterName: o.clusterName,
-      ...(ipam.vpcId ? { vpcId: ipam.vpcId } : {}),
       kube: o.kube,
-      pods: ipam.pods,
+      pods,
       ec2: o.ec2,
       facts: new Ec2Facts(o.ec2, o.clock),
-      cooldownSeconds: ipam.cooldownSeconds ?? 30,
       clock: o.clock,
       log: o.log,
       metrics: o.metrics,
     } satisfies IpamDeps),
-  interruption: ({ o, reconcile }, interruption) =>
+  interruption: ({ o, reconcile }, { drain, autoscaling, actionOverrides, ...settings }) =>
     reconcile(interruptionReconciler, {
+      // The defaults of INTERRUPTION_OUT_OF_SERVICE_TAINT, _EXCLUDE_FROM_LOAD_BALANCERS, _DRAIN_REQUEUE_SECONDS.
+      outOfServiceTaint: false,
+      excludeFromLoadBalancers: true,
+      drainRequeueSeconds: 5,
+      ...defined(settings),
       clusterName: o.clusterName,
       kube: o.kube,
-      drain: interruption.drain,
-      ...(interruption.autoscaling ? { autoscaling: interruption.autoscaling } : {}),
+      drain,
+      ...(autoscaling ? { autoscaling } : {}),
       ec2: o.ec2,
       // Kinds INTERRUPTION_ACTIONS does not name keep their defaults, as in the Lambda.
-      actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...interruption.actionOverrides },
-      outOfServiceTaint: interruption.outOfServiceTaint ?? false,
-      excludeFromLoadBalancers: interruption.excludeFromLoadBalancers ?? true,
-      drainRequeueSeconds: interruption.drainRequeueSeconds ?? 5,
+      actions: { ...DEFAULT_INTERRUPTION_ACTIONS, ...actionOverrides },
       clock: o.clock,
       log: o.log,
       metrics: o.metrics,
     } satisfies InterruptionDeps),
 };
 
-/** The service controller's deps, exactly the fields its Lambda handler sets (functions/service/handler.ts). */
-function serviceDeps(o: EngineOptions, services: ControllerOptions['service']): ServiceDeps {
+/** The service controller's deps, as its Lambda handler sets them (functions/service/handler.ts). */
+function serviceDeps(
+  o: EngineOptions,
+  { kube, elbv2, elb, vpcId, ...settings }: ControllerOptions['service'],
+): ServiceDeps {
   return {
-    kube: services.kube,
+    // Short waits for a simulated load balancer; real mode gives the Lambdas' settings.
+    provisioningRequeueSeconds: 30,
+    cleanupRequeueSeconds: 30,
+    ...defined(settings),
+    vpcId,
+    kube,
     ec2: o.ec2,
-    elbv2: services.elbv2,
-    ...(services.elb ? { elb: services.elb } : {}),
-    ...(services.defaultLoadBalancerType ? { defaultLoadBalancerType: services.defaultLoadBalancerType } : {}),
+    elbv2,
+    ...(elb ? { elb } : {}),
     clusterName: o.clusterName,
-    vpcId: services.vpcId,
-    provisioningRequeueSeconds: services.provisioningRequeueSeconds ?? 30,
-    cleanupRequeueSeconds: services.cleanupRequeueSeconds ?? 30,
-    ...(services.loadBalancerClass ? { loadBalancerClass: services.loadBalancerClass } : {}),
-    ...(services.nodePortRange ? { nodePortRange: services.nodePortRange } : {}),
-    ...(services.externalManagedTags ? { externalManagedTags: services.externalManagedTags } : {}),
-    ...(services.resyncQuickCheck ? { resyncQuickCheck: services.resyncQuickCheck } : {}),
     clock: o.clock,
     log: o.log,
     metrics: o.metrics,

@@ -230,6 +230,25 @@ describe('the local runner runs every controller', () => {
   });
 });
 
+describe('real mode reads the settings each Lambda reads', () => {
+  it('every setting of every controller, as its handler reads it, is in what real mode runs it with', () => {
+    const config = loadConfig({
+      CLUSTER_NAME: 'prod',
+      AWS_REGION: 'eu-west-1',
+      ...LAMBDA_ON,
+      INTERRUPTION_DRAIN_REQUEUE_SECONDS: '7',
+      IPAM_COOLDOWN_SECONDS: '45',
+    });
+    const ports = new Proxy({} as RealPorts, { get: () => () => ({}) });
+    const { controllers } = controllerPlan(config, ALL_ON, false, ports);
+    for (const name of CONTROLLER_NAMES) {
+      expect(controllers[name], name).toMatchObject(CONTROLLERS[name].settings(config));
+    }
+    expect(controllers.interruption).toMatchObject({ drainRequeueSeconds: 7 });
+    expect(controllers.ipam).toMatchObject({ cooldownSeconds: 45 });
+  });
+});
+
 describe('the producers feed every controller the table says they feed', () => {
   it('the relay: a module per controller it feeds, each reading the queue setting of the table', () => {
     expect([...RELAY_RECONCILERS].sort()).toEqual([...fedBy('relay')].sort());
