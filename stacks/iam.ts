@@ -324,7 +324,7 @@ export function untaggedByClusterCondition(clusterName: string): Record<string, 
  * cluster, and only on listeners without this cluster's tag. Be honest about what it allows: the role could
  * tag any such listener ours and then change or delete it; that is what the previous unconditioned
  * ModifyListener / DeleteListener allowed in one step, now in two, and only with a visible tag left behind.
- * The controller only backfills listeners of load balancers it owns (functions/service/reconciler.ts).
+ * The controller only backfills listeners of load balancers it owns (shared/load-balancers/listeners.ts).
  * Once every listener of every Service is tagged (one resync after upgrading), this grant can be dropped.
  * The alternative, no backfill, would leave old listeners unchangeable: a port, certificate or target type
  * change would have to replace the whole load balancer (a new DNS name), as DeleteListener is denied too.
@@ -353,7 +353,7 @@ export const SERVICE_NAME_TAG = 'kubernetes.io/service-name';
 
 /**
  * The tag marking the cluster's shared backend security group (`backend`); the same key as
- * functions/service/reconciler.ts `BACKEND_ROLE_TAG` (iam.test.ts checks that they agree).
+ * shared/load-balancers/security-groups.ts `BACKEND_ROLE_TAG` (iam.test.ts checks that they agree).
  */
 export const SECURITY_GROUP_ROLE_TAG = 'serverless-ccm/security-group-role';
 

@@ -1,7 +1,7 @@
 /**
  * The Service annotations users already write for the AWS cloud provider and the AWS Load Balancer
  * Controller. The service controller parses them (functions/service/annotations.ts) and the relay
- * forwards a change of any of them (functions/relay/forwarding.ts): one list, so the two never
+ * forwards a change of any of them (functions/relay/controllers/service-reads.ts): one list, so the two never
  * disagree on a name.
  * https://kubernetes.io/docs/reference/labels-annotations-taints/#service-beta-kubernetes-io-aws-load-balancer-type
  */

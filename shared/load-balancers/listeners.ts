@@ -97,7 +97,7 @@ export async function ensureListeners(
   ctx: LoadBalancerContext,
 ): Promise<void> {
   // Listeners carry the ownership tags, and IAM allows ModifyListener / DeleteListener only on listeners
-  // tagged owned (stacks/control-plane.ts). Listeners of our load balancer made untagged by an earlier
+  // tagged owned (stacks/iam.ts, granted in stacks/service.ts). Listeners of our load balancer made untagged by an earlier
   // version get them first (AddTags then needs the narrow backfill grant), and every listener's tags are kept
   // in line like the load balancer's: nothing to add, no call. A listener absent from the tag answer is gone.
   const live: Listener[] = [];
