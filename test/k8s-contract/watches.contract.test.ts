@@ -154,7 +154,7 @@ describeKube('Watches', (world, client, test, kind) => {
       const { events } = await watch(source(), 'Pod', from, (seen) => seen.some(named('web-0')));
       const first = events.find((e) => named('web-0')(e) && e.object.metadata?.namespace === ns);
       expect(first?.type).toBe('ADDED');
-      expect((first?.object as { spec?: { nodeName?: string } }).spec?.nodeName).toBe(node);
+      expect((first?.object as { spec?: { nodeName?: string } } | undefined)?.spec?.nodeName).toBe(node);
     },
   );
 });
