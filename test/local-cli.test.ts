@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -85,6 +86,79 @@ describe('npm start (bin/local.ts)', () => {
     }
   }, 60_000);
 
+  it('--ipam --interruption --webhook-port: every controller on, the webhook configurations printed and served, the summary says so', async () => {
+    const cluster = new FakeCluster();
+    const api = await startFakeKubeApi(cluster);
+    const port = await freePort();
+    try {
+      const kubeconfig = join(mkdtempSync(join(tmpdir(), 'local-cli-')), 'config');
+      writeFileSync(kubeconfig, kubeConfigFor(api).exportConfig());
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'bin/local.ts',
+          '--kubeconfig',
+          kubeconfig,
+          '--cluster-name',
+          'prod',
+          '--region',
+          'eu-west-1',
+          '--cluster-cidrs',
+          '10.244.0.0/16',
+          '--vpc-id',
+          'vpc-0a1b2c3d',
+          '--ipam',
+          '--interruption',
+          '--webhook-port',
+          String(port),
+          '--webhook-host',
+          '127.0.0.1',
+          '--plain',
+        ],
+        {
+          // AWS answers nothing here, at once: this is about what runs and what is served.
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            AWS_ACCESS_KEY_ID: 'x',
+            AWS_SECRET_ACCESS_KEY: 'y',
+            AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
+          },
+        },
+      );
+      child.stdin.end();
+      let stdout = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      const deadline = Date.now() + 30_000;
+      while (!stdout.includes('ValidatingWebhookConfiguration') && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect(stdout).toContain(`admission webhooks: answers at https://127.0.0.1:${port} from this machine`);
+      expect(stdout).toMatch(/apply them with: kubectl apply -f \S+serverless-ccm-ipam-webhook-local\.yaml/);
+      expect(stdout).toContain(`url: https://127.0.0.1:${port}/mutate-v1-pod`);
+      expect(stdout).toContain(`url: https://127.0.0.1:${port}/validate-v1-pod`);
+      child.kill('SIGINT');
+      expect(await exited).toBe(0);
+      expect(stdout).toMatch(
+        /controllers +node: on, node-lifecycle: on, route: on, service: on, ipam: on, interruption: on/,
+      );
+      expect(stdout).toMatch(
+        /resync +every 300 s: node, node-lifecycle, route, service, ipam; none \(its work comes only from EC2 events\): interruption/,
+      );
+      expect(stdout).toMatch(
+        new RegExp(`admission webhooks +https://127\\.0\\.0\\.1:${port}: [1-9]\\d* admission reviews answered`),
+      );
+      expect(stdout).toContain('its notices come only from EC2 events: without --ec2-events-queue-url it gets none');
+    } finally {
+      await api.close();
+    }
+  }, 60_000);
+
   it('--real without any kubeconfig refuses to start rather than guess a cluster', () => {
     const home = mkdtempSync(join(tmpdir(), 'local-cli-home-'));
     const result = cli(['--real', '--cluster-name', 'prod', '--region', 'eu-west-1'], { HOME: home });
@@ -106,3 +180,12 @@ describe('npm start (bin/local.ts)', () => {
     expect(result.stdout).not.toContain('\x1b[2J');
   });
 });
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
