@@ -5,7 +5,7 @@ import {
   CLASSIC_TAGS_PER_LOAD_BALANCER,
   classicAttributeDefaults,
 } from '../../elb-defaults.ts';
-import { CLASSIC_PAGE_SIZE, CLASSIC_TAGS_NAMES_PER_CALL } from '../../elb-port.ts';
+import { CLASSIC_PAGE_SIZE } from '../../elb-port.ts';
 import * as config from './config.ts';
 import {
   addListeners,
@@ -20,6 +20,7 @@ import {
   type FakeClassicLoadBalancer,
   sameListener,
 } from './model.ts';
+import { addTags, checkTagNames, describeTags, removeTags } from './tags.ts';
 import { FakeElbTopology } from './topology.ts';
 
 export { CLASSIC_WRITE_OPERATIONS, type ElbEc2Link } from './model.ts';
@@ -220,34 +221,21 @@ export class FakeElb {
         return { InstanceStates: asked.map((id) => this.topology.instanceState(lb, id)) };
       },
       DescribeTags: (input: Sdk.DescribeTagsInput) => {
-        const names = input.LoadBalancerNames ?? [];
-        if (names.length < 1 || names.length > CLASSIC_TAGS_NAMES_PER_CALL) {
-          throw classicFailure('ValidationError', `LoadBalancerNames takes 1 to ${CLASSIC_TAGS_NAMES_PER_CALL} names`);
-        }
-        const found = names.map((n) => this.lb(n));
-        return {
-          TagDescriptions: found.map((lb) => ({
-            LoadBalancerName: lb.name,
-            Tags: Object.entries(lb.tags).map(([Key, Value]) => ({ Key, Value })),
-          })),
-        };
+        checkTagNames(input.LoadBalancerNames ?? []);
+        return describeTags((input.LoadBalancerNames ?? []).map((n) => this.lb(n)));
       },
       AddTags: (input: Sdk.AddTagsInput) => {
-        checkTags(input.Tags ?? []);
-        const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
-        const added = Object.fromEntries((input.Tags ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
-        if (found.some((lb) => Object.keys({ ...lb.tags, ...added }).length > CLASSIC_TAGS_PER_LOAD_BALANCER)) {
-          throw classicFailure(
-            'TooManyTags',
-            `A load balancer can have at most ${CLASSIC_TAGS_PER_LOAD_BALANCER} tags`,
-          );
-        }
-        for (const lb of found) Object.assign(lb.tags, added);
+        addTags(
+          (input.LoadBalancerNames ?? []).map((n) => this.lb(n)),
+          input.Tags ?? [],
+        );
         return {};
       },
       RemoveTags: (input: Sdk.RemoveTagsInput) => {
-        const found = (input.LoadBalancerNames ?? []).map((n) => this.lb(n));
-        for (const lb of found) for (const t of input.Tags ?? []) delete lb.tags[t.Key ?? ''];
+        removeTags(
+          (input.LoadBalancerNames ?? []).map((n) => this.lb(n)),
+          input.Tags ?? [],
+        );
         return {};
       },
       DescribeLoadBalancerPolicies: (input: Sdk.DescribeLoadBalancerPoliciesInput) => ({
