@@ -4,7 +4,12 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FakeCluster, kubeConfigFor, startFakeKubeApi } from '../functions/relay/testing/fake-kube-api.ts';
+import {
+  FakeCluster,
+  type FakeKubeApi,
+  kubeConfigFor,
+  startFakeKubeApi,
+} from '../functions/relay/testing/fake-kube-api.ts';
 import { makeNode } from './helpers/nodes.ts';
 
 const cli = (args: string[], env: Record<string, string | undefined> = {}) =>
@@ -46,31 +51,9 @@ describe('npm start (bin/local.ts)', () => {
     cluster.apply('Node', makeNode('ip-10-0-0-5.eu-west-1.compute.internal'));
     const api = await startFakeKubeApi(cluster);
     try {
-      const kubeconfig = join(mkdtempSync(join(tmpdir(), 'local-cli-')), 'config');
-      writeFileSync(kubeconfig, kubeConfigFor(api).exportConfig());
-      // Asynchronously: the API server answers from this process.
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'bin/local.ts',
-          '--kubeconfig',
-          kubeconfig,
-          '--cluster-name',
-          'prod',
-          '--region',
-          'eu-west-1',
-          '--once',
-        ],
-        { env: { PATH: process.env.PATH, HOME: process.env.HOME } },
-      );
-      child.stdin.end();
-      let stdout = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      const code = await new Promise((resolve) => child.on('exit', resolve));
+      const { exited, stdout: out } = startCli(api, ['--once']);
+      const code = await exited;
+      const stdout = out();
       expect(code).toBe(0);
       // Every controller, on or off, with what would switch it on.
       expect(stdout).toMatch(
@@ -87,63 +70,29 @@ describe('npm start (bin/local.ts)', () => {
   }, 60_000);
 
   it('--ipam --interruption --webhook-port: every controller on, the webhook configurations printed and served, the summary says so', async () => {
-    const cluster = new FakeCluster();
-    const api = await startFakeKubeApi(cluster);
+    const api = await startFakeKubeApi(new FakeCluster());
     const port = await freePort();
     try {
-      const kubeconfig = join(mkdtempSync(join(tmpdir(), 'local-cli-')), 'config');
-      writeFileSync(kubeconfig, kubeConfigFor(api).exportConfig());
-      const child = spawn(
-        process.execPath,
-        [
-          '--import',
-          'tsx',
-          'bin/local.ts',
-          '--kubeconfig',
-          kubeconfig,
-          '--cluster-name',
-          'prod',
-          '--region',
-          'eu-west-1',
-          '--cluster-cidrs',
-          '10.244.0.0/16',
-          '--vpc-id',
-          'vpc-0a1b2c3d',
-          '--ipam',
-          '--interruption',
-          '--webhook-port',
-          String(port),
-          '--webhook-host',
-          '127.0.0.1',
-          '--plain',
-        ],
-        {
-          // AWS answers nothing here, at once: this is about what runs and what is served.
-          env: {
-            PATH: process.env.PATH,
-            HOME: process.env.HOME,
-            AWS_ACCESS_KEY_ID: 'x',
-            AWS_SECRET_ACCESS_KEY: 'y',
-            AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
-          },
-        },
-      );
-      child.stdin.end();
-      let stdout = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
+      const flags = ['--cluster-cidrs', '10.244.0.0/16', '--vpc-id', 'vpc-0a1b2c3d', '--ipam', '--interruption'];
+      const webhook = ['--webhook-port', String(port), '--webhook-host', '127.0.0.1', '--plain'];
+      // AWS answers nothing here, at once: this is about what runs and what is served.
+      const cli = startCli(api, [...flags, ...webhook], {
+        AWS_ACCESS_KEY_ID: 'x',
+        AWS_SECRET_ACCESS_KEY: 'y',
+        AWS_ENDPOINT_URL: 'http://127.0.0.1:9',
       });
-      const exited = new Promise((resolve) => child.on('exit', resolve));
       const deadline = Date.now() + 30_000;
-      while (!stdout.includes('ValidatingWebhookConfiguration') && Date.now() < deadline) {
+      while (!cli.stdout().includes('ValidatingWebhookConfiguration') && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
+      let stdout = cli.stdout();
       expect(stdout).toContain(`admission webhooks: answers at https://127.0.0.1:${port} from this machine`);
       expect(stdout).toMatch(/apply them with: kubectl apply -f \S+serverless-ccm-ipam-webhook-local\.yaml/);
       expect(stdout).toContain(`url: https://127.0.0.1:${port}/mutate-v1-pod`);
       expect(stdout).toContain(`url: https://127.0.0.1:${port}/validate-v1-pod`);
-      child.kill('SIGINT');
-      expect(await exited).toBe(0);
+      cli.child.kill('SIGINT');
+      expect(await cli.exited).toBe(0);
+      stdout = cli.stdout();
       expect(stdout).toMatch(
         /controllers +node: on, node-lifecycle: on, route: on, service: on, ipam: on, interruption: on/,
       );
@@ -188,4 +137,21 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as { port: number };
   await new Promise((resolve) => server.close(resolve));
   return port;
+}
+
+/** `npm start -- --kubeconfig <api> --cluster-name prod --region eu-west-1 ...flags`, asynchronously: the API server answers from this process. */
+function startCli(api: FakeKubeApi, flags: string[], env: Record<string, string> = {}) {
+  const kubeconfig = join(mkdtempSync(join(tmpdir(), 'local-cli-')), 'config');
+  writeFileSync(kubeconfig, kubeConfigFor(api).exportConfig());
+  const args = ['--kubeconfig', kubeconfig, '--cluster-name', 'prod', '--region', 'eu-west-1', ...flags];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts', ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+  });
+  child.stdin.end();
+  let stdout = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  return { child, exited, stdout: () => stdout };
 }
