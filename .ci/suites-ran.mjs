@@ -1,12 +1,12 @@
 // Reads the vitest JSON report of `npm test` and says whether the suites that need tools from outside
 // package.json ran: the AWS API emulator contract suite and the sst deploy suite (both moto_server) and the
-// cfn-lint check. Where the tool is on PATH the suite must have run (a suite that skipped itself anyway fails
+// cfn-lint check, and the Kubernetes suites on the lab's real API server. Where the tool is on PATH the suite must have run (a suite that skipped itself anyway fails
 // CI); where it is not, the skip is printed plainly and is not a failure.
-// Usage: node .ci/suites-ran.mjs <report.json> <moto_server found: yes|no> <cfn-lint found: yes|no>
+// Usage: node .ci/suites-ran.mjs <report.json> <moto_server found: yes|no> <cfn-lint found: yes|no> <kube lab found: yes|no>
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 
-const [reportFile, motoFound, cfnLintFound] = process.argv.slice(2);
+const [reportFile, motoFound, cfnLintFound, kubeLabFound = 'no'] = process.argv.slice(2);
 const report = JSON.parse(readFileSync(reportFile, 'utf8'));
 
 /** Every test of the report: its file (relative), full name and status (passed, failed, skipped, pending, todo). */
@@ -24,7 +24,7 @@ function check(label, found, tool, wanted) {
   const ran = wanted.filter((t) => t.status === 'passed');
   const skipped = wanted.filter((t) => t.status === 'skipped' || t.status === 'pending' || t.status === 'todo');
   if (found !== 'yes') {
-    console.log(`ci: SKIPPED ${label}: ${tool} is not on PATH (${skipped.length} tests skipped)`);
+    console.log(`ci: SKIPPED ${label}: ${tool} not found (${skipped.length} tests skipped)`);
     return;
   }
   const files = [...new Set(wanted.map((t) => t.file))].sort();
@@ -59,6 +59,19 @@ check(
   cfnLintFound,
   'cfn-lint',
   tests.filter((t) => t.file === 'stacks/cfn-lint.test.ts'),
+);
+
+// The Kubernetes contract suite's real half (its describe titles name the backend) and the webhooks the real
+// API server calls.
+check(
+  'the Kubernetes contract suite on a real API server',
+  kubeLabFound,
+  'the kube lab',
+  tests.filter(
+    (t) =>
+      (t.file.startsWith('test/k8s-contract/') && /real API server/.test(t.name)) ||
+      t.file === 'test/k8s-contract/webhooks.real.test.ts',
+  ),
 );
 
 process.exitCode = failed ? 1 : 0;
