@@ -1,0 +1,212 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { bundleFunction } from '../../scripts/build.ts';
+import { FUNCTION_DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../stacks/config.ts';
+import { EMULATOR_CREDENTIALS, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
+import type { KubeLabAccess } from '../helpers/kube-lab.ts';
+import { type EventSourceMapping, startEventSourceMapping } from './event-source-mapping.ts';
+import { type LocalLambda, startLambda } from './lambda.ts';
+import { buildRelay, deploymentEnvironment, type RunningRelay, startRelay } from './relay.ts';
+
+/**
+ * The deployed shape on one machine: moto as AWS (SQS FIFO queues, EC2, ELBv2, Secrets Manager), the lab's
+ * kube-apiserver as the cluster, the relay built and run as its container runs it, and each Lambda built by
+ * scripts/build.ts (what `npm run build` runs) and driven by a local event source mapping from its queue.
+ */
+
+export const CLUSTER = 'e2e';
+
+/** The reconcilers run here, with their queues (the stack's `<stage>-<name>.fifo`; the relay's deployment names them). */
+export type FunctionName = 'node' | 'node-lifecycle' | 'service' | 'ec2-events' | 'interruption';
+
+/** The queues the relay's Deployment names, and those the stacks add: ec2-events (EventBridge's target), interruption. */
+const QUEUES = ['node', 'node-lifecycle', 'route', 'service', 'ec2-events', 'interruption'] as const;
+export type QueueName = (typeof QUEUES)[number];
+
+export interface Queue {
+  url: string;
+  arn: string;
+}
+
+export const TOKEN_SECRET = 'serverless-ccm/e2e-token';
+
+export interface E2eWorld {
+  emulator: Emulator;
+  queues: Record<QueueName, Queue>;
+  relay: RunningRelay;
+  lambdas: Map<FunctionName, LocalLambda>;
+  mappings: Map<FunctionName, EventSourceMapping>;
+  /** Every function's and the relay's output, for a failing test's message. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/**
+ * What the stacks give each function (stacks/function.ts: cluster, IP families, logging and Kubernetes access,
+ * stacks/kubernetes-access.ts; then each function's own: stacks/ec2-events.ts, stacks/service.ts,
+ * stacks/config-interruption.ts), for token mode: the Secrets Manager secret holding the API server's token and CA.
+ * Plus what Lambda's runtime sets (AWS_REGION, credentials) and the endpoint of the AWS stand-in.
+ */
+function functionEnvironment(
+  name: FunctionName,
+  queues: Record<QueueName, Queue>,
+  lab: KubeLabAccess,
+  emulator: Emulator,
+  vpcId: string | undefined,
+): Record<string, string> {
+  const common = {
+    CLUSTER_NAME: CLUSTER,
+    NODE_IP_FAMILIES: 'ipv4',
+    LOG_LEVEL: 'INFO',
+    AWS_CALL_METRICS: 'operation',
+    KUBERNETES_AUTH_MODE: 'token',
+    KUBERNETES_API_ENDPOINT: lab.url,
+    KUBERNETES_TOKEN_SECRET_ID: TOKEN_SECRET,
+    AWS_REGION: EMULATOR_REGION,
+    AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
+    AWS_ENDPOINT_URL: emulator.endpoint,
+  };
+  const own: Record<FunctionName, Record<string, string>> = {
+    node: {},
+    'node-lifecycle': {},
+    service: {
+      ...(vpcId ? { VPC_ID: vpcId } : {}),
+      SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'nlb',
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: '2',
+      SERVICE_CLEANUP_REQUEUE_SECONDS: '2',
+      SERVICE_REPLACEMENT_GRACE_SECONDS: '0',
+    },
+    'ec2-events': {
+      NODE_LIFECYCLE_QUEUE_URL: queues['node-lifecycle'].url,
+      INTERRUPTION_QUEUE_URL: queues.interruption.url,
+      NODE_INDEX_TTL_SECONDS: '60',
+    },
+    interruption: {
+      INTERRUPTION_OUT_OF_SERVICE_TAINT: 'false',
+      INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'true',
+      INTERRUPTION_DRAIN_REQUEUE_SECONDS: '2',
+    },
+  };
+  return { ...common, ...own[name] };
+}
+
+export interface WorldOptions {
+  functions: FunctionName[];
+  /** The service reconciler's VPC (VPC_ID), made by the test before the world starts. */
+  vpcId?: string;
+}
+
+export async function startWorld(
+  lab: KubeLabAccess,
+  emulator: Emulator,
+  options: WorldOptions,
+  dir = mkdtempSync(join(tmpdir(), 'ccm-e2e-')),
+): Promise<E2eWorld> {
+  const sqs = new SQSClient(emulator.clientConfig);
+  const secrets = new SecretsManagerClient(emulator.clientConfig);
+  const queues = Object.fromEntries(
+    await Promise.all(
+      QUEUES.map(async (name): Promise<[QueueName, Queue]> => {
+        // As stacks/queues.ts makes them: FIFO, no content-based deduplication (senders give IDs), a visibility
+        // timeout of six times the function's timeout. So a failed message comes back within a test only when the
+        // runner shortened its visibility (ChangeMessageVisibility), as it does for a retry or a requeue.
+        const visibility = FUNCTION_DEFAULTS[name].timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
+        const { QueueUrl } = await sqs.send(
+          new CreateQueueCommand({
+            QueueName: `${CLUSTER}-${name}.fifo`,
+            Attributes: {
+              FifoQueue: 'true',
+              ContentBasedDeduplication: 'false',
+              VisibilityTimeout: String(visibility),
+            },
+          }),
+        );
+        const { Attributes } = await sqs.send(
+          new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }),
+        );
+        return [name, { url: QueueUrl!, arn: Attributes!.QueueArn! }];
+      }),
+    ),
+  ) as Record<QueueName, Queue>;
+  // token mode: the secret of deploy/README-deploy.md, `{"token", "ca"}`.
+  await secrets.send(
+    new CreateSecretCommand({ Name: TOKEN_SECRET, SecretString: JSON.stringify({ token: lab.token, ca: lab.caData }) }),
+  );
+
+  const relayEntry = buildRelay(join(dir, 'relay'));
+  const bundles = await Promise.all(options.functions.map((name) => bundleFunction(name, join(dir, 'functions'))));
+  const lambdas = new Map<FunctionName, LocalLambda>();
+  const mappings = new Map<FunctionName, EventSourceMapping>();
+  let relay: RunningRelay | undefined;
+  const close = async () => {
+    await relay?.stop();
+    await Promise.all([...mappings.values()].map((m) => m.stop()));
+    await Promise.all([...lambdas.values()].map((l) => l.stop()));
+    sqs.destroy();
+    secrets.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const [i, name] of options.functions.entries()) {
+      const env = functionEnvironment(name, queues, lab, emulator, options.vpcId);
+      lambdas.set(name, await startLambda(name, bundles[i]!.file, env, FUNCTION_DEFAULTS[name].timeoutSeconds));
+    }
+    for (const [name, lambda] of lambdas) {
+      mappings.set(
+        name,
+        startEventSourceMapping(sqs, { queueUrl: queues[name].url, queueArn: queues[name].arn, lambda }),
+      );
+    }
+    const relayEnv = {
+      ...deploymentEnvironment((queue) => {
+        if (!(QUEUES as readonly string[]).includes(queue)) throw new Error(`no queue ${queue} made for the relay`);
+        return queues[queue as QueueName].url;
+      }),
+      // Commented out in the Deployment ("With the service controller"): uncommented when it runs.
+      ...(options.functions.includes('service') ? { SERVICE_QUEUE_URL: queues.service.url } : {}),
+      // What IRSA's webhook gives the Pod (region, credentials), and the endpoint of the AWS stand-in.
+      AWS_REGION: EMULATOR_REGION,
+      AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
+      AWS_ENDPOINT_URL_SQS: emulator.endpoint,
+    };
+    relay = await startRelay({ entry: relayEntry, workDir: dir, env: relayEnv, access: lab, port: await freePort() });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  const running = relay;
+  return {
+    emulator,
+    queues,
+    relay: running,
+    lambdas,
+    mappings,
+    output: () =>
+      [
+        `relay (${running.mode}):\n${running.output().slice(-6_000)}`,
+        ...[...lambdas.values()].map((l) => `${l.name}:\n${l.output().slice(-6_000)}`),
+        ...[...mappings].map(([n, m]) => `${n} mapping: ${JSON.stringify(m.stats)}`),
+      ].join('\n\n'),
+    close,
+  };
+}
+
+export { startEmulator };
