@@ -9,9 +9,11 @@ import {
   AddTagsCommand,
   CreateListenerCommand,
   CreateLoadBalancerCommand,
+  CreateRuleCommand,
   CreateTargetGroupCommand,
   DeleteListenerCommand,
   DeleteLoadBalancerCommand,
+  DeleteRuleCommand,
   DeleteTargetGroupCommand,
   DeregisterTargetsCommand,
   DescribeListenerAttributesCommand,
@@ -19,6 +21,7 @@ import {
   DescribeListenersCommand,
   DescribeLoadBalancerAttributesCommand,
   DescribeLoadBalancersCommand,
+  DescribeRulesCommand,
   DescribeTagsCommand,
   DescribeTargetGroupAttributesCommand,
   DescribeTargetGroupsCommand,
@@ -28,6 +31,7 @@ import {
   ModifyListenerAttributesCommand,
   ModifyListenerCommand,
   ModifyLoadBalancerAttributesCommand,
+  ModifyRuleCommand,
   ModifyTargetGroupAttributesCommand,
   ModifyTargetGroupCommand,
   RegisterTargetsCommand,
@@ -37,12 +41,15 @@ import {
   type LoadBalancer as SdkLoadBalancer,
   type TargetGroup as SdkTargetGroup,
   SetIpAddressTypeCommand,
+  SetRulePrioritiesCommand,
   SetSecurityGroupsCommand,
   SetSubnetsCommand,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { byPriority, fromSdkActions, toRule, toSdkAction, toSdkCondition } from './elbv2-adapter-rules.ts';
 import {
   ALPN_POLICIES,
   type AlpnPolicy,
+  type ApplicationListenerSpec,
   type CreateLoadBalancerInput,
   type CreateTargetGroupInput,
   ELBV2_PAGE_SIZE,
@@ -55,12 +62,15 @@ import {
   type LoadBalancer,
   type LoadBalancerIpAddressType,
   type LoadBalancerStateCode,
+  type Rule,
+  type RuleSpec,
   type SubnetMapping,
   TAGS_ARNS_PER_CALL,
   TARGET_GROUP_NAMES_PER_CALL,
   type Target,
   type TargetGroup,
   type TargetGroupProtocol,
+  type TargetGroupProtocolVersion,
   type TargetHealth,
   type TargetHealthState,
 } from './elbv2-port.ts';
@@ -83,7 +93,15 @@ function elbv2Error(doing: string, err: unknown): Error {
   return toControllerErrorByCode(doing, err, elbv2ErrorCode(err));
 }
 
-const LISTENER_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS']);
+const LISTENER_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS', 'HTTP', 'HTTPS']);
+const PROTOCOL_VERSIONS: ReadonlySet<string> = new Set(['HTTP1', 'HTTP2', 'GRPC']);
+/** The codes of a resource gone since it was listed: DescribeTags fails the whole call on one of them. */
+const NOT_FOUND_CODES: ReadonlySet<string | undefined> = new Set([
+  'LoadBalancerNotFound',
+  'TargetGroupNotFound',
+  'ListenerNotFound',
+  'RuleNotFound',
+]);
 const HEALTH_STATES: ReadonlySet<string> = new Set([
   'initial',
   'healthy',
@@ -125,10 +143,13 @@ export class Elbv2Adapter implements Elbv2Port {
 
   async createLoadBalancer(input: CreateLoadBalancerInput): Promise<LoadBalancer | 'name-taken'> {
     try {
+      const type = input.type ?? 'network';
+      // An Application Load Balancer created without security groups gets the VPC's default one: send none.
+      const groups = type === 'application' && input.securityGroups.length === 0 ? [] : [...input.securityGroups];
       const output = await this.client.send(
         new CreateLoadBalancerCommand({
           Name: input.name,
-          Type: 'network',
+          Type: type,
           Scheme: input.scheme,
           IpAddressType: input.ipAddressType ?? 'ipv4',
           SubnetMappings: input.subnetMappings.map((m) => ({
@@ -136,7 +157,7 @@ export class Elbv2Adapter implements Elbv2Port {
             ...(m.allocationId ? { AllocationId: m.allocationId } : {}),
             ...(m.privateIPv4Address ? { PrivateIPv4Address: m.privateIPv4Address } : {}),
           })),
-          SecurityGroups: [...input.securityGroups],
+          ...(groups.length > 0 || type === 'network' ? { SecurityGroups: groups } : {}),
           Tags: toKeyValues(input.tags),
         }),
       );
@@ -254,6 +275,34 @@ export class Elbv2Adapter implements Elbv2Port {
     }
   }
 
+  async createApplicationListener(
+    loadBalancerArn: string,
+    spec: ApplicationListenerSpec,
+    tags: Readonly<Record<string, string>>,
+  ): Promise<Listener> {
+    try {
+      const tagged = Object.keys(tags).length > 0 ? { Tags: toKeyValues(tags) } : {};
+      const output = await this.client.send(
+        new CreateListenerCommand({ LoadBalancerArn: loadBalancerArn, ...applicationListenerInput(spec), ...tagged }),
+      );
+      const created = (output.Listeners ?? []).flatMap((l) => toListener(l) ?? [])[0];
+      if (!created) throw new Error('CreateListener answered without a listener');
+      return created;
+    } catch (err) {
+      throw elbv2Error(`creating listener ${spec.protocol}:${spec.port} on ${loadBalancerArn}`, err);
+    }
+  }
+
+  async modifyApplicationListener(listenerArn: string, spec: ApplicationListenerSpec): Promise<void> {
+    try {
+      await this.client.send(
+        new ModifyListenerCommand({ ListenerArn: listenerArn, ...applicationListenerInput(spec) }),
+      );
+    } catch (err) {
+      throw elbv2Error(`modifying listener ${listenerArn}`, err);
+    }
+  }
+
   async deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'> {
     try {
       await this.client.send(new DeleteListenerCommand({ ListenerArn: listenerArn }));
@@ -342,6 +391,80 @@ export class Elbv2Adapter implements Elbv2Port {
     }
   }
 
+  async describeRules(listenerArn: string): Promise<Rule[]> {
+    try {
+      const pages = await allPages(
+        (Marker) =>
+          this.client.send(new DescribeRulesCommand({ ListenerArn: listenerArn, PageSize: ELBV2_PAGE_SIZE, Marker })),
+        (page) => page.NextMarker,
+      );
+      return pages.flatMap((page) => (page.Rules ?? []).flatMap((r) => toRule(r) ?? [])).sort(byPriority);
+    } catch (err) {
+      throw elbv2Error(`describing rules of ${listenerArn}`, err);
+    }
+  }
+
+  async createRule(listenerArn: string, spec: RuleSpec, tags: Readonly<Record<string, string>>): Promise<Rule> {
+    try {
+      const tagged = Object.keys(tags).length > 0 ? { Tags: toKeyValues(tags) } : {};
+      const output = await this.client.send(
+        new CreateRuleCommand({
+          ListenerArn: listenerArn,
+          Priority: spec.priority,
+          Conditions: spec.conditions.map(toSdkCondition),
+          Actions: spec.actions.map(toSdkAction),
+          ...tagged,
+        }),
+      );
+      const created = (output.Rules ?? []).flatMap((r) => toRule(r) ?? [])[0];
+      if (!created) throw new Error('CreateRule answered without a rule');
+      return created;
+    } catch (err) {
+      throw elbv2Error(`creating rule ${spec.priority} on ${listenerArn}`, err);
+    }
+  }
+
+  async modifyRule(ruleArn: string, change: Omit<RuleSpec, 'priority'>): Promise<Rule> {
+    try {
+      const output = await this.client.send(
+        new ModifyRuleCommand({
+          RuleArn: ruleArn,
+          Conditions: change.conditions.map(toSdkCondition),
+          Actions: change.actions.map(toSdkAction),
+        }),
+      );
+      const modified = (output.Rules ?? []).flatMap((r) => toRule(r) ?? [])[0];
+      if (!modified) throw new Error('ModifyRule answered without a rule');
+      return modified;
+    } catch (err) {
+      throw elbv2Error(`modifying rule ${ruleArn}`, err);
+    }
+  }
+
+  async deleteRule(ruleArn: string): Promise<'deleted' | 'not-found'> {
+    try {
+      await this.client.send(new DeleteRuleCommand({ RuleArn: ruleArn }));
+      return 'deleted';
+    } catch (err) {
+      if (elbv2ErrorCode(err) === 'RuleNotFound') return 'not-found';
+      throw elbv2Error(`deleting rule ${ruleArn}`, err);
+    }
+  }
+
+  /** Nothing to move sends nothing (AWS requires at least one pair). */
+  async setRulePriorities(priorities: readonly { ruleArn: string; priority: number }[]): Promise<void> {
+    if (priorities.length === 0) return;
+    try {
+      await this.client.send(
+        new SetRulePrioritiesCommand({
+          RulePriorities: priorities.map((p) => ({ RuleArn: p.ruleArn, Priority: p.priority })),
+        }),
+      );
+    } catch (err) {
+      throw elbv2Error(`setting priorities of ${priorities.length} rules`, err);
+    }
+  }
+
   async findTargetGroups(names: readonly string[]): Promise<TargetGroup[]> {
     const found: TargetGroup[] = [];
     for (const chunk of chunks(unique(names), TARGET_GROUP_NAMES_PER_CALL)) {
@@ -383,6 +506,7 @@ export class Elbv2Adapter implements Elbv2Port {
           VpcId: input.vpcId,
           TargetType: input.targetType,
           IpAddressType: input.ipAddressType ?? 'ipv4',
+          ...(input.protocolVersion ? { ProtocolVersion: input.protocolVersion } : {}),
           ...healthCheckInput(input.healthCheck),
           Tags: toKeyValues(input.tags),
         }),
@@ -485,10 +609,7 @@ export class Elbv2Adapter implements Elbv2Port {
         }
       } catch (err) {
         // One unknown ARN fails the whole call (deleted since it was listed): ask for each ARN on its own.
-        const code = elbv2ErrorCode(err);
-        if (code !== 'LoadBalancerNotFound' && code !== 'TargetGroupNotFound' && code !== 'ListenerNotFound') {
-          throw elbv2Error('describing tags', err);
-        }
+        if (!NOT_FOUND_CODES.has(elbv2ErrorCode(err))) throw elbv2Error('describing tags', err);
         if (chunk.length === 1) continue;
         for (const arn of chunk) for (const [k, v] of await this.describeTags([arn])) out.set(k, v);
       }
@@ -539,6 +660,18 @@ function listenerInput(spec: ListenerSpec) {
   };
 }
 
+function applicationListenerInput(spec: ApplicationListenerSpec) {
+  return {
+    Port: spec.port,
+    Protocol: spec.protocol,
+    DefaultActions: spec.defaultActions.map(toSdkAction),
+    ...(spec.protocol === 'HTTPS' && spec.certificateArn
+      ? { Certificates: [{ CertificateArn: spec.certificateArn }] }
+      : {}),
+    ...(spec.protocol === 'HTTPS' && spec.sslPolicy ? { SslPolicy: spec.sslPolicy } : {}),
+  };
+}
+
 function healthCheckInput(hc: HealthCheck) {
   return {
     HealthCheckEnabled: true,
@@ -549,6 +682,14 @@ function healthCheckInput(hc: HealthCheck) {
     HealthyThresholdCount: hc.healthyThreshold,
     UnhealthyThresholdCount: hc.unhealthyThreshold,
     ...(hc.protocol === 'TCP' ? {} : { HealthCheckPath: hc.path ?? '/' }),
+    ...(hc.matcher ? { Matcher: matcherInput(hc.matcher) } : {}),
+  };
+}
+
+function matcherInput(matcher: NonNullable<HealthCheck['matcher']>) {
+  return {
+    ...(matcher.httpCode ? { HttpCode: matcher.httpCode } : {}),
+    ...(matcher.grpcCode ? { GrpcCode: matcher.grpcCode } : {}),
   };
 }
 
@@ -615,6 +756,7 @@ function toListener(sdk: SdkListener): Listener | undefined {
   const alpn = sdk.AlpnPolicy?.[0];
   if (alpn && (ALPN_POLICIES as readonly string[]).includes(alpn)) listener.alpnPolicy = alpn as AlpnPolicy;
   if (targetGroupArn) listener.targetGroupArn = targetGroupArn;
+  if (listener.protocol === 'HTTP' || listener.protocol === 'HTTPS') listener.defaultActions = fromSdkActions(actions);
   return listener;
 }
 
@@ -629,6 +771,18 @@ function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
     unhealthyThreshold: sdk.UnhealthyThresholdCount ?? 3,
   };
   if (healthCheck.protocol !== 'TCP' && sdk.HealthCheckPath) healthCheck.path = sdk.HealthCheckPath;
+  // Only Application Load Balancer target groups (HTTP, HTTPS) say which codes are healthy and how they speak.
+  const http = sdk.Protocol === 'HTTP' || sdk.Protocol === 'HTTPS';
+  if (http && (sdk.Matcher?.HttpCode || sdk.Matcher?.GrpcCode)) {
+    healthCheck.matcher = {
+      ...(sdk.Matcher.HttpCode ? { httpCode: sdk.Matcher.HttpCode } : {}),
+      ...(sdk.Matcher.GrpcCode ? { grpcCode: sdk.Matcher.GrpcCode } : {}),
+    };
+  }
+  const protocolVersion =
+    http && sdk.ProtocolVersion && PROTOCOL_VERSIONS.has(sdk.ProtocolVersion)
+      ? { protocolVersion: sdk.ProtocolVersion as TargetGroupProtocolVersion }
+      : {};
   return {
     arn: sdk.TargetGroupArn,
     name: sdk.TargetGroupName,
@@ -636,6 +790,7 @@ function toTargetGroup(sdk: SdkTargetGroup): TargetGroup | undefined {
     port: sdk.Port ?? 0,
     targetType: sdk.TargetType === 'ip' ? 'ip' : 'instance',
     ipAddressType: sdk.IpAddressType === 'ipv6' ? 'ipv6' : 'ipv4',
+    ...protocolVersion,
     vpcId: sdk.VpcId,
     healthCheck,
     loadBalancerArns: sdk.LoadBalancerArns ?? [],

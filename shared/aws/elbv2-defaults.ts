@@ -1,7 +1,13 @@
-import type { HealthCheck, ListenerProtocol, TargetGroupProtocol, TargetType } from './elbv2-port.ts';
+import type {
+  HealthCheck,
+  ListenerProtocol,
+  TargetGroupProtocol,
+  TargetGroupProtocolVersion,
+  TargetType,
+} from './elbv2-port.ts';
 
 /**
- * AWS's defaults for Network Load Balancers, in one place: what a new load balancer, target group and listener
+ * AWS's defaults for Network Load Balancers (and, at the end, Application Load Balancers), in one place: what a new load balancer, target group and listener
  * read back before anyone sets anything. The controller's model asks for these values when a Service does not
  * (shared/load-balancers/aws-defaults.ts: an annotation removed puts AWS's default back), FakeElbv2 answers them
  * for a resource it creates, and the ELBv2 contract suite checks the emulator against them. Attribute values are
@@ -105,3 +111,83 @@ export function nlbHealthCheckDefaults(protocol: HealthCheck['protocol'] = 'TCP'
     unhealthyThreshold: 2,
   };
 }
+
+/**
+ * Every attribute of a new Application Load Balancer and its default (cross-zone load balancing is always on).
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_LoadBalancerAttribute.html
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/application-load-balancers.html#load-balancer-attributes
+ */
+export const ALB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string>> = {
+  'deletion_protection.enabled': 'false',
+  'load_balancing.cross_zone.enabled': 'true',
+  'access_logs.s3.enabled': 'false',
+  'access_logs.s3.bucket': '',
+  'access_logs.s3.prefix': '',
+  'connection_logs.s3.enabled': 'false',
+  'connection_logs.s3.bucket': '',
+  'connection_logs.s3.prefix': '',
+  'ipv6.deny_all_igw_traffic': 'false',
+  'idle_timeout.timeout_seconds': '60',
+  'client_keep_alive.seconds': '3600',
+  'routing.http.desync_mitigation_mode': 'defensive',
+  'routing.http.drop_invalid_header_fields.enabled': 'false',
+  'routing.http.preserve_host_header.enabled': 'false',
+  'routing.http.x_amzn_tls_version_and_cipher_suite.enabled': 'false',
+  'routing.http.xff_client_port.enabled': 'false',
+  'routing.http.xff_header_processing.mode': 'append',
+  'routing.http2.enabled': 'true',
+  'waf.fail_open.enabled': 'false',
+  'zonal_shift.config.enabled': 'false',
+};
+
+/**
+ * Every attribute of a new HTTP or HTTPS target group (Application Load Balancers) and its default.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_TargetGroupAttribute.html
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html
+ */
+export const ALB_TARGET_GROUP_ATTRIBUTE_DEFAULTS: Readonly<Record<string, string>> = {
+  'deregistration_delay.timeout_seconds': '300',
+  'stickiness.enabled': 'false',
+  'stickiness.type': 'lb_cookie',
+  'stickiness.lb_cookie.duration_seconds': '86400',
+  'stickiness.app_cookie.cookie_name': '',
+  'stickiness.app_cookie.duration_seconds': '86400',
+  'load_balancing.algorithm.type': 'round_robin',
+  'load_balancing.algorithm.anomaly_mitigation': 'off',
+  'load_balancing.cross_zone.enabled': 'use_load_balancer_configuration',
+  'slow_start.duration_seconds': '0',
+  'target_group_health.dns_failover.minimum_healthy_targets.count': '1',
+  'target_group_health.dns_failover.minimum_healthy_targets.percentage': 'off',
+  'target_group_health.unhealthy_state_routing.minimum_healthy_targets.count': '1',
+  'target_group_health.unhealthy_state_routing.minimum_healthy_targets.percentage': 'off',
+};
+
+/**
+ * The health check of an HTTP or HTTPS target group created without one: HTTP every 30 seconds, 5 s timeout, 5
+ * successes to be healthy and 2 failures to be unhealthy; `/` answering 200, or for GRPC groups the AWS health
+ * check service `/AWS.ALB/healthcheck` answering gRPC code 12.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_CreateTargetGroup.html
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/target-group-health-checks.html
+ */
+export function albHealthCheckDefaults(
+  protocol: HealthCheck['protocol'] = 'HTTP',
+  protocolVersion: TargetGroupProtocolVersion = 'HTTP1',
+): HealthCheck {
+  const grpc = protocolVersion === 'GRPC';
+  return {
+    protocol,
+    port: 'traffic-port',
+    path: grpc ? '/AWS.ALB/healthcheck' : '/',
+    intervalSeconds: 30,
+    timeoutSeconds: 5,
+    healthyThreshold: 5,
+    unhealthyThreshold: 2,
+    matcher: grpc ? { grpcCode: '12' } : { httpCode: '200' },
+  };
+}
+
+/**
+ * The security policy of an HTTPS listener created through the API without one, as for TLS listeners.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html
+ */
+export const HTTPS_LISTENER_DEFAULT_SSL_POLICY = 'ELBSecurityPolicy-2016-08';

@@ -1,6 +1,6 @@
 /**
- * Elastic Load Balancing v2 (Network Load Balancers) as the service controller needs it: shaped for the
- * caller. Callers never page, never chunk, and never see AWS's "not found" errors for lookups: a missing
+ * Elastic Load Balancing v2 as the controllers need it (Network Load Balancers for Services; Application Load
+ * Balancers, their HTTP/HTTPS listeners and listener rules for Ingresses): shaped for the caller. Callers never page, never chunk, and never see AWS's "not found" errors for lookups: a missing
  * load balancer or target group is simply absent. Create calls follow AWS's documented idempotency (the
  * same name with the same settings answers the existing resource); the same name with other settings is
  * an explicit `'name-taken'` answer, never an exception, because the caller must decide whose name it is.
@@ -13,8 +13,16 @@ export type LoadBalancerScheme = 'internet-facing' | 'internal';
 /** https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_LoadBalancerState.html */
 export type LoadBalancerStateCode = 'provisioning' | 'active' | 'active_impaired' | 'failed';
 
-export type ListenerProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS';
-export type TargetGroupProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS';
+/** TCP, UDP, TCP_UDP and TLS on Network Load Balancers; HTTP and HTTPS on Application Load Balancers. */
+export type ListenerProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS' | 'HTTP' | 'HTTPS';
+export type TargetGroupProtocol = 'TCP' | 'UDP' | 'TCP_UDP' | 'TLS' | 'HTTP' | 'HTTPS';
+/**
+ * How an Application Load Balancer speaks to the targets of an HTTP or HTTPS target group (default HTTP1).
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-target-groups.html#target-group-protocol-version
+ */
+export type TargetGroupProtocolVersion = 'HTTP1' | 'HTTP2' | 'GRPC';
+/** `network` (the default of this port) or `application`. */
+export type LoadBalancerType = 'network' | 'application';
 export type HealthCheckProtocol = 'TCP' | 'HTTP' | 'HTTPS';
 export type TargetType = 'instance' | 'ip';
 /** `dualstack`: IPv4 and IPv6 clients; every subnet needs an IPv6 CIDR block. */
@@ -50,6 +58,12 @@ export interface LoadBalancer {
 
 export interface CreateLoadBalancerInput {
   name: string;
+  /**
+   * Default `network`. An `application` load balancer needs subnets in at least two zones and takes no Elastic IP
+   * or private address; created without security groups it gets the VPC's default group.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_CreateLoadBalancer.html
+   */
+  type?: LoadBalancerType;
   scheme: LoadBalancerScheme;
   subnetMappings: SubnetMapping[];
   /**
@@ -74,6 +88,8 @@ export interface Listener {
   alpnPolicy?: AlpnPolicy;
   /** The target group of the single `forward` default action; undefined for any other action. */
   targetGroupArn?: string;
+  /** HTTP and HTTPS listeners only: the default actions, in AWS's normal form (see RuleAction). */
+  defaultActions?: RuleAction[];
 }
 
 export interface ListenerSpec {
@@ -86,6 +102,83 @@ export interface ListenerSpec {
   /** TLS only; undefined sends none (AWS keeps `None`). */
   alpnPolicy?: AlpnPolicy;
   targetGroupArn: string;
+}
+
+/**
+ * A listener of an Application Load Balancer. HTTPS needs the default certificate; `sslPolicy` undefined leaves
+ * AWS's default policy. https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_CreateListener.html
+ */
+export interface ApplicationListenerSpec {
+  port: number;
+  protocol: 'HTTP' | 'HTTPS';
+  certificateArn?: string;
+  sslPolicy?: string;
+  /** The default rule's actions: one forward, fixed-response or redirect. */
+  defaultActions: RuleAction[];
+}
+
+/**
+ * A condition of a listener rule; `values` match as AWS documents: `host-header` case-insensitive with `*` and `?`,
+ * `path-pattern` case-sensitive with `*` and `?` (the path only, not the query), `http-header` values
+ * case-insensitive with wildcards, `http-request-method` exact, `query-string` pairs (a missing key matches any
+ * key) case-insensitive with wildcards, `source-ip` CIDR blocks. Within one condition any value matches; all
+ * conditions of a rule must match.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/rule-condition-types.html
+ */
+export type RuleCondition =
+  | { field: 'host-header' | 'path-pattern' | 'http-request-method' | 'source-ip'; values: string[] }
+  | { field: 'http-header'; headerName: string; values: string[] }
+  | { field: 'query-string'; values: QueryStringPair[] };
+
+export interface QueryStringPair {
+  key?: string;
+  value: string;
+}
+
+/** One target group of a forward action and its weight (0-999; AWS states 1 when none was given). */
+export interface WeightedTargetGroup {
+  arn: string;
+  weight: number;
+}
+
+/**
+ * An action of a listener rule or a listener's default rule, in the normal form AWS answers it: a forward lists
+ * its groups with weights and its stickiness (off unless enabled); a redirect states every component
+ * (`#{host}`, `#{path}`... for those kept from the request).
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_Action.html
+ */
+export type RuleAction =
+  | {
+      type: 'forward';
+      targetGroups: WeightedTargetGroup[];
+      /** Group-level stickiness: a weighted forward keeps a client on one group for `durationSeconds` (1-604800). */
+      stickiness: { enabled: boolean; durationSeconds?: number };
+    }
+  | { type: 'fixed-response'; statusCode: string; contentType?: string; messageBody?: string }
+  | {
+      type: 'redirect';
+      statusCode: 'HTTP_301' | 'HTTP_302';
+      protocol: string;
+      host: string;
+      port: string;
+      path: string;
+      query: string;
+    };
+
+/** A listener rule; the default rule has priority `default`, no conditions, and the listener's default actions. */
+export interface Rule {
+  arn: string;
+  priority: number | 'default';
+  isDefault: boolean;
+  conditions: RuleCondition[];
+  actions: RuleAction[];
+}
+
+export interface RuleSpec {
+  /** 1-50000, unique on the listener (PriorityInUse). */
+  priority: number;
+  conditions: RuleCondition[];
+  actions: RuleAction[];
 }
 
 /** One certificate of a TLS listener, as DescribeListenerCertificates states it. */
@@ -101,6 +194,11 @@ export interface HealthCheck {
   port: string;
   /** HTTP and HTTPS only. */
   path?: string;
+  /**
+   * HTTP and HTTPS target groups (Application Load Balancers) only: the codes a healthy target answers, HTTP codes
+   * (`200`, `200-299`, `200,202`) or, for GRPC groups, gRPC codes (`12`). Left out, AWS's default.
+   */
+  matcher?: { httpCode?: string; grpcCode?: string };
   intervalSeconds: number;
   timeoutSeconds: number;
   healthyThreshold: number;
@@ -114,6 +212,8 @@ export interface TargetGroup {
   port: number;
   targetType: TargetType;
   ipAddressType: TargetGroupIpAddressType;
+  /** HTTP and HTTPS target groups only. */
+  protocolVersion?: TargetGroupProtocolVersion;
   vpcId?: string;
   healthCheck: HealthCheck;
   /** The load balancers whose listeners forward to it (a Network Load Balancer target group has at most one). */
@@ -127,6 +227,8 @@ export interface CreateTargetGroupInput {
   targetType: TargetType;
   /** Default `ipv4`; `ipv6` only with IP targets. */
   ipAddressType?: TargetGroupIpAddressType;
+  /** HTTP and HTTPS only; default HTTP1. */
+  protocolVersion?: TargetGroupProtocolVersion;
   vpcId: string;
   healthCheck: HealthCheck;
   tags: Record<string, string>;
@@ -187,6 +289,13 @@ export interface Elbv2Port {
   modifyListener(listenerArn: string, spec: ListenerSpec): Promise<void>;
   /** `not-found`: someone deleted it first, which is what was wanted. */
   deleteListener(listenerArn: string): Promise<'deleted' | 'not-found'>;
+  /** An HTTP or HTTPS listener of an Application Load Balancer, tagged on create as createListener. */
+  createApplicationListener(
+    loadBalancerArn: string,
+    spec: ApplicationListenerSpec,
+    tags: Readonly<Record<string, string>>,
+  ): Promise<Listener>;
+  modifyApplicationListener(listenerArn: string, spec: ApplicationListenerSpec): Promise<void>;
   /** Every certificate of a TLS listener, the default one included (all pages). */
   describeListenerCertificates(listenerArn: string): Promise<ListenerCertificate[]>;
   /** Extra (SNI) certificates; the default one is set with the listener. */
@@ -195,6 +304,24 @@ export interface Elbv2Port {
   /** Every listener attribute, as AWS states them (`tcp.idle_timeout.seconds` on TCP listeners). */
   describeListenerAttributes(listenerArn: string): Promise<Record<string, string>>;
   modifyListenerAttributes(listenerArn: string, attributes: Readonly<Record<string, string>>): Promise<void>;
+
+  /**
+   * The rules of a listener in priority order, the default rule last (all pages).
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DescribeRules.html
+   */
+  describeRules(listenerArn: string): Promise<Rule[]>;
+  /** Tagged on create as listeners are (none: untagged). PriorityInUse, TooManyRules... are terminal errors. */
+  createRule(listenerArn: string, spec: RuleSpec, tags: Readonly<Record<string, string>>): Promise<Rule>;
+  /** Replaces the rule's conditions and actions (its priority moves with setRulePriorities). */
+  modifyRule(ruleArn: string, change: Omit<RuleSpec, 'priority'>): Promise<Rule>;
+  /** `not-found`: someone deleted it first, which is what was wanted. */
+  deleteRule(ruleArn: string): Promise<'deleted' | 'not-found'>;
+  /**
+   * One call: AWS checks the priorities "in the new order", so rules may trade priorities in one call (moto does
+   * not: docs/emulator-differences.md `elbv2.rule-priorities-swap`).
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_SetRulePriorities.html
+   */
+  setRulePriorities(priorities: readonly { ruleArn: string; priority: number }[]): Promise<void>;
 
   /** Target groups by name; names AWS does not know are absent from the answer. */
   findTargetGroups(names: readonly string[]): Promise<TargetGroup[]>;
@@ -215,7 +342,7 @@ export interface Elbv2Port {
   registerTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void>;
   deregisterTargets(targetGroupArn: string, targets: readonly Target[]): Promise<void>;
 
-  /** Tags of load balancers, target groups and listeners, by ARN; ARNs AWS does not know are absent. */
+  /** Tags of load balancers, target groups, listeners and rules, by ARN; ARNs AWS does not know are absent. */
   describeTags(arns: readonly string[]): Promise<Map<string, Record<string, string>>>;
   addTags(arn: string, tags: Readonly<Record<string, string>>): Promise<void>;
   removeTags(arn: string, keys: readonly string[]): Promise<void>;
@@ -234,6 +361,23 @@ export const TARGET_GROUP_NAMES_PER_CALL = 20;
  */
 export const ELB_NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9-]{0,30}[A-Za-z0-9])?$/;
 export const ELB_NAME_MAX = 32;
+
+/**
+ * Listener rule limits of an Application Load Balancer: priorities 1-50000; 100 rules per load balancer (default
+ * rules not counted); per rule at most 5 condition values, 5 wildcards, and 3 values in one condition; 5 target
+ * groups per forward action.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/rule-condition-types.html
+ */
+export const RULE_LIMITS = {
+  minPriority: 1,
+  maxPriority: 50_000,
+  rulesPerLoadBalancer: 100,
+  conditionValuesPerRule: 5,
+  wildcardsPerRule: 5,
+  valuesPerCondition: 3,
+  targetGroupsPerAction: 5,
+} as const;
 
 export function isValidElbName(name: string): boolean {
   return ELB_NAME_PATTERN.test(name) && !name.toLowerCase().startsWith('internal-');

@@ -20,6 +20,7 @@ import {
   setSecurityGroups,
   setSubnets,
 } from './load-balancers.ts';
+import { createRule, deleteRule, describeRules, modifyRule, setRulePriorities } from './rules.ts';
 import { Elbv2State } from './state.ts';
 import { addTags, describeTags, removeTags } from './tags.ts';
 import {
@@ -33,7 +34,8 @@ import {
 import { deregisterTargets, describeTargetHealth, registerTargets } from './targets.ts';
 import { elbv2Failure } from './wire.ts';
 
-export type { FakeLoadBalancer, FakeTarget, FakeTargetGroup } from './state.ts';
+export type { RequestToRoute, Route } from './matching.ts';
+export type { FakeLoadBalancer, FakeRule, FakeTarget, FakeTargetGroup } from './state.ts';
 
 /**
  * Each ELBv2 API operation the fake answers, with what it does. The fake answers the SDK commands Elbv2Adapter sends
@@ -58,6 +60,11 @@ const OPERATIONS: Record<Elbv2Operation, (elb: Elbv2State, input: any) => object
   RemoveListenerCertificates: removeListenerCertificates,
   DescribeListenerAttributes: describeListenerAttributes,
   ModifyListenerAttributes: modifyListenerAttributes,
+  DescribeRules: describeRules,
+  CreateRule: createRule,
+  ModifyRule: modifyRule,
+  DeleteRule: deleteRule,
+  SetRulePriorities: setRulePriorities,
   DescribeTargetGroups: describeTargetGroups,
   CreateTargetGroup: createTargetGroup,
   ModifyTargetGroup: modifyTargetGroup,
@@ -90,6 +97,11 @@ export type Elbv2Operation =
   | 'RemoveListenerCertificates'
   | 'DescribeListenerAttributes'
   | 'ModifyListenerAttributes'
+  | 'DescribeRules'
+  | 'CreateRule'
+  | 'ModifyRule'
+  | 'DeleteRule'
+  | 'SetRulePriorities'
   | 'DescribeTargetGroups'
   | 'CreateTargetGroup'
   | 'ModifyTargetGroup'
@@ -120,6 +132,10 @@ export const ELBV2_WRITE_OPERATIONS: readonly Elbv2Operation[] = [
   'AddListenerCertificates',
   'RemoveListenerCertificates',
   'ModifyListenerAttributes',
+  'CreateRule',
+  'ModifyRule',
+  'DeleteRule',
+  'SetRulePriorities',
   'CreateTargetGroup',
   'ModifyTargetGroup',
   'DeleteTargetGroup',
@@ -131,7 +147,8 @@ export const ELBV2_WRITE_OPERATIONS: readonly Elbv2Operation[] = [
 ];
 
 /**
- * An in-memory Elastic Load Balancing v2 account for Network Load Balancers behind the ELBv2 API, for
+ * An in-memory Elastic Load Balancing v2 account for Network Load Balancers and Application Load Balancers (HTTP
+ * and HTTPS listeners, listener rules, `route` to ask which rule a request matches) behind the ELBv2 API, for
  * `new Elbv2Adapter(fake)`: it answers the SDK v3 commands the adapter sends (`send`) with ELBv2's semantics, so the
  * adapter's own paging, chunking, fallbacks and error handling run in every test that uses it. Marker/PageSize
  * paging; DescribeLoadBalancers / DescribeTargetGroups by names and DescribeTags failing the whole call when one

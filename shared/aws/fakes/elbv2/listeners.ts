@@ -20,6 +20,7 @@ import type {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { nlbListenerAttributeDefaults } from '../../elbv2-defaults.ts';
 import type { AlpnPolicy, Listener, ListenerProtocol, ListenerSpec } from '../../elbv2-port.ts';
+import { createApplicationListener, modifyApplicationListener } from './application-listeners.ts';
 import { checkListener, checkListenerAttributes } from './listener-rules.ts';
 import { listenerOf, sdkListener } from './shapes.ts';
 import type { Elbv2State } from './state.ts';
@@ -36,7 +37,10 @@ import {
   tagsOfRequest,
 } from './wire.ts';
 
-/** The listener calls of the fake ELBv2 API: TCP, UDP, TCP_UDP and TLS listeners with one forward action. */
+/**
+ * The listener calls of the fake ELBv2 API: TCP, UDP, TCP_UDP and TLS listeners with one forward action on Network
+ * Load Balancers; HTTP and HTTPS listeners of Application Load Balancers are application-listeners.ts.
+ */
 
 const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS']);
 
@@ -122,6 +126,7 @@ export function createListener(elb: Elbv2State, input: CreateListenerInput): Cre
     'Tags',
   ]);
   const found = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
+  if (found.lb.type === 'application') return createApplicationListener(elb, found, input);
   const protocol = protocolOf(input.Protocol);
   const spec: ListenerSpec = {
     port: required(input.Port, 'port'),
@@ -163,6 +168,9 @@ export function modifyListener(elb: Elbv2State, input: ModifyListenerInput): Mod
     'AlpnPolicy',
   ]);
   const listener = elb.listenerOrThrow(required(input.ListenerArn, 'listenerArn'));
+  if (elb.lbOrThrow(listener.loadBalancerArn).lb.type === 'application') {
+    return modifyApplicationListener(elb, listener, input);
+  }
   const protocol = input.Protocol === undefined ? listener.protocol : protocolOf(input.Protocol);
   const given = tlsSettings(protocol, input);
   const stillTls = protocol === 'TLS' && listener.protocol === 'TLS';
@@ -203,7 +211,7 @@ export function describeListenerCertificates(
   acceptOnly('DescribeListenerCertificates', input, ['ListenerArn', 'Marker', 'PageSize']);
   const listener = elb.listenerOrThrow(required(input.ListenerArn, 'listenerArn'));
   const all: Certificate[] =
-    listener.protocol !== 'TLS'
+    listener.protocol !== 'TLS' && listener.protocol !== 'HTTPS'
       ? []
       : [
           ...listener.certificateArns.slice(0, 1).map((CertificateArn) => ({ CertificateArn, IsDefault: true })),
@@ -236,8 +244,8 @@ export function addListenerCertificates(
   acceptOnly('AddListenerCertificates', input, ['ListenerArn', 'Certificates']);
   const listener = elb.listenerOrThrow(required(input.ListenerArn, 'listenerArn'));
   const certificateArn = oneCertificate(input.Certificates);
-  if (listener.protocol !== 'TLS') {
-    throw elbv2Failure('InvalidConfigurationRequest', 'Certificates can only be added to TLS listeners');
+  if (listener.protocol !== 'TLS' && listener.protocol !== 'HTTPS') {
+    throw elbv2Failure('InvalidConfigurationRequest', 'Certificates can only be added to TLS and HTTPS listeners');
   }
   const list = elb.listenerCertificates.get(listener.arn) ?? [];
   if (!list.includes(certificateArn)) {

@@ -16,13 +16,13 @@ import type {
   SetSubnetsInput,
   SetSubnetsOutput,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import { NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from '../../elbv2-defaults.ts';
 import {
   isValidElbName,
   type LoadBalancer,
   type LoadBalancerIpAddressType,
   type SubnetMapping,
 } from '../../elbv2-port.ts';
+import { checkApplicationSubnets, defaultSecurityGroups } from './application.ts';
 import { sdkLoadBalancer } from './shapes.ts';
 import type { Elbv2State, FakeLoadBalancer } from './state.ts';
 import {
@@ -37,7 +37,7 @@ import {
   tagsOfRequest,
 } from './wire.ts';
 
-/** The load balancer calls of the fake ELBv2 API (Network Load Balancers only). */
+/** The load balancer calls of the fake ELBv2 API: Network and Application Load Balancers (application.ts). */
 
 /** DescribeLoadBalancers takes at most 20 names or ARNs. */
 const MAX_DESCRIBED = 20;
@@ -93,9 +93,12 @@ function subnetMappingsOf(input: { SubnetMappings?: SdkSubnetMapping[]; Subnets?
   });
 }
 
-function ipAddressTypeOf(value: string | undefined): LoadBalancerIpAddressType {
+function ipAddressTypeOf(value: string | undefined, type: 'network' | 'application'): LoadBalancerIpAddressType {
   if (value === undefined || value === 'ipv4' || value === 'dualstack') return value ?? 'ipv4';
   // `dualstack-without-public-ipv4` is for Application Load Balancers only.
+  if (type === 'application' && value === 'dualstack-without-public-ipv4') {
+    throw new Error(`FakeElbv2 does not model the IP address type ${value}`);
+  }
   throw elbv2Failure('ValidationError', `IP address type '${value}' is not supported by Network Load Balancers`);
 }
 
@@ -115,20 +118,25 @@ export function createLoadBalancer(elb: Elbv2State, input: CreateLoadBalancerInp
     'SecurityGroups',
     'Tags',
   ]);
-  // Without a Type, ELBv2 makes an Application Load Balancer, which this fake does not model.
-  if (input.Type !== 'network')
-    throw new Error(`FakeElbv2 does not model load balancers of type ${input.Type ?? 'application'}`);
+  // Without a Type, ELBv2 makes an Application Load Balancer; gateway load balancers are not modeled.
+  const type = input.Type ?? 'application';
+  if (type !== 'network' && type !== 'application') {
+    throw new Error(`FakeElbv2 does not model load balancers of type ${type}`);
+  }
   const name = required(input.Name, 'name');
   if (!isValidElbName(name)) throw elbv2Failure('ValidationError', `The load balancer name '${name}' is not valid`);
   const scheme: LoadBalancer['scheme'] = input.Scheme === 'internal' ? 'internal' : 'internet-facing';
-  const ipAddressType = ipAddressTypeOf(input.IpAddressType);
+  const ipAddressType = ipAddressTypeOf(input.IpAddressType, type);
   const subnetMappings = subnetMappingsOf(input);
-  const securityGroups = [...(input.SecurityGroups ?? [])];
+  const given = [...(input.SecurityGroups ?? [])];
+  const securityGroups =
+    type === 'application' && given.length === 0 ? defaultSecurityGroups(elb, subnetMappings) : given;
   const tags = tagsOfRequest(input.Tags);
   checkTagCount(tags);
   const existing = elb.byName(name);
   if (existing) {
     const same =
+      existing.lb.type === type &&
       existing.lb.scheme === scheme &&
       existing.lb.ipAddressType === ipAddressType &&
       sameSet(
@@ -144,9 +152,10 @@ export function createLoadBalancer(elb: Elbv2State, input: CreateLoadBalancerInp
     return { LoadBalancers: [sdkLoadBalancer(existing)] };
   }
   elb.checkSubnets(scheme, subnetMappings);
+  if (type === 'application') checkApplicationSubnets(elb, subnetMappings);
   if (ipAddressType === 'dualstack') elb.checkDualStackSubnets(subnetMappings);
   elb.checkSecurityGroups(securityGroups);
-  const created = elb.newLoadBalancer({ name, scheme, ipAddressType, subnetMappings, securityGroups, tags });
+  const created = elb.newLoadBalancer({ name, type, scheme, ipAddressType, subnetMappings, securityGroups, tags });
   return { LoadBalancers: [sdkLoadBalancer(created)] };
 }
 
@@ -180,7 +189,7 @@ export function setSecurityGroups(elb: Elbv2State, input: SetSecurityGroupsInput
   acceptOnly('SetSecurityGroups', input, ['LoadBalancerArn', 'SecurityGroups']);
   const found = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
   const groups = [...required(input.SecurityGroups, 'securityGroups')];
-  if (found.lb.securityGroups.length === 0) {
+  if (found.lb.type === 'network' && found.lb.securityGroups.length === 0) {
     throw elbv2Failure(
       'InvalidConfigurationRequest',
       'You cannot set security groups on a Network Load Balancer which was created without any security groups',
@@ -204,6 +213,7 @@ export function setSubnets(elb: Elbv2State, input: SetSubnetsInput): SetSubnetsO
   const found = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
   const mappings = subnetMappingsOf(input);
   elb.checkSubnets(found.lb.scheme, mappings);
+  if (found.lb.type === 'application') return setApplicationSubnets(elb, found, mappings);
   const now = elb.clock.now();
   for (const [zone, until] of found.removingZones) if (now >= until) found.removingZones.delete(zone);
   const current = new Map(found.lb.subnets.map((s) => [s.zoneName ?? s.subnetId, s]));
@@ -248,6 +258,17 @@ function checkZoneKept(zone: string, existing: SubnetMapping, mapping: SubnetMap
 }
 
 /**
+ * An Application Load Balancer's subnets are simply replaced: at least two zones, no removal to wait for.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-subnets.html
+ */
+function setApplicationSubnets(elb: Elbv2State, found: FakeLoadBalancer, mappings: SubnetMapping[]): SetSubnetsOutput {
+  checkApplicationSubnets(elb, mappings);
+  if (found.lb.ipAddressType === 'dualstack') elb.checkDualStackSubnets(mappings);
+  found.lb.subnets = mappings.map((m) => ({ ...m, zoneName: elb.zoneOf(m.subnetId) }));
+  return { AvailabilityZones: sdkLoadBalancer(found).AvailabilityZones, IpAddressType: found.lb.ipAddressType };
+}
+
+/**
  * `dualstack` needs IPv6 blocks in every subnet; back to `ipv4` is refused while a listener forwards to an IPv6
  * target group ("IPv6 target groups can only be associated with dualstack Network Load Balancers").
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-ip-address-type.html
@@ -255,7 +276,7 @@ function checkZoneKept(zone: string, existing: SubnetMapping, mapping: SubnetMap
 export function setIpAddressType(elb: Elbv2State, input: SetIpAddressTypeInput): SetIpAddressTypeOutput {
   acceptOnly('SetIpAddressType', input, ['LoadBalancerArn', 'IpAddressType']);
   const found = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
-  const ipAddressType = ipAddressTypeOf(required(input.IpAddressType, 'ipAddressType'));
+  const ipAddressType = ipAddressTypeOf(required(input.IpAddressType, 'ipAddressType'), found.lb.type as 'network');
   if (ipAddressType === 'dualstack') {
     elb.checkDualStackSubnets(found.lb.subnets);
   } else {
@@ -294,7 +315,7 @@ export function modifyLoadBalancerAttributes(
   const found: FakeLoadBalancer = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
   const next = { ...found.attributes };
   for (const [key, value] of Object.entries(attributesOfRequest(input.Attributes))) {
-    if (!(key in NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS)) {
+    if (!(key in found.attributes)) {
       throw elbv2Failure('ValidationError', `Load balancer attribute key '${key}' is not recognized`);
     }
     next[key] = value;

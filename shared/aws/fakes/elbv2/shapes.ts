@@ -6,6 +6,7 @@ import type {
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { TLS_LISTENER_DEFAULT_SSL_POLICY } from '../../elbv2-defaults.ts';
 import type { Listener, ListenerSpec } from '../../elbv2-port.ts';
+import { sdkAction } from './rule-shapes.ts';
 import type { FakeLoadBalancer, FakeTargetGroup } from './state.ts';
 
 /** The fake's resources in the SDK's output shapes, as the ELBv2 API answers them. */
@@ -21,7 +22,7 @@ export function sdkLoadBalancer(found: FakeLoadBalancer): SdkLoadBalancer {
     Scheme: lb.scheme,
     VpcId: lb.vpcId,
     State: { Code: lb.state, ...(lb.stateReason ? { Reason: lb.stateReason } : {}) },
-    Type: 'network',
+    Type: lb.type as SdkLoadBalancer['Type'],
     AvailabilityZones: lb.subnets.map((s) => ({
       ...(s.zoneName ? { ZoneName: s.zoneName } : {}),
       SubnetId: s.subnetId,
@@ -46,18 +47,20 @@ export function sdkLoadBalancer(found: FakeLoadBalancer): SdkLoadBalancer {
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_Listener.html
  */
 export function sdkListener(listener: Listener): SdkListener {
-  const actions: Action[] = listener.targetGroupArn
-    ? [
-        {
-          Type: 'forward',
-          TargetGroupArn: listener.targetGroupArn,
-          ForwardConfig: {
-            TargetGroups: [{ TargetGroupArn: listener.targetGroupArn, Weight: 1 }],
-            TargetGroupStickinessConfig: { Enabled: false },
+  const actions: Action[] = listener.defaultActions
+    ? listener.defaultActions.map(sdkAction)
+    : listener.targetGroupArn
+      ? [
+          {
+            Type: 'forward',
+            TargetGroupArn: listener.targetGroupArn,
+            ForwardConfig: {
+              TargetGroups: [{ TargetGroupArn: listener.targetGroupArn, Weight: 1 }],
+              TargetGroupStickinessConfig: { Enabled: false },
+            },
           },
-        },
-      ]
-    : [];
+        ]
+      : [];
   return {
     ListenerArn: listener.arn,
     LoadBalancerArn: listener.loadBalancerArn,
@@ -108,9 +111,23 @@ export function sdkTargetGroup(group: FakeTargetGroup, loadBalancerArns: readonl
     HealthCheckTimeoutSeconds: hc.timeoutSeconds,
     HealthyThresholdCount: hc.healthyThreshold,
     UnhealthyThresholdCount: hc.unhealthyThreshold,
-    ...(http ? { HealthCheckPath: hc.path ?? '/', Matcher: { HttpCode: '200-399' } } : {}),
+    ...(http ? { HealthCheckPath: hc.path ?? '/', Matcher: matcherOf(group) } : {}),
     LoadBalancerArns: [...loadBalancerArns],
     TargetType: tg.targetType,
     IpAddressType: tg.ipAddressType,
+    ...(tg.protocolVersion ? { ProtocolVersion: tg.protocolVersion } : {}),
+  };
+}
+
+/**
+ * The healthy codes: as set on an HTTP/HTTPS group (Application Load Balancers; default 200, gRPC 12); a Network
+ * Load Balancer group's HTTP check accepts 200-399.
+ */
+function matcherOf(group: FakeTargetGroup): { HttpCode?: string; GrpcCode?: string } {
+  const matcher = group.tg.healthCheck.matcher;
+  if (!matcher) return { HttpCode: '200-399' };
+  return {
+    ...(matcher.httpCode ? { HttpCode: matcher.httpCode } : {}),
+    ...(matcher.grpcCode ? { GrpcCode: matcher.grpcCode } : {}),
   };
 }

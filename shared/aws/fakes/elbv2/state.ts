@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../../clock.ts';
-import { NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from '../../elbv2-defaults.ts';
+import { ALB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS, NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS } from '../../elbv2-defaults.ts';
 import type {
   CreateLoadBalancerInput,
   Listener,
   LoadBalancer,
+  RuleAction,
+  RuleCondition,
   SubnetMapping,
   Target,
   TargetGroup,
@@ -12,6 +14,7 @@ import type {
   TargetHealthState,
 } from '../../elbv2-port.ts';
 import { type Ec2State, NewResourceWindow } from '../ec2/state.ts';
+import { type RequestToRoute, type Route, routeRequest } from './matching.ts';
 import { elbv2Failure, FAKE_ACCOUNT_ID } from './wire.ts';
 
 export interface FakeLoadBalancer {
@@ -33,6 +36,16 @@ export interface FakeTarget {
   initialDescribesLeft: number;
   /** While draining: when the deregistration delay ends and the target is gone. */
   drainUntil?: number;
+}
+
+/** A listener rule other than the default one (that one is the listener's default actions). */
+export interface FakeRule {
+  arn: string;
+  listenerArn: string;
+  priority: number;
+  conditions: RuleCondition[];
+  actions: RuleAction[];
+  tags: Record<string, string>;
 }
 
 export interface FakeTargetGroup {
@@ -59,6 +72,15 @@ export class Elbv2State {
   /** Each listener's attributes (`tcp.idle_timeout.seconds` on TCP listeners, none on others). */
   readonly listenerAttributes = new Map<string, Record<string, string>>();
   readonly targetGroups = new Map<string, FakeTargetGroup>();
+  /** Listener rules (Application Load Balancers) by ARN, the default rules left out. */
+  readonly rules = new Map<string, FakeRule>();
+  /** The ARN of each HTTP/HTTPS listener's default rule, by listener ARN (and its tags). */
+  readonly defaultRules = new Map<string, { arn: string; tags: Record<string, string> }>();
+  /**
+   * Rules an Application Load Balancer may hold, default rules not counted: "Rules per Application Load Balancer".
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
+   */
+  ruleQuota = 100;
   region = 'eu-west-1';
   /** DescribeLoadBalancers answers during which a new load balancer is still `provisioning`. */
   provisioningDescribes = 2;
@@ -159,6 +181,21 @@ export class Elbv2State {
     return [...this.listeners.values()].filter((l) => l.loadBalancerArn === loadBalancerArn).map((l) => ({ ...l }));
   }
 
+  /**
+   * What an HTTP/HTTPS listener does right now with a request: the first rule, in priority order, whose conditions
+   * all match it, else the default rule (matching.ts). Reads the account, changes nothing.
+   */
+  route(listenerArn: string, request: RequestToRoute): Route {
+    return routeRequest(this, listenerArn, request);
+  }
+
+  /** The rules of a listener, in priority order (the default rule is the listener's default actions). */
+  rulesOf(listenerArn: string): FakeRule[] {
+    return [...this.rules.values()]
+      .filter((r) => r.listenerArn === listenerArn)
+      .sort((a, b) => a.priority - b.priority);
+  }
+
   // ---- what several API calls share ------------------------------------------------------------------
 
   /** Load balancer names are unique per region and account whatever their case. */
@@ -188,17 +225,34 @@ export class Elbv2State {
     return listener;
   }
 
-  /** The load balancers whose listeners forward to the group (a Network Load Balancer target group has one at most). */
+  /**
+   * The load balancers whose listeners (default actions or rules) forward to the group: one at most, as "Load
+   * balancers per target group" is 1 for both kinds.
+   */
   loadBalancersOf(group: FakeTargetGroup): string[] {
     const arns = [...this.listeners.values()]
-      .filter((l) => l.targetGroupArn === group.tg.arn)
+      .filter((l) => this.targetGroupsOfListener(l).includes(group.tg.arn))
       .map((l) => l.loadBalancerArn);
+    return [...new Set(arns)];
+  }
+
+  /** Every target group a listener forwards to: its default actions' and its rules'. */
+  targetGroupsOfListener(listener: Listener): string[] {
+    const actions = [...(listener.defaultActions ?? []), ...this.rulesOf(listener.arn).flatMap((r) => r.actions)];
+    const arns = actions.flatMap((a) => (a.type === 'forward' ? a.targetGroups.map((g) => g.arn) : []));
+    if (listener.targetGroupArn) arns.push(listener.targetGroupArn);
     return [...new Set(arns)];
   }
 
   /** The live tag record of a load balancer, target group or listener. */
   tagsRef(arn: string): Record<string, string> | undefined {
-    return this.loadBalancers.get(arn)?.tags ?? this.targetGroups.get(arn)?.tags ?? this.listenerTags.get(arn);
+    return (
+      this.loadBalancers.get(arn)?.tags ??
+      this.targetGroups.get(arn)?.tags ??
+      this.listenerTags.get(arn) ??
+      this.rules.get(arn)?.tags ??
+      [...this.defaultRules.values()].find((r) => r.arn === arn)?.tags
+    );
   }
 
   /** The tag record as a call naming `arn` sees it: none for a target group still hidden after its creation. */
@@ -209,6 +263,8 @@ export class Elbv2State {
 
   /** Drops a listener with everything kept beside it. */
   forgetListener(listenerArn: string): void {
+    for (const rule of this.rulesOf(listenerArn)) this.rules.delete(rule.arn);
+    this.defaultRules.delete(listenerArn);
     this.listenerTags.delete(listenerArn);
     this.listenerCertificates.delete(listenerArn);
     this.listenerAttributes.delete(listenerArn);
@@ -221,7 +277,9 @@ export class Elbv2State {
 
   newLoadBalancer(input: CreateLoadBalancerInput): FakeLoadBalancer {
     const id = this.nextId();
-    const arn = `arn:aws:elasticloadbalancing:${this.region}:${FAKE_ACCOUNT_ID}:loadbalancer/net/${input.name}/${id}`;
+    const application = input.type === 'application';
+    const kind = application ? 'app' : 'net';
+    const arn = `arn:aws:elasticloadbalancing:${this.region}:${FAKE_ACCOUNT_ID}:loadbalancer/${kind}/${input.name}/${id}`;
     const vpcId = input.subnetMappings[0] ? this.ec2?.subnets.get(input.subnetMappings[0].subnetId)?.vpcId : undefined;
     const lb: FakeLoadBalancer = {
       lb: {
@@ -229,7 +287,7 @@ export class Elbv2State {
         name: input.name,
         dnsName: `${input.name}-${id}.elb.${this.region}.amazonaws.com`,
         scheme: input.scheme,
-        type: 'network',
+        type: application ? 'application' : 'network',
         ipAddressType: input.ipAddressType ?? 'ipv4',
         state: 'provisioning',
         vpcId: vpcId ?? 'vpc-0a1b2c3d',
@@ -237,7 +295,7 @@ export class Elbv2State {
         securityGroups: [...input.securityGroups],
       },
       tags: { ...input.tags },
-      attributes: { ...NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS },
+      attributes: { ...(application ? ALB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS : NLB_LOAD_BALANCER_ATTRIBUTE_DEFAULTS) },
       createdAt: this.clock.now(),
       provisioningDescribesLeft: this.provisioningDescribes,
       removingZones: new Map(),

@@ -8,7 +8,7 @@ import type { Elbv2State } from './state.ts';
 import { acceptOnly, checkListSize, checkTagCount, elbv2Failure, required, sdkTags, tagsOfRequest } from './wire.ts';
 
 /**
- * The tag calls of the fake ELBv2 API, on load balancers, target groups and listeners. Each takes up to 20
+ * The tag calls of the fake ELBv2 API, on load balancers, target groups, listeners and rules. Each takes up to 20
  * resources, and one resource it does not know (or a target group it still hides after its creation) fails the
  * whole call with the not-found error of that resource's kind.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_DescribeTags.html
@@ -18,6 +18,7 @@ const MAX_RESOURCES = 20;
 function notFound(arn: string): never {
   if (arn.includes(':targetgroup/')) throw elbv2Failure('TargetGroupNotFound', 'One or more target groups not found');
   if (arn.includes(':listener/')) throw elbv2Failure('ListenerNotFound', 'One or more listeners not found');
+  if (arn.includes(':listener-rule/')) throw elbv2Failure('RuleNotFound', 'One or more rules not found');
   throw elbv2Failure('LoadBalancerNotFound', 'One or more load balancers not found');
 }
 

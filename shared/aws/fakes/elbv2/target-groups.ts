@@ -12,6 +12,8 @@ import type {
   ModifyTargetGroupOutput,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
 import {
+  ALB_TARGET_GROUP_ATTRIBUTE_DEFAULTS,
+  albHealthCheckDefaults,
   nlbHealthCheckDefaults,
   nlbTargetGroupAttributeDefaults,
   PRESERVE_CLIENT_IP_ATTRIBUTE,
@@ -21,6 +23,7 @@ import {
   type HealthCheck,
   type TargetGroupIpAddressType,
   type TargetGroupProtocol,
+  type TargetGroupProtocolVersion,
   type TargetType,
 } from '../../elbv2-port.ts';
 import { sdkTargetGroup } from './shapes.ts';
@@ -38,7 +41,10 @@ import {
   tagsOfRequest,
 } from './wire.ts';
 
-/** The target group calls of the fake ELBv2 API (Network Load Balancer target groups: instance and IP targets). */
+/**
+ * The target group calls of the fake ELBv2 API: TCP, UDP, TCP_UDP and TLS groups (Network Load Balancers) and HTTP
+ * and HTTPS groups (Application Load Balancers, with a protocol version and healthy codes); instance and IP targets.
+ */
 
 /**
  * DescribeTargetGroups names or ARNs per call. Not in the API reference; AWS answers more with ValidationError
@@ -95,8 +101,10 @@ export function describeTargetGroups(elb: Elbv2State, input: DescribeTargetGroup
   };
 }
 
-const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS']);
+const PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_UDP', 'TLS', 'HTTP', 'HTTPS']);
+const PROTOCOL_VERSIONS: ReadonlySet<string> = new Set(['HTTP1', 'HTTP2', 'GRPC']);
 const HEALTH_CHECK_FIELDS = [
+  'Matcher',
   'HealthCheckEnabled',
   'HealthCheckProtocol',
   'HealthCheckPort',
@@ -114,7 +122,8 @@ function healthCheckOf(input: HealthCheckInput, base: HealthCheck): HealthCheck 
   if (input.HealthCheckEnabled === false)
     throw new Error('FakeElbv2 does not model target groups without health checks');
   const protocol = (input.HealthCheckProtocol ?? base.protocol) as HealthCheck['protocol'];
-  const from = protocol === base.protocol ? base : { ...nlbHealthCheckDefaults(protocol), port: base.port };
+  const other = base.matcher ? { ...base, protocol } : { ...nlbHealthCheckDefaults(protocol), port: base.port };
+  const from = protocol === base.protocol ? base : other;
   const hc: HealthCheck = {
     protocol,
     port: input.HealthCheckPort ?? from.port,
@@ -125,8 +134,35 @@ function healthCheckOf(input: HealthCheckInput, base: HealthCheck): HealthCheck 
   };
   const path = input.HealthCheckPath ?? from.path;
   if (path !== undefined) hc.path = path;
+  if (from.matcher) hc.matcher = matcherOf(input.Matcher, from.matcher);
+  else if (input.Matcher !== undefined)
+    throw elbv2Failure('ValidationError', 'A matcher can only be set on HTTP and HTTPS target groups');
   checkHealthCheck(hc);
   return hc;
+}
+
+/**
+ * Healthy codes of an HTTP/HTTPS group: HTTP codes 200-499 (`200`, `200,202`, `200-299`), or gRPC codes 0-99 for a
+ * GRPC group. https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_Matcher.html
+ */
+function matcherOf(
+  given: CreateTargetGroupInput['Matcher'],
+  base: NonNullable<HealthCheck['matcher']>,
+): NonNullable<HealthCheck['matcher']> {
+  if (!given) return base;
+  acceptOnly('a matcher', given, ['HttpCode', 'GrpcCode']);
+  const grpc = base.grpcCode !== undefined;
+  const code = grpc ? given.GrpcCode : given.HttpCode;
+  if (code === undefined || (grpc ? given.HttpCode : given.GrpcCode) !== undefined) {
+    throw elbv2Failure(
+      'ValidationError',
+      grpc ? 'A GRPC target group takes a GrpcCode' : 'An HTTP target group takes an HttpCode',
+    );
+  }
+  const [min, max] = grpc ? [0, 99] : [200, 499];
+  const ok = code.split(/[,-]/).every((n) => /^\d+$/.test(n) && Number(n) >= min && Number(n) <= max);
+  if (!ok) throw elbv2Failure('ValidationError', `Health check matcher '${code}' must be codes from ${min} to ${max}`);
+  return grpc ? { grpcCode: code } : { httpCode: code };
 }
 
 /**
@@ -152,6 +188,16 @@ function checkHealthCheck(hc: HealthCheck): void {
   if (hc.protocol !== 'TCP' && !hc.path?.startsWith('/')) {
     throw elbv2Failure('ValidationError', 'Health check path must begin with a /');
   }
+  // HTTP and HTTPS groups (they have a matcher) check over HTTP or HTTPS, with a timeout below the interval.
+  if (hc.matcher && hc.protocol === 'TCP') {
+    throw elbv2Failure(
+      'ValidationError',
+      'Health check protocol TCP is not supported for HTTP and HTTPS target groups',
+    );
+  }
+  if (hc.matcher && hc.timeoutSeconds >= hc.intervalSeconds) {
+    throw elbv2Failure('ValidationError', 'Health check timeout must be smaller than the interval');
+  }
 }
 
 function sameHealthCheck(a: HealthCheck, b: HealthCheck): boolean {
@@ -159,6 +205,7 @@ function sameHealthCheck(a: HealthCheck, b: HealthCheck): boolean {
     a.protocol === b.protocol &&
     a.port === b.port &&
     (a.path ?? '') === (b.path ?? '') &&
+    JSON.stringify(a.matcher ?? {}) === JSON.stringify(b.matcher ?? {}) &&
     a.intervalSeconds === b.intervalSeconds &&
     a.timeoutSeconds === b.timeoutSeconds &&
     a.healthyThreshold === b.healthyThreshold &&
@@ -180,6 +227,16 @@ function targetGroupOf(input: CreateTargetGroupInput): Omit<FakeTargetGroup['tg'
   if (!Number.isInteger(port) || port < 1 || port > 65535)
     throw elbv2Failure('ValidationError', `Port ${port} is not valid`);
   const ipAddressType = (input.IpAddressType ?? 'ipv4') as TargetGroupIpAddressType;
+  const http = protocol === 'HTTP' || protocol === 'HTTPS';
+  if (input.ProtocolVersion !== undefined && (!http || !PROTOCOL_VERSIONS.has(input.ProtocolVersion))) {
+    throw elbv2Failure(
+      'ValidationError',
+      `Protocol version '${input.ProtocolVersion}' is not valid for ${protocol} target groups`,
+    );
+  }
+  const protocolVersion = http ? ((input.ProtocolVersion ?? 'HTTP1') as TargetGroupProtocolVersion) : undefined;
+  // An HTTP/HTTPS group's health check defaults are the Application Load Balancer's (HTTP, 5 s timeout, 200 / gRPC 12).
+  const base = http ? albHealthCheckDefaults('HTTP', protocolVersion) : nlbHealthCheckDefaults();
   // "IPv6 target groups only support IP type targets."
   // https://docs.aws.amazon.com/elasticloadbalancing/latest/network/load-balancer-target-groups.html#target-group-ip-address-type
   if (ipAddressType === 'ipv6' && targetType !== 'ip') {
@@ -191,8 +248,9 @@ function targetGroupOf(input: CreateTargetGroupInput): Omit<FakeTargetGroup['tg'
     port,
     targetType: targetType as TargetType,
     ipAddressType,
+    ...(protocolVersion ? { protocolVersion } : {}),
     vpcId: required(input.VpcId, 'vpcId'),
-    healthCheck: healthCheckOf(input, nlbHealthCheckDefaults()),
+    healthCheck: healthCheckOf(input, base),
   };
 }
 
@@ -209,6 +267,7 @@ export function createTargetGroup(elb: Elbv2State, input: CreateTargetGroupInput
     'VpcId',
     'TargetType',
     'IpAddressType',
+    'ProtocolVersion',
     'Tags',
     ...HEALTH_CHECK_FIELDS,
   ]);
@@ -223,6 +282,7 @@ export function createTargetGroup(elb: Elbv2State, input: CreateTargetGroupInput
       tg.port === settings.port &&
       tg.targetType === settings.targetType &&
       tg.ipAddressType === settings.ipAddressType &&
+      tg.protocolVersion === settings.protocolVersion &&
       tg.vpcId === settings.vpcId &&
       sameHealthCheck(tg.healthCheck, settings.healthCheck);
     if (!same) {
@@ -237,7 +297,9 @@ export function createTargetGroup(elb: Elbv2State, input: CreateTargetGroupInput
   const group: FakeTargetGroup = {
     tg: { arn, ...settings },
     tags,
-    attributes: nlbTargetGroupAttributeDefaults(settings.targetType, settings.protocol),
+    attributes: settings.protocolVersion
+      ? { ...ALB_TARGET_GROUP_ATTRIBUTE_DEFAULTS }
+      : nlbTargetGroupAttributeDefaults(settings.targetType, settings.protocol),
     targets: new Map(),
   };
   elb.targetGroups.set(arn, group);

@@ -73,11 +73,13 @@ describe('commands', () => {
     const unknownField = await failure(
       w.fake.send(new DescribeTargetGroupsCommand({ Names: ['x'], Include: [] } as never)),
     );
-    const application = await failure(w.fake.send(new CreateLoadBalancerCommand({ Name: 'alb', Subnets: ['s'] })));
+    const application = await failure(
+      w.fake.send(new CreateLoadBalancerCommand({ Name: 'gwlb', Type: 'gateway', Subnets: ['s'] })),
+    );
     for (const err of [unknownCommand, unknownField, application]) expect(err).not.toHaveProperty('$metadata');
     expect(unknownCommand.message).toBe('FakeElbv2 does not implement DescribeSSLPolicies');
     expect(unknownField.message).toBe('FakeElbv2 does not model DescribeTargetGroups with Include');
-    expect(application.message).toBe('FakeElbv2 does not model load balancers of type application');
+    expect(application.message).toBe('FakeElbv2 does not model load balancers of type gateway');
   });
 
   it('answers from its own copies: changing a request or an answer changes nothing in the account', async () => {
