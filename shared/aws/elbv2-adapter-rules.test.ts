@@ -381,15 +381,17 @@ describe('Elbv2Adapter: listener rules', () => {
     expect((err as Error).message).toMatch(/creating rule 5/);
   });
 
-  it('modifies a rule’s conditions and actions with one ModifyRule', async () => {
+  it('modifies a rule’s conditions and actions with one ModifyRule; the default rule’s actions only', async () => {
     elb.on(ModifyRuleCommand).resolves({
       Rules: [{ RuleArn: RULE_ARN, Priority: '5', Conditions: SDK_CONDITIONS, Actions: [SDK_FORWARD] }],
     });
 
     await adapter.modifyRule(RULE_ARN, { conditions: CONDITIONS, actions: [FORWARD] });
+    await adapter.modifyRule(DEFAULT_RULE_ARN, { conditions: [], actions: [FORWARD] });
 
     expect(elb.commandCalls(ModifyRuleCommand).map((c) => c.args[0].input)).toEqual([
       { RuleArn: RULE_ARN, Conditions: SDK_CONDITIONS, Actions: [SDK_FORWARD] },
+      { RuleArn: DEFAULT_RULE_ARN, Actions: [SDK_FORWARD] },
     ]);
   });
 

@@ -429,7 +429,8 @@ export class Elbv2Adapter implements Elbv2Port {
       const output = await this.client.send(
         new ModifyRuleCommand({
           RuleArn: ruleArn,
-          Conditions: change.conditions.map(toSdkCondition),
+          // No conditions: the default rule, which takes none (a rule of its own needs one at least).
+          ...(change.conditions.length > 0 ? { Conditions: change.conditions.map(toSdkCondition) } : {}),
           Actions: change.actions.map(toSdkAction),
         }),
       );

@@ -312,7 +312,10 @@ export interface Elbv2Port {
   describeRules(listenerArn: string): Promise<Rule[]>;
   /** Tagged on create as listeners are (none: untagged). PriorityInUse, TooManyRules... are terminal errors. */
   createRule(listenerArn: string, spec: RuleSpec, tags: Readonly<Record<string, string>>): Promise<Rule>;
-  /** Replaces the rule's conditions and actions (its priority moves with setRulePriorities). */
+  /**
+   * Replaces the rule's conditions and actions (its priority moves with setRulePriorities). The default rule takes
+   * actions only: `conditions: []` sends none.
+   */
   modifyRule(ruleArn: string, change: Omit<RuleSpec, 'priority'>): Promise<Rule>;
   /** `not-found`: someone deleted it first, which is what was wanted. */
   deleteRule(ruleArn: string): Promise<'deleted' | 'not-found'>;
