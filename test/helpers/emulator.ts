@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.ts';
 
 /**
  * The AWS API emulator (moto server) for the contract suite: started on a free loopback port by the test
@@ -37,19 +37,6 @@ export interface Emulator {
   /** Forget every resource (moto's reset API): each test starts from an empty account. */
   reset(): Promise<void>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitUntilUp(endpoint: string, child: ChildProcess, timeoutMs: number): Promise<void> {

@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from './free-port.ts';
 
 /**
  * The Kubernetes lab: a real kube-apiserver (v1.32) on its own etcd, both on loopback, for the Kubernetes
@@ -69,19 +70,6 @@ export interface KubeLabAccess {
 
 export interface KubeLab extends KubeLabAccess {
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 async function isFree(port: number): Promise<boolean> {
