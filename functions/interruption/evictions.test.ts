@@ -1,8 +1,4 @@
-import {
-  CreateAutoScalingGroupCommand,
-  PutLifecycleHookCommand,
-  TerminateInstanceInAutoScalingGroupCommand,
-} from '@aws-sdk/client-auto-scaling';
+import { TerminateInstanceInAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { createInterruptionWorld, type InterruptionWorld } from './testing/world.ts';
@@ -23,18 +19,7 @@ const HEARTBEAT_SECONDS = 30;
 
 beforeEach(async () => {
   w = createInterruptionWorld();
-  await w.asgFake.send(
-    new CreateAutoScalingGroupCommand({ AutoScalingGroupName: 'workers', MinSize: 1, MaxSize: 1, DesiredCapacity: 1 }),
-  );
-  await w.asgFake.send(
-    new PutLifecycleHookCommand({
-      AutoScalingGroupName: 'workers',
-      LifecycleHookName: 'drain',
-      LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
-      HeartbeatTimeout: HEARTBEAT_SECONDS,
-    }),
-  );
-  [instanceId] = [...w.asgFake.groups.get('workers')!.instances.keys()] as [string];
+  instanceId = await w.workersWithHook(HEARTBEAT_SECONDS);
   w.addNode(NODE, instanceId);
   // Listed first: the Pods the API server refuses to evict, whatever the budgets allow.
   w.kube.putPod(podOnNode(NODE, 'orders', { namespace: 'shop', gracePeriodSeconds: 5 }));

@@ -1,8 +1,4 @@
-import {
-  CreateAutoScalingGroupCommand,
-  PutLifecycleHookCommand,
-  TerminateInstanceInAutoScalingGroupCommand,
-} from '@aws-sdk/client-auto-scaling';
+import { TerminateInstanceInAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import { describe, expect, it } from 'vitest';
 import { podOnNode } from '../../test/helpers/pods.ts';
 import { createInterruptionWorld } from './testing/world.ts';
@@ -24,18 +20,7 @@ async function hookedDrain(options: {
 }) {
   const w = createInterruptionWorld();
   w.deps.drainRequeueSeconds = options.requeueSeconds;
-  await w.asgFake.send(
-    new CreateAutoScalingGroupCommand({ AutoScalingGroupName: 'workers', MinSize: 1, MaxSize: 1, DesiredCapacity: 1 }),
-  );
-  await w.asgFake.send(
-    new PutLifecycleHookCommand({
-      AutoScalingGroupName: 'workers',
-      LifecycleHookName: 'drain',
-      LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
-      HeartbeatTimeout: options.heartbeatSeconds,
-    }),
-  );
-  const [instanceId] = [...w.asgFake.groups.get('workers')!.instances.keys()] as [string];
+  const instanceId = await w.workersWithHook(options.heartbeatSeconds);
   w.addNode(NODE, instanceId);
   // A Pod that takes its time to stop: the drain lasts its whole grace period.
   w.kube.putPod(podOnNode(NODE, 'db-0', { gracePeriodSeconds: options.graceSeconds }));

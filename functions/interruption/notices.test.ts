@@ -1,8 +1,4 @@
-import {
-  CreateAutoScalingGroupCommand,
-  PutLifecycleHookCommand,
-  TerminateInstanceInAutoScalingGroupCommand,
-} from '@aws-sdk/client-auto-scaling';
+import { TerminateInstanceInAutoScalingGroupCommand } from '@aws-sdk/client-auto-scaling';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InterruptionKind, InterruptionMessage, InterruptionNotice } from '../../shared/queue/interruption.ts';
@@ -230,18 +226,7 @@ function expectedLeader(notices: readonly InterruptionNotice[]): InterruptionNot
 
 async function scenario(plan: readonly Planned[]) {
   const w = createInterruptionWorld();
-  await w.asgFake.send(
-    new CreateAutoScalingGroupCommand({ AutoScalingGroupName: 'workers', MinSize: 1, MaxSize: 1, DesiredCapacity: 1 }),
-  );
-  await w.asgFake.send(
-    new PutLifecycleHookCommand({
-      AutoScalingGroupName: 'workers',
-      LifecycleHookName: 'drain',
-      LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
-      HeartbeatTimeout: HOOK_HEARTBEAT_SECONDS,
-    }),
-  );
-  const [instanceId] = [...w.asgFake.groups.get('workers')!.instances.keys()];
+  const instanceId = await w.workersWithHook(HOOK_HEARTBEAT_SECONDS);
   w.addNode(NODE, instanceId!);
   workloads(w);
   const t0 = w.clock.now();

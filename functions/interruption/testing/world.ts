@@ -1,3 +1,4 @@
+import { CreateAutoScalingGroupCommand, PutLifecycleHookCommand } from '@aws-sdk/client-auto-scaling';
 import type { SQSRecord } from 'aws-lambda';
 import { AutoScalingAdapter } from '../../../shared/aws/autoscaling-adapter.ts';
 import { FakeAutoScaling } from '../../../shared/aws/fakes/autoscaling/fake-autoscaling.ts';
@@ -126,7 +127,30 @@ export function createInterruptionWorld() {
       w.clock.advance(Math.max(1, Math.min(...next) - w.clock.now()));
     }
   };
-  return { ...w, asgFake, deps, addNode, notice, invoke, untilDone, send, run };
+  /**
+   * A one-instance Auto Scaling group `workers` with a termination lifecycle hook `drain` of this heartbeat timeout
+   * (its global timeout is 100 times that, as Auto Scaling sets it); answers the group's instance ID.
+   */
+  const workersWithHook = async (heartbeatSeconds: number): Promise<string> => {
+    await asgFake.send(
+      new CreateAutoScalingGroupCommand({
+        AutoScalingGroupName: 'workers',
+        MinSize: 1,
+        MaxSize: 1,
+        DesiredCapacity: 1,
+      }),
+    );
+    await asgFake.send(
+      new PutLifecycleHookCommand({
+        AutoScalingGroupName: 'workers',
+        LifecycleHookName: 'drain',
+        LifecycleTransition: 'autoscaling:EC2_INSTANCE_TERMINATING',
+        HeartbeatTimeout: heartbeatSeconds,
+      }),
+    );
+    return [...asgFake.groups.get('workers')!.instances.keys()][0]!;
+  };
+  return { ...w, asgFake, deps, addNode, notice, invoke, untilDone, send, run, workersWithHook };
 }
 
 export type InterruptionWorld = ReturnType<typeof createInterruptionWorld>;
