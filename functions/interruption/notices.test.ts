@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { InterruptionKind, InterruptionMessage, InterruptionNotice } from '../../shared/queue/interruption.ts';
 import { INTERRUPTION_TAINT_KEYS, SPOT_NOTICE_MS, taintValue } from '../../shared/queue/interruption.ts';
+import { INTERRUPTION_KINDS } from '../../shared/queue/interruption-kinds.ts';
 import { budget, podOnNode } from '../../test/helpers/pods.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS, LABEL_ACTION, LABEL_EVENT_ID } from './plan.ts';
 import { type Arrival, createInterruptionWorld, type InterruptionWorld } from './testing/world.ts';
@@ -177,15 +178,6 @@ describe('what the Node remembers of notices that are over', () => {
 
 // ---- the property: any set of notices, in any order and any batches ------------------------------------------------
 
-const KINDS: readonly InterruptionKind[] = [
-  'spot-interruption',
-  'rebalance-recommendation',
-  'scheduled-maintenance',
-  'asg-lifecycle-termination',
-  'capacity-reservation-interruption',
-  'instance-stopping',
-];
-
 /** One notice of a kind: when its event happened and how long EventBridge and the router took to queue it. */
 interface Planned {
   kind: InterruptionKind;
@@ -195,7 +187,7 @@ interface Planned {
 
 const planned = fc.uniqueArray(
   fc.record({
-    kind: fc.constantFrom(...KINDS),
+    kind: fc.constantFrom(...INTERRUPTION_KINDS),
     eventOffsetMs: fc.constantFrom(0, 0, 1_000, 4_000, 9_000, 30_000),
     delayMs: fc.constantFrom(0, 0, 500, 3_000, 12_000),
   }),
