@@ -1,7 +1,8 @@
 /*
  * This file is longer than 400 lines because it is the one adapter of the Elastic Load Balancing v2 SDK client: it
  * maps every command the ports (shared/aws/elbv2-port.ts) use, request and answer, and their errors. One adapter per
- * SDK client keeps that client's request shapes in one place; split, they would be scattered across files.
+ * SDK client keeps that client's request shapes in one place; split, they would be scattered across files. The
+ * conversions of listener rules, conditions and actions (Application Load Balancers) are elbv2-adapter-rules.ts.
  */
 import {
   type Action,

@@ -276,7 +276,10 @@ function setApplicationSubnets(elb: Elbv2State, found: FakeLoadBalancer, mapping
 export function setIpAddressType(elb: Elbv2State, input: SetIpAddressTypeInput): SetIpAddressTypeOutput {
   acceptOnly('SetIpAddressType', input, ['LoadBalancerArn', 'IpAddressType']);
   const found = elb.lbOrThrow(required(input.LoadBalancerArn, 'loadBalancerArn'));
-  const ipAddressType = ipAddressTypeOf(required(input.IpAddressType, 'ipAddressType'), found.lb.type as 'network');
+  const ipAddressType = ipAddressTypeOf(
+    required(input.IpAddressType, 'ipAddressType'),
+    found.lb.type === 'application' ? 'application' : 'network',
+  );
   if (ipAddressType === 'dualstack') {
     elb.checkDualStackSubnets(found.lb.subnets);
   } else {

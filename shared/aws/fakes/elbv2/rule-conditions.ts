@@ -119,9 +119,13 @@ function invalid(value: string, what: string): never {
   throw elbv2Failure('ValidationError', `'${value}' is not a valid ${what}`);
 }
 
-/** "Allowed characters are a-z, A-Z, 0-9; the following special characters: -_.; and wildcards (* and ?)." */
+/**
+ * "Allowed characters are a-z, A-Z, 0-9; the following special characters: -_.; and wildcards (* and ?). You must
+ * include at least one "." character. You can include only alphabetical characters after the final "." character."
+ */
 function hostValue(value: string): void {
-  if (value.length > MAX_VALUE_LENGTH || !/^[A-Za-z0-9._*?-]+$/.test(value)) invalid(value, 'host header');
+  const ok = /^[A-Za-z0-9._*?-]+$/.test(value) && /\.[A-Za-z]+$/.test(value);
+  if (value.length > MAX_VALUE_LENGTH || !ok) invalid(value, 'host header');
 }
 
 /** Case-sensitive, at most 128 characters, "A-Z, a-z, 0-9, _ - . $ / ~ " ' @ : + & (using &amp;) * ?". */

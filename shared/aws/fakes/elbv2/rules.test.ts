@@ -96,6 +96,8 @@ describe('FakeElbv2 listener rules', () => {
     ['a header name with a wildcard', [{ field: 'http-header', headerName: 'X-*', values: ['a'] } as RuleCondition]],
     ['a bad CIDR block', [{ field: 'source-ip', values: ['10.0.0.0/33'] } as RuleCondition]],
     ['a host with a slash', [host('a/b.example.com')]],
+    ['a host without a dot', [host('localhost')]],
+    ['a host ending in digits', [host('10.0.0.1')]],
   ])('refuses a rule with %s (ValidationError)', async (_, conditions) => {
     expect(codeOf(await failure(w.elb.createRule(listener.arn, rule(1, conditions, groups.api), {})))).toBe(
       'ValidationError',

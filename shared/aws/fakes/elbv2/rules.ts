@@ -39,7 +39,7 @@ function findRule(elb: Elbv2State, arn: string): Found {
   return ruleNotFound();
 }
 
-function sdkOf(elb: Elbv2State, found: Found) {
+function sdkOf(found: Found) {
   if (found.kind === 'rule') return sdkRule(found.rule);
   const { listener, arn } = found;
   return sdkRule({ arn, priority: 'default', conditions: [], actions: listener.defaultActions ?? [] });
@@ -75,7 +75,7 @@ export function describeRules(elb: Elbv2State, input: DescribeRulesInput): Descr
     found = input.RuleArns!.map((arn) => findRule(elb, arn));
   }
   const { items, NextMarker } = page('DescribeRules', input, found);
-  return { Rules: items.map((f) => sdkOf(elb, f)), ...(NextMarker ? { NextMarker } : {}) };
+  return { Rules: items.map((f) => sdkOf(f)), ...(NextMarker ? { NextMarker } : {}) };
 }
 
 function checkPriority(priority: number): void {
@@ -131,7 +131,7 @@ export function modifyRule(elb: Elbv2State, input: ModifyRuleInput): ModifyRuleO
     if (single) listener.targetGroupArn = only.targetGroups[0]!.arn;
     else delete listener.targetGroupArn;
     elb.listeners.set(listener.arn, listener);
-    return { Rules: [sdkOf(elb, { ...found, listener })] };
+    return { Rules: [sdkOf({ ...found, listener })] };
   }
   const conditions = input.Conditions ? conditionsOf(input.Conditions) : found.rule.conditions;
   const actions = input.Actions ? actionsOf(elb, lb, input.Actions) : found.rule.actions;
