@@ -1,16 +1,28 @@
 import {
+  AttachInternetGatewayCommand,
+  CreateInternetGatewayCommand,
+  CreateRouteCommand,
+  CreateSecurityGroupCommand,
   CreateSubnetCommand,
   CreateTagsCommand,
   CreateVpcCommand,
+  DescribeRouteTablesCommand,
   EC2Client,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
+import {
+  DescribeListenersCommand,
+  DescribeLoadBalancersCommand,
+  DescribeTargetGroupsCommand,
+  DescribeTargetHealthCommand,
+  ElasticLoadBalancingV2Client,
+} from '@aws-sdk/client-elastic-load-balancing-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator } from '../helpers/emulator.ts';
 import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
 import { useKubeLab } from '../k8s-contract/lab.ts';
 import { kubeHttp } from './kube-http.ts';
-import { type E2eWorld, startEmulator, startWorld } from './world.ts';
+import { buildDeployment, type E2eWorld, startEmulator, startWorld } from './world.ts';
 
 /**
  * The deployed shape end to end (issue 35): the relay as its container runs it, the Lambda bundles of
@@ -23,6 +35,10 @@ import { type E2eWorld, startEmulator, startWorld } from './world.ts';
 const CLUSTER_TAG = 'kubernetes.io/cluster/e2e';
 const UNINITIALIZED = 'node.cloudprovider.kubernetes.io/uninitialized';
 const ZONE = 'eu-west-1a';
+/** How long an outcome may take before a test gives up on it (well beyond what each takes). */
+const WAIT_MS = 25_000;
+/** A test's own limit: a few waits of WAIT_MS at most. */
+const TEST_MS = 60_000;
 
 const missing = [
   ...(KUBE_LAB_AVAILABLE ? [] : [KUBE_LAB_SKIPPED_MESSAGE]),
@@ -32,6 +48,11 @@ if (missing.length > 0) {
   console.warn(`end-to-end suite skipped: ${missing.join('; ')}`);
 }
 
+interface KubeService {
+  metadata: { name: string; finalizers?: string[] };
+  status?: { loadBalancer?: { ingress?: { hostname?: string }[] } };
+}
+
 interface KubeNode {
   metadata: { name: string; labels?: Record<string, string> };
   spec?: { providerID?: string; taints?: { key: string; effect: string }[] };
@@ -39,25 +60,75 @@ interface KubeNode {
 }
 
 describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, kube-apiserver, moto', () => {
+  // The builds (about 5 s a bundle on a busy machine) run while the API server and moto start.
+  const building = buildDeployment(['node', 'service']);
+  building.catch(() => {}); // awaited, and reported, in beforeAll
   const lab = useKubeLab();
   let emulator: Emulator;
   let world: E2eWorld;
   let ec2: EC2Client;
+  let elbv2: ElasticLoadBalancingV2Client;
   let subnetId: string;
+  let nodeGroup: string;
 
   beforeAll(async () => {
     emulator = await startEmulator();
     ec2 = new EC2Client(emulator.clientConfig);
+    elbv2 = new ElasticLoadBalancingV2Client(emulator.clientConfig);
+    // The cluster's VPC: a public subnet in two zones (tagged for internet-facing load balancers, routed to an
+    // internet gateway by the main table) and the Nodes' cluster-tagged security group.
     const vpcId = (await ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }))).Vpc!.VpcId!;
-    subnetId = (
-      await ec2.send(new CreateSubnetCommand({ VpcId: vpcId, CidrBlock: '10.0.1.0/24', AvailabilityZone: ZONE }))
-    ).Subnet!.SubnetId!;
-    world = await startWorld(lab(), emulator, { functions: ['node'], vpcId });
+    const subnets = await Promise.all(
+      [
+        ['10.0.1.0/24', ZONE],
+        ['10.0.2.0/24', 'eu-west-1b'],
+      ].map(async ([cidr, zone]) => {
+        const created = await ec2.send(
+          new CreateSubnetCommand({
+            VpcId: vpcId,
+            CidrBlock: cidr,
+            AvailabilityZone: zone,
+            TagSpecifications: [{ ResourceType: 'subnet', Tags: [{ Key: 'kubernetes.io/role/elb', Value: '1' }] }],
+          }),
+        );
+        return created.Subnet!.SubnetId!;
+      }),
+    );
+    subnetId = subnets[0]!;
+    const igw = (await ec2.send(new CreateInternetGatewayCommand({}))).InternetGateway!.InternetGatewayId!;
+    await ec2.send(new AttachInternetGatewayCommand({ InternetGatewayId: igw, VpcId: vpcId }));
+    const tables = await ec2.send(
+      new DescribeRouteTablesCommand({
+        Filters: [
+          { Name: 'vpc-id', Values: [vpcId] },
+          { Name: 'association.main', Values: ['true'] },
+        ],
+      }),
+    );
+    await ec2.send(
+      new CreateRouteCommand({
+        RouteTableId: tables.RouteTables![0]!.RouteTableId!,
+        DestinationCidrBlock: '0.0.0.0/0',
+        GatewayId: igw,
+      }),
+    );
+    nodeGroup = (
+      await ec2.send(
+        new CreateSecurityGroupCommand({
+          GroupName: 'nodes',
+          Description: 'cluster nodes',
+          VpcId: vpcId,
+          TagSpecifications: [{ ResourceType: 'security-group', Tags: [{ Key: CLUSTER_TAG, Value: 'owned' }] }],
+        }),
+      )
+    ).GroupId!;
+    world = await startWorld(lab(), emulator, await building, { vpcId });
   }, 120_000);
 
   afterAll(async () => {
     await world?.close();
     ec2?.destroy();
+    elbv2?.destroy();
     await emulator?.stop();
   }, 30_000);
 
@@ -72,7 +143,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
 
   /** Polls until `check` holds, failing with the world's output (relay and functions) if it never does. */
   async function eventually<T>(what: string, probe: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + WAIT_MS;
     let last: T = await probe();
     while (!check(last)) {
       if (Date.now() > deadline) {
@@ -94,6 +165,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
         MinCount: 1,
         MaxCount: 1,
         SubnetId: subnetId,
+        SecurityGroupIds: [nodeGroup],
         ...(tagged
           ? { TagSpecifications: [{ ResourceType: 'instance', Tags: [{ Key: CLUSTER_TAG, Value: 'owned' }] }] }
           : {}),
@@ -120,77 +192,192 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
     };
   }
 
-  it('initializes new Nodes: found by name and by provider ID, labelled, addressed, the taint removed', async () => {
-    const byName = await launch();
-    const byId = await launch();
-    const providerID = `aws:///${ZONE}/${byId.instanceId}`;
-    const byIdName = `e2e-node-${byId.instanceId}`;
-    for (const node of [registeredNode(byName.privateDnsName), registeredNode(byIdName, providerID)]) {
-      const created = await kube('POST', '/api/v1/nodes', node);
-      expect(created.status, created.text).toBe(201);
-    }
+  it(
+    'initializes new Nodes: found by name and by provider ID, labelled, addressed, the taint removed',
+    async () => {
+      const byName = await launch();
+      const byId = await launch();
+      const providerID = `aws:///${ZONE}/${byId.instanceId}`;
+      const byIdName = `e2e-node-${byId.instanceId}`;
+      for (const node of [registeredNode(byName.privateDnsName), registeredNode(byIdName, providerID)]) {
+        const created = await kube('POST', '/api/v1/nodes', node);
+        expect(created.status, created.text).toBe(201);
+      }
 
-    for (const [name, instance] of [
-      [byName.privateDnsName, byName],
-      [byIdName, byId],
-    ] as const) {
+      for (const [name, instance] of [
+        [byName.privateDnsName, byName],
+        [byIdName, byId],
+      ] as const) {
+        const node = await eventually(
+          `Node ${name} initialized`,
+          () => getNode(name),
+          (n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED),
+        );
+        expect(node.spec?.providerID).toBe(`aws:///${ZONE}/${instance.instanceId}`);
+        expect(node.metadata.labels).toMatchObject({
+          'node.kubernetes.io/instance-type': 'm5.large',
+          'topology.kubernetes.io/zone': ZONE,
+          'topology.kubernetes.io/region': 'eu-west-1',
+        });
+        expect(node.metadata.labels?.['topology.k8s.aws/zone-id']).toMatch(/^euw1-az\d$/);
+        const addresses = await eventually(
+          `Node ${name} addressed`,
+          () => getNode(name).then((n) => n.status?.addresses ?? []),
+          (a) => a.some((x) => x.type === 'InternalIP'),
+        );
+        expect(addresses).toContainEqual({ type: 'InternalIP', address: instance.privateIp });
+      }
+      // The keys came through the relay and the queue: the mapping invoked the bundle and deleted what it handled.
+      // (The mapping deletes after the invocation returns, so a moment after the Node changed.)
+      const stats = world.mappings.get('node')!.stats;
+      await eventually(
+        'the handled messages deleted',
+        async () => stats.deleted,
+        (n) => n >= 2,
+      );
+      expect(stats.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    "retries a Node whose instance is not yet the cluster's: a partial batch failure, brought back early by the runner",
+    async () => {
+      const instance = await launch({ tagged: false });
+      const name = `e2e-untagged-${instance.instanceId}`;
+      const created = await kube(
+        'POST',
+        '/api/v1/nodes',
+        registeredNode(name, `aws:///${ZONE}/${instance.instanceId}`),
+      );
+      expect(created.status, created.text).toBe(201);
+
+      // The bundle told the user (an Event on the Node, in the default namespace) and failed the key.
+      await eventually(
+        'an InstanceNotInCluster Event',
+        () => kube('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`),
+        (a) =>
+          (a.body as { items?: { reason: string }[] }).items?.some((e) => e.reason === 'InstanceNotInCluster') ?? false,
+      );
+      const stats = world.mappings.get('node')!.stats;
+      await eventually(
+        'a failed record',
+        async () => stats.failedRecords,
+        (n) => n > 0,
+      );
+      expect((await getNode(name)).spec?.taints?.map((t) => t.key)).toContain(UNINITIALIZED);
+
+      // Tagged now: the message comes back (within seconds, as the runner set its visibility, not the queue's six
+      // minutes) and the Node is initialized.
+      await ec2.send(
+        new CreateTagsCommand({ Resources: [instance.instanceId], Tags: [{ Key: CLUSTER_TAG, Value: 'owned' }] }),
+      );
       const node = await eventually(
         `Node ${name} initialized`,
         () => getNode(name),
         (n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED),
       );
-      expect(node.spec?.providerID).toBe(`aws:///${ZONE}/${instance.instanceId}`);
-      expect(node.metadata.labels).toMatchObject({
-        'node.kubernetes.io/instance-type': 'm5.large',
-        'topology.kubernetes.io/zone': ZONE,
-        'topology.kubernetes.io/region': 'eu-west-1',
-      });
-      expect(node.metadata.labels?.['topology.k8s.aws/zone-id']).toMatch(/^euw1-az\d$/);
-      const addresses = await eventually(
-        `Node ${name} addressed`,
-        () => getNode(name).then((n) => n.status?.addresses ?? []),
-        (a) => a.some((x) => x.type === 'InternalIP'),
-      );
-      expect(addresses).toContainEqual({ type: 'InternalIP', address: instance.privateIp });
-    }
-    // The keys came through the relay and the queue: the mapping invoked the bundle and deleted what it handled.
-    const stats = world.mappings.get('node')!.stats;
-    expect(stats.deleted).toBeGreaterThan(0);
-    expect(stats.errors).toEqual([]);
-  });
+      expect(node.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('m5.large');
+      expect(stats.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
 
-  it("retries a Node whose instance is not yet the cluster's: a partial batch failure, brought back early by the runner", async () => {
-    const instance = await launch({ tagged: false });
-    const name = `e2e-untagged-${instance.instanceId}`;
-    const created = await kube('POST', '/api/v1/nodes', registeredNode(name, `aws:///${ZONE}/${instance.instanceId}`));
+  /** A namespace of the test's own (Services are namespaced; Nodes are not, and have names of their own). */
+  async function namespace(name: string): Promise<string> {
+    const created = await kube('POST', '/api/v1/namespaces', { metadata: { name } });
     expect(created.status, created.text).toBe(201);
+    return name;
+  }
 
-    // The bundle told the user (an Event on the Node, in the default namespace) and failed the key.
+  async function initializedNode(): Promise<{ name: string; instanceId: string }> {
+    const instance = await launch();
+    const created = await kube('POST', '/api/v1/nodes', registeredNode(instance.privateDnsName));
+    expect(created.status, created.text).toBe(201);
     await eventually(
-      'an InstanceNotInCluster Event',
-      () => kube('GET', `/api/v1/namespaces/default/events?fieldSelector=involvedObject.name=${name}`),
-      (a) =>
-        (a.body as { items?: { reason: string }[] }).items?.some((e) => e.reason === 'InstanceNotInCluster') ?? false,
-    );
-    const stats = world.mappings.get('node')!.stats;
-    await eventually(
-      'a failed record',
-      async () => stats.failedRecords,
-      (n) => n > 0,
-    );
-    expect((await getNode(name)).spec?.taints?.map((t) => t.key)).toContain(UNINITIALIZED);
-
-    // Tagged now: the message comes back (within seconds, as the runner set its visibility, not the queue's six
-    // minutes) and the Node is initialized.
-    await ec2.send(
-      new CreateTagsCommand({ Resources: [instance.instanceId], Tags: [{ Key: CLUSTER_TAG, Value: 'owned' }] }),
-    );
-    const node = await eventually(
-      `Node ${name} initialized`,
-      () => getNode(name),
+      `Node ${instance.privateDnsName} initialized`,
+      () => getNode(instance.privateDnsName),
       (n) => !(n.spec?.taints ?? []).some((t) => t.key === UNINITIALIZED),
     );
-    expect(node.metadata.labels?.['node.kubernetes.io/instance-type']).toBe('m5.large');
-    expect(stats.errors).toEqual([]);
-  });
+    return { name: instance.privateDnsName, instanceId: instance.instanceId };
+  }
+
+  /** The load balancers in moto tagged for this Service (kubernetes.io/service-name is how the controller names its own). */
+  async function loadBalancersNamed(dnsName: string) {
+    const all = await elbv2.send(new DescribeLoadBalancersCommand({}));
+    return (all.LoadBalancers ?? []).filter((lb) => lb.DNSName === dnsName);
+  }
+
+  it(
+    'gives a LoadBalancer Service an NLB with its Nodes as targets, and deletes it with the Service',
+    async () => {
+      const nodes = [await initializedNode(), await initializedNode()];
+      const ns = await namespace('e2e-nlb');
+      const created = await kube('POST', `/api/v1/namespaces/${ns}/services`, {
+        metadata: {
+          name: 'web',
+          // Said outright, as users of the reference controller do: moto names an NLB as AWS names a Classic ELB
+          // (`<name>-1.<region>.elb.amazonaws.com`, not `<name>-<16 hex>.elb.<region>.amazonaws.com`), and without
+          // the annotation the controller goes by the hostname (functions/service/reconciler.ts backendsFor): it
+          // would delete a Classic ELB of that name, and leave the NLB behind.
+          annotations: { 'service.beta.kubernetes.io/aws-load-balancer-type': 'nlb' },
+        },
+        spec: {
+          type: 'LoadBalancer',
+          selector: { app: 'web' },
+          ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }],
+        },
+      });
+      expect(created.status, created.text).toBe(201);
+      const nodePort = (created.body as { spec: { ports: { nodePort: number }[] } }).spec.ports[0]!.nodePort;
+
+      const service = await eventually(
+        'the Service to get its load balancer',
+        () => kube('GET', `/api/v1/namespaces/${ns}/services/web`),
+        (a) => Boolean((a.body as KubeService).status?.loadBalancer?.ingress?.[0]?.hostname),
+      );
+      const body = service.body as KubeService;
+      expect(body.metadata.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
+      const hostname = body.status!.loadBalancer!.ingress![0]!.hostname!;
+      const [lb] = await loadBalancersNamed(hostname);
+      expect(lb).toMatchObject({ Type: 'network', Scheme: 'internet-facing' });
+
+      const listeners = await elbv2.send(new DescribeListenersCommand({ LoadBalancerArn: lb!.LoadBalancerArn }));
+      expect(listeners.Listeners?.map((l) => [l.Port, l.Protocol])).toEqual([[80, 'TCP']]);
+      const groups = await elbv2.send(new DescribeTargetGroupsCommand({ LoadBalancerArn: lb!.LoadBalancerArn }));
+      expect(groups.TargetGroups?.map((g) => [g.Port, g.Protocol, g.TargetType])).toEqual([
+        [nodePort, 'TCP', 'instance'],
+      ]);
+      // externalTrafficPolicy Cluster: every initialized Node of the cluster is a target (this file's earlier Nodes too).
+      const clusterInstances = async () => {
+        const list = (await kube('GET', '/api/v1/nodes')).body as { items: KubeNode[] };
+        return list.items.flatMap((n) => n.spec?.providerID?.split('/').slice(-1) ?? []).sort();
+      };
+      const expected = await clusterInstances();
+      expect(expected).toEqual(expect.arrayContaining(nodes.map((n) => n.instanceId)));
+      const targets = await eventually(
+        'every Node registered as a target',
+        () =>
+          elbv2
+            .send(new DescribeTargetHealthCommand({ TargetGroupArn: groups.TargetGroups![0]!.TargetGroupArn }))
+            .then((h) => (h.TargetHealthDescriptions ?? []).map((d) => d.Target?.Id ?? '').sort()),
+        (ids) => ids.length >= expected.length,
+      );
+      expect(targets).toEqual(expected);
+
+      const deleted = await kube('DELETE', `/api/v1/namespaces/${ns}/services/web`);
+      expect(deleted.status, deleted.text).toBe(200);
+      // The finalizer holds the Service until the load balancer is gone; then the controller lets it go.
+      await eventually(
+        'the Service to be deleted',
+        () => kube('GET', `/api/v1/namespaces/${ns}/services/web`),
+        (a) => a.status === 404,
+      );
+      expect(await loadBalancersNamed(hostname)).toEqual([]);
+      const left = await elbv2.send(new DescribeTargetGroupsCommand({}));
+      expect((left.TargetGroups ?? []).filter((g) => g.Port === nodePort)).toEqual([]);
+      expect(world.mappings.get('service')!.stats.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
 });

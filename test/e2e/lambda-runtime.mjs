@@ -37,4 +37,6 @@ process.on('message', async ({ id, event }) => {
     process.send({ id, error: err instanceof Error ? `${err.name}: ${err.message}` : String(err) });
   }
 });
+// Ready once loaded: a function that fails its init never takes an invocation (startLambda reports its output).
+await loaded;
 process.send({ ready: true });

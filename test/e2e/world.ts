@@ -73,7 +73,8 @@ function functionEnvironment(
   const common = {
     CLUSTER_NAME: CLUSTER,
     NODE_IP_FAMILIES: 'ipv4',
-    LOG_LEVEL: 'INFO',
+    // The stack's default; E2E_LOG_LEVEL=DEBUG for the reconcilers' debug lines in a failing test's message.
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'INFO',
     AWS_CALL_METRICS: 'operation',
     KUBERNETES_AUTH_MODE: 'token',
     KUBERNETES_API_ENDPOINT: lab.url,
@@ -89,8 +90,9 @@ function functionEnvironment(
     service: {
       ...(vpcId ? { VPC_ID: vpcId } : {}),
       SERVICE_DEFAULT_LOAD_BALANCER_TYPE: 'nlb',
-      SERVICE_PROVISIONING_REQUEUE_SECONDS: '2',
-      SERVICE_CLEANUP_REQUEUE_SECONDS: '2',
+      // The shortest waits the settings allow (the stack's defaults are a minute apart).
+      SERVICE_PROVISIONING_REQUEUE_SECONDS: '5',
+      SERVICE_CLEANUP_REQUEUE_SECONDS: '5',
       SERVICE_REPLACEMENT_GRACE_SECONDS: '0',
     },
     'ec2-events': {
@@ -101,14 +103,34 @@ function functionEnvironment(
     interruption: {
       INTERRUPTION_OUT_OF_SERVICE_TAINT: 'false',
       INTERRUPTION_EXCLUDE_FROM_LOAD_BALANCERS: 'true',
-      INTERRUPTION_DRAIN_REQUEUE_SECONDS: '2',
+      INTERRUPTION_DRAIN_REQUEUE_SECONDS: '5',
     },
   };
   return { ...common, ...own[name] };
 }
 
+/** What the deployment is made of: the relay's image bundle and the Lambda packages, built into `dir`. */
+export interface Built {
+  dir: string;
+  relayEntry: string;
+  bundles: Map<FunctionName, string>;
+}
+
+/**
+ * Builds the relay (its Dockerfile's command) and the functions (scripts/build.ts's bundleFunction, what `npm run
+ * build` runs, into a folder of the test's own rather than dist/, which other runs may be rebuilding).
+ */
+export async function buildDeployment(
+  functions: readonly FunctionName[],
+  dir = mkdtempSync(join(tmpdir(), 'ccm-e2e-')),
+): Promise<Built> {
+  const relayEntry = buildRelay(join(dir, 'relay'));
+  const bundles = new Map<FunctionName, string>();
+  for (const name of functions) bundles.set(name, (await bundleFunction(name, join(dir, 'functions'))).file);
+  return { dir, relayEntry, bundles };
+}
+
 export interface WorldOptions {
-  functions: FunctionName[];
   /** The service reconciler's VPC (VPC_ID), made by the test before the world starts. */
   vpcId?: string;
 }
@@ -116,9 +138,10 @@ export interface WorldOptions {
 export async function startWorld(
   lab: KubeLabAccess,
   emulator: Emulator,
-  options: WorldOptions,
-  dir = mkdtempSync(join(tmpdir(), 'ccm-e2e-')),
+  built: Built,
+  options: WorldOptions = {},
 ): Promise<E2eWorld> {
+  const { dir, relayEntry, bundles } = built;
   const sqs = new SQSClient(emulator.clientConfig);
   const secrets = new SecretsManagerClient(emulator.clientConfig);
   const queues = Object.fromEntries(
@@ -150,8 +173,6 @@ export async function startWorld(
     new CreateSecretCommand({ Name: TOKEN_SECRET, SecretString: JSON.stringify({ token: lab.token, ca: lab.caData }) }),
   );
 
-  const relayEntry = buildRelay(join(dir, 'relay'));
-  const bundles = await Promise.all(options.functions.map((name) => bundleFunction(name, join(dir, 'functions'))));
   const lambdas = new Map<FunctionName, LocalLambda>();
   const mappings = new Map<FunctionName, EventSourceMapping>();
   let relay: RunningRelay | undefined;
@@ -164,9 +185,9 @@ export async function startWorld(
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    for (const [i, name] of options.functions.entries()) {
+    for (const [name, bundle] of bundles) {
       const env = functionEnvironment(name, queues, lab, emulator, options.vpcId);
-      lambdas.set(name, await startLambda(name, bundles[i]!.file, env, FUNCTION_DEFAULTS[name].timeoutSeconds));
+      lambdas.set(name, await startLambda(name, bundle, env, FUNCTION_DEFAULTS[name].timeoutSeconds));
     }
     for (const [name, lambda] of lambdas) {
       mappings.set(
@@ -180,7 +201,7 @@ export async function startWorld(
         return queues[queue as QueueName].url;
       }),
       // Commented out in the Deployment ("With the service controller"): uncommented when it runs.
-      ...(options.functions.includes('service') ? { SERVICE_QUEUE_URL: queues.service.url } : {}),
+      ...(bundles.has('service') ? { SERVICE_QUEUE_URL: queues.service.url } : {}),
       // What IRSA's webhook gives the Pod (region, credentials), and the endpoint of the AWS stand-in.
       AWS_REGION: EMULATOR_REGION,
       AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
