@@ -45,7 +45,7 @@ export interface LoadBalancer {
   name: string;
   dnsName: string;
   scheme: LoadBalancerScheme;
-  /** `network` for the load balancers this project makes; others are never touched. */
+  /** `network` (Services) or `application` (Ingresses); load balancers of other types are never touched. */
   type: string;
   ipAddressType: LoadBalancerIpAddressType;
   state: LoadBalancerStateCode;

@@ -41,6 +41,8 @@ export const EMULATOR_DIFFERENCES = {
   'elbv2.default-rule-actions': "ModifyRule on a listener's default rule",
   'elbv2.rule-delete-unknown': 'DeleteRule naming a rule that does not exist',
   'elbv2.rule-default-delete': "DeleteRule on a listener's default rule",
+  'elbv2.modify-listener-keeps-sni':
+    'ModifyListener replacing the default certificate of a listener with SNI certificates',
   'elbv2.rule-priorities-swap': 'SetRulePriorities moving a rule to a priority another rule leaves in the same call',
   'elb.dns-name': "a Classic Load Balancer's DNS name",
   'elb.create-same-name': 'CreateLoadBalancer with the name and listeners of an existing Classic Load Balancer',

@@ -249,6 +249,93 @@ describeContract('Elbv2Port: Application Load Balancers and listener rules', elb
     expect(await elbv2.describeListeners(lb.arn)).toHaveLength(1);
   });
 
+  async function httpsListener() {
+    const { elbv2, elbSeed } = backend();
+    const { lb, api } = await setup();
+    const certificate = await elbSeed.certificate('web.example.com');
+    const spec: ApplicationListenerSpec = {
+      port: 443,
+      protocol: 'HTTPS',
+      certificateArn: certificate,
+      defaultActions: [forward(api.arn)],
+    };
+    const listener = await elbv2.createApplicationListener(lb.arn, spec, OWNED);
+    const sni = await elbSeed.certificate('api.example.com');
+    await elbv2.addListenerCertificates(listener.arn, [sni]);
+    return { lb, listener, spec, certificate, sni };
+  }
+
+  test('adds SNI certificates to an HTTPS listener beside its default one', async () => {
+    const { elbv2 } = backend();
+    const { listener, certificate, sni } = await httpsListener();
+
+    const listed = await elbv2.describeListenerCertificates(listener.arn);
+
+    expect(listed).toHaveLength(2);
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        { certificateArn: certificate, isDefault: true },
+        { certificateArn: sni, isDefault: false },
+      ]),
+    );
+  });
+
+  test.differs(
+    'elbv2.modify-listener-keeps-sni',
+    'replacing the default certificate of an HTTPS listener keeps its SNI certificates',
+    async () => {
+      const { elbv2, elbSeed } = backend();
+      const { lb, listener, spec, sni } = await httpsListener();
+      const renewed = await elbSeed.certificate('web2.example.com');
+
+      await elbv2.modifyApplicationListener(listener.arn, { ...spec, certificateArn: renewed });
+
+      expect((await elbv2.describeListeners(lb.arn)).find((l) => l.port === 443)?.certificateArns).toEqual([renewed]);
+      expect(await elbv2.describeListenerCertificates(listener.arn)).toEqual(
+        expect.arrayContaining([
+          { certificateArn: renewed, isDefault: true },
+          { certificateArn: sni, isDefault: false },
+        ]),
+      );
+    },
+  );
+
+  test("changes an HTTP target group's health check codes", async () => {
+    const { elbv2 } = backend();
+    const group = await httpGroup(await elbNetwork(backend()), 'api');
+    const healthCheck = { ...albHealthCheckDefaults(), path: '/healthz', matcher: { httpCode: '200-299' } };
+
+    await elbv2.modifyTargetGroupHealthCheck(group.arn, healthCheck);
+
+    expect((await elbv2.findTargetGroups(['api']))[0]?.healthCheck).toEqual(healthCheck);
+  });
+
+  test('rules answer fixed responses, redirect, and forward to weighted groups', async () => {
+    const { elbv2 } = backend();
+    const { api, web, listener } = await setup();
+    const actions: RuleAction[][] = [
+      [{ type: 'fixed-response', statusCode: '503', contentType: 'application/json', messageBody: '{"down":true}' }],
+      [
+        {
+          type: 'redirect',
+          statusCode: 'HTTP_302',
+          protocol: '#{protocol}',
+          host: 'new.example.com',
+          port: '#{port}',
+          path: '/#{path}',
+          query: '#{query}',
+        },
+      ],
+      [weighted(api.arn, web.arn)],
+    ];
+
+    for (const [n, list] of actions.entries()) {
+      await elbv2.createRule(listener.arn, rule(n + 1, [path(`/${n}`)], list), {});
+    }
+
+    expect((await elbv2.describeRules(listener.arn)).slice(0, 3).map((r) => r.actions)).toEqual(actions);
+  });
+
   test('creates rules and describes them in priority order, the default rule last', async () => {
     const { elbv2 } = backend();
     const { api, web, listener } = await setup();
