@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   AttachInternetGatewayCommand,
   CreateInternetGatewayCommand,
@@ -17,6 +18,7 @@ import {
   DescribeTargetHealthCommand,
   ElasticLoadBalancingV2Client,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator } from '../helpers/emulator.ts';
 import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
@@ -55,19 +57,20 @@ interface KubeService {
 
 interface KubeNode {
   metadata: { name: string; labels?: Record<string, string> };
-  spec?: { providerID?: string; taints?: { key: string; effect: string }[] };
+  spec?: { providerID?: string; unschedulable?: boolean; taints?: { key: string; effect: string }[] };
   status?: { addresses?: { type: string; address: string }[] };
 }
 
 describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, kube-apiserver, moto', () => {
   // The builds (about 5 s a bundle on a busy machine) run while the API server and moto start.
-  const building = buildDeployment(['node', 'service']);
+  const building = buildDeployment(['node', 'service', 'ec2-events', 'interruption']);
   building.catch(() => {}); // awaited, and reported, in beforeAll
   const lab = useKubeLab();
   let emulator: Emulator;
   let world: E2eWorld;
   let ec2: EC2Client;
   let elbv2: ElasticLoadBalancingV2Client;
+  let sqs: SQSClient;
   let subnetId: string;
   let nodeGroup: string;
 
@@ -75,6 +78,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
     emulator = await startEmulator();
     ec2 = new EC2Client(emulator.clientConfig);
     elbv2 = new ElasticLoadBalancingV2Client(emulator.clientConfig);
+    sqs = new SQSClient(emulator.clientConfig);
     // The cluster's VPC: a public subnet in two zones (tagged for internet-facing load balancers, routed to an
     // internet gateway by the main table) and the Nodes' cluster-tagged security group.
     const vpcId = (await ec2.send(new CreateVpcCommand({ CidrBlock: '10.0.0.0/16' }))).Vpc!.VpcId!;
@@ -129,6 +133,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
     await world?.close();
     ec2?.destroy();
     elbv2?.destroy();
+    sqs?.destroy();
     await emulator?.stop();
   }, 30_000);
 
@@ -287,6 +292,9 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
   async function namespace(name: string): Promise<string> {
     const created = await kube('POST', '/api/v1/namespaces', { metadata: { name } });
     expect(created.status, created.text).toBe(201);
+    // The controller-manager's part (the lab has none): a namespace's default ServiceAccount, which Pods need.
+    const account = await kube('POST', `/api/v1/namespaces/${name}/serviceaccounts`, { metadata: { name: 'default' } });
+    expect(account.status, account.text).toBe(201);
     return name;
   }
 
@@ -377,6 +385,71 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
       const left = await elbv2.send(new DescribeTargetGroupsCommand({}));
       expect((left.TargetGroups ?? []).filter((g) => g.Port === nodePort)).toEqual([]);
       expect(world.mappings.get('service')!.stats.errors).toEqual([]);
+    },
+    TEST_MS,
+  );
+
+  it(
+    'drains a Node on a spot interruption warning: EventBridge to the router, a notice to the interruption controller',
+    async () => {
+      const node = await initializedNode();
+      const ns = await namespace('e2e-spot');
+      // A Pod the scheduler would have put there (the lab has none): bound by nodeName, and gone at once when
+      // evicted (no kubelet here to end it: a grace period of 0 makes the eviction delete it).
+      const pod = await kube('POST', `/api/v1/namespaces/${ns}/pods`, {
+        metadata: { name: 'app' },
+        spec: {
+          nodeName: node.name,
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: 'app', image: 'registry.k8s.io/pause:3.10' }],
+        },
+      });
+      expect(pod.status, pod.text).toBe(201);
+
+      // What the stack's SpotInterruption rule delivers to the EC2 events queue: the EventBridge event as the body.
+      // https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: world.queues['ec2-events'].url,
+          MessageBody: JSON.stringify({
+            version: '0',
+            id: randomUUID(),
+            'detail-type': 'EC2 Spot Instance Interruption Warning',
+            source: 'aws.ec2',
+            account: '123456789012',
+            time: new Date().toISOString(),
+            region: 'eu-west-1',
+            resources: [`arn:aws:ec2:${ZONE}:instance/${node.instanceId}`],
+            detail: { 'instance-id': node.instanceId, 'instance-action': 'terminate' },
+          }),
+        }),
+      );
+
+      const drained = await eventually(
+        `Node ${node.name} cordoned and tainted`,
+        () => getNode(node.name),
+        (n) =>
+          n.spec?.unschedulable === true &&
+          (n.spec.taints ?? []).some((t) => t.key === 'aws-node-termination-handler/spot-itn'),
+      );
+      expect(drained.spec?.taints).toContainEqual(
+        expect.objectContaining({ key: 'aws-node-termination-handler/spot-itn', effect: 'NoSchedule' }),
+      );
+      await eventually(
+        'the Pod evicted',
+        () => kube('GET', `/api/v1/namespaces/${ns}/pods/app`),
+        (a) => a.status === 404,
+      );
+      // The router took the event off its queue; the controller's notice went through its FIFO queue.
+      for (const name of ['ec2-events', 'interruption'] as const) {
+        const stats = world.mappings.get(name)!.stats;
+        await eventually(
+          `${name}'s messages handled`,
+          async () => stats.deleted,
+          (n) => n > 0,
+        );
+        expect(stats.errors).toEqual([]);
+      }
     },
     TEST_MS,
   );

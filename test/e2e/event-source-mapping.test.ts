@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { succeeded } from './event-source-mapping.ts';
 
 /** The local event source mapping's one rule of its own: what it deletes after a partial batch failure. */
-const record = (messageId: string, group: string) =>
-  ({ messageId, attributes: { MessageGroupId: group } }) as unknown as SQSRecord;
+const record = (messageId: string, group?: string) =>
+  ({ messageId, attributes: group === undefined ? {} : { MessageGroupId: group } }) as unknown as SQSRecord;
 
 describe('the e2e event source mapping', () => {
   it('deletes what succeeded, but nothing of a message group after its failed message', () => {
@@ -14,5 +14,10 @@ describe('the e2e event source mapping', () => {
     // 2 failed: 4, of its group and after it, is held back with it.
     expect(succeeded(records, new Set(['2'])).map((r) => r.messageId)).toEqual(['1', '3', '5']);
     expect(succeeded(records, new Set()).map((r) => r.messageId)).toEqual(['1', '2', '3', '4', '5']);
+  });
+
+  it('holds back nothing else after a failed message of a standard queue (no groups, no order)', () => {
+    const records = [record('1'), record('2'), record('3')];
+    expect(succeeded(records, new Set(['1'])).map((r) => r.messageId)).toEqual(['2', '3']);
   });
 });

@@ -9,7 +9,7 @@ import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import type { LocalLambda } from './lambda.ts';
 
 /**
- * Lambda's SQS event source mapping, small, for one FIFO queue and one function (stacks/reconciler.ts: batches
+ * Lambda's SQS event source mapping, small, for one queue (FIFO, or the EC2 events' standard one) and one function (stacks/reconciler.ts: batches
  * of 10, ReportBatchItemFailures): it receives up to 10 messages, invokes the function with them as SQS event
  * records, and deletes what succeeded. What the function names in `batchItemFailures` stays on the queue, and so
  * does every later message of its message group in the batch (FIFO order: a group never overtakes its failed
@@ -111,9 +111,11 @@ export function succeeded(records: readonly SQSRecord[], failed: ReadonlySet<str
   const blocked = new Set<string>();
   const done: SQSRecord[] = [];
   for (const record of records) {
-    const group = record.attributes.MessageGroupId ?? '';
-    if (failed.has(record.messageId)) blocked.add(group);
-    else if (!blocked.has(group)) done.push(record);
+    // A standard queue's messages have no group and no order: a failure holds back only itself.
+    const group = record.attributes.MessageGroupId;
+    if (failed.has(record.messageId)) {
+      if (group !== undefined) blocked.add(group);
+    } else if (group === undefined || !blocked.has(group)) done.push(record);
   }
   return done;
 }

@@ -1,6 +1,7 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { load } from 'js-yaml';
 
 /**
@@ -29,7 +30,7 @@ function dockerfileInstructions(): string[] {
 }
 
 /** Builds the relay with the Dockerfile's esbuild command into `outDir`; answers the entry file the CMD runs. */
-export function buildRelay(outDir: string): string {
+export async function buildRelay(outDir: string): Promise<string> {
   const instructions = dockerfileInstructions();
   const run = instructions.find((l) => /^RUN npx esbuild /.test(l));
   if (!run?.includes('--outdir=/out')) throw new Error(`${DOCKERFILE}: no "RUN npx esbuild ... --outdir=/out"`);
@@ -37,7 +38,7 @@ export function buildRelay(outDir: string): string {
   const entry = cmd ? (JSON.parse(cmd.slice(4)) as string[])[0] : undefined;
   if (!entry) throw new Error(`${DOCKERFILE}: no CMD ["<file>"]`);
   // The image copies the build's /out to its WORKDIR and runs the CMD there; here the output folder is both.
-  execFileSync('sh', ['-c', run.slice(4).replace('--outdir=/out', `--outdir=${outDir}`)], { stdio: 'pipe' });
+  await promisify(execFile)('sh', ['-c', run.slice(4).replace('--outdir=/out', `--outdir=${outDir}`)]);
   return join(outDir, entry);
 }
 

@@ -124,9 +124,11 @@ export async function buildDeployment(
   functions: readonly FunctionName[],
   dir = mkdtempSync(join(tmpdir(), 'ccm-e2e-')),
 ): Promise<Built> {
-  const relayEntry = buildRelay(join(dir, 'relay'));
-  const bundles = new Map<FunctionName, string>();
-  for (const name of functions) bundles.set(name, (await bundleFunction(name, join(dir, 'functions'))).file);
+  const [relayEntry, ...built] = await Promise.all([
+    buildRelay(join(dir, 'relay')),
+    ...functions.map((name) => bundleFunction(name, join(dir, 'functions'))),
+  ]);
+  const bundles = new Map(functions.map((name, i) => [name, (built[i] as { file: string }).file]));
   return { dir, relayEntry, bundles };
 }
 
@@ -150,15 +152,15 @@ export async function startWorld(
         // As stacks/queues.ts makes them: FIFO, no content-based deduplication (senders give IDs), a visibility
         // timeout of six times the function's timeout. So a failed message comes back within a test only when the
         // runner shortened its visibility (ChangeMessageVisibility), as it does for a retry or a requeue.
-        const visibility = FUNCTION_DEFAULTS[name].timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR;
+        // The EC2 events' queue is a standard one (EventBridge sets no per-key group: stacks/ec2-events.ts).
+        const visibility = String(FUNCTION_DEFAULTS[name].timeoutSeconds * VISIBILITY_TIMEOUT_FACTOR);
+        const fifo = name !== 'ec2-events';
         const { QueueUrl } = await sqs.send(
           new CreateQueueCommand({
-            QueueName: `${CLUSTER}-${name}.fifo`,
-            Attributes: {
-              FifoQueue: 'true',
-              ContentBasedDeduplication: 'false',
-              VisibilityTimeout: String(visibility),
-            },
+            QueueName: `${CLUSTER}-${name}${fifo ? '.fifo' : ''}`,
+            Attributes: fifo
+              ? { FifoQueue: 'true', ContentBasedDeduplication: 'false', VisibilityTimeout: visibility }
+              : { VisibilityTimeout: visibility },
           }),
         );
         const { Attributes } = await sqs.send(
