@@ -8,6 +8,7 @@ import {
   CreateTagsCommand,
   CreateVpcCommand,
   DescribeRouteTablesCommand,
+  DescribeSecurityGroupsCommand,
   EC2Client,
   RunInstancesCommand,
 } from '@aws-sdk/client-ec2';
@@ -24,6 +25,7 @@ import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator } from '../
 import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
 import { useKubeLab } from '../k8s-contract/lab.ts';
 import { kubeHttp } from './kube-http.ts';
+import { RELAY_POD_NAME } from './relay.ts';
 import { buildDeployment, type E2eWorld, startEmulator, startWorld } from './world.ts';
 
 /**
@@ -130,6 +132,9 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
   }, 120_000);
 
   afterAll(async () => {
+    // E2E_OUTPUT=<file>: everything the relay and the functions wrote, to read what a passing run did.
+    if (process.env.E2E_OUTPUT)
+      (await import('node:fs')).writeFileSync(process.env.E2E_OUTPUT, world?.output(200_000) ?? '');
     await world?.close();
     ec2?.destroy();
     elbv2?.destroy();
@@ -241,6 +246,13 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
         (n) => n >= 2,
       );
       expect(stats.errors).toEqual([]);
+      // The relay holds its Lease as the Deployment names it (RELAY_LEASE_NAME, its Pod's namespace and name).
+      const lease = await kube(
+        'GET',
+        '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/serverless-ccm-relay',
+      );
+      expect(lease.status, lease.text).toBe(200);
+      expect((lease.body as { spec: { holderIdentity?: string } }).spec.holderIdentity).toBe(RELAY_POD_NAME);
     },
     TEST_MS,
   );
@@ -373,6 +385,17 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
       );
       expect(targets).toEqual(expected);
 
+      // The load balancer's own security group, tagged with the Service's key.
+      const managedGroups = () =>
+        ec2
+          .send(
+            new DescribeSecurityGroupsCommand({
+              Filters: [{ Name: 'tag:kubernetes.io/service-name', Values: [`${ns}/web`] }],
+            }),
+          )
+          .then((g) => g.SecurityGroups ?? []);
+      expect(await managedGroups()).toHaveLength(1);
+
       const deleted = await kube('DELETE', `/api/v1/namespaces/${ns}/services/web`);
       expect(deleted.status, deleted.text).toBe(200);
       // The finalizer holds the Service until the load balancer is gone; then the controller lets it go.
@@ -384,6 +407,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
       expect(await loadBalancersNamed(hostname)).toEqual([]);
       const left = await elbv2.send(new DescribeTargetGroupsCommand({}));
       expect((left.TargetGroups ?? []).filter((g) => g.Port === nodePort)).toEqual([]);
+      expect(await managedGroups()).toEqual([]);
       expect(world.mappings.get('service')!.stats.errors).toEqual([]);
     },
     TEST_MS,

@@ -28,7 +28,14 @@ export async function startLambda(
 ): Promise<LocalLambda> {
   // Nothing of the test process's environment: Lambda gives a function its own variables and the runtime's.
   const child: ChildProcess = fork(RUNTIME, [bundle, name, String(timeoutSeconds)], {
-    env: { PATH: process.env.PATH ?? '', AWS_LAMBDA_FUNCTION_NAME: name, ...environment },
+    env: {
+      PATH: process.env.PATH ?? '',
+      // What the Node.js runtime sets that the bundles read (Powertools: the function's name, and cold starts).
+      AWS_LAMBDA_FUNCTION_NAME: name,
+      AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
+      AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      ...environment,
+    },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
   });
   let output = '';

@@ -40,8 +40,8 @@ export interface E2eWorld {
   relay: RunningRelay;
   lambdas: Map<FunctionName, LocalLambda>;
   mappings: Map<FunctionName, EventSourceMapping>;
-  /** Every function's and the relay's output, for a failing test's message. */
-  output(): string;
+  /** Every function's and the relay's output (the last `limit` characters of each), for a failing test's message. */
+  output(limit?: number): string;
   close(): Promise<void>;
 }
 
@@ -222,10 +222,10 @@ export async function startWorld(
     relay: running,
     lambdas,
     mappings,
-    output: () =>
+    output: (limit = 6_000) =>
       [
-        `relay (${running.mode}):\n${running.output().slice(-6_000)}`,
-        ...[...lambdas.values()].map((l) => `${l.name}:\n${l.output().slice(-6_000)}`),
+        `relay (${running.mode}):\n${running.output().slice(-limit)}`,
+        ...[...lambdas.values()].map((l) => `${l.name}:\n${l.output().slice(-limit)}`),
         ...[...mappings].map(([n, m]) => `${n} mapping: ${JSON.stringify(m.stats)}`),
       ].join('\n\n'),
     close,
