@@ -23,8 +23,7 @@ import {
 import { GetQueueAttributesCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMULATOR_AVAILABLE, EMULATOR_SKIPPED_MESSAGE, type Emulator } from '../helpers/emulator.ts';
-import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
-import { useKubeLab } from '../k8s-contract/lab.ts';
+import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
 import { kubeHttp } from './kube-http.ts';
 import { RELAY_POD_NAME } from './relay.ts';
 import { buildDeployment, type E2eWorld, startEmulator, startWorld } from './world.ts';
@@ -71,7 +70,14 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
   // suite's body is still run to collect its tests, so only when the suite runs.
   const building = missing.length === 0 ? buildDeployment(FUNCTIONS) : undefined;
   building?.catch(() => {}); // awaited, and reported, in beforeAll
-  const lab = useKubeLab();
+  // An API server of its own, not the run's shared one (test/k8s-contract/lab.ts): the relay lists and watches every
+  // Node and Service of the cluster, and the functions would act on other files' objects (a finalizer and an NLB
+  // for their LoadBalancer Services, Warning Events on their Nodes), and theirs on ours. It starts in about 5 s,
+  // while the builds run.
+  const starting = missing.length === 0 ? startKubeLab() : undefined;
+  starting?.catch(() => {}); // awaited, and reported, in beforeAll
+  let kubeLab: KubeLab | undefined;
+  const lab = () => kubeLab!;
   let emulator: Emulator;
   let world: E2eWorld;
   let ec2: EC2Client;
@@ -81,6 +87,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
   let nodeGroup: string;
 
   beforeAll(async () => {
+    kubeLab = await starting;
     emulator = await startEmulator();
     ec2 = new EC2Client(emulator.clientConfig);
     elbv2 = new ElasticLoadBalancingV2Client(emulator.clientConfig);
@@ -145,6 +152,7 @@ describe.skipIf(missing.length > 0)('the deployed shape: relay, Lambda bundles, 
       const built = await building?.catch(() => undefined);
       if (built) rmSync(built.dir, { recursive: true, force: true });
     }
+    await (await starting?.catch(() => undefined))?.stop();
     ec2?.destroy();
     elbv2?.destroy();
     sqs?.destroy();

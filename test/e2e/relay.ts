@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_pro
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { load } from 'js-yaml';
+import { load, loadAll } from 'js-yaml';
 
 /**
  * The relay as its container runs it: the bundle deploy/relay/Dockerfile builds (its own esbuild command, read
@@ -181,4 +181,41 @@ export async function startRelay(options: {
         setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
       }),
   };
+}
+
+type Kube = (method: string, path: string, body?: unknown) => Promise<{ status: number; text: string; body: unknown }>;
+
+/** Where each kind the relay's manifests hold is created. */
+const COLLECTIONS: Record<string, (namespace: string) => string> = {
+  ServiceAccount: (ns) => `/api/v1/namespaces/${ns}/serviceaccounts`,
+  ClusterRole: () => '/apis/rbac.authorization.k8s.io/v1/clusterroles',
+  ClusterRoleBinding: () => '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+  Role: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/roles`,
+  RoleBinding: (ns) => `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+};
+
+/**
+ * The relay's identity as deployed: its ServiceAccount and RBAC applied from deploy/relay (serviceaccount.yaml,
+ * rbac.yaml, and rbac-service.yaml when the service controller runs, as kustomization.yaml says), and a token
+ * for the account (the TokenRequest API, what the kubelet mounts). A permission the manifests miss fails the
+ * relay here as it would in a cluster.
+ */
+export async function relayServiceAccountToken(kube: Kube, withServices: boolean): Promise<string> {
+  const files = ['serviceaccount.yaml', 'rbac.yaml', ...(withServices ? ['rbac-service.yaml'] : [])];
+  for (const file of files) {
+    for (const doc of loadAll(readFileSync(join('deploy/relay', file), 'utf8'))) {
+      const object = doc as { kind: string; metadata: { namespace?: string } };
+      const collection = COLLECTIONS[object.kind];
+      if (!collection) throw new Error(`deploy/relay/${file}: no collection known for ${object.kind}`);
+      const created = await kube('POST', collection(object.metadata.namespace ?? RELAY_POD_NAMESPACE), object);
+      if (created.status !== 201) throw new Error(`applying deploy/relay/${file} ${object.kind}: ${created.text}`);
+    }
+  }
+  const request = await kube(
+    'POST',
+    `/api/v1/namespaces/${RELAY_POD_NAMESPACE}/serviceaccounts/serverless-ccm-relay/token`,
+    { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
+  );
+  if (request.status !== 201) throw new Error(`a token for the relay's ServiceAccount: ${request.text}`);
+  return (request.body as { status: { token: string } }).status.token;
 }

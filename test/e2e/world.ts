@@ -9,8 +9,9 @@ import { FUNCTION_DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../stacks/confi
 import { EMULATOR_CREDENTIALS, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
 import type { KubeLabAccess } from '../helpers/kube-lab.ts';
 import { type EventSourceMapping, startEventSourceMapping } from './event-source-mapping.ts';
+import { kubeHttp } from './kube-http.ts';
 import { type LocalLambda, startLambda } from './lambda.ts';
-import { buildRelay, deploymentEnvironment, type RunningRelay, startRelay } from './relay.ts';
+import { buildRelay, deploymentEnvironment, type RunningRelay, relayServiceAccountToken, startRelay } from './relay.ts';
 
 /**
  * The deployed shape on one machine: moto as AWS (SQS FIFO queues, EC2, ELBv2, Secrets Manager), the lab's
@@ -210,7 +211,15 @@ export async function startWorld(
       AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
       AWS_ENDPOINT_URL_SQS: emulator.endpoint,
     };
-    relay = await startRelay({ entry: relayEntry, workDir: dir, env: relayEnv, access: lab, port: await freePort() });
+    // The relay's own ServiceAccount and RBAC from deploy/relay, not the lab's admin.
+    const token = await relayServiceAccountToken(kubeHttp(lab), bundles.has('service'));
+    relay = await startRelay({
+      entry: relayEntry,
+      workDir: dir,
+      env: relayEnv,
+      access: { ...lab, token },
+      port: await freePort(),
+    });
   } catch (err) {
     await close();
     throw err;
