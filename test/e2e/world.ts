@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { CreateQueueCommand, GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { loadAll } from 'js-yaml';
 import { bundleFunction } from '../../scripts/build.ts';
 import { FUNCTION_DEFAULTS, VISIBILITY_TIMEOUT_FACTOR } from '../../stacks/config.ts';
 import { EMULATOR_CREDENTIALS, EMULATOR_REGION, type Emulator, startEmulator } from '../helpers/emulator.ts';
@@ -33,7 +34,8 @@ export interface Queue {
   arn: string;
 }
 
-export const TOKEN_SECRET = 'serverless-ccm/e2e-token';
+/** Each function's Secrets Manager secret (token mode): `{"token", "ca"}`, as deploy/README-deploy.md makes it. */
+const tokenSecret = (name: FunctionName) => `serverless-ccm/e2e-${name}`;
 
 export interface E2eWorld {
   emulator: Emulator;
@@ -79,7 +81,7 @@ function functionEnvironment(
     AWS_CALL_METRICS: 'operation',
     KUBERNETES_AUTH_MODE: 'token',
     KUBERNETES_API_ENDPOINT: lab.url,
-    KUBERNETES_TOKEN_SECRET_ID: TOKEN_SECRET,
+    KUBERNETES_TOKEN_SECRET_ID: tokenSecret(name),
     AWS_REGION: EMULATOR_REGION,
     AWS_ACCESS_KEY_ID: EMULATOR_CREDENTIALS.accessKeyId,
     AWS_SECRET_ACCESS_KEY: EMULATOR_CREDENTIALS.secretAccessKey,
@@ -133,6 +135,57 @@ export async function buildDeployment(
   return { dir, relayEntry, bundles };
 }
 
+type Kube = ReturnType<typeof kubeHttp>;
+
+/**
+ * Each function's Kubernetes identity: the ClusterRole `serverless-ccm:<function>` from deploy/README-deploy.md
+ * ("Grant the functions their Kubernetes permissions"), bound to a ServiceAccount of the function's own, and a
+ * token for it (the TokenRequest API: the lab has no controller-manager to fill the README's token Secret). One
+ * account per function rather than the README's one for all in token mode: each bundle then has exactly its own
+ * role, as in eks mode, so a call its role misses fails here.
+ */
+async function functionTokens(kube: Kube, names: readonly FunctionName[]): Promise<Map<FunctionName, string>> {
+  const readme = readFileSync('deploy/README-deploy.md', 'utf8');
+  const section = readme.slice(readme.indexOf('### Grant the functions their Kubernetes permissions'));
+  const start = section.indexOf('```yaml\n') + '```yaml\n'.length;
+  const roles = loadAll(section.slice(start, section.indexOf('```', start))) as {
+    kind: string;
+    metadata: { name: string };
+  }[];
+  const ok = async (what: string, answer: Promise<{ status: number; text: string; body: unknown }>) => {
+    const { status, text, body } = await answer;
+    if (status !== 201) throw new Error(`${what}: ${text}`);
+    return body;
+  };
+  const tokens = new Map<FunctionName, string>();
+  for (const name of names) {
+    const roleName = `serverless-ccm:${name}`;
+    const role = roles.find((r) => r.kind === 'ClusterRole' && r.metadata.name === roleName);
+    if (!role) throw new Error(`deploy/README-deploy.md gives no ClusterRole ${roleName}`);
+    const account = `serverless-ccm-${name}`;
+    await ok(roleName, kube('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', role));
+    await ok(account, kube('POST', '/api/v1/namespaces/kube-system/serviceaccounts', { metadata: { name: account } }));
+    await ok(
+      `${roleName} binding`,
+      kube('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+        metadata: { name: roleName },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roleName },
+        subjects: [{ kind: 'ServiceAccount', name: account, namespace: 'kube-system' }],
+      }),
+    );
+    const request = await ok(
+      `${account} token`,
+      kube('POST', `/api/v1/namespaces/kube-system/serviceaccounts/${account}/token`, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 3600 },
+      }),
+    );
+    tokens.set(name, (request as { status: { token: string } }).status.token);
+  }
+  return tokens;
+}
+
 export interface WorldOptions {
   /** The service reconciler's VPC (VPC_ID), made by the test before the world starts. */
   vpcId?: string;
@@ -171,10 +224,13 @@ export async function startWorld(
       }),
     ),
   ) as Record<QueueName, Queue>;
-  // token mode: the secret of deploy/README-deploy.md, `{"token", "ca"}`.
-  await secrets.send(
-    new CreateSecretCommand({ Name: TOKEN_SECRET, SecretString: JSON.stringify({ token: lab.token, ca: lab.caData }) }),
-  );
+  // token mode: each function's secret holds the token of a ServiceAccount bound to its ClusterRole only.
+  const tokens = await functionTokens(kubeHttp(lab), [...built.bundles.keys()]);
+  for (const [name, token] of tokens) {
+    await secrets.send(
+      new CreateSecretCommand({ Name: tokenSecret(name), SecretString: JSON.stringify({ token, ca: lab.caData }) }),
+    );
+  }
 
   const lambdas = new Map<FunctionName, LocalLambda>();
   const mappings = new Map<FunctionName, EventSourceMapping>();
