@@ -15,6 +15,7 @@ export const EMULATOR_DIFFERENCES = {
   'ec2.sg-delete-referenced': "deleting a security group another group's rule references",
   'ec2.sg-delete-in-use': 'deleting a security group a network interface uses',
   'elbv2.nlb-arn': "a Network Load Balancer's ARN",
+  'elbv2.nlb-dns-name': "a Network Load Balancer's DNS name",
   'elbv2.lb-create-same-name': 'CreateLoadBalancer with the name of an existing load balancer',
   'elbv2.nlb-single-zone': 'a Network Load Balancer in a single zone',
   'elbv2.nlb-subnet-in-place': "changing the subnet of a Network Load Balancer's zone",

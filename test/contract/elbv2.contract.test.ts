@@ -62,6 +62,20 @@ describeContract('Elbv2Port: load balancers', elbv2Backends(), (backend, test) =
     expect(lb.arn).toMatch(/^arn:aws:elasticloadbalancing:eu-west-1:\d{12}:loadbalancer\/net\/web\/[0-9a-f]+$/);
   });
 
+  test.differs(
+    'elbv2.nlb-dns-name',
+    'names a Network Load Balancer <name>-<id>.elb.<region>.amazonaws.com',
+    async () => {
+      const network = await elbNetwork(backend());
+
+      const lb = await created(lbInput(network));
+
+      // The service controller tells an NLB's hostname in a Service's status from a Classic ELB's by this form
+      // (functions/service/decide.ts isClassicHostname): a Classic ELB is <name>-<n>.<region>.elb.amazonaws.com.
+      expect(lb.dnsName).toMatch(/^web-[0-9a-f]+\.elb\.eu-west-1\.amazonaws\.com$/);
+    },
+  );
+
   test('finds no load balancer for an unknown name, without an error', async () => {
     const { elbv2 } = backend();
 
