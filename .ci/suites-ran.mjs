@@ -73,5 +73,12 @@ check(
       t.file === 'test/k8s-contract/webhooks.real.test.ts',
   ),
 );
+// The deployed shape end to end needs both: the lab's API server and the emulator.
+check(
+  'the end-to-end suite (built bundles and relay, real API server, AWS API emulator)',
+  kubeLabFound === 'yes' && motoFound === 'yes' ? 'yes' : 'no',
+  'the kube lab or moto_server',
+  tests.filter((t) => t.file === 'test/e2e/deployed-shape.e2e.test.ts'),
+);
 
 process.exitCode = failed ? 1 : 0;
