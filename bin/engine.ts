@@ -7,7 +7,7 @@ import type { IpamDeps } from '../functions/ipam/deps.ts';
 import { ipamReconciler } from '../functions/ipam/reconciler.ts';
 import { type NodeDeps, nodeReconciler } from '../functions/node/reconciler.ts';
 import { type LifecycleDeps, nodeLifecycleReconciler } from '../functions/node-lifecycle/reconciler.ts';
-import type { Reconciler as RelayReconciler } from '../functions/relay/forwarding.ts';
+import type { Reconciler as RelayReconciler } from '../functions/relay/controllers/index.ts';
 import { resync } from '../functions/resync/resync.ts';
 import type { RouteDeps } from '../functions/route/deps.ts';
 import { routeReconciler } from '../functions/route/reconciler.ts';

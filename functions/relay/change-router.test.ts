@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Reconciler } from './forwarding.ts';
+import type { Reconciler } from './controllers/index.ts';
 import { heartbeat, makeAddressPod, makeNode, makeService } from './testing/objects.ts';
 import { asObject, at, router, short } from './testing/router.ts';
 

@@ -2,7 +2,7 @@ import { errorMessage } from '../../shared/errors.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { type KeyMessage, messageGroupId } from '../../shared/queue/message.ts';
 import type { SendFailure, SqsPort } from '../../shared/queue/sqs-port.ts';
-import type { Reconciler } from './forwarding.ts';
+import type { Reconciler } from './controllers/index.ts';
 import { compareResourceVersions } from './kinds.ts';
 import type { RelayMetrics } from './metrics.ts';
 

@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { IPV4_RESOURCE, POD_IP_ANNOTATION as POD_IP } from '../../shared/k8s/ipam-names.ts';
 import { TAINT_SHUTDOWN } from '../../shared/k8s/node-helpers.ts';
 import type { Node } from '../../shared/k8s/types.ts';
+import type { Reconciler } from './controllers/index.ts';
 import { loadBalancerTargets } from './controllers/service-reads.ts';
 import { fingerprint, hashString, NOT_RELEVANT } from './fingerprint.ts';
-import { kindsFor, type Reconciler, ruleFor } from './forwarding.ts';
+import { kindsFor, ruleFor } from './forwarding.ts';
 import type { KubeObject, WatchedKind } from './kinds.ts';
 import { compareResourceVersions } from './kinds.ts';
 import {

@@ -2,8 +2,6 @@ import { controller, RECONCILERS, type Reconciler } from './controllers/index.ts
 import type { ForwardingRule as ModuleRule } from './controllers/module.ts';
 import { WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 
-export { RECONCILERS, type Reconciler } from './controllers/index.ts';
-
 /**
  * The forwarding rules per kind, as the table of controller modules (controllers/index.ts) declares them: which
  * reconciler queues a change of each kind goes to, and which fields of the object each reconciler reads. A change

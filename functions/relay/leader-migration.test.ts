@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../shared/clock.ts';
 import { ConfigError } from '../../shared/config/config.ts';
 import { silentLog } from '../../shared/observability/log.ts';
-import type { Reconciler } from './forwarding.ts';
+import type { Reconciler } from './controllers/index.ts';
 import {
   type LeaderMigrationConfiguration,
   MigrationGate,

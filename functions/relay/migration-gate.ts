@@ -1,7 +1,8 @@
 import type { Clock } from '../../shared/clock.ts';
 import { errorMessage } from '../../shared/errors.ts';
 import type { Log } from '../../shared/observability/log.ts';
-import { MIGRATION_CONTROLLER_NAMES, type Reconciler } from './forwarding.ts';
+import type { Reconciler } from './controllers/index.ts';
+import { MIGRATION_CONTROLLER_NAMES } from './forwarding.ts';
 import type { LeasePort } from './lease.ts';
 import type { RelayMetrics } from './metrics.ts';
 

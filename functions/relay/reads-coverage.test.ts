@@ -10,7 +10,8 @@ import {
   LABEL_ZONE,
   LABEL_ZONE_ID,
 } from '../node/plan.ts';
-import { RECONCILERS, type Reconciler, ruleFor } from './forwarding.ts';
+import { RECONCILERS, type Reconciler } from './controllers/index.ts';
+import { ruleFor } from './forwarding.ts';
 import { type KubeObject, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
 import {
   fingerprintNotices,

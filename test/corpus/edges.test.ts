@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runCommand } from '../../functions/credential-provider/cli.ts';
 import { MemoryOutput, stdinWith } from '../../functions/credential-provider/in-memory.ts';
 import { ChangeRouter, type RoutedKey } from '../../functions/relay/change-router.ts';
-import { RECONCILERS } from '../../functions/relay/forwarding.ts';
+import { RECONCILERS } from '../../functions/relay/controllers/index.ts';
 import type { KubeObject, WatchedKind } from '../../functions/relay/kinds.ts';
 import { makeNode, makeService } from '../../functions/relay/testing/objects.ts';
 import { MalformedReviewError, parseAdmissionReview } from '../../functions/relay/webhook/admission.ts';

@@ -9,7 +9,7 @@ import { ipamReconciler } from '../../functions/ipam/reconciler.ts';
 import { type NodeDeps, nodeReconciler } from '../../functions/node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../functions/node-lifecycle/reconciler.ts';
 import { ChangeRouter } from '../../functions/relay/change-router.ts';
-import type { Reconciler as RelayReconciler } from '../../functions/relay/forwarding.ts';
+import type { Reconciler as RelayReconciler } from '../../functions/relay/controllers/index.ts';
 import type { KubeObject } from '../../functions/relay/kinds.ts';
 import { resync } from '../../functions/resync/resync.ts';
 import type { RouteDeps } from '../../functions/route/deps.ts';

@@ -6,7 +6,7 @@ import { LABEL_SERVICE_NAME } from '../../../shared/k8s/service-port.ts';
 import type { Node } from '../../../shared/k8s/types.ts';
 import type { KeyMessage } from '../../../shared/queue/message.ts';
 import type { SendFailure, SqsPort, VisibilityChange } from '../../../shared/queue/sqs-port.ts';
-import { RECONCILERS, type Reconciler } from '../forwarding.ts';
+import { RECONCILERS, type Reconciler } from '../controllers/index.ts';
 import type { KubeObject } from '../kinds.ts';
 
 /**

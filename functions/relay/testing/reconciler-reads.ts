@@ -18,7 +18,7 @@ import { LABEL_ZONE } from '../../node/plan.ts';
 import { nodeReconciler } from '../../node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../route/reconciler.ts';
-import { RECONCILERS, type Reconciler } from '../forwarding.ts';
+import { RECONCILERS, type Reconciler } from '../controllers/index.ts';
 import { type ReadRecorder, recordingPort } from './reads.ts';
 
 /**

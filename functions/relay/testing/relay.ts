@@ -1,7 +1,7 @@
 import { systemClock } from '../../../shared/clock.ts';
 import { silentLog } from '../../../shared/observability/log.ts';
 import type { SqsPort } from '../../../shared/queue/sqs-port.ts';
-import type { Reconciler } from '../forwarding.ts';
+import type { Reconciler } from '../controllers/index.ts';
 import { restClients } from '../kube-clients.ts';
 import { Relay, type RelayOptions } from '../relay.ts';
 import { FakeCluster, type FakeKubeApi, restConfigFor, startFakeKubeApi } from './fake-kube-api.ts';

@@ -1,6 +1,6 @@
 import type { Node } from '../../../shared/k8s/types.ts';
 import { ChangeRouter, type RoutedKey } from '../change-router.ts';
-import { RECONCILERS, type Reconciler } from '../forwarding.ts';
+import { RECONCILERS, type Reconciler } from '../controllers/index.ts';
 import type { KubeObject } from '../kinds.ts';
 
 /**
