@@ -1,0 +1,35 @@
+import type {
+  Ingress,
+  IngressClass,
+  IngressClassParams,
+  IngressLoadBalancerIngress,
+  Namespace,
+} from './ingress-types.ts';
+import type { KubernetesPort, WriteGuard } from './port.ts';
+import type { ServicesPort } from './service-port.ts';
+
+/**
+ * Ingresses, IngressClasses and IngressClassParams as the Ingress controller needs them. As the Services port, the
+ * finalizer write is a merge patch guarded by `metadata.resourceVersion` (409 Conflict when the Ingress changed
+ * since it was read), since a merge patch replaces the finalizer list whole.
+ */
+export interface IngressesPort {
+  /** Every Ingress of every namespace (a group's members can be anywhere), paged inside the adapter. */
+  listIngresses(): Promise<Ingress[]>;
+  /** undefined when the Ingress does not exist (404). */
+  getIngress(namespace: string, name: string): Promise<Ingress | undefined>;
+  listIngressClasses(): Promise<IngressClass[]>;
+  /** undefined when it does not exist, or when the IngressClassParams CRD is not installed. */
+  getIngressClassParams(name: string): Promise<IngressClassParams | undefined>;
+  /** undefined when it does not exist. */
+  getNamespace(name: string): Promise<Namespace | undefined>;
+  /** Replaces `metadata.finalizers`; answers the Ingress as written. */
+  setIngressFinalizers(namespace: string, name: string, finalizers: string[], guard: WriteGuard): Promise<Ingress>;
+  /** Replaces `status.loadBalancer.ingress` (the status subresource). */
+  setIngressStatus(namespace: string, name: string, ingress: IngressLoadBalancerIngress[]): Promise<Ingress>;
+}
+
+/** What the Ingress controller reads and writes in Kubernetes. */
+export type IngressControllerKube = IngressesPort &
+  Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
+  Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
