@@ -1,12 +1,8 @@
-import type { AvailabilityZone, Instance, SecurityGroup } from '../../shared/aws/ec2-port.ts';
+import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { ClassicLoadBalancer } from '../../shared/aws/elb-port.ts';
 import { ELBV2_PAGE_SIZE, type LoadBalancer, type TargetGroup } from '../../shared/aws/elbv2-port.ts';
-import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
-import type { Node } from '../../shared/k8s/types.ts';
-import type { SharedReads } from '../../shared/load-balancers/context.ts';
-import { primaryGroups } from '../../shared/load-balancers/node-rules.ts';
+import { LazySharedReads } from '../../shared/load-balancers/reads.ts';
 import { backendSecurityGroupName } from '../../shared/load-balancers/security-groups.ts';
-import { instanceIdsOf } from '../../shared/load-balancers/targets.ts';
 import type { ServiceDeps } from './deps.ts';
 import { loadBalancerName, referenceLoadBalancerName, securityGroupName } from './names.ts';
 
@@ -24,11 +20,7 @@ export interface BatchService {
  * the load balancers by name (one listing), the tags of those the batch's Services are named for (one
  * DescribeTags per 20) and the target groups each forwards to (one listing, when that is cheaper).
  */
-export class ServiceBatch implements SharedReads {
-  private nodeList?: Promise<Node[]>;
-  private instanceMap?: Promise<Map<string, Instance>>;
-  private groups?: Promise<SecurityGroup[]>;
-  private zoneList?: Promise<AvailabilityZone[]>;
+export class ServiceBatch extends LazySharedReads {
   private lbByName?: Promise<Map<string, LoadBalancer>>;
   private lbTags?: Promise<TagsById>;
   private classicByName?: Promise<Map<string, ClassicLoadBalancer>>;
@@ -40,7 +32,9 @@ export class ServiceBatch implements SharedReads {
   constructor(
     private readonly deps: ServiceDeps,
     private readonly keys: readonly BatchService[] = [],
-  ) {}
+  ) {
+    super(deps);
+  }
 
   /**
    * Every load balancer of the account and region, by lower-case name: one DescribeLoadBalancers per 400,
@@ -147,36 +141,6 @@ export class ServiceBatch implements SharedReads {
       const own = loadBalancerName({ clusterName, namespace, name });
       return reference ? [own, reference] : [own];
     });
-  }
-
-  nodes(): Promise<Node[]> {
-    this.nodeList ??= this.deps.kube.listNodes().catch((err: unknown) => {
-      throw classifyKubernetesError('listing nodes', err);
-    });
-    return this.nodeList;
-  }
-
-  /** Every Node's instance (one DescribeInstances per 1000). */
-  async instances(): Promise<Map<string, Instance>> {
-    this.instanceMap ??= this.nodes().then((nodes) => {
-      const ids = instanceIdsOf(nodes.filter((n) => !n.metadata.deletionTimestamp));
-      return ids.length > 0 ? this.deps.ec2.describeInstances(ids) : new Map<string, Instance>();
-    });
-    return this.instanceMap;
-  }
-
-  /** The security groups of every Node instance's primary interface. */
-  async nodeSecurityGroups(): Promise<SecurityGroup[]> {
-    this.groups ??= this.instances().then((instances) => {
-      const ids = [...new Set([...instances.values()].flatMap(primaryGroups))];
-      return ids.length > 0 ? this.deps.ec2.findSecurityGroups({ groupIds: ids }) : [];
-    });
-    return this.groups;
-  }
-
-  zones(): Promise<AvailabilityZone[]> {
-    this.zoneList ??= this.deps.ec2.describeAvailabilityZones();
-    return this.zoneList;
   }
 }
 

@@ -1,0 +1,93 @@
+import { errorMessage } from '../../shared/errors.ts';
+import { classifyKubernetesError, isConflict, isNotFound } from '../../shared/k8s/errors.ts';
+import type { IngressControllerKube } from '../../shared/k8s/ingress-port.ts';
+import {
+  type Ingress,
+  type IngressLoadBalancerIngress,
+  ingressKey,
+  ingressRef,
+} from '../../shared/k8s/ingress-types.ts';
+import type { Log } from '../../shared/observability/log.ts';
+
+/**
+ * The Events `kubectl describe ingress` shows: the reasons of the AWS Load Balancer Controller, so alerts and
+ * runbooks written for it keep working; ours beyond it are marked.
+ */
+export const EVENT = {
+  reconciled: 'SuccessfullyReconciled',
+  failedBuild: 'FailedBuildModel',
+  failedDeploy: 'FailedDeployModel',
+  failedAddFinalizer: 'FailedAddFinalizer',
+  failedRemoveFinalizer: 'FailedRemoveFinalizer',
+  failedStatus: 'FailedUpdateStatus',
+  failedGroup: 'FailedLoadGroupID',
+  /** Ours: an annotation or field we do not support, named, never silently ignored. */
+  unsupported: 'UnsupportedAnnotation',
+  /** Ours: the group's load balancer is being replaced (scheme or name changed). */
+  replacing: 'ReplacingLoadBalancer',
+} as const;
+
+export interface KubeDeps {
+  kube: IngressControllerKube;
+  log: Log;
+}
+
+/** Events are best effort: losing one must neither fail nor repeat a reconcile. */
+export async function recordIngressEvent(
+  deps: KubeDeps,
+  ingress: Ingress,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+): Promise<void> {
+  try {
+    await deps.kube.recordEvent({ involvedObject: ingressRef(ingress), type, reason, message });
+  } catch (err) {
+    deps.log.warn('could not record event', { ingress: ingressKey(ingress), reason, error: errorMessage(err) });
+  }
+}
+
+/**
+ * Adds or removes one finalizer with a guarded write; on 409 the Ingress is read again and the change made on
+ * what it holds now, up to three times. Answers the Ingress as written, or undefined once it is gone.
+ */
+export async function changeFinalizer(
+  deps: KubeDeps,
+  ingress: Ingress,
+  finalizer: string,
+  change: 'add' | 'remove',
+): Promise<Ingress | undefined> {
+  let current: Ingress | undefined = ingress;
+  for (let attempt = 0; current; attempt++) {
+    const has = current.metadata.finalizers?.includes(finalizer) ?? false;
+    if (has === (change === 'add')) return current;
+    const finalizers =
+      change === 'add'
+        ? [...(current.metadata.finalizers ?? []), finalizer]
+        : (current.metadata.finalizers ?? []).filter((f) => f !== finalizer);
+    const { namespace = 'default', name, resourceVersion = '' } = current.metadata;
+    try {
+      return await deps.kube.setIngressFinalizers(namespace, name, finalizers, { resourceVersion });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      if (!isConflict(err) || attempt >= 2) {
+        throw classifyKubernetesError(`${change === 'add' ? 'adding' : 'removing'} finalizer ${finalizer}`, err);
+      }
+      current = await deps.kube.getIngress(namespace, name);
+    }
+  }
+  return undefined;
+}
+
+/** Writes `status.loadBalancer.ingress` when it differs (the reference writes it only then too). */
+export async function setStatus(deps: KubeDeps, ingress: Ingress, wanted: IngressLoadBalancerIngress[]): Promise<boolean> {
+  const current = ingress.status?.loadBalancer?.ingress ?? [];
+  if (JSON.stringify(current) === JSON.stringify(wanted)) return false;
+  try {
+    await deps.kube.setIngressStatus(ingress.metadata.namespace ?? 'default', ingress.metadata.name, wanted);
+    return true;
+  } catch (err) {
+    if (isNotFound(err)) return false;
+    throw classifyKubernetesError(`writing the status of ${ingressKey(ingress)}`, err);
+  }
+}
