@@ -35,8 +35,20 @@ function crossSettingProblems(c: {
   KUBERNETES_AUTH_MODE: string;
   KUBERNETES_TOKEN_SECRET_ID?: string | undefined;
   KUBERNETES_API_ENDPOINT?: string | undefined;
+  INGRESS_DEFAULT_TAGS?: Record<string, string>;
+  SERVICE_EXTERNAL_MANAGED_TAGS?: string[];
 }): Problem[] {
   const problems: Problem[] = [];
+  // A tag set on every resource and one left to another tool cannot both hold: each would undo the other.
+  const managedElsewhere = Object.keys(c.INGRESS_DEFAULT_TAGS ?? {}).filter((key) =>
+    c.SERVICE_EXTERNAL_MANAGED_TAGS?.includes(key),
+  );
+  if (managedElsewhere.length > 0) {
+    problems.push({
+      path: ['INGRESS_DEFAULT_TAGS'],
+      message: `${managedElsewhere.join(', ')}: also in SERVICE_EXTERNAL_MANAGED_TAGS (tags another tool manages)`,
+    });
+  }
   if (c.KUBERNETES_AUTH_MODE === 'token' && !c.KUBERNETES_TOKEN_SECRET_ID) {
     problems.push({
       path: ['KUBERNETES_TOKEN_SECRET_ID'],

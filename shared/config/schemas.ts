@@ -88,3 +88,60 @@ export const SECONDS = { number: 'must be a number of seconds', whole: 'must be 
 /** The load balancer kinds the service controller makes (SERVICE_DEFAULT_LOAD_BALANCER_TYPE). */
 export const SERVICE_LOAD_BALANCER_TYPES = ['nlb', 'classic'] as const;
 export type ServiceLoadBalancerType = (typeof SERVICE_LOAD_BALANCER_TYPES)[number];
+
+/** The target types an Ingress's target groups can have (INGRESS_DEFAULT_TARGET_TYPE): Node ports or Pod addresses. */
+export const INGRESS_TARGET_TYPES = ['instance', 'ip'] as const;
+
+/**
+ * Tag keys the Ingress controller sets itself on every resource it tracks, and so keys no setting may give: the AWS
+ * Load Balancer Controller's tracking tags (its `--default-tags` refuses them as well) and the cluster ownership tag
+ * (`kubernetes.io/cluster/<name>`, by its prefix).
+ */
+export const TRACKING_TAG_KEYS: readonly string[] = [
+  'elbv2.k8s.aws/cluster',
+  'elbv2.k8s.aws/resource',
+  'ingress.k8s.aws/stack',
+  'ingress.k8s.aws/resource',
+  'service.k8s.aws/stack',
+  'service.k8s.aws/resource',
+];
+const OWNERSHIP_TAG_PREFIX = 'kubernetes.io/cluster/';
+
+/**
+ * The characters and lengths AWS allows in ELBv2 and EC2 tag keys and values.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_Tag.html
+ */
+const TAG_TEXT = /^[\p{L}\p{Z}\p{N}_.:/=+\-@]*$/u;
+
+/**
+ * `key=value,key2=value2` (INGRESS_DEFAULT_TAGS): tags as a map. Refused, naming the entry: an entry without `=`, an
+ * empty key, a key named twice, a key or value AWS would refuse (length, characters, the reserved `aws:` prefix),
+ * and the keys the controller sets itself (TRACKING_TAG_KEYS and the ownership tag).
+ */
+export const tagMap = () =>
+  z.pipe(
+    z.string(),
+    z.transform((text: string, ctx): Record<string, string> => {
+      const tags: Record<string, string> = {};
+      const problem = (message: string) => ctx.issues.push({ code: 'custom', message, input: text });
+      for (const entry of text
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
+        const at = entry.indexOf('=');
+        const key = at < 0 ? '' : entry.slice(0, at).trim();
+        const value = at < 0 ? '' : entry.slice(at + 1).trim();
+        if (at < 0 || key === '') problem(`"${entry}" must be key=value`);
+        else if (key.length > 128 || !TAG_TEXT.test(key)) {
+          problem(`"${key}" is no tag key AWS accepts (at most 128 letters, digits, spaces or _ . : / = + - @)`);
+        } else if (value.length > 256 || !TAG_TEXT.test(value)) {
+          problem(`the value of ${key} is none AWS accepts (at most 256 letters, digits, spaces or _ . : / = + - @)`);
+        } else if (key.toLowerCase().startsWith('aws:')) problem(`"${key}": the aws: prefix is reserved for AWS`);
+        else if (TRACKING_TAG_KEYS.includes(key) || key.startsWith(OWNERSHIP_TAG_PREFIX)) {
+          problem(`"${key}" is a tag the controller sets itself`);
+        } else if (key in tags) problem(`${key} is named twice`);
+        else tags[key] = value;
+      }
+      return tags;
+    }),
+  );

@@ -3,11 +3,13 @@ import { csv } from './csv.ts';
 import {
   cidr,
   clusterName,
+  INGRESS_TARGET_TYPES,
   interruptionActions,
   matching,
   once,
   SECONDS,
   SERVICE_LOAD_BALANCER_TYPES,
+  tagMap,
   url,
   wholeNumber,
 } from './schemas.ts';
@@ -176,6 +178,31 @@ export const SETTINGS = {
     () => wholeNumber(SECONDS, [0, 'must be 0 or more seconds'], [86_400, 'cannot exceed 86400 seconds (a day)']),
     360,
   ),
+  /** The Ingress controller's FIFO queue: IngressGroup keys (shared/ingress/membership.ts `groupKey`). */
+  INGRESS_QUEUE_URL: optional(url),
+  /**
+   * The security policy of an HTTPS listener whose Ingresses name none (`ssl-policy`): the AWS Load Balancer
+   * Controller's default, so that a group moved over from it keeps its listeners as they are.
+   * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/describe-ssl-policies.html
+   */
+  INGRESS_DEFAULT_SSL_POLICY: withDefault(
+    () =>
+      matching(
+        /^[A-Za-z0-9][A-Za-z0-9-]{0,127}$/,
+        'must be an ELB security policy name such as ELBSecurityPolicy-TLS13-1-2-2021-06',
+      ),
+    'ELBSecurityPolicy-2016-08',
+  ),
+  /** The target type of an Ingress backend without a `target-type` annotation: `instance` (Node ports) or `ip`. */
+  INGRESS_DEFAULT_TARGET_TYPE: withDefault(
+    () => z.enum(INGRESS_TARGET_TYPES, { error: 'must be instance (Node ports) or ip (Pod addresses)' }),
+    'instance',
+  ),
+  /**
+   * Tags on every AWS resource the Ingress controller makes, over any an Ingress or IngressClassParams gives
+   * (`key=value,key2=value2`); as the AWS Load Balancer Controller's `--default-tags`.
+   */
+  INGRESS_DEFAULT_TAGS: withDefault(tagMap, {}),
   /** Per kind of interruption notice, `drain` or `taint-only` (see `interruptionActions`); unset: the defaults. */
   INTERRUPTION_ACTIONS: withDefault(interruptionActions, {}),
   /**
