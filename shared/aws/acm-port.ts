@@ -26,3 +26,20 @@ export interface AcmPort {
   /** undefined when AWS does not know it (ResourceNotFoundException). */
   describeCertificate(arn: string): Promise<CertificateDetail | undefined>;
 }
+
+/**
+ * Every key type ACM has. ListCertificates answers RSA_2048 certificates alone unless `Includes.keyTypes` names
+ * others: https://docs.aws.amazon.com/acm/latest/APIReference/API_Filters.html
+ */
+export const ACM_KEY_TYPES = [
+  'RSA_1024',
+  'RSA_2048',
+  'RSA_3072',
+  'RSA_4096',
+  'EC_prime256v1',
+  'EC_secp384r1',
+  'EC_secp521r1',
+] as const;
+
+/** ListCertificates' largest page (`MaxItems`, 1-1000). */
+export const ACM_LIST_MAX_ITEMS = 1000;

@@ -1,17 +1,21 @@
+import { ACMClient } from '@aws-sdk/client-acm';
 import { AutoScalingClient } from '@aws-sdk/client-auto-scaling';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { ElasticLoadBalancingClient } from '@aws-sdk/client-elastic-load-balancing';
 import { ElasticLoadBalancingV2Client } from '@aws-sdk/client-elastic-load-balancing-v2';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { WAFV2Client } from '@aws-sdk/client-wafv2';
 import type { Config } from '../config/config.ts';
 import { envProxyAgents } from '../net/proxy.ts';
 import { instrumentAwsClient } from '../observability/aws-call-metrics.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
 import { SqsAdapter } from '../queue/sqs-adapter.ts';
+import { AcmAdapter } from './acm-adapter.ts';
 import { AutoScalingAdapter } from './autoscaling-adapter.ts';
 import { Ec2Adapter, Ec2InstanceReads, Ec2Interfaces, Ec2LoadBalancerNetwork, Ec2Routes } from './ec2-adapter.ts';
 import { ElbAdapter } from './elb-adapter.ts';
 import { Elbv2Adapter } from './elbv2-adapter.ts';
+import { Wafv2Adapter } from './wafv2-adapter.ts';
 
 /**
  * Real clients, built once per Lambda container. Endpoints come from the SDK's own settings
@@ -82,6 +86,25 @@ export function createElbPort(config: Config, metrics: MetricsPort): ElbAdapter 
 export function createAutoScalingPort(config: Config, metrics: MetricsPort): AutoScalingAdapter {
   const client = new AutoScalingClient({ ...clientSettings(config), maxAttempts: 5 });
   return new AutoScalingAdapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
+}
+
+/**
+ * ACM (the Ingress controller's certificate discovery), endpoint from the SDK's settings (AWS_ENDPOINT_URL,
+ * AWS_ENDPOINT_URL_ACM). ListCertificates and DescribeCertificate share the account's request rate: the same
+ * adaptive retries. https://docs.aws.amazon.com/acm/latest/userguide/acm-limits.html
+ */
+export function createAcmPort(config: Config, metrics: MetricsPort): AcmAdapter {
+  const client = new ACMClient({ ...clientSettings(config), maxAttempts: 5 });
+  return new AcmAdapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
+}
+
+/**
+ * WAFv2 (the Ingress controller's `wafv2-acl-*` annotations), endpoint from the SDK's settings (AWS_ENDPOINT_URL,
+ * AWS_ENDPOINT_URL_WAFV2). WAF throttles per account: the same adaptive retries.
+ */
+export function createWafv2Port(config: Config, metrics: MetricsPort): Wafv2Adapter {
+  const client = new WAFV2Client({ ...clientSettings(config), maxAttempts: 5 });
+  return new Wafv2Adapter(instrumentAwsClient(client, metrics, config.AWS_CALL_METRICS));
 }
 
 /**

@@ -14,3 +14,6 @@ export interface Wafv2Port {
   /** Succeeds when none is associated. */
   disassociate(resourceArn: string): Promise<void>;
 }
+
+/** ListWebACLs' largest page (`Limit`, 1-100). */
+export const WAFV2_LIST_LIMIT = 100;
