@@ -33,3 +33,25 @@ export interface IngressesPort {
 export type IngressControllerKube = IngressesPort &
   Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
   Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
+
+/** The Ingress controller's view of Kubernetes: Ingresses from one port, Services and EndpointSlices from another, Nodes and Events from the third. */
+export function ingressControllerKube(
+  ingresses: IngressesPort,
+  services: Pick<ServicesPort, 'getService' | 'listEndpointSlices'>,
+  nodes: Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
+): IngressControllerKube {
+  return {
+    listIngresses: () => ingresses.listIngresses(),
+    getIngress: (namespace, name) => ingresses.getIngress(namespace, name),
+    listIngressClasses: () => ingresses.listIngressClasses(),
+    getIngressClassParams: (name) => ingresses.getIngressClassParams(name),
+    getNamespace: (name) => ingresses.getNamespace(name),
+    setIngressFinalizers: (namespace, name, finalizers, guard) =>
+      ingresses.setIngressFinalizers(namespace, name, finalizers, guard),
+    setIngressStatus: (namespace, name, ingress) => ingresses.setIngressStatus(namespace, name, ingress),
+    getService: (namespace, name) => services.getService(namespace, name),
+    listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
+    listNodes: () => nodes.listNodes(),
+    recordEvent: (event) => nodes.recordEvent(event),
+  };
+}

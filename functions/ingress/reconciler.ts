@@ -1,0 +1,191 @@
+import { errorMessage, TerminalError } from '../../shared/errors.ts';
+import {
+  type ClassLookup,
+  type GroupId,
+  groupFinalizer,
+  groupFromKey,
+  stackName,
+} from '../../shared/ingress/membership.ts';
+import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
+import type { Ingress, IngressClassParams } from '../../shared/k8s/ingress-types.ts';
+import { codeOf } from '../../shared/load-balancers/errors.ts';
+import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
+import type { ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
+import { applyGroup } from './apply/apply.ts';
+import { discoverableCertificates } from './apply/certificates.ts';
+import { deleteStack, stackInventory } from './apply/cleanup.ts';
+import { startGroupPass } from './apply/pass.ts';
+import type { IngressDeps } from './deps.ts';
+import { changeFinalizer, EVENT, recordIngressEvent } from './kube.ts';
+import { buildGroup } from './model/build.ts';
+import type { GroupBuild } from './model/types.ts';
+
+/**
+ * Ingresses -> Application Load Balancers, one per IngressGroup (docs/ingress.md). The key is the group: every
+ * member's change, and every change of what members use, reconciles the whole group, so two members never race.
+ * A pass builds the group's model from its members (model/), then applies it (apply/): a member that cannot be
+ * built keeps what it had, and the others' changes go through.
+ */
+export const ingressReconciler: Reconciler<IngressDeps> = {
+  name: 'ingress',
+  accepts: (key) => key.kind === 'IngressGroup',
+  async reconcile(key, deps, _batch, context) {
+    if (key.kind !== 'IngressGroup') {
+      throw new TerminalError(`the ingress queue takes IngressGroup keys (got ${keyString(key)})`);
+    }
+    return reconcileGroup(groupFromKey(key), deps, context.receiveCount);
+  },
+  async reportTerminal(key: ObjectKey, error: TerminalError, deps: IngressDeps) {
+    const group = groupFromKey(key);
+    const members = await groupMembersForEvents(group, deps);
+    for (const ingress of members) {
+      await recordIngressEvent(deps, ingress, 'Warning', EVENT.failedDeploy, error.message);
+    }
+  },
+};
+
+async function reconcileGroup(
+  group: GroupId,
+  deps: IngressDeps,
+  receiveCount: number,
+): Promise<ReconcileResult | undefined> {
+  const build = await buildFor(group, deps);
+  for (const member of build.members) {
+    for (const problem of member.problems) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedBuild, `${problem.at}: ${problem.message}`);
+    }
+    for (const warning of member.warnings) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.unsupported, `${warning.at}: ${warning.message}`);
+    }
+  }
+  if (!build.model) return deleteGroup(group, build, deps, receiveCount);
+  const finalizer = groupFinalizer(group);
+  for (const member of build.members) {
+    try {
+      await changeFinalizer(deps, member.ingress, finalizer, 'add');
+    } catch (err) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedAddFinalizer, errorMessage(err));
+      throw err;
+    }
+  }
+  const pass = startGroupPass(deps, group);
+  try {
+    const result = await applyGroup(build, build.model, pass, receiveCount);
+    for (const member of build.members) {
+      for (const warning of pass.warnings) {
+        await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedDeploy, warning);
+      }
+      if (member.state === 'built') {
+        await recordIngressEvent(deps, member.ingress, 'Normal', EVENT.reconciled, 'Successfully reconciled');
+      }
+    }
+    await releaseLeaving(build, group, deps);
+    return result;
+  } catch (err) {
+    const code = codeOf(err);
+    const message = `Failed deploy model due to ${code ? `${code}: ` : ''}${errorMessage(err)}`;
+    for (const member of build.members) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedDeploy, message);
+    }
+    throw err;
+  }
+}
+
+/** No member left: everything the stack owns goes, then the leaving members' finalizers. */
+async function deleteGroup(
+  group: GroupId,
+  build: GroupBuild,
+  deps: IngressDeps,
+  receiveCount: number,
+): Promise<ReconcileResult | undefined> {
+  const pass = startGroupPass(deps, group);
+  const inventory = await stackInventory(pass);
+  const nothing =
+    inventory.loadBalancers.length + inventory.targetGroups.length + inventory.securityGroups.length === 0;
+  if (nothing && build.leaving.length === 0) return undefined;
+  const deletion = await deleteStack(inventory, pass);
+  // The finalizer waits only for what serves traffic: the load balancer and its target groups. A security group
+  // still held by the interfaces of a load balancer just deleted is tried again by this key (and the collector).
+  if (deletion.servingGone) await releaseLeaving(build, group, deps);
+  if (!deletion.servingGone || deletion.pendingGroups > 0) {
+    deps.log.info('ingress group deletion waits for AWS', {
+      group: stackName(group),
+      servingGone: deletion.servingGone,
+      pendingGroups: deletion.pendingGroups,
+    });
+    const steps = [5, 15, 45];
+    return { requeueAfterSeconds: steps[receiveCount - 1] ?? deps.cleanupRequeueSeconds };
+  }
+  return undefined;
+}
+
+/** Members that left the group lose its finalizer once the pass has removed their rules. */
+async function releaseLeaving(build: GroupBuild, group: GroupId, deps: IngressDeps): Promise<void> {
+  const finalizer = groupFinalizer(group);
+  for (const ingress of build.leaving) {
+    try {
+      await changeFinalizer(deps, ingress, finalizer, 'remove');
+    } catch (err) {
+      await recordIngressEvent(deps, ingress, 'Warning', EVENT.failedRemoveFinalizer, errorMessage(err));
+      throw err;
+    }
+  }
+}
+
+/** The group's model, from every Ingress, the IngressClasses and the params they name. */
+async function buildFor(group: GroupId, deps: IngressDeps): Promise<GroupBuild> {
+  const { kube } = deps;
+  let ingresses: Ingress[];
+  let lookup: ClassLookup;
+  try {
+    ingresses = await kube.listIngresses();
+    const classes = await kube.listIngressClasses();
+    const params = new Map<string, IngressClassParams>();
+    for (const name of new Set(classes.flatMap((c) => (c.spec?.parameters ? [c.spec.parameters.name] : [])))) {
+      const found = await kube.getIngressClassParams(name);
+      if (found) params.set(name, found);
+    }
+    const labels = new Map<string, Record<string, string>>();
+    if ([...params.values()].some((p) => p.spec?.namespaceSelector)) {
+      for (const namespace of new Set(ingresses.map((i) => i.metadata.namespace ?? 'default'))) {
+        const found = await kube.getNamespace(namespace);
+        if (found) labels.set(namespace, found.metadata.labels ?? {});
+      }
+    }
+    lookup = { classes, params: (name) => params.get(name), namespaceLabels: (namespace) => labels.get(namespace) };
+  } catch (err) {
+    throw classifyKubernetesError(`reading the Ingresses of group ${stackName(group)}`, err);
+  }
+  return buildGroup({
+    group,
+    ingresses,
+    lookup,
+    reads: {
+      service: async (namespace: string, name: string) => {
+        try {
+          return await kube.getService(namespace, name);
+        } catch (err) {
+          throw classifyKubernetesError(`reading service ${namespace}/${name}`, err);
+        }
+      },
+      certificates: () => discoverableCertificates(deps),
+    },
+    settings: {
+      clusterName: deps.clusterName,
+      defaultSslPolicy: deps.defaultSslPolicy,
+      defaultTargetType: deps.defaultTargetType,
+      defaultTags: deps.defaultTags,
+      externalManagedTags: deps.externalManagedTags,
+    },
+  });
+}
+
+/** Who hears about a failure retrying cannot fix: the group's members as they are now. */
+async function groupMembersForEvents(group: GroupId, deps: IngressDeps): Promise<Ingress[]> {
+  try {
+    const build = await buildFor(group, deps);
+    return [...build.members.map((m) => m.ingress), ...build.leaving];
+  } catch {
+    return [];
+  }
+}
