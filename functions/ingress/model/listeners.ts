@@ -1,0 +1,137 @@
+import type { ListenProtocol, MemberLoadBalancerSettings } from './annotations.ts';
+import { type Claim, claim, type GroupSettings } from './conflicts.ts';
+import type { ModelAction, ModelListener, ModelRule } from './types.ts';
+
+/**
+ * The listeners of an IngressGroup's load balancer: the union of its built members' listen ports; on each, the
+ * rules of every member that listens there, in group order; what the members say about each port (protocol,
+ * sources, SSL policy, attributes, default backend) is shared, so each is a claim (conflicts.ts).
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-listeners.html
+ */
+
+/** What a built member brings to the listeners. */
+export interface ListenerContribution {
+  member: string;
+  ports: { port: number; protocol: ListenProtocol }[];
+  rules: ModelRule[];
+  /** Its spec.defaultBackend's actions, when it has one. */
+  defaultActions?: ModelAction[];
+  /** Its certificates for its HTTPS ports (given or discovered), in its order. */
+  certificates: string[];
+}
+
+/** A fixed 404 with no body: what an ALB answers when no rule and no default backend matches. */
+export const NOT_FOUND_ACTION: ModelAction = { type: 'fixed-response', statusCode: '404', contentType: 'text/plain' };
+
+/** The redirect of every HTTP listener once a member sets ssl-redirect: same host, path and query, on HTTPS. */
+export function sslRedirectAction(port: number): ModelAction {
+  return {
+    type: 'redirect',
+    statusCode: 'HTTP_301',
+    protocol: 'HTTPS',
+    port: String(port),
+    host: '#{host}',
+    path: '/#{path}',
+    query: '#{query}',
+  };
+}
+
+const key = {
+  protocol: (port: number) => `listener:${port}:protocol`,
+  inboundCidrs: (port: number) => `listener:${port}:inboundCidrs`,
+  prefixLists: (port: number) => `listener:${port}:prefixLists`,
+  sslPolicy: (port: number) => `listener:${port}:sslPolicy`,
+  defaultBackend: (port: number) => `listener:${port}:defaultBackend`,
+  attributes: (port: number) => `listener:${port}:attribute:`,
+  sslRedirect: 'sslRedirect',
+};
+
+/** The member's claims on the listeners it uses. */
+export function listenerClaims(
+  member: string,
+  settings: MemberLoadBalancerSettings,
+  hasDefaultBackend: boolean,
+): Claim[] {
+  const claims: Claim[] = [];
+  for (const { port, protocol } of settings.listenPorts.value) {
+    claims.push(claim(key.protocol(port), settings.listenPorts.at, protocol));
+    if (settings.inboundCidrs) {
+      claims.push(
+        claim(key.inboundCidrs(port), settings.inboundCidrs.at, settings.inboundCidrs.value, { unordered: true }),
+      );
+    }
+    if (settings.prefixLists) {
+      claims.push(
+        claim(key.prefixLists(port), settings.prefixLists.at, settings.prefixLists.value, { unordered: true }),
+      );
+    }
+    if (protocol === 'HTTPS' && settings.sslPolicy) {
+      claims.push(claim(key.sslPolicy(port), settings.sslPolicy.at, settings.sslPolicy.value));
+    }
+    for (const [name, attribute] of Object.entries(settings.listenerAttributes[`${protocol}-${port}`] ?? {})) {
+      claims.push(claim(`${key.attributes(port)}${name}`, attribute.at, attribute.value));
+    }
+    // Only one member may give a listener its default backend: its name is the value, so any second one disagrees.
+    if (hasDefaultBackend) {
+      const c = claim(key.defaultBackend(port), 'spec.defaultBackend', member);
+      claims.push({ ...c, shown: `default backend of ${member} on port ${port}` });
+    }
+  }
+  if (settings.sslRedirect) claims.push(claim(key.sslRedirect, settings.sslRedirect.at, settings.sslRedirect.value));
+  return claims;
+}
+
+/**
+ * Problems with the ssl-redirect the group would have once the member is in: the port must be an HTTPS listener of
+ * the group (its own ports or those of the members before it).
+ */
+export function sslRedirectProblems(group: GroupSettings): { at: string; message: string }[] {
+  const held = group.holder(key.sslRedirect);
+  if (!held) return [];
+  const port = held.value as number;
+  const protocol = group.get<ListenProtocol>(key.protocol(port));
+  if (protocol === 'HTTPS') return [];
+  return [
+    {
+      at: held.at,
+      message:
+        protocol === undefined
+          ? `port ${port} is not a listener of the group: list {"HTTPS": ${port}} in listen-ports`
+          : `port ${port} is an HTTP listener of the group: ssl-redirect needs an HTTPS port`,
+    },
+  ];
+}
+
+/** The listeners of the group's built members, by port. */
+export function assembleListeners(input: {
+  contributions: readonly ListenerContribution[];
+  group: GroupSettings;
+  dualstack: boolean;
+  defaultSslPolicy: string;
+}): ModelListener[] {
+  const { group } = input;
+  const ports = [...new Set(input.contributions.flatMap((c) => c.ports.map((p) => p.port)))].sort((a, b) => a - b);
+  const sslRedirect = group.get<number>(key.sslRedirect);
+  return ports.map((port) => {
+    const protocol = group.get<ListenProtocol>(key.protocol(port)) ?? 'HTTP';
+    const on = input.contributions.filter((c) => c.ports.some((p) => p.port === port));
+    const redirecting = protocol === 'HTTP' && sslRedirect !== undefined;
+    const backendOwner = group.get<string>(key.defaultBackend(port));
+    const backend = on.find((c) => c.member === backendOwner)?.defaultActions;
+    const inboundCidrs = group.get<string[]>(key.inboundCidrs(port));
+    const prefixLists = group.get<string[]>(key.prefixLists(port)) ?? [];
+    const listener: ModelListener = {
+      port,
+      protocol,
+      certificateArns: protocol === 'HTTPS' ? [...new Set(on.flatMap((c) => c.certificates))] : [],
+      defaultActions: redirecting ? [sslRedirectAction(sslRedirect)] : (backend ?? [NOT_FOUND_ACTION]),
+      rules: redirecting ? [] : on.flatMap((c) => c.rules),
+      attributes: group.byPrefix<string>(key.attributes(port)),
+      inboundCidrs:
+        inboundCidrs ?? (prefixLists.length > 0 ? [] : input.dualstack ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']),
+      prefixLists,
+    };
+    if (protocol === 'HTTPS') listener.sslPolicy = group.get<string>(key.sslPolicy(port)) ?? input.defaultSslPolicy;
+    return listener;
+  });
+}
