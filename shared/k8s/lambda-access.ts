@@ -8,10 +8,12 @@ import { type Clock, systemClock } from '../clock.ts';
 import { type Config, requireSetting } from '../config/config.ts';
 import type { DrainPort } from './drain-port.ts';
 import { type AwsCredentials, EKS_TOKEN_REFRESH_MS, eksToken } from './eks-token.ts';
+import type { IngressesPort } from './ingress-port.ts';
 import type { IpamKubernetesPort } from './ipam-port.ts';
 import type { KubernetesPort } from './port.ts';
 import { type CredentialSource, refreshingPort } from './refreshing-port.ts';
 import type { TokenKubeConfig } from './rest-client.ts';
+import { RestIngresses } from './rest-ingresses.ts';
 import { RestDrain, RestIpam, RestKubernetes, RestServices } from './rest-ports.ts';
 import type { ServicesPort } from './service-port.ts';
 
@@ -102,6 +104,19 @@ export function createDrainPort(config: Config, deps: KubernetesAccessDeps): Dra
     async () => {
       const { ClientNodeDrain } = await import('./client-node-drain.ts');
       return (kubeConfig) => new ClientNodeDrain(kubeConfig);
+    },
+  );
+}
+
+/** The Ingress controller's Ingresses, IngressClasses and IngressClassParams, with the same access modes and credential refresh. */
+export function createIngressesPort(config: Config, deps: KubernetesAccessDeps): IngressesPort {
+  return createRestPort<IngressesPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestIngresses(kubeConfig),
+    async () => {
+      const { ClientNodeIngresses } = await import('./client-node-ingresses.ts');
+      return (kubeConfig) => new ClientNodeIngresses(kubeConfig);
     },
   );
 }

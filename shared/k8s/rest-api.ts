@@ -86,6 +86,44 @@ export class CoreV1Api {
   readNamespacedConfigMap<T>(namespace: string, name: string): Promise<T> {
     return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', namespace, 'configmaps', name) });
   }
+
+  readNamespace<T>(name: string): Promise<T> {
+    return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', name) });
+  }
+}
+
+/** Ingresses and IngressClasses (https://kubernetes.io/docs/reference/kubernetes-api/service-resources/ingress-v1/). */
+export class NetworkingV1Api {
+  constructor(private readonly api: KubernetesRestClient) {}
+
+  listIngressForAllNamespaces<T>(query: Query): Promise<ListPage<T>> {
+    return this.api.send({ method: 'GET', path: '/apis/networking.k8s.io/v1/ingresses', query });
+  }
+
+  readNamespacedIngress<T>(namespace: string, name: string): Promise<T> {
+    return this.api.send({ method: 'GET', path: ingressPath(namespace, name) });
+  }
+
+  patchNamespacedIngress<T>(namespace: string, name: string, body: object): Promise<T> {
+    return mergePatch(this.api, ingressPath(namespace, name), body);
+  }
+
+  patchNamespacedIngressStatus<T>(namespace: string, name: string, body: object): Promise<T> {
+    return mergePatch(this.api, `${ingressPath(namespace, name)}/status`, body);
+  }
+
+  listIngressClass<T>(query: Query): Promise<ListPage<T>> {
+    return this.api.send({ method: 'GET', path: '/apis/networking.k8s.io/v1/ingressclasses', query });
+  }
+}
+
+/** Custom resources (the IngressClassParams of deploy/crds/). */
+export class CustomObjectsApi {
+  constructor(private readonly api: KubernetesRestClient) {}
+
+  getClusterCustomObject<T>(group: string, version: string, plural: string, name: string): Promise<T> {
+    return this.api.send({ method: 'GET', path: path('apis', group, version, plural, name) });
+  }
 }
 
 /** Not a method: every method of the API classes is one request that needs an RBAC rule of its own. */
@@ -104,6 +142,8 @@ export class DiscoveryV1Api {
 
 const servicePath = (namespace: string, name: string) => path('api', 'v1', 'namespaces', namespace, 'services', name);
 const podPath = (namespace: string, name: string) => path('api', 'v1', 'namespaces', namespace, 'pods', name);
+const ingressPath = (namespace: string, name: string) =>
+  path('apis', 'networking.k8s.io', 'v1', 'namespaces', namespace, 'ingresses', name);
 
 /**
  * Every item of a paged list, 500 at a time; a continue token that expired (410 Gone: the list took longer
