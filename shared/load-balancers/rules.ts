@@ -1,0 +1,102 @@
+import type { Elbv2Port } from '../aws/elbv2-port.ts';
+import { codeOf } from './errors.ts';
+import { type DesiredRule, type ExistingRule, planRules, type RulesPlan } from './rules-plan.ts';
+import { changedEntries, staleTagKeys } from './tags.ts';
+
+/**
+ * The listener rules of an Application Load Balancer listener, for any front end (an Ingress group today): the caller
+ * gives the rules in their final order with the target group ARNs resolved, and what DescribeRules answered; this
+ * module writes the difference without a request ever finding no rule on the way (rules-plan.ts) and with as few
+ * calls as the change allows (rule-priorities.ts).
+ */
+
+export { sameRuleContent } from './rule-content.ts';
+export type { DesiredRule, ExistingRule, RulesPlan };
+export { planRules };
+
+export interface RulesApplied {
+  created: number;
+  modified: number;
+  deleted: number;
+  /** Rules moved to a new priority (all in one call). */
+  moved: number;
+  /** Write calls made. */
+  calls: number;
+}
+
+/**
+ * Applies the plan from `existing` to `desired`: moves, creates, modifies, deletes (rules-plan.ts). A load balancer
+ * at its rule quota (TooManyRules) cannot hold the new rules beside the old ones: a rule that is going is deleted
+ * first to make room, then the create is tried again, as the AWS Load Balancer Controller does.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
+ */
+export async function applyRules(
+  listenerArn: string,
+  desired: readonly DesiredRule[],
+  existing: readonly ExistingRule[],
+  elbv2: Elbv2Port,
+): Promise<RulesApplied> {
+  const plan = planRules(desired, existing);
+  const done: RulesApplied = { created: 0, modified: 0, deleted: 0, moved: 0, calls: 0 };
+  const deletes = [...plan.deletes];
+  const deleteOne = async (arn: string) => {
+    done.calls++;
+    if ((await elbv2.deleteRule(arn)) === 'deleted') done.deleted++;
+  };
+
+  if (plan.moves.length > 0) {
+    done.calls++;
+    await elbv2.setRulePriorities(plan.moves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
+    done.moved = plan.moves.length;
+  }
+  for (const { priority, rule } of plan.creates) {
+    for (;;) {
+      try {
+        done.calls++;
+        await elbv2.createRule(
+          listenerArn,
+          { priority, conditions: rule.conditions, actions: rule.actions },
+          rule.tags,
+        );
+        done.created++;
+        break;
+      } catch (err) {
+        const room = codeOf(err) === 'TooManyRules' ? deletes.shift() : undefined;
+        if (!room) throw err;
+        await deleteOne(room.arn);
+      }
+    }
+  }
+  for (const change of plan.modifies) {
+    done.calls++;
+    await elbv2.modifyRule(change.ruleArn, { conditions: change.rule.conditions, actions: change.rule.actions });
+    done.modified++;
+    done.calls += await retag(change.ruleArn, change.rule.tags, change.tags, elbv2);
+  }
+  for (const rule of deletes) await deleteOne(rule.arn);
+  return done;
+}
+
+/**
+ * A rule modified into another one takes that one's tags (whose rule it is). With the current tags known, only
+ * what differs is written; unknown, the desired tags are added. Answers the calls made.
+ */
+async function retag(
+  arn: string,
+  desired: Readonly<Record<string, string>>,
+  current: Readonly<Record<string, string>> | undefined,
+  elbv2: Elbv2Port,
+): Promise<number> {
+  let calls = 0;
+  const add = current ? changedEntries(desired, current) : { ...desired };
+  if (Object.keys(add).length > 0) {
+    calls++;
+    await elbv2.addTags(arn, add);
+  }
+  const stale = current ? staleTagKeys(desired, current, []) : [];
+  if (stale.length > 0) {
+    calls++;
+    await elbv2.removeTags(arn, stale);
+  }
+  return calls;
+}
