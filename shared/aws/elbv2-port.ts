@@ -126,8 +126,22 @@ export interface ApplicationListenerSpec {
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/rule-condition-types.html
  */
 export type RuleCondition =
-  | { field: 'host-header' | 'path-pattern' | 'http-request-method' | 'source-ip'; values: string[] }
-  | { field: 'http-header'; headerName: string; values: string[] }
+  | {
+      field: 'host-header' | 'path-pattern' | 'http-request-method' | 'source-ip';
+      values: string[];
+      /**
+       * `host-header` and `path-pattern` only: regular expressions instead of `values` (one or the other is
+       * empty; the request sends only the non-empty one as `RegexValues`).
+       */
+      regexValues?: string[];
+    }
+  | {
+      field: 'http-header';
+      headerName: string;
+      values: string[];
+      /** Regular expressions instead of `values` (as above). */
+      regexValues?: string[];
+    }
   | { field: 'query-string'; values: QueryStringPair[] };
 
 export interface QueryStringPair {
