@@ -287,6 +287,56 @@ describe('garbage collection', () => {
     expect(w.ec2.securityGroups.get(NODE_GROUP)!.ingress).toHaveLength(1);
   });
 
+  it("keeps the Node rules an Ingress's Application Load Balancer needs, on the shared backend group", async () => {
+    const ours = () =>
+      w.ec2.securityGroups
+        .get(NODE_GROUP)!
+        .ingress.filter((r) => r.description === `kubernetes.io/rule/nlb/backend=${CLUSTER}`)
+        .map((r) => `${r.protocol}:${r.fromPort}-${r.toPort}`);
+    expect(ours()).toEqual(['tcp:30000-32767']);
+    const backend = [...w.ec2.securityGroups.values()].find((g) => g.groupName === `k8s-traffic-${CLUSTER}`)!;
+    // An Ingress's load balancer (made as the Ingress controller makes it): the backend group, an instance target group.
+    const alb = await w.elbv2Port.createLoadBalancer({
+      name: 'k8s-shop-0123456789',
+      type: 'application',
+      scheme: 'internet-facing',
+      subnetMappings: [
+        { subnetId: makeSubnet({ index: 10 }).subnetId },
+        { subnetId: makeSubnet({ index: 11 }).subnetId },
+      ],
+      securityGroups: [backend.groupId],
+      tags: { [`kubernetes.io/cluster/${CLUSTER}`]: 'owned', 'ingress.k8s.aws/stack': 'shop' },
+    });
+    if (alb === 'name-taken') throw new Error('name taken');
+    const tg = await w.elbv2Port.createTargetGroup({
+      ...targetGroupInput('k8s-shop-web-0123456789'),
+      protocol: 'HTTP',
+      port: 31000,
+      healthCheck: { ...DEFAULT_HEALTH_CHECK, protocol: 'HTTP', path: '/' },
+    });
+    if (tg === 'name-taken') throw new Error('name taken');
+    await w.elbv2Port.createApplicationListener(
+      alb.arn,
+      {
+        port: 80,
+        protocol: 'HTTP',
+        defaultActions: [
+          { type: 'forward', targetGroups: [{ arn: tg.arn, weight: 1 }], stickiness: { enabled: false } },
+        ],
+      },
+      {},
+    );
+    forceRemove('kept');
+    forceRemove('gone');
+    await collect();
+    // No Service needs the node port range any more; the Ingress's load balancer does.
+    expect(ours()).toEqual(['tcp:30000-32767']);
+    await w.elbv2Port.deleteLoadBalancer(alb.arn);
+    await w.elbv2Port.deleteTargetGroup(tg.arn);
+    await collect();
+    expect(ours()).toEqual([]);
+  });
+
   it('revokes no Node rule while a Service with IP targets on a named port needs what only its endpoints say', async () => {
     w.putService('named', {
       annotations: { [ANNOTATION.nlbTargetType]: 'ip' },

@@ -96,6 +96,11 @@ interface Garbage {
   /** Every cluster-tagged security group of the VPC (the Nodes' groups among them). */
   vpcGroups: SecurityGroup[];
   wanted: Map<string, Wanted | undefined>;
+  /**
+   * The target groups of the VPC's Application Load Balancers that hold the backend group (the Ingress
+   * controller's): the Node rules they need are never revoked here.
+   */
+  applicationGroups: TargetGroup[];
 }
 
 export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
@@ -147,13 +152,25 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   const vpcGroups = (
     await deps.ec2.findSecurityGroups({ vpcId: deps.vpcId, tags: { [clusterTag]: undefined } })
   ).filter(inVpc);
-  const networkLbs = (await deps.elbv2.listLoadBalancers()).filter((lb) => lb.type === 'network');
+  const allLbs = await deps.elbv2.listLoadBalancers();
+  const networkLbs = allLbs.filter((lb) => lb.type === 'network');
   const loadBalancers = networkLbs.filter(inVpc);
+  const backendGroup = vpcGroups.find((g) => g.groupName === backendSecurityGroupName(deps.clusterName));
+  const applicationLbs = new Set(
+    allLbs
+      .filter(
+        (lb) =>
+          lb.type === 'application' && inVpc(lb) && backendGroup && lb.securityGroups.includes(backendGroup.groupId),
+      )
+      .map((lb) => lb.arn),
+  );
   const classic = await classicInventory(deps);
   // Our target group names begin with at least 5 characters of the cluster's readable name (names.ts gives
   // each of cluster, namespace and Service a fair share): only those need their tags read.
   const prefix = readablePrefix([deps.clusterName], 5);
-  const targetGroups = (await deps.elbv2.listTargetGroups()).filter((g) => g.name.startsWith(prefix) && inVpc(g));
+  const allTargetGroups = await deps.elbv2.listTargetGroups();
+  const targetGroups = allTargetGroups.filter((g) => g.name.startsWith(prefix) && inVpc(g));
+  const applicationGroups = allTargetGroups.filter((g) => g.loadBalancerArns.some((arn) => applicationLbs.has(arn)));
   const tags = await deps.elbv2.describeTags([...loadBalancers, ...targetGroups].map((r) => r.arn));
   let services: Service[];
   try {
@@ -228,6 +245,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
     targetGroups: doomedTargetGroups,
     securityGroups: doomedSecurityGroups,
     vpcGroups,
+    applicationGroups,
     wanted,
   };
 }
@@ -238,6 +256,26 @@ async function revokeUnneededNodeRules(garbage: Garbage, deps: ServiceDeps): Pro
   if (!backend) return 0;
   const needed = neededNodeRules([...garbage.wanted.values()], backend.groupId, deps);
   if (needed === 'all') return 0;
+  // The Ingress controller's load balancers share the backend group and so the rules: an IP target group's ports
+  // are its targets' (not read here), so while one exists nothing is revoked.
+  if (garbage.applicationGroups.some((g) => g.targetType === 'ip')) return 0;
+  const applicationSpec = {
+    identity: { clusterName: deps.clusterName, namespace: '', name: '' },
+    targetGroups: garbage.applicationGroups.map((g) => ({
+      name: g.name,
+      listenerPort: 0,
+      protocol: g.protocol,
+      port: g.port,
+      targetType: g.targetType,
+      ipAddressType: g.ipAddressType,
+      healthCheck: g.healthCheck,
+      attributes: {},
+      servicePorts: [],
+    })),
+  };
+  for (const rule of nodeRules(applicationSpec, new Map(), backend.groupId, deps.nodePortRange)) {
+    needed.add(ruleKey(rule));
+  }
   let revoked = 0;
   for (const group of garbage.vpcGroups) {
     const unneeded = group.ingress.filter(
