@@ -147,7 +147,7 @@ describe('FakeIngresses', () => {
     expect(fake.ingresses.size).toBe(0);
   });
 
-  it('writes status through the status subresource only; an empty list is stored as absent; bad ports are 422', async () => {
+  it('writes status through the status subresource only; an empty list is stored as absent; bad addresses are 422', async () => {
     const { fake } = setup();
     fake.putIngress(ingress('web'));
     const hostname = 'k8s-shop-web-0123456789.eu-west-1.elb.amazonaws.com';
@@ -156,18 +156,22 @@ describe('FakeIngresses', () => {
     expect(written.metadata.generation).toBe(1);
     const cleared = await fake.setIngressStatus('shop', 'web', []);
     expect(cleared.status).toEqual({ loadBalancer: {} });
-    await expect(
-      fake.setIngressStatus('shop', 'web', [{ hostname, ports: [{ port: 80 } as never] }]),
-    ).rejects.toMatchObject({ statusCode: 422 });
+    for (const bad of [{ ip: 'not-an-ip' }, { hostname: 'Not_A_Host' }, { hostname: '10.0.0.1' }]) {
+      await expect(fake.setIngressStatus('shop', 'web', [bad]), JSON.stringify(bad)).rejects.toMatchObject({
+        statusCode: 422,
+      });
+    }
+    const unchecked = await fake.setIngressStatus('shop', 'web', [{ hostname, ports: [{ port: 80 } as never] }]);
+    expect(unchecked.status?.loadBalancer?.ingress).toEqual([{ hostname, ports: [{ port: 80, protocol: '' }] }]);
     await expect(fake.setIngressStatus('shop', 'absent', [{ hostname }])).rejects.toMatchObject({ statusCode: 404 });
     const viaMain = fake.patchIngress(
       'shop',
       'web',
       { status: { loadBalancer: { ingress: [{ hostname: 'ignored' }] } } },
-      { resourceVersion: cleared.metadata.resourceVersion! },
+      { resourceVersion: fake.ingresses.get('shop/web')!.metadata.resourceVersion! },
       false,
     );
-    expect(viaMain.status).toEqual({ loadBalancer: {} });
+    expect(viaMain.status).toEqual(unchecked.status);
   });
 
   it('fails the next call with a queued error, once, counting it', async () => {

@@ -1,3 +1,4 @@
+import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock } from '../../clock.ts';
 import { KubernetesApiError } from '../errors.ts';
 import type { IngressControllerKube, IngressesPort } from '../ingress-port.ts';
@@ -23,7 +24,7 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * - an Ingress with finalizers is only marked for deletion (deletionTimestamp) and is removed when its last
  *   finalizer goes; no finalizer can be added to it once marked (422);
  * - the status subresource takes the status (and metadata), never the spec; the main resource never the status;
- *   an empty list is stored as absent, as the API server's JSON omits it;
+ *   an empty list is stored as absent, as the API server's JSON omits it; `ip` and `hostname` are checked;
  * - list items carry no `kind`/`apiVersion`, as the API server's lists do;
  * - IngressClassParams read while its CRD is not installed (`paramsCrdInstalled = false`) is a 404.
  * test/k8s-contract/ingress-port.test.ts runs the same scenarios on this fake and on a real API server.
@@ -312,27 +313,37 @@ function listItem<T extends { kind?: string; apiVersion?: string }>(object: T): 
 }
 
 /**
- * What the API server checks in an Ingress's status: each entry's ports need a port and a protocol of TCP, UDP or
- * SCTP; an `ip` must be an IP address. (https://kubernetes.io/docs/reference/kubernetes-api/service-resources/ingress-v1/#IngressStatus)
+ * What the API server checks in an Ingress's status (as test/k8s-contract/ingress-port.test.ts sees it): an `ip` must
+ * be an IP address, a `hostname` a lowercase RFC 1123 subdomain and not an IP address. Ports are not checked; a
+ * port without a protocol is stored with an empty one. An empty list is stored as absent.
  */
 function validateStatus(ingress: Ingress): void {
   const entries = ingress.status?.loadBalancer?.ingress;
   if (entries && entries.length === 0) delete ingress.status!.loadBalancer!.ingress;
   for (const [i, entry] of (entries ?? []).entries()) {
-    if (entry.ip !== undefined && !/^(\d{1,3}\.){3}\d{1,3}$|:/.test(entry.ip)) {
-      throw invalid(
-        ingress,
-        `status.loadBalancer.ingress[${i}].ip: Invalid value: "${entry.ip}": must be a valid IP address`,
-      );
+    const at = `status.loadBalancer.ingress[${i}]`;
+    if (entry.ip !== undefined && !isIp(entry.ip)) {
+      throw invalid(ingress, `${at}.ip: Invalid value: "${entry.ip}": must be a valid IP address`);
     }
-    for (const [j, port] of (entry.ports ?? []).entries()) {
-      const at = `status.loadBalancer.ingress[${i}].ports[${j}]`;
-      if (!port.protocol) throw invalid(ingress, `${at}.protocol: Required value`);
-      if (!['TCP', 'UDP', 'SCTP'].includes(port.protocol)) {
-        throw invalid(ingress, `${at}.protocol: Unsupported value: "${port.protocol}"`);
+    if (entry.hostname !== undefined) {
+      if (isIp(entry.hostname)) {
+        throw invalid(
+          ingress,
+          `${at}.hostname: Invalid value: "${entry.hostname}": must be a DNS name, not an IP address`,
+        );
+      }
+      if (!RFC_1123_SUBDOMAIN.test(entry.hostname) || entry.hostname.length > 253) {
+        throw invalid(ingress, `${at}.hostname: Invalid value: "${entry.hostname}": a lowercase RFC 1123 subdomain`);
       }
     }
+    for (const port of entry.ports ?? []) port.protocol ??= '' as never;
   }
+}
+
+const RFC_1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function isIp(value: string): boolean {
+  return isIPv4(value) || isIPv6(value);
 }
 
 function invalid(ingress: Ingress, detail: string): KubernetesApiError {
