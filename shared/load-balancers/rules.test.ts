@@ -175,7 +175,10 @@ describe('applyRules', () => {
     ]);
     const reordered: RuleAction = {
       ...weighted,
-      targetGroups: [...(weighted as { targetGroups: [] }).targetGroups].reverse(),
+      targetGroups: [
+        { arn: w.groups[0]!, weight: 80 },
+        { arn: w.groups[1]!, weight: 20 },
+      ],
     };
 
     const { writes } = await change([

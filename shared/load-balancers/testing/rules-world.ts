@@ -23,7 +23,7 @@ export const host = (...values: string[]): RuleCondition => ({ field: 'host-head
 export const desiredRule = (
   conditions: RuleCondition[],
   action: RuleAction,
-  tags = { owner: 'test' },
+  tags: Record<string, string> = { owner: 'test' },
 ): DesiredRule => ({
   conditions,
   actions: [action],
