@@ -45,7 +45,7 @@ describe('loadRelayConfig', () => {
     ],
     [{ NODE_QUEUE_URL: 'not a url' }, 'NODE_QUEUE_URL (got "not a url"): must be an SQS queue URL'],
     [{ NODE_QUEUE_URL: 'http://localhost:4566/000000000000/node.fifo' }, 'AWS_REGION: is required'],
-    [{ NODE_QUEUE_URL: NODE, RELAY_KINDS: 'Node,Ingress' }, 'RELAY_KINDS.1'],
+    [{ NODE_QUEUE_URL: NODE, RELAY_KINDS: 'Node,Secret' }, 'RELAY_KINDS.1'],
     [
       { NODE_QUEUE_URL: NODE, RELAY_RENEW_DEADLINE_SECONDS: '15' },
       'RELAY_RENEW_DEADLINE_SECONDS (got "15"): must be shorter than RELAY_LEASE_DURATION_SECONDS',

@@ -40,6 +40,11 @@ export interface KindInfo {
    * a deletion a relist finds has no object left to read it from, and the keys it sends are that owner's.
    */
   owner?(object: KubeObject): string | undefined;
+  /**
+   * The API may not serve the kind at all (a custom resource whose CustomResourceDefinition is not installed): a
+   * list answering 404 is taken as an empty list and made again later (list-watch.ts), instead of failing forever.
+   */
+  optional?: boolean;
 }
 
 /** `namespace/name`, or `name` for cluster-scoped kinds: the relay's table key. */

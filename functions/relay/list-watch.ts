@@ -1,5 +1,5 @@
-import { KubernetesApiError } from '../../shared/k8s/errors.ts';
-import type { KubeObject, WatchedKind } from './kinds.ts';
+import { isNotFound, KubernetesApiError } from '../../shared/k8s/errors.ts';
+import { KIND_INFO, type KubeObject, type WatchedKind } from './kinds.ts';
 import { isGone, type ListWatchSource, type WatchHandle, WatchInactivityError } from './kube-source.ts';
 
 /**
@@ -27,8 +27,8 @@ export const WatchHealth = {
   WatchEnded: 'watch-ended',
 } as const;
 
-/** Why a list started. */
-export type ListReason = 'initial' | 'expired' | 'periodic';
+/** Why a list started (`absent`: an optional kind the API did not serve, listed again). */
+export type ListReason = 'initial' | 'expired' | 'periodic' | 'absent';
 
 /** Why a watch ended: the server's timeout, 410 Gone, inactivity, an error, or a periodic relist. */
 export type WatchEndReason = 'closed' | 'expired' | 'silent' | 'error' | 'relist';
@@ -75,6 +75,8 @@ export interface ListWatchOptions {
   relistIntervalMs: number;
   backoffBaseMs: number;
   backoffMaxMs: number;
+  /** An optional kind (KindInfo.optional) the API does not serve is listed again after this long. */
+  absentRelistMs?: number;
 }
 
 export const DEFAULT_LIST_WATCH_OPTIONS: ListWatchOptions = {
@@ -86,7 +88,19 @@ export const DEFAULT_LIST_WATCH_OPTIONS: ListWatchOptions = {
   relistIntervalMs: 30 * 60_000,
   backoffBaseMs: 1_000,
   backoffMaxMs: 30_000,
+  absentRelistMs: 5 * 60_000,
 };
+
+/** An optional kind's list answered 404 (no CustomResourceDefinition): taken as empty, listed again later. */
+export class KindNotServedError extends Error {
+  constructor(kind: WatchedKind, retryInMs: number, options?: ErrorOptions) {
+    super(
+      `${kind} is not served by the API server (its CustomResourceDefinition is not installed?): taken as empty, listed again in ${Math.round(retryInMs / 1000)} s`,
+      options,
+    );
+    this.name = 'KindNotServedError';
+  }
+}
 
 /** A list whose continue token expires this many times in a row is retried after a backoff instead. */
 const MAX_LIST_RESTARTS = 3;
@@ -158,6 +172,11 @@ export class ListWatcher {
           this.scheduleRelist();
         } catch (error) {
           if (this.stopped) break;
+          if (this.notServed(error)) {
+            reason = 'absent';
+            await this.sleep(this.absent(error));
+            continue;
+          }
           failures++;
           const retryInMs = this.backoff(failures);
           this.handler.health({ type: WatchHealth.ListFailed, kind: this.kind, reason, error, retryInMs });
@@ -188,6 +207,12 @@ export class ListWatcher {
           failures = 0;
           break;
         case 'error':
+          // An optional kind that stopped being served (its CustomResourceDefinition deleted): list it again.
+          if (this.notServed(end.error)) {
+            needList = true;
+            reason = 'absent';
+            break;
+          }
           retryInMs = this.backoff(++failures);
           break;
       }
@@ -314,6 +339,29 @@ export class ListWatcher {
           (error: unknown) => finish({ reason: 'error', error, events }),
         );
     });
+  }
+
+  /** A 404 for an optional kind (KindInfo.optional): the API does not serve it. */
+  private notServed(error: unknown): boolean {
+    return Boolean(KIND_INFO[this.kind]?.optional) && isNotFound(error);
+  }
+
+  /**
+   * The list of an optional kind found it not served: it ends as an empty list (whatever was known of the kind is
+   * gone), counts as synced, and says so; returns when to list again.
+   */
+  private absent(error: unknown): number {
+    const retryInMs = this.options.absentRelistMs ?? DEFAULT_LIST_WATCH_OPTIONS.absentRelistMs!;
+    this.handler.listFinished(this.kind, '');
+    this.listedOnce = true;
+    this.handler.health({
+      type: WatchHealth.ListFailed,
+      kind: this.kind,
+      reason: 'absent',
+      error: new KindNotServedError(this.kind, retryInMs, { cause: error }),
+      retryInMs,
+    });
+    return retryInMs;
   }
 
   private scheduleRelist(): void {

@@ -1,4 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { GROUP_NAME_ANNOTATION, GROUP_ORDER_ANNOTATION } from '../../shared/ingress/membership.ts';
+import { DEFAULT_INGRESS_CLASS_ANNOTATION, INGRESS_CLASS_ANNOTATION } from '../../shared/k8s/ingress-types.ts';
 import { IPV4_RESOURCE, POD_IP_ANNOTATION } from '../../shared/k8s/ipam-names.ts';
 import { POOL_ANNOTATION } from '../ipam/record.ts';
 import {
@@ -252,6 +254,47 @@ describe('the relay fingerprints every field a reconciler reads', () => {
         'data.warm-ip-target',
       ]),
     );
+  });
+
+  it('the Ingress recording sees what decides whose an Ingress is and its group', () => {
+    expect(readsOf('ingress', 'Ingress')).toEqual(
+      expect.arrayContaining([
+        'spec.ingressClassName',
+        `metadata.annotations.${INGRESS_CLASS_ANNOTATION}`,
+        `metadata.annotations.${GROUP_NAME_ANNOTATION}`,
+        `metadata.annotations.${GROUP_ORDER_ANNOTATION}`,
+        'metadata.finalizers[]',
+        'metadata.deletionTimestamp',
+      ]),
+    );
+    expect(readsOf('ingress', 'IngressClass')).toEqual(
+      expect.arrayContaining([
+        'spec.controller',
+        'spec.parameters.kind',
+        'spec.parameters.name',
+        `metadata.annotations.${DEFAULT_INGRESS_CLASS_ANNOTATION}`,
+      ]),
+    );
+    expect(readsOf('ingress', 'IngressClassParams')).toEqual(expect.arrayContaining(['spec.group.name']));
+  });
+
+  it('reports an Ingress field left out of a fingerprint', () => {
+    const without =
+      (drop: (copy: { metadata?: { annotations?: Record<string, string> } }) => void): Reads =>
+      (object) => {
+        const copy = structuredClone(object) as { metadata?: { annotations?: Record<string, string> } };
+        drop(copy);
+        return ruleFor('Ingress', 'ingress')!.reads(copy as KubeObject);
+      };
+    const rules = (kind: WatchedKind, reconciler: Reconciler) =>
+      kind === 'Ingress' && reconciler === 'ingress'
+        ? without((i) => delete i.metadata?.annotations?.[GROUP_NAME_ANNOTATION])
+        : ruleFor(kind, reconciler)?.reads;
+    const unnoticed = unnoticedReads(
+      recorder.objects.filter((o) => o.reconciler === 'ingress'),
+      rules,
+    );
+    expect(unnoticed).toEqual([`ingress Ingress metadata.annotations.${GROUP_NAME_ANNOTATION}`]);
   });
 
   it('reports a field left out of a fingerprint', () => {

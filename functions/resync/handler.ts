@@ -4,7 +4,12 @@ import type { ScheduledEvent } from 'aws-lambda';
 import { createEc2InstanceReadPort, createSqsPort } from '../../shared/aws/clients.ts';
 import { ConfigError, loadConfig } from '../../shared/config/config.ts';
 import { CONTROLLERS, fedBy, resyncQueues } from '../../shared/controllers.ts';
-import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
+import {
+  awsKubernetesAccessDeps,
+  createIngressesPort,
+  createKubernetesPort,
+  createServicesPort,
+} from '../../shared/k8s/lambda-access.ts';
 import { createPowertools, publishMetrics } from '../../shared/observability/powertools.ts';
 import { type ResyncDeps, resync } from './resync.ts';
 
@@ -25,6 +30,7 @@ export const handler = middy(async function resyncAllKeys(event: ScheduledEvent)
     deps = {
       kube: createKubernetesPort(config, access),
       ...(queues.service ? { services: createServicesPort(config, access) } : {}),
+      ...(queues.ingress ? { ingresses: createIngressesPort(config, access) } : {}),
       sqs: createSqsPort(config, metricsPort),
       queues,
       nodeSweep: {

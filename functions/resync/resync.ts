@@ -12,6 +12,7 @@ import { HINT_FIELD_MAX, type KeyHint, type KeyMessage } from '../../shared/queu
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
 import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
+import { type IngressGroupSources, ingressGroupKeys } from './ingress-groups.ts';
 import { sweepNodes } from './node-sweep.ts';
 
 /** The reconciler queues this stage deploys; an unset one is simply not fed. */
@@ -22,12 +23,16 @@ export interface ResyncQueues {
   service?: string;
   /** The Windows IP address manager (functions/ipam). */
   ipam?: string;
+  /** The Ingress controller (functions/ingress): one key per IngressGroup. */
+  ingress?: string;
 }
 
 export interface ResyncDeps {
   kube: Pick<KubernetesPort, 'listNodes'>;
   /** Only with the service controller. */
   services?: Pick<ServicesPort, 'listServices'>;
+  /** Only with the Ingress controller. */
+  ingresses?: IngressGroupSources;
   sqs: Pick<SqsPort, 'sendKeys'>;
   queues: ResyncQueues;
   /**
@@ -98,6 +103,7 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
     const keys = serviceKeys(await deps.services.listServices(), hint);
     batches.push([queues.service, [...keys, garbageCollectionMessage(hint)]]);
   }
+  if (queues.ingress && deps.ingresses) batches.push([queues.ingress, await ingressGroupKeys(deps.ingresses, hint)]);
 
   let sent = 0;
   const problems: string[] = [];

@@ -27,6 +27,15 @@ describe('the table of controllers', () => {
   });
 
   it('watches the kinds in the order the table first reads them', () => {
-    expect(WATCHED_KINDS).toEqual(['Node', 'Service', 'EndpointSlice', 'Pod', 'ConfigMap']);
+    expect(WATCHED_KINDS).toEqual([
+      'Node',
+      'Service',
+      'EndpointSlice',
+      'Pod',
+      'ConfigMap',
+      'Ingress',
+      'IngressClass',
+      'IngressClassParams',
+    ]);
   });
 });

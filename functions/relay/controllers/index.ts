@@ -1,3 +1,4 @@
+import { ingressController } from './ingress.ts';
 import { ipamController } from './ipam.ts';
 import type { ControllerModule } from './module.ts';
 import { nodeController } from './node.ts';
@@ -21,6 +22,7 @@ export const CONTROLLERS = {
   route: routeController,
   service: serviceController,
   ipam: ipamController,
+  ingress: ingressController,
 } as const satisfies Record<string, ControllerModule>;
 
 export type Reconciler = keyof typeof CONTROLLERS;
