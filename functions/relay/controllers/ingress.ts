@@ -300,7 +300,7 @@ class IngressRouting implements ControllerRouting {
     const revision = change.hint.resourceVersion ?? '';
     const order = compareResourceVersions(this.nodeRevision, revision);
     if (this.nodeRevision === undefined || order === undefined || order < 0) this.nodeRevision = revision;
-    if (this.roundKeys().length === 0) return outcome;
+    if (!this.anyInstanceTargets()) return outcome;
     if (!this.context.allows()) return outcome === 'forwarded' ? outcome : 'held';
     this.context.roundDue();
     return 'forwarded';
@@ -309,6 +309,13 @@ class IngressRouting implements ControllerRouting {
   /** The target type of an Ingress's target groups for one Service: params, then Service, then Ingress, then default. */
   private targetType(entry: Entry, service: string): string {
     return entry.paramsTargetType ?? this.serviceTargetTypes.get(service) ?? entry.targetType ?? this.defaultTargetType;
+  }
+
+  /** Whether some group has instance targets (a Node change concerns it), without listing them all. */
+  private anyInstanceTargets(): boolean {
+    for (const entry of this.ingresses.values())
+      if (entry.group !== undefined && this.hasInstanceTargets(entry)) return true;
+    return false;
   }
 
   private hasInstanceTargets(entry: Entry): boolean {
