@@ -388,6 +388,36 @@ describe('buildGroup: listeners', () => {
     expect(s.certificateReads()).toBe(1);
   });
 
+  it('an HTTPS listener takes the certificates of any of its members, whatever their order', async () => {
+    const https = { [A.listenPorts]: '[{"HTTPS": 443}]' };
+    const build = await setup().build([
+      ingress('a', { annotations: https }),
+      ingress('b', { annotations: { ...https, [A.certificateArn]: 'arn:b' } }),
+    ]);
+    expect(states(build).map(([, st]) => st)).toEqual(['built', 'built']);
+    expect(build.model!.listeners[0]).toMatchObject({ port: 443, certificateArns: ['arn:b'] });
+    expect(rulesOn(build, 443)).toEqual(['/a', '/b']);
+  });
+
+  it('an HTTPS listener no member brings a certificate to keeps its members; the group is built without them', async () => {
+    const build = await setup().build([
+      ingress('a', { annotations: { [A.listenPorts]: '[{"HTTPS": 443}]', [A.scheme]: 'internet-facing' } }),
+      ingress('b', { annotations: { [A.scheme]: 'internal' } }),
+    ]);
+    expect(states(build)).toEqual([
+      ['shop/a', 'kept'],
+      ['shop/b', 'built'],
+    ]);
+    expect(member(build, 'shop/a').problems).toEqual([
+      {
+        at: A.certificateArn,
+        message: expect.stringContaining('HTTPS listener on port 443 would have no certificate'),
+      },
+    ]);
+    expect(build.model!.loadBalancer.scheme).toBe('internal');
+    expect(build.model!.listeners.map((l) => l.port)).toEqual([80]);
+  });
+
   it('no HTTPS listener: ACM is not read', async () => {
     const s = setup();
     await s.build([ingress('a', { host: 'shop.example.com' })]);

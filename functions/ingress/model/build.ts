@@ -7,13 +7,19 @@ import {
   membersOf,
 } from '../../../shared/ingress/membership.ts';
 import { type Ingress, type IngressClassParams, ingressKey } from '../../../shared/k8s/ingress-types.ts';
-import { parseMemberSettings } from './annotations.ts';
+import { type MemberLoadBalancerSettings, parseMemberSettings } from './annotations.ts';
 import { CertificateDiscovery } from './certificates.ts';
 import { GroupSettings } from './conflicts.ts';
 import { ALB_LIMITS, type AlbLimits, limitProblems } from './limits.ts';
-import { assembleListeners, type ListenerContribution, listenerClaims, sslRedirectProblems } from './listeners.ts';
+import {
+  assembleListeners,
+  type ListenerContribution,
+  listenerClaims,
+  listenersWithoutCertificate,
+  sslRedirectProblems,
+} from './listeners.ts';
 import { assembleLoadBalancer, isDualstack, loadBalancerClaims } from './load-balancer.ts';
-import { buildMemberRules } from './member.ts';
+import { buildMemberRules, type MemberRules } from './member.ts';
 import type { GroupBuild, MemberOutcome, ModelReads, ModelSettings, ModelTargetGroup, Problem } from './types.ts';
 
 /**
@@ -50,6 +56,16 @@ interface Candidate {
   invalidClass?: string;
 }
 
+/** A member with everything that does not depend on the other members worked out. */
+interface Prepared {
+  outcome: MemberOutcome;
+  /** Problems of its own (class, order, annotations, rules, certificates): it is kept whatever the others do. */
+  problems: Problem[];
+  settings: MemberLoadBalancerSettings;
+  member: MemberRules;
+  certificates: string[];
+}
+
 /** The state of the group as built so far: only built members ever change it. */
 interface Built {
   held: GroupSettings;
@@ -74,29 +90,27 @@ export async function buildGroup(input: BuildGroupInput): Promise<GroupBuild> {
   const build: GroupBuild = { group: input.group, members: [], leaving: found.leaving };
   if (candidates.length === 0) return build;
 
-  const buildMember = input.buildMember ?? buildMemberRules;
-  const discovery = new CertificateDiscovery(input.reads);
+  const context = {
+    ...input,
+    buildMember: input.buildMember ?? buildMemberRules,
+    discovery: new CertificateDiscovery(input.reads),
+  };
+  const prepared: Prepared[] = [];
+  for (const candidate of candidates) prepared.push(await prepare(candidate, context));
+
+  // An HTTPS listener whose members bring no certificate cannot be made: those members are kept, and the group is
+  // folded again without them (their settings may have kept others out). They bring none to any other listener,
+  // so once is enough.
   const limits = input.limits ?? ALB_LIMITS;
-  let built: Built = { held: new GroupSettings(), contributions: [], targetGroups: [] };
+  let folded = fold(prepared, new Map(), input.settings, limits);
+  const uncertified = listenersWithoutCertificate(folded.built.contributions, folded.built.held);
+  if (uncertified.size > 0) folded = fold(prepared, uncertified, input.settings, limits);
 
-  for (const candidate of candidates) {
-    const outcome: MemberOutcome = {
-      ingress: candidate.ingress,
-      key: ingressKey(candidate.ingress),
-      order: candidate.order,
-      state: 'kept',
-      problems: [],
-      warnings: [],
-    };
-    build.members.push(outcome);
-    const next = await tryMember(candidate, outcome, built, { ...input, buildMember, discovery, limits });
-    if (next) {
-      built = next;
-      outcome.state = 'built';
-    }
+  for (const p of prepared) {
+    const problems = folded.problems.get(p.outcome.key) ?? [];
+    build.members.push({ ...p.outcome, problems, state: problems.length === 0 ? 'built' : 'kept' });
   }
-
-  const { held, contributions, targetGroups } = built;
+  const { held, contributions, targetGroups } = folded.built;
   build.model = {
     group: input.group,
     loadBalancer: assembleLoadBalancer({ group: input.group, held, settings: input.settings }),
@@ -111,26 +125,28 @@ export async function buildGroup(input: BuildGroupInput): Promise<GroupBuild> {
   return build;
 }
 
-/** The group with the member in, or undefined when it is kept (its problems and warnings go on `outcome`). */
-async function tryMember(
+/** What a member is on its own: its class, order, settings, rules and certificates, and their problems. */
+async function prepare(
   candidate: Candidate,
-  outcome: MemberOutcome,
-  built: Built,
-  context: BuildGroupInput & { buildMember: MemberBuilder; discovery: CertificateDiscovery; limits: AlbLimits },
-): Promise<Built | undefined> {
+  context: BuildGroupInput & { buildMember: MemberBuilder; discovery: CertificateDiscovery },
+): Promise<Prepared> {
   const { ingress, params } = candidate;
-  const kept = (problems: readonly Problem[]) => {
-    outcome.problems.push(...problems);
-    return outcome.problems.length === 0;
+  const outcome: MemberOutcome = {
+    ingress,
+    key: ingressKey(ingress),
+    order: candidate.order,
+    state: 'kept',
+    problems: [],
+    warnings: [],
   };
-  if (candidate.invalidClass !== undefined) {
-    kept([{ at: 'spec.ingressClassName', message: candidate.invalidClass }]);
-    return undefined;
-  }
-  if (candidate.orderProblem) kept([{ at: GROUP_ORDER_ANNOTATION, message: candidate.orderProblem }]);
-
   const parsed = parseMemberSettings(ingress, params, context.settings);
-  outcome.warnings.push(...parsed.warnings);
+  const empty: MemberRules = { rules: [], targetGroups: [], hosts: [], problems: [], warnings: [] };
+  if (candidate.invalidClass !== undefined) {
+    const problems = [{ at: 'spec.ingressClassName', message: candidate.invalidClass }];
+    return { outcome, problems, settings: parsed.settings, member: empty, certificates: [] };
+  }
+  const problems: Problem[] = [];
+  if (candidate.orderProblem) problems.push({ at: GROUP_ORDER_ANNOTATION, message: candidate.orderProblem });
   const member = await context.buildMember({
     ingress,
     group: context.group,
@@ -138,36 +154,65 @@ async function tryMember(
     reads: context.reads,
     settings: context.settings,
   });
-  outcome.warnings.push(...member.warnings);
-  if (!kept([...parsed.problems, ...member.problems])) return undefined;
-
+  outcome.warnings.push(...parsed.warnings, ...member.warnings);
+  problems.push(...parsed.problems, ...member.problems);
+  if (problems.length > 0) return { outcome, problems, settings: parsed.settings, member, certificates: [] };
   const certificates = await context.discovery.forMember(ingress, parsed.settings, member.hosts);
-  if (!kept(certificates.problems)) return undefined;
+  problems.push(...certificates.problems);
+  return { outcome, problems, settings: parsed.settings, member, certificates: certificates.arns };
+}
 
+/**
+ * The group from its prepared members in group order: each one without problems of its own is tried against the
+ * members built before it (conflicts, ssl-redirect, quotas) and either built or kept. Pure, so it can run again.
+ */
+function fold(
+  prepared: readonly Prepared[],
+  excluded: ReadonlyMap<string, Problem[]>,
+  settings: ModelSettings,
+  limits: AlbLimits,
+): { built: Built; problems: Map<string, Problem[]> } {
+  let built: Built = { held: new GroupSettings(), contributions: [], targetGroups: [] };
+  const problems = new Map<string, Problem[]>();
+  for (const p of prepared) {
+    const own = [...p.problems, ...(excluded.get(p.outcome.key) ?? [])];
+    const next = own.length === 0 ? tryMember(p, built, settings, limits) : own;
+    if (Array.isArray(next)) problems.set(p.outcome.key, next);
+    else built = next;
+  }
+  return { built, problems };
+}
+
+/** The group with the member in, or the problems that keep it out. */
+function tryMember(p: Prepared, built: Built, settings: ModelSettings, limits: AlbLimits): Built | Problem[] {
+  const key = p.outcome.key;
   const claims = [
-    ...loadBalancerClaims(parsed.settings),
-    ...listenerClaims(outcome.key, parsed.settings, member.defaultActions !== undefined),
+    ...loadBalancerClaims(p.settings),
+    ...listenerClaims(key, p.settings, p.member.defaultActions !== undefined),
   ];
-  if (!kept(built.held.disagreements(claims))) return undefined;
+  const disagreements = built.held.disagreements(claims);
+  if (disagreements.length > 0) return disagreements;
   const held = built.held.clone();
-  held.commit(outcome.key, claims);
-  if (!kept(sslRedirectProblems(held))) return undefined;
+  held.commit(key, claims);
+  const redirect = sslRedirectProblems(held);
+  if (redirect.length > 0) return redirect;
 
   const contribution: ListenerContribution = {
-    member: outcome.key,
-    ports: parsed.settings.listenPorts.value,
-    rules: member.rules,
-    certificates: certificates.arns,
-    ...(member.defaultActions ? { defaultActions: member.defaultActions } : {}),
+    member: key,
+    ports: p.settings.listenPorts.value,
+    rules: p.member.rules,
+    certificates: p.certificates,
+    ...(p.member.defaultActions ? { defaultActions: p.member.defaultActions } : {}),
   };
   const contributions = [...built.contributions, contribution];
-  const targetGroups = withTargetGroups(built.targetGroups, member.targetGroups);
+  const targetGroups = withTargetGroups(built.targetGroups, p.member.targetGroups);
   const listeners = assembleListeners({
     contributions,
     group: held,
     dualstack: isDualstack(held),
-    defaultSslPolicy: context.settings.defaultSslPolicy,
+    defaultSslPolicy: settings.defaultSslPolicy,
   });
-  if (!kept(limitProblems(listeners, targetGroups, context.limits))) return undefined;
+  const crossed = limitProblems(listeners, targetGroups, limits);
+  if (crossed.length > 0) return crossed;
   return { held, contributions, targetGroups };
 }

@@ -1,6 +1,6 @@
-import type { ListenProtocol, MemberLoadBalancerSettings } from './annotations.ts';
+import { LB_ANNOTATION, type ListenProtocol, type MemberLoadBalancerSettings } from './annotations.ts';
 import { type Claim, claim, type GroupSettings } from './conflicts.ts';
-import type { ModelAction, ModelListener, ModelRule } from './types.ts';
+import type { ModelAction, ModelListener, ModelRule, Problem } from './types.ts';
 
 /**
  * The listeners of an IngressGroup's load balancer: the union of its built members' listen ports; on each, the
@@ -100,6 +100,33 @@ export function sslRedirectProblems(group: GroupSettings): { at: string; message
           : `port ${port} is an HTTP listener of the group: ssl-redirect needs an HTTPS port`,
     },
   ];
+}
+
+/**
+ * Members on an HTTPS listener none of whose members brings a certificate (none given, and no host to discover one
+ * by), which AWS would refuse to create: a problem each, by member.
+ */
+export function listenersWithoutCertificate(
+  contributions: readonly ListenerContribution[],
+  group: GroupSettings,
+): Map<string, Problem[]> {
+  const out = new Map<string, Problem[]>();
+  const ports = [...new Set(contributions.flatMap((c) => c.ports.map((p) => p.port)))].sort((a, b) => a - b);
+  for (const port of ports) {
+    if (group.get<ListenProtocol>(key.protocol(port)) !== 'HTTPS') continue;
+    const on = contributions.filter((c) => c.ports.some((p) => p.port === port));
+    if (on.some((c) => c.certificates.length > 0)) continue;
+    for (const c of on) {
+      out.set(c.member, [
+        ...(out.get(c.member) ?? []),
+        {
+          at: LB_ANNOTATION.certificateArn,
+          message: `the HTTPS listener on port ${port} would have no certificate: name one, or give the Ingress hosts an ISSUED ACM certificate covers`,
+        },
+      ]);
+    }
+  }
+  return out;
 }
 
 /** The listeners of the group's built members, by port. */
