@@ -264,6 +264,11 @@ const API_GROUP: Readonly<Record<string, string>> = {
   CoreV1Api: '',
   DiscoveryV1Api: 'discovery.k8s.io',
   CoordinationV1Api: 'coordination.k8s.io',
+  NetworkingV1Api: 'networking.k8s.io',
+};
+/** Custom objects are named by arguments, not by the method: the one custom resource read is IngressClassParams. */
+const CUSTOM_OBJECT_CALLS: Readonly<Record<string, string>> = {
+  'CustomObjectsApi.getClusterCustomObject': 'elbv2.k8s.aws/ingressclassparams:get',
 };
 const VERB: Readonly<Record<string, string>> = {
   read: 'get',
@@ -283,6 +288,8 @@ const API_METHOD =
   /^(read|list|create|patch|replace|delete)(?:Namespaced)?([A-Z][A-Za-z]*?)(Status)?(?:ForAllNamespaces)?$/;
 
 function rbacRule(call: string): string {
+  const custom = CUSTOM_OBJECT_CALLS[call];
+  if (custom) return custom;
   const [api = '', method = ''] = call.split('.');
   const match = API_METHOD.exec(method);
   const group = API_GROUP[api];
@@ -290,8 +297,10 @@ function rbacRule(call: string): string {
   const [, verb = '', kind = '', status] = match;
   const subresource = SUBRESOURCE_OF_KIND[kind];
   if (subresource) return `${group}/${subresource}:${VERB[verb]}`;
-  // Plural resource names of the kinds in use (Node, Event, Service, EndpointSlice, Lease) add an `s`.
-  return `${group}/${kind.toLowerCase()}s${status ? '/status' : ''}:${VERB[verb]}`;
+  // Plural resource names of the kinds in use (Node, Event, Service, EndpointSlice, Lease) add an `s`; those ending
+  // in `s` (Ingress, IngressClass) add `es`.
+  const plural = `${kind.toLowerCase()}${kind.endsWith('s') ? 'es' : 's'}`;
+  return `${group}/${plural}${status ? '/status' : ''}:${VERB[verb]}`;
 }
 
 /** One documented grant: `<group>/<resource>:<verb>`, and where a namespaced Role or `resourceNames` narrow it. */
@@ -351,6 +360,11 @@ describe('the ClusterRoles in deploy/README-deploy.md allow exactly what the cod
     ['CoreV1Api.createNamespacedPodEviction', '/pods/eviction:create'],
     ['CoreV1Api.deleteNamespacedPod', '/pods:delete'],
     ['CoreV1Api.listPodForAllNamespaces', '/pods:list'],
+    ['NetworkingV1Api.listIngressForAllNamespaces', 'networking.k8s.io/ingresses:list'],
+    ['NetworkingV1Api.patchNamespacedIngressStatus', 'networking.k8s.io/ingresses/status:patch'],
+    ['NetworkingV1Api.listIngressClass', 'networking.k8s.io/ingressclasses:list'],
+    ['CoreV1Api.readNamespace', '/namespaces:get'],
+    ['CustomObjectsApi.getClusterCustomObject', 'elbv2.k8s.aws/ingressclassparams:get'],
   ])('%s needs %s', (call, rule) => {
     expect(rbacRule(call)).toBe(rule);
   });
