@@ -5,6 +5,17 @@ import { LB_ANNOTATION as A } from './annotations.ts';
 import { type BuildGroupInput, buildGroup, type MemberBuilder } from './build.ts';
 import { NOT_FOUND_ACTION, sslRedirectAction } from './listeners.ts';
 import { loadBalancerName, securityGroupName } from './names.ts';
+import {
+  backend,
+  explicitGroup,
+  fakeReads,
+  makeIngress,
+  makeService,
+  makeSettings,
+  path,
+  rule,
+  TEST_CLUSTER,
+} from './testing/builders.ts';
 import type { GroupBuild, ModelAction, ModelSettings, ModelTargetGroup } from './types.ts';
 
 const SHOP: GroupId = { explicit: true, name: 'shop' };
@@ -513,5 +524,57 @@ describe('buildGroup: IngressClassParams', () => {
       }),
     ]);
     expect(rulesOn(build, 443)).toEqual(['/a', '/b']);
+  });
+});
+
+describe('buildGroup with the member half', () => {
+  it('an LBC-shaped group: rules placed in group order on each member port, a member with a missing Service kept', async () => {
+    const group = explicitGroup('shop');
+    const joined = { 'group.name': 'shop' };
+    const ingresses = [
+      makeIngress({
+        name: 'api',
+        annotations: { ...joined, 'group.order': '1', 'listen-ports': '[{"HTTP": 80}, {"HTTPS": 443}]' },
+        rules: [rule('api.example.com', path('/v1', 'Prefix', backend('api', 80)))],
+      }),
+      makeIngress({
+        name: 'web',
+        annotations: { ...joined, 'listen-ports': '[{"HTTPS": 443}]', 'certificate-arn': 'arn:web' },
+        rules: [rule('www.example.com', path('/', 'Prefix', backend('web', 80)))],
+      }),
+      makeIngress({
+        name: 'broken',
+        annotations: joined,
+        rules: [rule(undefined, path('/b', 'Exact', backend('missing', 80)))],
+      }),
+    ];
+    const build = await buildGroup({
+      group,
+      ingresses,
+      lookup: {
+        classes: [{ metadata: { name: 'alb' }, spec: { controller: 'ingress.k8s.aws/alb' } }],
+        params: () => undefined,
+      },
+      reads: fakeReads(
+        [makeService({ name: 'api' }), makeService({ name: 'web' })],
+        [{ arn: 'arn:wild', names: ['*.example.com'] }],
+      ),
+      settings: makeSettings(),
+    });
+    expect(states(build)).toEqual([
+      ['default/broken', 'kept'],
+      ['default/web', 'built'],
+      ['default/api', 'built'],
+    ]);
+    expect(member(build, 'default/broken').problems).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('Service default/missing not found') }),
+    ]);
+    const [http, https] = build.model!.listeners;
+    expect(http!.rules.map((r) => r.member)).toEqual(['default/api']);
+    expect(https!.rules.map((r) => r.member)).toEqual(['default/web', 'default/api']);
+    expect(https!.certificateArns).toEqual(['arn:web', 'arn:wild']);
+    expect(https!.rules[0]!.conditions).toContainEqual({ field: 'host-header', values: ['www.example.com'] });
+    expect(build.model!.targetGroups.map((tg) => tg.member)).toEqual(['default/web', 'default/api']);
+    expect(build.model!.loadBalancer.name).toBe(loadBalancerName(TEST_CLUSTER, group, 'internal'));
   });
 });
