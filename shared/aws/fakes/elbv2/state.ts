@@ -285,7 +285,11 @@ export class Elbv2State {
       lb: {
         arn,
         name: input.name,
-        dnsName: `${input.name}-${id}.elb.${this.region}.amazonaws.com`,
+        // An Application Load Balancer's name has the Classic form (`internal-` for an internal one, a number);
+        // a Network Load Balancer's, `<name>-<hex>.elb.<region>.amazonaws.com`.
+        dnsName: application
+          ? `${input.scheme === 'internal' ? 'internal-' : ''}${input.name}-${Number.parseInt(id.slice(-8), 16)}.${this.region}.elb.amazonaws.com`
+          : `${input.name}-${id}.elb.${this.region}.amazonaws.com`,
         scheme: input.scheme,
         type: application ? 'application' : 'network',
         ipAddressType: input.ipAddressType ?? 'ipv4',
