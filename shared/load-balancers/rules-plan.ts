@@ -1,4 +1,4 @@
-import type { Rule, RuleAction, RuleCondition } from '../aws/elbv2-port.ts';
+import { RULE_LIMITS, type Rule, type RuleAction, type RuleCondition } from '../aws/elbv2-port.ts';
 import { conditionsKey, forwards, mayOverlap, ruleContentKey } from './rule-content.ts';
 import { assignPriorities } from './rule-priorities.ts';
 
@@ -15,7 +15,10 @@ import { assignPriorities } from './rule-priorities.ts';
  * Modifying a rule's conditions takes requests away from it; a request it had that another modified rule is to
  * take must find that rule done first. Such modifications are ordered so; two that would each have to go first
  * are made create-then-delete instead.
- * The order of writes is: moves, creates (in rule order), modifies, deletes (rules that do not forward first).
+ * Rules that do not forward need care: a request they take on the way is lost. Those that go are pushed below
+ * every rule that stays; those that come are made last; one is modified in place only when its conditions stay.
+ * The order of writes is: moves, creates of forward rules (in rule order), modifies, creates of the others, deletes
+ * (rules that do not forward first).
  */
 
 export interface DesiredRule {
@@ -47,10 +50,15 @@ export interface RuleModify {
 export interface RulesPlan {
   /** Rules that stay as they are but move: one SetRulePriorities call, to priorities nobody holds. */
   moves: RuleMove[];
-  /** In rule order. */
+  /** Rules that forward, in rule order: made before anything goes. */
   creates: { priority: number; rule: DesiredRule }[];
   /** In an order where no request loses its rule between two modifications. */
   modifies: RuleModify[];
+  /**
+   * Rules that do not forward (fixed responses, redirects), in rule order: made once every rule that forwards is in
+   * place, so that none takes a request a forward rule still to come is to take.
+   */
+  lateCreates: { priority: number; rule: DesiredRule }[];
   /** Rules that do not forward first, then in priority order. */
   deletes: ExistingRule[];
   /** The priority of each desired rule once the plan is applied, in desired order. */
@@ -76,7 +84,7 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
     slots,
     current.map((r) => r.priority),
   );
-  const plan: RulesPlan = { moves: [], creates: [], modifies: [], deletes: [], priorities };
+  const plan: RulesPlan = { moves: [], creates: [], modifies: [], lateCreates: [], deletes: [], priorities };
   const deleted = new Set(unwanted);
   for (const [i, rule] of desired.entries()) {
     const priority = priorities[i]!;
@@ -88,7 +96,7 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
     } else if (was !== undefined && !released.has(i)) {
       deleted.delete(was);
     } else {
-      plan.creates.push({ priority, rule });
+      (forwards(rule) ? plan.creates : plan.lateCreates).push({ priority, rule });
     }
   }
   for (const i of order) {
@@ -107,7 +115,34 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
   plan.deletes = [...deleted]
     .map((e) => current[e]!)
     .sort((a, b) => Number(forwards(a)) - Number(forwards(b)) || a.priority - b.priority);
+  plan.moves.push(...pushAside(plan.deletes, priorities, current));
   return plan;
+}
+
+/**
+ * Rules that are going and do not forward (a fixed response, a redirect) move below every rule that stays, in the
+ * same SetRulePriorities call: until they are deleted they still answer what nothing else takes, but never a request
+ * that a rule moved, created or modified on the way is to take. A forward rule that is going may stay where it is:
+ * whatever it takes on the way still reaches a target group.
+ */
+function pushAside(
+  deletes: readonly ExistingRule[],
+  finals: readonly number[],
+  current: readonly (Rule & { priority: number })[],
+): RuleMove[] {
+  const floor = Math.max(0, ...finals);
+  const held = new Set(current.map((r) => r.priority));
+  const aside = deletes.filter((r) => !forwards(r) && (r.priority as number) < floor);
+  if (aside.length === 0) return [];
+  const targets: number[] = [];
+  for (let p = RULE_LIMITS.maxPriority; p > floor && targets.length < aside.length; p--) {
+    if (!held.has(p)) targets.unshift(p);
+  }
+  // No room below the last rule that stays (priorities near 50000): they are deleted where they are.
+  if (targets.length < aside.length) return [];
+  return [...aside]
+    .sort((a, b) => (a.priority as number) - (b.priority as number))
+    .map((r, k) => ({ ruleArn: r.arn, from: r.priority as number, priority: targets[k]! }));
 }
 
 /** For each desired rule, the existing rule (index) that does the same, each used once, in priority order. */
@@ -144,7 +179,8 @@ function longestIncreasing(matched: readonly (number | undefined)[], current: re
 
 /**
  * Pairs desired rules that match nothing with unwanted rules between the same two staying rules, in order on both
- * sides, as many as can be, those keeping their conditions first. Answers desired index -> existing index.
+ * sides, as many as can be, those keeping their conditions first; a rule that does not forward keeps its conditions
+ * or is not paired. Answers desired index -> existing index.
  */
 function pairInPlace(
   desired: readonly DesiredRule[],
@@ -163,9 +199,11 @@ function pairInPlace(
     const free = [...unwanted].filter(
       (e) => (current[e]!.priority as number) > lo && (current[e]!.priority as number) < hi,
     );
-    for (const [d, e] of bestPairing(wanted, free, (d, e) =>
-      conditionsKey(desired[d]!.conditions) === conditionsKey(current[e]!.conditions) ? 2 : 1,
-    )) {
+    for (const [d, e] of bestPairing(wanted, free, (d, e) => {
+      const same = conditionsKey(desired[d]!.conditions) === conditionsKey(current[e]!.conditions);
+      // A rule that does not forward is not given other conditions: see pushAside.
+      return same ? 2 : forwards(current[e]!) ? 1 : 0;
+    })) {
       pairs.set(d, e);
     }
     lo = hi;
@@ -174,19 +212,25 @@ function pairInPlace(
   return pairs;
 }
 
-/** An order-keeping pairing of two lists with the greatest total weight (a weighted longest common subsequence). */
+/**
+ * An order-keeping pairing of two lists with the greatest total weight (a weighted longest common subsequence); a
+ * weight of 0 forbids the pair.
+ */
 function bestPairing(a: readonly number[], b: readonly number[], weight: (x: number, y: number) => number) {
   const best: number[][] = Array.from({ length: a.length + 1 }, () => new Array(b.length + 1).fill(0));
   for (let x = a.length - 1; x >= 0; x--) {
     for (let y = b.length - 1; y >= 0; y--) {
-      best[x]![y] = Math.max(best[x + 1]![y]!, best[x]![y + 1]!, weight(a[x]!, b[y]!) + best[x + 1]![y + 1]!);
+      const w = weight(a[x]!, b[y]!);
+      const pair = w > 0 ? w + best[x + 1]![y + 1]! : 0;
+      best[x]![y] = Math.max(best[x + 1]![y]!, best[x]![y + 1]!, pair);
     }
   }
   const out: [number, number][] = [];
   let x = 0;
   let y = 0;
   while (x < a.length && y < b.length) {
-    if (best[x]![y] === weight(a[x]!, b[y]!) + best[x + 1]![y + 1]!) out.push([a[x++]!, b[y++]!]);
+    const w = weight(a[x]!, b[y]!);
+    if (w > 0 && best[x]![y] === w + best[x + 1]![y + 1]!) out.push([a[x++]!, b[y++]!]);
     else if (best[x]![y] === best[x + 1]![y]) x++;
     else y++;
   }
@@ -194,28 +238,34 @@ function bestPairing(a: readonly number[], b: readonly number[], weight: (x: num
 }
 
 /**
- * The modifications in an order where every request keeps a rule: a rule whose conditions change loses the requests
- * only its old conditions matched; if another modified rule may take some of them, that one goes first. Pairs that
- * would each have to go first are unpaired (their rules created and deleted instead). Answers desired indexes.
+ * The modifications in an order where every request keeps a rule. Modifying a rule takes requests from it when its
+ * conditions change, and leaves them without a target group when its new action does not forward; a request so
+ * taken that another modified rule is to forward (its new conditions may match it) must find that one done first,
+ * unless that one forwarded it already (same conditions, forwarding before and after). Pairs that would each have to
+ * go first are unpaired (their rules created and deleted instead). Answers desired indexes.
  */
 function orderModifies(
   desired: readonly DesiredRule[],
   current: readonly Rule[],
   paired: Map<number, number>,
 ): number[] {
-  const changing = () =>
-    [...paired].filter(([d, e]) => conditionsKey(desired[d]!.conditions) !== conditionsKey(current[e]!.conditions));
+  const same = (d: number, e: number) =>
+    conditionsKey(desired[d]!.conditions) === conditionsKey(current[e]!.conditions);
   for (;;) {
-    const nodes = changing();
-    // i must wait for j when a request the old rule of i matched may match the new rule of j.
-    const waitsFor = new Map(
-      nodes.map(([i, ei]) => [
-        i,
-        new Set(
-          nodes.filter(([j]) => j !== i && mayOverlap(current[ei]!.conditions, desired[j]!.conditions)).map(([j]) => j),
-        ),
-      ]),
-    );
+    const nodes = [...paired];
+    const waitsFor = new Map<number, Set<number>>();
+    for (const [i, ei] of nodes) {
+      const risky = !same(i, ei) || !forwards(desired[i]!);
+      const deps = nodes.filter(
+        ([j, ej]) =>
+          risky &&
+          j !== i &&
+          forwards(desired[j]!) &&
+          !(same(j, ej) && forwards(current[ej]!)) &&
+          mayOverlap(current[ei]!.conditions, desired[j]!.conditions),
+      );
+      waitsFor.set(i, new Set(deps.map(([j]) => j)));
+    }
     const done: number[] = [];
     let progress = true;
     while (progress) {
@@ -228,10 +278,7 @@ function orderModifies(
         }
       }
     }
-    if (waitsFor.size === 0) {
-      const rest = [...paired.keys()].filter((d) => !done.includes(d));
-      return [...rest, ...done];
-    }
+    if (waitsFor.size === 0) return done;
     // A cycle: the first of it is made create-then-delete instead.
     paired.delete(waitsFor.keys().next().value!);
   }

@@ -25,7 +25,7 @@ export interface RulesApplied {
 }
 
 /**
- * Applies the plan from `existing` to `desired`: moves, creates, modifies, deletes (rules-plan.ts). A load balancer
+ * Applies the plan from `existing` to `desired`: moves, creates, modifies, late creates, deletes (rules-plan.ts). A load balancer
  * at its rule quota (TooManyRules) cannot hold the new rules beside the old ones: a rule that is going is deleted
  * first to make room, then the create is tried again, as the AWS Load Balancer Controller does.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
@@ -49,7 +49,7 @@ export async function applyRules(
     await elbv2.setRulePriorities(plan.moves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
     done.moved = plan.moves.length;
   }
-  for (const { priority, rule } of plan.creates) {
+  const create = async ({ priority, rule }: RulesPlan['creates'][number]) => {
     for (;;) {
       try {
         done.calls++;
@@ -59,20 +59,22 @@ export async function applyRules(
           rule.tags,
         );
         done.created++;
-        break;
+        return;
       } catch (err) {
         const room = codeOf(err) === 'TooManyRules' ? deletes.shift() : undefined;
         if (!room) throw err;
         await deleteOne(room.arn);
       }
     }
-  }
+  };
+  for (const next of plan.creates) await create(next);
   for (const change of plan.modifies) {
     done.calls++;
     await elbv2.modifyRule(change.ruleArn, { conditions: change.rule.conditions, actions: change.rule.actions });
     done.modified++;
     done.calls += await retag(change.ruleArn, change.rule.tags, change.tags, elbv2);
   }
+  for (const next of plan.lateCreates) await create(next);
   for (const rule of deletes) await deleteOne(rule.arn);
   return done;
 }
