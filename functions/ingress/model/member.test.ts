@@ -310,9 +310,9 @@ describe('buildMemberRules', () => {
     const service = makeService({ annotations: { 'target-node-labels': 'role=web', 'auth-scope': 'openid' } });
     const ingress = makeIngress({
       annotations: {
-        'auth-type': 'cognito',
+        'auth-type': 'none',
+        'auth-session-timeout': '60',
         'transforms.web': '[]',
-        'jwt-validation': '{}',
         scheme: 'internal',
       },
     });
@@ -320,13 +320,26 @@ describe('buildMemberRules', () => {
     expect(out.problems).toEqual([]);
     expect(out.rules).toHaveLength(1);
     expect(out.warnings.map((w) => w.at)).toEqual([
+      `${ANN}auth-session-timeout`,
       `${ANN}auth-type`,
-      `${ANN}jwt-validation`,
       `${ANN}transforms.web`,
       `${ANN}auth-scope`,
       `${ANN}target-node-labels`,
     ]);
     expect(out.warnings[3]!.message).toContain('Service default/web');
+  });
+
+  it.each([
+    ['auth-type on the Ingress', { 'auth-type': 'cognito' }, {}, `${ANN}auth-type`],
+    ['jwt-validation on the Ingress', { 'jwt-validation': '{"issuer":"x"}' }, {}, `${ANN}jwt-validation`],
+    ['auth-type on a backend Service', {}, { 'auth-type': 'oidc' }, `${ANN}auth-type`],
+  ])('does not serve rules that ask for authentication (%s)', async (_, ingressAnnotations, serviceAnnotations, at) => {
+    const out = await build(makeIngress({ annotations: ingressAnnotations }), [
+      makeService({ annotations: serviceAnnotations }),
+    ]);
+    expect(out.problems).toEqual([{ at, message: expect.stringContaining('authentication is not supported') }]);
+    expect(out.rules).toEqual([]);
+    expect(out.targetGroups).toEqual([]);
   });
 });
 

@@ -61,10 +61,18 @@ export const CONDITIONS_PREFIX = `${INGRESS_ANNOTATION_PREFIX}conditions.`;
 export const USE_REGEX_PATH_MATCH = `${INGRESS_ANNOTATION_PREFIX}use-regex-path-match`;
 
 /**
- * Annotations of features this controller does not provide (authentication, rule transforms, JWT validation):
- * rules are built without them, and each one present is a Warning.
+ * Annotations of features this controller does not provide (rule transforms, authentication settings): rules are
+ * built without them, and each one present is a Warning.
  */
-const UNSUPPORTED_PREFIXES = ['auth-', 'transforms.', 'jwt-validation'].map((p) => `${INGRESS_ANNOTATION_PREFIX}${p}`);
+const UNSUPPORTED_PREFIXES = ['auth-', 'transforms.'].map((p) => `${INGRESS_ANNOTATION_PREFIX}${p}`);
+
+/**
+ * Annotations that ask for authentication in front of the backends (Cognito or OIDC, JWT validation), which this
+ * controller does not provide. Serving the rules without it would expose what the user meant to protect, so the
+ * member is not built (kept as it was, or not created) rather than warned about.
+ */
+export const AUTH_TYPE = `${INGRESS_ANNOTATION_PREFIX}auth-type`;
+export const JWT_VALIDATION = `${INGRESS_ANNOTATION_PREFIX}jwt-validation`;
 
 /** Go's strconv.ParseBool, which the reference uses for boolean annotations. */
 export function parseGoBool(raw: string): boolean | undefined {
@@ -128,10 +136,14 @@ class MemberBuild {
 
   private warnUnsupported(annotations: Readonly<Record<string, string>>, where: string): void {
     for (const key of Object.keys(annotations).sort()) {
-      if (UNSUPPORTED_PREFIXES.some((p) => key.startsWith(p))) {
-        this.warnings.push({ at: key, message: `${where}not supported by this controller: ignored` });
-      }
-      if ((UNSUPPORTED_TARGET_GROUP_ANNOTATIONS as readonly string[]).includes(key)) {
+      const value = annotations[key]!;
+      if ((key === AUTH_TYPE && value.trim() !== 'none') || key === JWT_VALIDATION) {
+        const message = `${where}authentication is not supported by this controller: the rules are not served without it`;
+        if (!this.problems.some((p) => p.at === key && p.message === message)) this.problems.push({ at: key, message });
+      } else if (
+        UNSUPPORTED_PREFIXES.some((p) => key.startsWith(p)) ||
+        (UNSUPPORTED_TARGET_GROUP_ANNOTATIONS as readonly string[]).includes(key)
+      ) {
         this.warnings.push({ at: key, message: `${where}not supported by this controller: ignored` });
       }
     }
