@@ -129,19 +129,10 @@ export type RuleCondition =
   | {
       field: 'host-header' | 'path-pattern' | 'http-request-method' | 'source-ip';
       values: string[];
-      /**
-       * `host-header` and `path-pattern` only: regular expressions instead of `values` (one or the other is
-       * empty; the request sends only the non-empty one as `RegexValues`).
-       */
+      /** `host-header`, `path-pattern` (and `http-header`): regular expressions, sent as `RegexValues` instead. */
       regexValues?: string[];
     }
-  | {
-      field: 'http-header';
-      headerName: string;
-      values: string[];
-      /** Regular expressions instead of `values` (as above). */
-      regexValues?: string[];
-    }
+  | { field: 'http-header'; headerName: string; values: string[]; regexValues?: string[] }
   | { field: 'query-string'; values: QueryStringPair[] };
 
 export interface QueryStringPair {
