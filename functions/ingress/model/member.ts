@@ -81,6 +81,10 @@ export function parseGoBool(raw: string): boolean | undefined {
   return undefined;
 }
 
+/**
+ * Builds one member. Services are read once each (`reads.service`). With any problem, the rules, default actions
+ * and target groups are empty: the caller keeps what the member had; hosts and warnings are always given.
+ */
 export async function buildMemberRules(input: MemberInput): Promise<MemberRules> {
   return new MemberBuild(input).build();
 }
