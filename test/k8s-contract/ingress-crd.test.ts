@@ -4,7 +4,15 @@ import type { IngressClassParams } from '../../shared/k8s/ingress-types.ts';
 import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
 import { AdminApi } from './backends.ts';
 import type { KubeServer } from './clients.ts';
-import { CRD_NAME, crdManifest, INGRESS_CLIENTS, installCrd, PARAMS_PATH, uninstallCrd } from './ingress-lab.ts';
+import {
+  CRD_NAME,
+  crdManifest,
+  INGRESS_CLIENTS,
+  installCrd,
+  PARAMS_PATH,
+  TGB_CRD_FILE,
+  uninstallCrd,
+} from './ingress-lab.ts';
 
 /**
  * deploy/crds/ingressclassparams.yaml on a real API server: it installs and is served; IngressClassParams written
@@ -228,4 +236,114 @@ describe('IngressClassParams CRD (real API server)', () => {
     }
     expect(crdManifest().metadata.name).toBe(CRD_NAME);
   }, 60_000);
+
+  describe('TargetGroupBinding CRD', () => {
+    const tgbs = (version: string, namespace: string) =>
+      `/apis/elbv2.k8s.aws/${version}/namespaces/${namespace}/targetgroupbindings`;
+    const ARN =
+      'arn:aws:elasticloadbalancing:us-west-2:123456789012:targetgroup/k8s-shop-web-0123456789/0123456789abcdef';
+
+    /** As the reference documents a binding: every field of v1beta1. */
+    function binding(name: string) {
+      return {
+        apiVersion: 'elbv2.k8s.aws/v1beta1',
+        kind: 'TargetGroupBinding',
+        metadata: { name, namespace: 'tgb' },
+        spec: {
+          serviceRef: { name: 'awesome-service', port: 80 },
+          targetGroupARN: ARN,
+          targetType: 'instance',
+          targetGroupProtocol: 'HTTP',
+          ipAddressType: 'ipv4',
+          vpcID: 'vpc-0123456789abcdef0',
+          nodeSelector: { matchLabels: { 'node.kubernetes.io/role': 'web' } },
+          networking: {
+            ingress: [
+              {
+                from: [{ securityGroup: { groupID: 'sg-0123456789abcdef0' } }, { ipBlock: { cidr: '10.0.0.0/16' } }],
+                ports: [{ protocol: 'TCP', port: 80 }, { port: 'http' }],
+              },
+            ],
+          },
+          multiClusterTargetGroup: true,
+          iamRoleArnToAssume: 'arn:aws:iam::210987654321:role/cross-account',
+          assumeRoleExternalId: 'external-id',
+        },
+      };
+    }
+
+    beforeAll(async () => {
+      await installCrd(api, TGB_CRD_FILE);
+      await api.post('/api/v1/namespaces', { metadata: { name: 'tgb' } }).catch(() => undefined);
+    });
+
+    it('takes a binding with every field unchanged, serves it as v1alpha1 too, and keeps its status apart', async () => {
+      const sent = binding('every-field');
+      const created = await api.post<{ metadata: { resourceVersion: string }; spec: unknown }>(
+        tgbs('v1beta1', 'tgb'),
+        sent,
+      );
+      expect(created.spec).toEqual(sent.spec);
+      const alpha = await api.get<{ apiVersion: string; spec: { serviceRef: unknown; targetGroupARN: string } }>(
+        `${tgbs('v1alpha1', 'tgb')}/every-field`,
+      );
+      expect(alpha.apiVersion).toBe('elbv2.k8s.aws/v1alpha1');
+      expect(alpha.spec).toMatchObject({ serviceRef: sent.spec.serviceRef, targetGroupARN: ARN });
+      const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Reconciled' }] };
+      await api.patch(`${tgbs('v1beta1', 'tgb')}/every-field`, { status });
+      expect((await api.get<{ status?: unknown }>(`${tgbs('v1beta1', 'tgb')}/every-field`)).status).toBeUndefined();
+      const written = await api.patch<{ status: unknown; spec: unknown }>(
+        `${tgbs('v1beta1', 'tgb')}/every-field/status`,
+        {
+          status,
+          spec: { targetType: 'ip' },
+        },
+      );
+      expect(written.status).toEqual(status);
+      expect(written.spec).toEqual(sent.spec);
+    });
+
+    it('takes a binding by target group name, without an ARN (v1beta1), and a name-port', async () => {
+      const { targetGroupARN: _arn, ...spec } = binding('by-name').spec;
+      const sent = {
+        ...binding('by-name'),
+        spec: { ...spec, targetGroupName: 'k8s-shop-web-0123456789', serviceRef: { name: 'web', port: 'http' } },
+      };
+      const created = await api.post<{ spec: unknown }>(tgbs('v1beta1', 'tgb'), sent);
+      expect(created.spec).toEqual(sent.spec);
+    });
+
+    it.each([
+      ['a targetType outside the enum', { targetType: 'pod' }, /spec.targetType: Unsupported value/],
+      ['an ipAddressType outside the enum', { ipAddressType: 'dualstack' }, /spec.ipAddressType: Unsupported value/],
+      ['no serviceRef', { serviceRef: undefined }, /spec.serviceRef: Required value/],
+      [
+        'a networking rule without ports',
+        { networking: { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/8' } }] }] } },
+        /spec.networking.ingress\[0\].ports: Required value/,
+      ],
+      [
+        'a port protocol outside TCP and UDP',
+        { networking: { ingress: [{ from: [], ports: [{ protocol: 'SCTP' }] }] } },
+        /protocol: Unsupported value/,
+      ],
+    ])('refuses %s (422)', async (what, change, message) => {
+      const name = `bad-${what.replace(/[^a-z]+/g, '-').replace(/^-|-$/g, '')}`.slice(0, 60);
+      const sent = binding(name);
+      const refused = await api
+        .post(tgbs('v1beta1', 'tgb'), { ...sent, spec: { ...sent.spec, ...change } })
+        .catch((err: unknown) => err);
+      expect(refused).toMatchObject({ statusCode: 422 });
+      expect(String((refused as Error).message)).toMatch(message);
+    });
+
+    it('v1alpha1 still requires the ARN', async () => {
+      const { targetGroupARN: _arn, ...spec } = binding('alpha-no-arn').spec;
+      const refused = await api
+        .post(tgbs('v1alpha1', 'tgb'), { ...binding('alpha-no-arn'), apiVersion: 'elbv2.k8s.aws/v1alpha1', spec })
+        .catch((err: unknown) => err);
+      expect(refused).toMatchObject({ statusCode: 422 });
+      expect(String((refused as Error).message)).toMatch(/spec.targetGroupARN: Required value/);
+    });
+  });
 });

@@ -23,6 +23,7 @@ import type { KubeServer } from './clients.ts';
 
 export const CRD_FILE = join(import.meta.dirname, '../../deploy/crds/ingressclassparams.yaml');
 export const CRD_NAME = 'ingressclassparams.elbv2.k8s.aws';
+export const TGB_CRD_FILE = join(import.meta.dirname, '../../deploy/crds/targetgroupbindings.yaml');
 const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 export const PARAMS_PATH = '/apis/elbv2.k8s.aws/v1beta1/ingressclassparams';
 
@@ -32,43 +33,57 @@ export interface CustomResourceDefinition {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 
-export function crdManifest(): CustomResourceDefinition {
-  return load(readFileSync(CRD_FILE, 'utf8')) as CustomResourceDefinition;
+export function crdManifest(file = CRD_FILE): CustomResourceDefinition {
+  return load(readFileSync(file, 'utf8')) as CustomResourceDefinition;
 }
 
-/** kubectl apply of the CRD (created, or its spec replaced), answered once the API server serves it (Established). */
-export async function installCrd(api: AdminApi): Promise<CustomResourceDefinition> {
-  const manifest = crdManifest();
+/** Where the API serves the CRD's resources (its storage version, cluster-wide). */
+function servedPath(crd: CustomResourceDefinition): string {
+  const { group, names, versions } = crd.spec as {
+    group: string;
+    names: { plural: string };
+    versions: { name: string; storage: boolean }[];
+  };
+  return `/apis/${group}/${versions.find((v) => v.storage)!.name}/${names.plural}`;
+}
+
+/**
+ * kubectl apply of a CRD of deploy/crds/ (created, or its spec replaced), answered once the API server serves it
+ * (Established, and a list of its resource answered).
+ */
+export async function installCrd(api: AdminApi, file = CRD_FILE): Promise<CustomResourceDefinition> {
+  const manifest = crdManifest(file);
+  const name = manifest.metadata.name;
   try {
     await api.post(CRDS, manifest);
   } catch (err) {
     if ((err as { statusCode?: number }).statusCode !== 409) throw err;
-    const current = await api.get<CustomResourceDefinition>(`${CRDS}/${CRD_NAME}`);
-    await api.put(`${CRDS}/${CRD_NAME}`, {
+    const current = await api.get<CustomResourceDefinition>(`${CRDS}/${name}`);
+    await api.put(`${CRDS}/${name}`, {
       ...manifest,
       metadata: { ...manifest.metadata, resourceVersion: current.metadata.resourceVersion },
     });
   }
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const crd = await api.get<CustomResourceDefinition>(`${CRDS}/${CRD_NAME}`);
+    const crd = await api.get<CustomResourceDefinition>(`${CRDS}/${name}`);
     const established = crd.status?.conditions?.find((c) => c.type === 'Established')?.status === 'True';
-    // Established comes before the discovery of the new resource is served everywhere: a read proves it.
+    // Established comes before the discovery of the new resource is served everywhere: a list proves it.
     if (
       established &&
-      (await api.get(PARAMS_PATH).then(
+      (await api.get(servedPath(manifest)).then(
         () => true,
         () => false,
       ))
-    )
+    ) {
       return crd;
-    if (Date.now() > deadline)
-      throw new Error(`the CRD ${CRD_NAME} was not established: ${JSON.stringify(crd.status)}`);
+    }
+    if (Date.now() > deadline) throw new Error(`the CRD ${name} was not established: ${JSON.stringify(crd.status)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
-/** kubectl delete of the CRD, answered once its resource is no longer served. */
+/** kubectl delete of the IngressClassParams CRD, answered once it is gone. */
 export async function uninstallCrd(api: AdminApi): Promise<void> {
   await api.delete(`${CRDS}/${CRD_NAME}`);
   const deadline = Date.now() + 30_000;
