@@ -92,7 +92,7 @@ function groupHint(change: Change): KeyHint {
 class IngressRouting implements ControllerRouting {
   private readonly ingresses = new Map<string, Entry>();
   /** Per Service (`namespace/name`), the Ingresses that forward to it. */
-  private readonly backends = new Map<string, Set<string>>();
+  private readonly backends = new Map<string, string[]>();
   /** Services' own `target-type` annotations (only those that have one). */
   private readonly serviceTargetTypes = new Map<string, string>();
   /** The IngressClasses and IngressClassParams, each cut down to what membership.ts reads. */
@@ -209,17 +209,19 @@ class IngressRouting implements ControllerRouting {
     if (entry.group !== undefined) stacks.add(entry.group);
   }
 
-  /** Keep the Services -> Ingresses index in line with an Ingress's backends, before and after. */
+  /**
+   * Keep the Services -> Ingresses index in line with an Ingress's backends, before and after. Arrays, not Sets: most
+   * Services have one Ingress or a few, and an array of one costs a fifth of a Set.
+   */
   private index(key: string, before: Entry | undefined, after: Entry | undefined): void {
     for (const service of before?.services ?? []) {
-      const users = this.backends.get(service);
-      users?.delete(key);
-      if (users?.size === 0) this.backends.delete(service);
+      const users = this.backends.get(service)?.filter((user) => user !== key) ?? [];
+      if (users.length === 0) this.backends.delete(service);
+      else this.backends.set(service, users);
     }
     for (const service of after?.services ?? []) {
-      const users = this.backends.get(service) ?? new Set<string>();
-      users.add(key);
-      this.backends.set(service, users);
+      const users = this.backends.get(service) ?? [];
+      if (!users.includes(key)) this.backends.set(service, [...users, key]);
     }
   }
 
