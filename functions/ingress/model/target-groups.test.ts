@@ -172,9 +172,11 @@ describe('buildTargetGroup', () => {
 
 describe('parseStringMap', () => {
   it('reads key=value pairs as the reference does', () => {
-    expect(parseStringMap(' a=1 , b = 2,,c=x=y ')).toEqual({ a: '1', 'b ': ' 2', c: 'x=y' });
+    expect(parseStringMap(' a=1 , b = 2,,c=x=y ')).toEqual({ a: '1', b: '2', c: 'x=y' });
+    expect(parseStringMap('a=x\\,y,b=\\=2')).toEqual({ a: 'x,y', b: '=2' });
     expect(parseStringMap('')).toEqual({});
     expect(parseStringMap('a=1,b')).toBeUndefined();
     expect(parseStringMap('=1')).toBeUndefined();
+    expect(parseStringMap(' =1')).toBeUndefined();
   });
 });

@@ -31,17 +31,28 @@ export const UNSUPPORTED_TARGET_GROUP_ANNOTATIONS = [
 ] as const;
 
 /**
- * A `key=value,key=value` annotation as the reference reads it: pairs split at commas and trimmed, empty pairs
- * skipped, each split at its first `=`; a pair without `=` or with an empty key makes the whole value invalid.
+ * A `key=value,key=value` annotation as the reference reads it: pairs split at commas (`\,` is a comma inside a
+ * value, `\` escaping any character), empty pairs skipped, each split at its first `=` with key and value
+ * trimmed; a pair without `=` or with an empty key makes the whole value invalid.
  */
 export function parseStringMap(raw: string): Record<string, string> | undefined {
+  const pairs: string[] = [];
+  let current = '';
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === '\\' && i + 1 < raw.length) current += raw[++i];
+    else if (raw[i] === ',') {
+      pairs.push(current);
+      current = '';
+    } else current += raw[i];
+  }
+  pairs.push(current);
   const out: Record<string, string> = {};
-  for (const pair of raw.split(',')) {
-    const trimmed = pair.trim();
-    if (trimmed === '') continue;
-    const eq = trimmed.indexOf('=');
-    if (eq <= 0) return undefined;
-    out[trimmed.slice(0, eq)] = trimmed.slice(eq + 1);
+  for (const pair of pairs) {
+    if (pair.trim() === '') continue;
+    const eq = pair.indexOf('=');
+    const key = eq < 0 ? '' : pair.slice(0, eq).trim();
+    if (key === '') return undefined;
+    out[key] = pair.slice(eq + 1).trim();
   }
   return out;
 }
