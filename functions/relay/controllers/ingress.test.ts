@@ -157,6 +157,23 @@ describe("ChangeRouter: the Ingress controller's keys", () => {
     expect(sent('IngressClassParams', at(makeIngressClassParams('unused', { group: { name: 'x' } })))).toEqual([]);
   });
 
+  it('IngressClassParams found gone by a list (their definition deleted: an empty list) send their groups', () => {
+    const { r, keys, sent } = ingressRouter();
+    sent('IngressClass', at(makeIngressClass('shared', { params: 'shared-params' })));
+    r.listed('IngressClassParams', [at(makeIngressClassParams('shared-params', { group: { name: 'all' } }))], '700');
+    sent('Ingress', at(makeIngress('a', 'one', { className: 'shared' })));
+    const from = keys.length;
+    r.listed('IngressClassParams', [], '');
+    // The class can no longer be used: the group it was in hears of it.
+    expect(groups(keys.slice(from))).toEqual([explicit('all')]);
+    expect(keys.at(-1)!.message.hint).toEqual({
+      eventType: 'MODIFIED',
+      resourceVersion: '',
+      source: 'relay/IngressClassParams',
+    });
+    expect(sent('Service', at(makeService('a', 'web', 'NodePort')))).toEqual([]);
+  });
+
   it("a Service's change reaches the groups that forward to it, forward actions included", () => {
     const { sent } = ingressRouter();
     sent('Ingress', at(makeIngress('shop', 'web', { className: ALB, services: ['web', 'api'] })));
