@@ -1,5 +1,7 @@
 import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../shared/clock.ts';
+import { FakeIngresses } from '../../shared/k8s/fakes/ingresses.ts';
 import type { IngressClassParams } from '../../shared/k8s/ingress-types.ts';
 import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
 import { AdminApi } from './backends.ts';
@@ -99,6 +101,38 @@ function otherShapes(name: string): IngressClassParams & Record<string, unknown>
   };
 }
 
+/** What the CRD's schema refuses, each with the API server's words for it (FakeIngresses refuses the same). */
+const REFUSED: [string, Record<string, unknown>, RegExp][] = [
+  ['a scheme outside the enum', { scheme: 'public' }, /spec.scheme: Unsupported value: "public"/],
+  ['an ipAddressType outside the enum', { ipAddressType: 'ipv6' }, /spec.ipAddressType: Unsupported value/],
+  ['a targetType outside the enum', { targetType: 'pod' }, /spec.targetType: Unsupported value/],
+  ['a subnet ID that is not one', { subnets: { ids: ['vpc-0123'] } }, /spec.subnets.ids\[0\]/],
+  ['an empty list of subnet IDs', { subnets: { ids: [] } }, /spec.subnets.ids/],
+  ['a tag without its value', { tags: [{ key: 'team' }] }, /spec.tags\[0\].value: Required value/],
+  ['a group without a name', { group: {} }, /spec.group.name: Required value/],
+  ['a capacity without its units', { minimumLoadBalancerCapacity: {} }, /capacityUnits: Required value/],
+  [
+    'a listener attribute without its key',
+    { listeners: [{ protocol: 'HTTP', port: 80, listenerAttributes: [{ value: 'v' }] }] },
+    /spec.listeners\[0\].listenerAttributes\[0\].key: Required value/,
+  ],
+  [
+    'a namespace selector requirement without its operator',
+    { namespaceSelector: { matchExpressions: [{ key: 'team' }] } },
+    /spec.namespaceSelector.matchExpressions\[0\].operator: Required value/,
+  ],
+  [
+    'an authentication type outside the enum',
+    { authenticationConfiguration: { type: 'saml' } },
+    /spec.authenticationConfiguration.type: Unsupported value/,
+  ],
+  [
+    'both prefixListsIDs and the legacy PrefixListsIDs',
+    { prefixListsIDs: ['pl-1'], PrefixListsIDs: ['pl-1'] },
+    /set prefixListsIDs or the older PrefixListsIDs, not both/,
+  ],
+];
+
 /** A GET as `kubectl get` asks for it: a Table, whose columns are the CRD's printer columns. */
 function table(
   server: KubeServer,
@@ -197,20 +231,7 @@ describe('IngressClassParams CRD (real API server)', () => {
     ]);
   });
 
-  it.each([
-    ['a scheme outside the enum', { scheme: 'public' }, /spec.scheme: Unsupported value: "public"/],
-    ['an ipAddressType outside the enum', { ipAddressType: 'ipv6' }, /spec.ipAddressType: Unsupported value/],
-    ['a targetType outside the enum', { targetType: 'pod' }, /spec.targetType: Unsupported value/],
-    ['a subnet ID that is not one', { subnets: { ids: ['vpc-0123'] } }, /spec.subnets.ids\[0\]/],
-    ['an empty list of subnet IDs', { subnets: { ids: [] } }, /spec.subnets.ids/],
-    ['a tag without its value', { tags: [{ key: 'team' }] }, /spec.tags\[0\].value: Required value/],
-    ['a group without a name', { group: {} }, /spec.group.name: Required value/],
-    [
-      'both prefixListsIDs and the legacy PrefixListsIDs',
-      { prefixListsIDs: ['pl-1'], PrefixListsIDs: ['pl-1'] },
-      /set prefixListsIDs or the older PrefixListsIDs, not both/,
-    ],
-  ])('refuses %s (422)', async (_what, spec, message) => {
+  it.each(REFUSED)('refuses %s (422)', async (_what, spec, message) => {
     await installCrd(api);
     const name = `invalid-${Math.abs(
       JSON.stringify(spec)
@@ -345,5 +366,28 @@ describe('IngressClassParams CRD (real API server)', () => {
       expect(refused).toMatchObject({ statusCode: 422 });
       expect(String((refused as Error).message)).toMatch(/spec.targetGroupARN: Required value/);
     });
+  });
+});
+
+describe('IngressClassParams CRD (FakeIngresses)', () => {
+  it('takes every field as the reference documents them, unchanged', () => {
+    const fake = new FakeIngresses(new FakeClock());
+    for (const params of [everyField('every-field'), otherShapes('other-shapes')]) {
+      expect(fake.putIngressClassParams(params).spec).toEqual(params.spec);
+    }
+  });
+
+  it.each(REFUSED)('refuses %s (422), as the API server does', (_what, spec, message) => {
+    const fake = new FakeIngresses(new FakeClock());
+    const refused = (() => {
+      try {
+        fake.putIngressClassParams({ metadata: { name: 'invalid' }, spec } as IngressClassParams);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(refused).toMatchObject({ statusCode: 422 });
+    expect(String((refused as Error).message)).toMatch(message);
+    expect(fake.params.size).toBe(0);
   });
 });

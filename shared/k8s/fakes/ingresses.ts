@@ -12,6 +12,7 @@ import type {
 import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
 import type { MergePatch, ObjectMeta } from '../types.ts';
+import { validateIngressClassParams } from './ingress-class-params-schema.ts';
 import { apiTime, guardedMergePatch } from './writes.ts';
 
 /**
@@ -26,7 +27,8 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * - the status subresource takes the status (and metadata), never the spec; the main resource never the status;
  *   an empty list is stored as absent, as the API server's JSON omits it; `ip` and `hostname` are checked;
  * - list items carry no `kind`/`apiVersion`, as the API server's lists do;
- * - IngressClassParams read while its CRD is not installed (`paramsCrdInstalled = false`) is a 404.
+ * - an IngressClassParams its CRD's schema refuses is refused (422, ingress-class-params-schema.ts); read while the
+ *   CRD is not installed (`paramsCrdInstalled = false`) it is a 404.
  * test/k8s-contract/ingress-port.test.ts runs the same scenarios on this fake and on a real API server.
  * https://kubernetes.io/docs/reference/kubernetes-api/service-resources/ingress-v1/
  */
@@ -133,6 +135,7 @@ export class FakeIngresses implements IngressesPort {
     if (!this.paramsCrdInstalled) {
       throw new Error('FakeIngresses: the IngressClassParams CRD is not installed (paramsCrdInstalled = false)');
     }
+    validateIngressClassParams(params);
     const { name } = params.metadata;
     const stored = this.store('IngressClassParams', this.params, name, this.params.get(name), {
       apiVersion: 'elbv2.k8s.aws/v1beta1',
