@@ -454,7 +454,12 @@ describe('buildGroup: quotas', () => {
   });
 
   it('target groups and certificates, with the quotas given', async () => {
-    const limits = { rulesPerLoadBalancer: 100, targetGroupsPerLoadBalancer: 2, certificatesPerLoadBalancer: 1 };
+    const limits = {
+      rulesPerLoadBalancer: 100,
+      targetGroupsPerLoadBalancer: 2,
+      certificatesPerLoadBalancer: 1,
+      listenersPerLoadBalancer: 50,
+    };
     const build = await setup().build(
       [
         ingress('a'),

@@ -51,7 +51,11 @@ describe('counts', () => {
 describe('limitProblems', () => {
   it('uses AWS default quotas', () => {
     expect(ALB_LIMITS.rulesPerLoadBalancer).toBe(RULE_LIMITS.rulesPerLoadBalancer);
-    expect(ALB_LIMITS).toMatchObject({ targetGroupsPerLoadBalancer: 100, certificatesPerLoadBalancer: 25 });
+    expect(ALB_LIMITS).toMatchObject({
+      targetGroupsPerLoadBalancer: 100,
+      certificatesPerLoadBalancer: 25,
+      listenersPerLoadBalancer: 50,
+    });
   });
 
   it('nothing at the limits', () => {
@@ -79,9 +83,25 @@ describe('limitProblems', () => {
     ]);
   });
 
+  it('more than 50 listeners', () => {
+    const listeners = Array.from({ length: 51 }, (_, i) => listener(8000 + i, []));
+    expect(limitProblems(listeners, [])).toEqual([
+      {
+        at: 'alb.ingress.kubernetes.io/listen-ports',
+        message: 'TooManyListeners: the group would have 51 listeners, AWS allows 50 per load balancer',
+      },
+    ]);
+    expect(limitProblems(listeners.slice(1), [])).toEqual([]);
+  });
+
   it('takes other quotas', () => {
     const r = rule(forward({ resourceId: 'a' }));
-    const limits = { rulesPerLoadBalancer: 1, targetGroupsPerLoadBalancer: 100, certificatesPerLoadBalancer: 25 };
+    const limits = {
+      rulesPerLoadBalancer: 1,
+      targetGroupsPerLoadBalancer: 100,
+      certificatesPerLoadBalancer: 25,
+      listenersPerLoadBalancer: 50,
+    };
     expect(limitProblems([listener(80, [r, r])], [], limits).map((p) => p.message)).toEqual([
       'TooManyRules: the group would have 2 rules, AWS allows 1 per load balancer',
     ]);

@@ -4,7 +4,7 @@ import type { ModelAction, ModelListener, ModelRule, ModelTargetGroup, Problem }
 /**
  * The quotas an IngressGroup's load balancer can cross. The reference wedges the whole group when AWS refuses
  * (TooManyRules, TooManyTargetGroups...); here members are added in group order and one whose rules, target groups
- * or certificates would cross a quota is kept with a problem naming it, while the members after it still get their
+ * listeners or certificates would cross a quota is kept with a problem naming it, while the members after it still get their
  * chance (a smaller one may fit).
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
  */
@@ -15,6 +15,8 @@ export const ALB_LIMITS = {
   targetGroupsPerLoadBalancer: 100,
   /** Certificates per load balancer besides each listener's default one. */
   certificatesPerLoadBalancer: 25,
+  /** Listeners per load balancer. */
+  listenersPerLoadBalancer: 50,
 } as const;
 
 export type AlbLimits = { [K in keyof typeof ALB_LIMITS]: number };
@@ -65,6 +67,12 @@ export function limitProblems(
     problems.push({
       at: 'spec.rules',
       message: `TooManyTargetGroups: the group would use ${groups} target groups, AWS allows ${limits.targetGroupsPerLoadBalancer} per load balancer`,
+    });
+  }
+  if (listeners.length > limits.listenersPerLoadBalancer) {
+    problems.push({
+      at: 'alb.ingress.kubernetes.io/listen-ports',
+      message: `TooManyListeners: the group would have ${listeners.length} listeners, AWS allows ${limits.listenersPerLoadBalancer} per load balancer`,
     });
   }
   const certificates = countExtraCertificates(listeners);

@@ -237,6 +237,18 @@ describe('assembleListeners', () => {
     expect(held.disagreements(listenerClaims('shop/b', settingsOf(annotations), false))).toHaveLength(1);
   });
 
+  it('a listener problem names the port', () => {
+    const held = new GroupSettings();
+    held.commit('shop/a', listenerClaims('shop/a', settingsOf({}), false));
+    const later = listenerClaims('shop/b', settingsOf({ [A.listenPorts]: '[{"HTTPS": 80}]' }), false);
+    expect(held.disagreements(later)).toEqual([
+      {
+        at: A.listenPorts,
+        message: `"HTTPS on port 80" conflicts with "HTTP on port 80" set by shop/a (${A.listenPorts}), which comes first in the group and wins`,
+      },
+    ]);
+  });
+
   it('the same sources in another order agree', () => {
     const held = new GroupSettings();
     held.commit(

@@ -54,28 +54,21 @@ export function listenerClaims(
 ): Claim[] {
   const claims: Claim[] = [];
   for (const { port, protocol } of settings.listenPorts.value) {
-    claims.push(claim(key.protocol(port), settings.listenPorts.at, protocol));
-    if (settings.inboundCidrs) {
-      claims.push(
-        claim(key.inboundCidrs(port), settings.inboundCidrs.at, settings.inboundCidrs.value, { unordered: true }),
-      );
-    }
-    if (settings.prefixLists) {
-      claims.push(
-        claim(key.prefixLists(port), settings.prefixLists.at, settings.prefixLists.value, { unordered: true }),
-      );
-    }
-    if (protocol === 'HTTPS' && settings.sslPolicy) {
-      claims.push(claim(key.sslPolicy(port), settings.sslPolicy.at, settings.sslPolicy.value));
-    }
+    // Shown with the port, so a problem says which listener the members disagree on.
+    const onPort = (c: Claim, what = c.shown) => claims.push({ ...c, shown: `${what} on port ${port}` });
+    const unordered = { unordered: true };
+    onPort(claim(key.protocol(port), settings.listenPorts.at, protocol));
+    const { inboundCidrs, prefixLists, sslPolicy } = settings;
+    if (inboundCidrs) onPort(claim(key.inboundCidrs(port), inboundCidrs.at, inboundCidrs.value, unordered));
+    if (prefixLists) onPort(claim(key.prefixLists(port), prefixLists.at, prefixLists.value, unordered));
+    if (protocol === 'HTTPS' && sslPolicy) onPort(claim(key.sslPolicy(port), sslPolicy.at, sslPolicy.value));
     for (const [name, attribute] of Object.entries(settings.listenerAttributes[`${protocol}-${port}`] ?? {})) {
-      claims.push(claim(`${key.attributes(port)}${name}`, attribute.at, attribute.value));
+      const c = claim(`${key.attributes(port)}${name}`, attribute.at, attribute.value);
+      onPort(c, `${name}=${c.shown}`);
     }
     // Only one member may give a listener its default backend: its name is the value, so any second one disagrees.
-    if (hasDefaultBackend) {
-      const c = claim(key.defaultBackend(port), 'spec.defaultBackend', member);
-      claims.push({ ...c, shown: `default backend of ${member} on port ${port}` });
-    }
+    if (hasDefaultBackend)
+      onPort(claim(key.defaultBackend(port), 'spec.defaultBackend', member), `default backend of ${member}`);
   }
   if (settings.sslRedirect) claims.push(claim(key.sslRedirect, settings.sslRedirect.at, settings.sslRedirect.value));
   return claims;

@@ -137,6 +137,18 @@ describe('loadBalancerClaims conflicts', () => {
     expect(problems).toEqual([{ at: name, message: expect.stringContaining('set by shop/a') }]);
   });
 
+  it('a tag or attribute problem names its key', () => {
+    const later = settingsOf({ [A.tags]: 'Team=other', [A.loadBalancerAttributes]: 'idle_timeout.timeout_seconds=1' });
+    expect(
+      group()
+        .disagreements(loadBalancerClaims(later))
+        .map((p) => p.message),
+    ).toEqual([
+      expect.stringContaining('"idle_timeout.timeout_seconds=1" conflicts with "idle_timeout.timeout_seconds=60"'),
+      expect.stringContaining('"Team=other" conflicts with "Team=shop"'),
+    ]);
+  });
+
   it('equal values agree: subnets and groups in any order, other tags and attributes merge', () => {
     const later = settingsOf({
       [A.subnets]: 'subnet-2,subnet-1',

@@ -61,10 +61,14 @@ export function loadBalancerClaims(settings: MemberLoadBalancerSettings): Claim[
       claim(key.securityGroups, settings.securityGroups.at, settings.securityGroups.value, { unordered: true }),
     );
   }
+  // Shown as key=value, so a problem says which attribute or tag the members disagree on.
+  const keyed = (c: Claim, name: string) => ({ ...c, shown: `${name}=${c.shown}` });
   for (const [name, attribute] of Object.entries(settings.attributes)) {
-    claims.push(claim(`${key.attribute}${name}`, attribute.at, attribute.value));
+    claims.push(keyed(claim(`${key.attribute}${name}`, attribute.at, attribute.value), name));
   }
-  for (const [name, tag] of Object.entries(settings.tags)) claims.push(claim(`${key.tag}${name}`, tag.at, tag.value));
+  for (const [name, tag] of Object.entries(settings.tags)) {
+    claims.push(keyed(claim(`${key.tag}${name}`, tag.at, tag.value), name));
+  }
   return claims;
 }
 
