@@ -4,7 +4,7 @@ import { loadConfig } from '../config/config.ts';
 import { ClientNodeIngresses } from './client-node-ingresses.ts';
 import { KubernetesApiError } from './errors.ts';
 import { FakeAccessDeps } from './fakes/access.ts';
-import { FAKE_API_SERVER_CA_DATA } from './fakes/api-server.ts';
+import { FAKE_API_SERVER_CA_DATA, status } from './fakes/api-server.ts';
 import { FakeIngresses } from './fakes/ingresses.ts';
 import { type FakeIngressesServer, startFakeIngressesServer } from './fakes/ingresses-server.ts';
 import type { IngressesPort } from './ingress-port.ts';
@@ -88,6 +88,23 @@ describe.each(CLIENTS)('IngressesPort over $name', (client) => {
       '/apis/networking.k8s.io/v1/ingresses?limit=500',
       expect.stringMatching(/^\/apis\/networking\.k8s\.io\/v1\/ingresses\?continue=[A-Za-z0-9_-]+&limit=500$/),
     ]);
+  });
+
+  it('starts a list again, once, when its continue token has expired (410 Gone)', async () => {
+    for (let i = 0; i < 501; i++) fake.putIngress(ingress(`i${i}`));
+    let expired = false;
+    server.intercept = (req) => {
+      if (!req.query.get('continue') || expired) return undefined;
+      expired = true;
+      fake.putIngress(ingress('late'));
+      return { status: 410, body: status(410, 'Expired', 'The provided continue parameter is too old') };
+    };
+    const listed = await port.listIngresses();
+    expect(listed).toHaveLength(502);
+    expect(server.requests.map((r) => r.query.has('continue'))).toEqual([false, true, false, true]);
+    server.intercept = () => ({ status: 410, body: status(410, 'Expired', 'too old') });
+    await expect(port.listIngressClasses()).rejects.toMatchObject({ statusCode: 410 });
+    expect(server.requests).toHaveLength(6);
   });
 
   it('lists IngressClasses, with their parameters reference', async () => {

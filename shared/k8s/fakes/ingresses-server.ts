@@ -22,6 +22,8 @@ import { requestMergePatch } from './writes.ts';
 
 export interface FakeIngressesServer extends FakeApiServer {
   readonly fake: FakeIngresses;
+  /** Looks at each request first; an answer returned here is sent instead of the fake's (fault injection). */
+  intercept: ((request: RecordedRequest) => FakeResponse | undefined) | undefined;
 }
 
 const INGRESSES = /^\/apis\/networking\.k8s\.io\/v1\/ingresses$/;
@@ -31,7 +33,10 @@ const PARAMS = /^\/apis\/elbv2\.k8s\.aws\/v1beta1\/ingressclassparams\/([^/]+)$/
 const NAMESPACE = /^\/api\/v1\/namespaces\/([^/]+)$/;
 
 export async function startFakeIngressesServer(fake: FakeIngresses): Promise<FakeIngressesServer> {
+  let intercept: FakeIngressesServer['intercept'];
   const server = await startFakeApiServer(async (req) => {
+    const injected = intercept?.(req);
+    if (injected) return injected;
     try {
       return await route(fake, req);
     } catch (err) {
@@ -41,7 +46,16 @@ export async function startFakeIngressesServer(fake: FakeIngresses): Promise<Fak
       throw err;
     }
   });
-  return { ...server, fake };
+  return {
+    ...server,
+    fake,
+    get intercept() {
+      return intercept;
+    },
+    set intercept(value) {
+      intercept = value;
+    },
+  };
 }
 
 async function route(fake: FakeIngresses, req: RecordedRequest): Promise<FakeResponse> {
