@@ -348,12 +348,14 @@ export class ListWatcher {
 
   /**
    * The list of an optional kind found it not served: it ends as an empty list (whatever was known of the kind is
-   * gone), counts as synced, and says so; returns when to list again.
+   * gone) and counts as synced (no alert on `relay_watch_synced`), and says why; returns when to list again.
    */
   private absent(error: unknown): number {
     const retryInMs = this.options.absentRelistMs ?? DEFAULT_LIST_WATCH_OPTIONS.absentRelistMs!;
     this.handler.listFinished(this.kind, '');
     this.listedOnce = true;
+    const finished = { kind: this.kind, reason: 'absent' as const, objects: 0, pages: 0, durationMs: 0 };
+    this.handler.health({ type: WatchHealth.ListFinished, ...finished, resourceVersion: '' });
     this.handler.health({
       type: WatchHealth.ListFailed,
       kind: this.kind,
