@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { SWITCHES } from '../shared/controllers.ts';
+import { INGRESS_STAGE_SCHEMA } from '../stacks/config-ingress.ts';
 import { INTERRUPTION_STAGE_SCHEMA } from '../stacks/config-interruption.ts';
 import { IPAM_STAGE_SCHEMA } from '../stacks/config-ipam.ts';
 
@@ -31,6 +32,8 @@ so changes are reconciled as they happen; it acts only while it holds the relay'
                          its notices come from EC2 events only: give it --ec2-events-queue-url
   --ipam                 also run the Windows IP address manager (or CCM_IPAM=true, the stage's switch);
                          it needs --vpc-id too, as the stage needs CCM_VPC_ID
+  --ingress              also run the Ingress controller (or CCM_INGRESS=true, the stage's switch): ALBs for
+                         Ingresses, as the AWS Load Balancer Controller (stop that one first); needs --vpc-id
   --webhook-port PORT    with --ipam: serve the Pod admission webhooks on this port (HTTPS) and print the
                          webhook configurations to apply, with clientConfig.url
   --webhook-host HOST    the name or address the API server reaches this machine at (default: its hostname)
@@ -77,6 +80,7 @@ export interface RealArgs extends Common {
   /** The stage's switches of the controllers with no setting of their own to switch them (shared/controllers.ts). */
   interruption: boolean;
   ipam: boolean;
+  ingress: boolean;
   /** Serve the IPAM admission webhooks here, for an API server that reaches this machine at `host`. */
   webhooks?: { port: number; host?: string };
   /** Undefined: each controller's period as deployed. */
@@ -104,6 +108,7 @@ const OPTIONS = {
   'vpc-id': { type: 'string' },
   interruption: { type: 'boolean' },
   ipam: { type: 'boolean' },
+  ingress: { type: 'boolean' },
   'webhook-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'resync-seconds': { type: 'string' },
@@ -125,6 +130,7 @@ const REAL_ONLY = [
   'vpc-id',
   'interruption',
   'ipam',
+  'ingress',
   'webhook-port',
   'webhook-host',
   'resync-seconds',
@@ -151,10 +157,16 @@ function integer(name: string, raw: string | undefined, fallback: number, min: n
  * A controller's switch: its flag, else the stage's variable read as the stage reads it (the same schema,
  * stacks/config-interruption.ts and config-ipam.ts), so `CCM_IPAM=yes` means here what it means to the stage.
  */
-function stageSwitch(name: 'interruption' | 'ipam', flag: boolean | undefined, env: Env): boolean {
+const STAGE_SWITCH_SCHEMAS = {
+  interruption: INTERRUPTION_STAGE_SCHEMA.CCM_INTERRUPTION,
+  ipam: IPAM_STAGE_SCHEMA.CCM_IPAM,
+  ingress: INGRESS_STAGE_SCHEMA.CCM_INGRESS,
+};
+
+function stageSwitch(name: keyof typeof STAGE_SWITCH_SCHEMAS, flag: boolean | undefined, env: Env): boolean {
   if (flag) return true;
   const variable = SWITCHES[name].variable;
-  const schema = name === 'interruption' ? INTERRUPTION_STAGE_SCHEMA.CCM_INTERRUPTION : IPAM_STAGE_SCHEMA.CCM_IPAM;
+  const schema = STAGE_SWITCH_SCHEMAS[name];
   const parsed = schema.safeParse(env[variable]);
   if (!parsed.success) throw new UsageError(`${variable} must be true or false (got ${JSON.stringify(env[variable])})`);
   return parsed.data;
@@ -223,6 +235,7 @@ export function parseLocalArgs(argv: readonly string[], env: Env): LocalArgs {
     ...optional('leaderMigrationConfig', values['leader-migration-config']),
     interruption: stageSwitch('interruption', values.interruption, env),
     ipam,
+    ingress: stageSwitch('ingress', values.ingress, env),
     ...(webhookPort !== undefined
       ? {
           webhooks: {

@@ -1,6 +1,8 @@
 import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { NodeIndex } from '../functions/ec2-events/node-index.ts';
 import { type RouterDeps, routeEc2Events } from '../functions/ec2-events/router.ts';
+import type { IngressDeps } from '../functions/ingress/deps.ts';
+import { ingressReconciler } from '../functions/ingress/reconciler.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from '../functions/interruption/plan.ts';
 import { type InterruptionDeps, interruptionReconciler } from '../functions/interruption/reconciler.ts';
 import type { IpamDeps } from '../functions/ipam/deps.ts';
@@ -13,12 +15,14 @@ import type { RouteDeps } from '../functions/route/deps.ts';
 import { routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
+import type { AcmPort } from '../shared/aws/acm-port.ts';
 import type { AutoScalingPort } from '../shared/aws/autoscaling-port.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
 import type { Ec2Port } from '../shared/aws/ec2-port.ts';
 import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import { FakeSqs } from '../shared/aws/fakes/sqs/fake-sqs.ts';
+import type { Wafv2Port } from '../shared/aws/wafv2-port.ts';
 import type { Clock } from '../shared/clock.ts';
 import {
   CONTROLLER_NAMES,
@@ -29,6 +33,7 @@ import {
   resyncQueues,
 } from '../shared/controllers.ts';
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
+import type { IngressControllerKube } from '../shared/k8s/ingress-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { KubernetesPort } from '../shared/k8s/port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
@@ -68,6 +73,17 @@ export interface ControllerOptions {
     /** Pods on a Node and the VPC CNI ConfigMap; `kube` serves the Nodes. */
     pods: IpamKubernetesPort;
   } & Partial<Omit<IpamDeps, EngineGiven | 'pods' | 'facts'>>;
+  /**
+   * Application Load Balancers for Ingresses (functions/ingress): the relay sends IngressGroup keys. `kube` serves
+   * Ingresses, IngressClasses and IngressClassParams besides Services, EndpointSlices, Nodes and Events.
+   */
+  ingress: {
+    vpcId: string;
+    kube: IngressControllerKube;
+    elbv2: Elbv2Port;
+    acm: AcmPort;
+    wafv2: Wafv2Port;
+  } & Partial<Omit<IngressDeps, EngineGiven | 'vpcId' | 'elbv2' | 'acm' | 'wafv2'>>;
   /**
    * The interruption controller: with it, the EC2 events router sends interruption notices to the interruption
    * queue (as INTERRUPTION_QUEUE_URL makes it do in AWS) and the interruption reconciler drains their Nodes.
@@ -195,6 +211,7 @@ const HANDLERS: { [N in ControllerName]: (b: Build, options: ControllerOptions[N
       log: o.log,
       metrics: o.metrics,
     } satisfies IpamDeps),
+  ingress: ({ o, reconcile }, ingress) => reconcile(ingressReconciler, ingressDeps(o, ingress)),
   interruption: ({ o, reconcile }, { drain, autoscaling, actionOverrides, ...settings }) =>
     reconcile(interruptionReconciler, {
       // The defaults of INTERRUPTION_OUT_OF_SERVICE_TAINT, _EXCLUDE_FROM_LOAD_BALANCERS, _DRAIN_REQUEUE_SECONDS.
@@ -230,6 +247,35 @@ function serviceDeps(
     ec2: o.ec2,
     elbv2,
     ...(elb ? { elb } : {}),
+    clusterName: o.clusterName,
+    clock: o.clock,
+    log: o.log,
+    metrics: o.metrics,
+  };
+}
+
+/** The Ingress controller's deps, as its Lambda handler sets them (functions/ingress/handler.ts). */
+function ingressDeps(
+  o: EngineOptions,
+  { kube, elbv2, acm, wafv2, vpcId, ...settings }: ControllerOptions['ingress'],
+): IngressDeps {
+  return {
+    // The defaults of its settings (shared/config/settings.ts), but short waits for a simulated load balancer, as
+    // the service controller's; real mode gives the Lambda's settings.
+    defaultSslPolicy: 'ELBSecurityPolicy-2016-08',
+    defaultTargetType: 'instance',
+    defaultTags: {},
+    externalManagedTags: [],
+    provisioningRequeueSeconds: 30,
+    cleanupRequeueSeconds: 30,
+    replacementGraceSeconds: 360,
+    ...defined(settings),
+    vpcId,
+    kube,
+    ec2: o.ec2,
+    elbv2,
+    acm,
+    wafv2,
     clusterName: o.clusterName,
     clock: o.clock,
     log: o.log,

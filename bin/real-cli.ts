@@ -11,11 +11,13 @@ import {
 } from '../functions/relay/leader-migration.ts';
 import { DEFAULT_ELECTION } from '../functions/relay/lease.ts';
 import {
+  createAcmPort,
   createAutoScalingPort,
   createEc2Port,
   createElbPort,
   createElbv2Port,
   createSqsPort,
+  createWafv2Port,
 } from '../shared/aws/clients.ts';
 import { systemClock } from '../shared/clock.ts';
 import { type Config, ConfigError, loadConfig } from '../shared/config/config.ts';
@@ -23,8 +25,10 @@ import { CONTROLLER_NAMES, type ControllerName } from '../shared/controllers.ts'
 import { errorMessage } from '../shared/errors.ts';
 import { ClientNodeKubernetes } from '../shared/k8s/client-node-adapter.ts';
 import { ClientNodeDrain } from '../shared/k8s/client-node-drain.ts';
+import { ClientNodeIngresses } from '../shared/k8s/client-node-ingresses.ts';
 import { ClientNodeIpam } from '../shared/k8s/client-node-ipam.ts';
 import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
+import { ingressControllerKube } from '../shared/k8s/ingress-port.ts';
 import { serviceControllerKube } from '../shared/k8s/service-port.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import type { RealArgs } from './args.ts';
@@ -111,6 +115,14 @@ function clientNodePorts(config: Config, metrics: RecordingMetrics, kubeConfig: 
     drain: () => new ClientNodeDrain(kubeConfig),
     autoscaling: () => createAutoScalingPort(config, metrics),
     pods: () => new ClientNodeIpam(kubeConfig),
+    ingressKube: () =>
+      ingressControllerKube(
+        new ClientNodeIngresses(kubeConfig),
+        new ClientNodeServices(kubeConfig),
+        new ClientNodeKubernetes(kubeConfig),
+      ),
+    acm: () => createAcmPort(config, metrics),
+    wafv2: () => createWafv2Port(config, metrics),
   };
 }
 

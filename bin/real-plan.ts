@@ -1,6 +1,8 @@
+import type { AcmPort } from '../shared/aws/acm-port.ts';
 import type { AutoScalingPort } from '../shared/aws/autoscaling-port.ts';
 import type { ElbPort } from '../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
+import type { Wafv2Port } from '../shared/aws/wafv2-port.ts';
 import type { Config } from '../shared/config/config.ts';
 import {
   CONTROLLER_NAMES,
@@ -14,6 +16,7 @@ import {
   settingsOf,
 } from '../shared/controllers.ts';
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
+import type { IngressControllerKube } from '../shared/k8s/ingress-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { RealArgs } from './args.ts';
@@ -34,15 +37,19 @@ export interface RealPorts {
   drain(): DrainPort;
   autoscaling(): AutoScalingPort;
   pods(): IpamKubernetesPort;
+  ingressKube(): IngressControllerKube;
+  acm(): AcmPort;
+  wafv2(): Wafv2Port;
 }
 
-/** The switches as real mode reads them: the settings the Lambdas read, and the stage's own two. */
-export function realSwitches(config: Config, args: Pick<RealArgs, 'interruption' | 'ipam'>): Switches {
+/** The switches as real mode reads them: the settings the Lambdas read, and the stage's own three. */
+export function realSwitches(config: Config, args: Pick<RealArgs, 'interruption' | 'ipam' | 'ingress'>): Switches {
   return {
     clusterCidrs: Boolean(config.CLUSTER_CIDRS),
     vpcId: Boolean(config.VPC_ID),
     interruption: args.interruption,
     ipam: args.ipam,
+    ingress: args.ingress,
   };
 }
 
@@ -58,6 +65,13 @@ const REAL_CONTROLLERS: { [N in ControllerName]: (config: Config, ports: RealPor
     kube: ports.serviceKube(),
   }),
   ipam: (config, ports) => ({ ...settingsOf('ipam', config), pods: ports.pods() }),
+  ingress: (config, ports) => ({
+    ...settingsOf('ingress', config),
+    kube: ports.ingressKube(),
+    elbv2: ports.elbv2(),
+    acm: ports.acm(),
+    wafv2: ports.wafv2(),
+  }),
   interruption: (config, ports) => ({
     ...settingsOf('interruption', config),
     drain: ports.drain(),

@@ -1,12 +1,17 @@
+import { AcmAdapter } from '../shared/aws/acm-adapter.ts';
 import { Ec2Adapter } from '../shared/aws/ec2-adapter.ts';
 import type { Instance, InstanceState } from '../shared/aws/ec2-port.ts';
 import { ElbAdapter } from '../shared/aws/elb-adapter.ts';
 import { Elbv2Adapter } from '../shared/aws/elbv2-adapter.ts';
+import { FakeAcm } from '../shared/aws/fakes/acm/fake-acm.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../shared/aws/fakes/ec2/fake-ec2.ts';
 import { FakeElb } from '../shared/aws/fakes/elb/fake-elb.ts';
 import { FakeElbv2 } from '../shared/aws/fakes/elbv2/fake-elbv2.ts';
+import { FakeWafv2 } from '../shared/aws/fakes/wafv2/fake-wafv2.ts';
+import { Wafv2Adapter } from '../shared/aws/wafv2-adapter.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
+import { FakeIngresses, fakeIngressControllerKube } from '../shared/k8s/fakes/ingresses.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
@@ -93,6 +98,14 @@ export function createSimulation(options: SimulationOptions) {
       },
       interruption: { drain: kube },
       ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
+      // Runs as deployed with CCM_INGRESS=true; the scenario makes no Ingress, so it is only ever handed no work.
+      ingress: {
+        vpcId: 'vpc-0a1b2c3d',
+        kube: fakeIngressControllerKube(new FakeIngresses(clock), kube),
+        elbv2: new Elbv2Adapter(elbv2),
+        acm: new AcmAdapter(new FakeAcm(clock)),
+        wafv2: new Wafv2Adapter(new FakeWafv2(clock)),
+      },
     } satisfies Required<NonNullable<EngineOptions['controllers']>>,
   });
   const sqs = engine.sqs;

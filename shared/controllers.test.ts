@@ -41,7 +41,7 @@ import type { KeyMessage } from './queue/message.ts';
  * left out of one of those places fails here (or in the typecheck, for the maps keyed by controller name).
  */
 
-const ALL_ON: Switches = { clusterCidrs: true, vpcId: true, interruption: true, ipam: true };
+const ALL_ON: Switches = { clusterCidrs: true, vpcId: true, interruption: true, ipam: true, ingress: true };
 const SWITCH_NAMES = Object.keys(SWITCHES) as SwitchName[];
 const off = (name: SwitchName): Switches => ({ ...ALL_ON, [name]: false });
 
@@ -51,6 +51,7 @@ const STAGE_ON: Record<SwitchName, Record<string, string>> = {
   vpcId: { CCM_VPC_ID: 'vpc-0123456789abcdef0' },
   interruption: { CCM_INTERRUPTION: 'true' },
   ipam: { CCM_IPAM: 'true' },
+  ingress: { CCM_INGRESS: 'true' },
 };
 const LAMBDA_ON: Record<string, string> = { CLUSTER_CIDRS: '10.244.0.0/16', VPC_ID: 'vpc-0123456789abcdef0' };
 const BASE_STAGE = {
@@ -150,10 +151,10 @@ describe('the stack builds every controller its switches turn on', () => {
     expect(deployed(await synth(ALL_ON))).toEqual(CONTROLLER_NAMES);
   });
 
-  // The stage refuses CCM_IPAM without CCM_VPC_ID (the manager's grants are limited to that VPC): both go.
+  // The stage refuses CCM_IPAM and CCM_INGRESS without CCM_VPC_ID (their grants are limited to that VPC): all go.
   const variants = SWITCH_NAMES.map((s): [SwitchName, Switches] => [
     s,
-    s === 'vpcId' ? { ...off(s), ipam: false } : off(s),
+    s === 'vpcId' ? { ...off(s), ipam: false, ingress: false } : off(s),
   ]);
 
   it.each(variants)('%s off: every controller but those it switches', async (_, switches) => {
@@ -201,6 +202,7 @@ describe('the local runner runs every controller', () => {
       services: true,
       interruption: true,
       ipam: true,
+      ingress: true,
       settings: { CLUSTER_CIDRS: '10.244.0.0/16' },
     });
     try {

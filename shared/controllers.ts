@@ -22,6 +22,8 @@ export const SWITCHES = {
   // Real mode reads the stage's own variable: a shell that sourced .env.<stage> runs what the stage deploys.
   interruption: { stage: 'CCM_INTERRUPTION', flag: '--interruption', variable: 'CCM_INTERRUPTION' },
   ipam: { stage: 'CCM_IPAM', flag: '--ipam', variable: 'CCM_IPAM' },
+  // Never on by itself: a cluster still running the AWS Load Balancer Controller must not get a second one.
+  ingress: { stage: 'CCM_INGRESS', flag: '--ingress', variable: 'CCM_INGRESS' },
 } as const;
 
 export type SwitchName = keyof typeof SWITCHES;
@@ -66,6 +68,11 @@ const ROUTE_CIDRS: Required = {
 const SERVICE_VPC: Required = {
   setting: 'VPC_ID',
   purpose: 'by the service controller (the VPC its load balancers, target groups and security groups go in)',
+};
+
+const INGRESS_VPC: Required = {
+  setting: 'VPC_ID',
+  purpose: 'by the Ingress controller (the VPC its load balancers, target groups and security groups go in)',
 };
 
 /**
@@ -141,6 +148,27 @@ export const CONTROLLERS = {
     settings: (config: Config) => ({
       ...(config.VPC_ID ? { vpcId: config.VPC_ID } : {}),
       cooldownSeconds: config.IPAM_COOLDOWN_SECONDS,
+    }),
+  },
+  ingress: {
+    summary: 'Application Load Balancers for Ingresses, one per IngressGroup, as the AWS Load Balancer Controller',
+    handler: 'functions/ingress/handler.ts',
+    queueUrlSetting: 'INGRESS_QUEUE_URL',
+    feeds: ['relay', 'resync'],
+    switches: ['ingress', 'vpcId'],
+    writesAws: true,
+    required: [INGRESS_VPC],
+    settings: (config: Config) => ({
+      vpcId: requireSetting(config, 'VPC_ID', INGRESS_VPC.purpose),
+      defaultSslPolicy: config.INGRESS_DEFAULT_SSL_POLICY,
+      defaultTargetType: config.INGRESS_DEFAULT_TARGET_TYPE,
+      defaultTags: config.INGRESS_DEFAULT_TAGS,
+      externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
+      // The service controller's waits and grace: the same AWS resources take the same time.
+      provisioningRequeueSeconds: config.SERVICE_PROVISIONING_REQUEUE_SECONDS,
+      cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
+      replacementGraceSeconds: config.SERVICE_REPLACEMENT_GRACE_SECONDS,
+      ...(config.SERVICE_NODE_PORT_RANGE ? { nodePortRange: config.SERVICE_NODE_PORT_RANGE } : {}),
     }),
   },
   interruption: {

@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { configSchema } from '../shared/config/config.ts';
 import { csv } from '../shared/config/csv.ts';
 import type { ServiceLoadBalancerType } from '../shared/config/schemas.ts';
+import { INGRESS_STAGE_SCHEMA, type IngressStage, ingressProblems, ingressStage } from './config-ingress.ts';
 import {
   INTERRUPTION_SETTINGS,
   INTERRUPTION_STAGE_SCHEMA,
@@ -60,6 +61,10 @@ export const FUNCTION_DEFAULTS = {
   // requeue, and so a receive (docs/adr/0002): 100 receives are hours of them. A Node is worked on by one pass at a
   // time (FIFO group), so concurrency only spreads Nodes; 5 keeps EC2's mutating-call rate limits far away.
   ipam: { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 5, maxReceiveCount: 100 },
+  // One key per IngressGroup, whose pass is the service controller's and then some: a listener's rules (up to 100
+  // an ALB) are read and written one call each, so 180 s. Waiting on an ALB or a deletion is a requeue, as for
+  // Services, hence the same 200 receives; 5 at once keeps ELBv2's per-account rate limits for the Services too.
+  ingress: { memoryMb: 512, timeoutSeconds: 180, maxConcurrency: 5, maxReceiveCount: 200 },
   // Started by a schedule, not a queue: concurrency and receive count do not apply to it.
   resync: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 1 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
@@ -140,6 +145,8 @@ export interface StageConfig {
   interruption?: InterruptionStage;
   /** The Windows IP address manager, deployed only when CCM_IPAM is on (in the VPC of CCM_VPC_ID). */
   ipam?: IpamStage;
+  /** The Ingress controller, deployed only when CCM_INGRESS is on (in the VPC of CCM_VPC_ID). */
+  ingress?: IngressStage;
   alarms: { queueAgeSeconds: number; topicArn?: string };
   /** Whether the stage has its CloudWatch dashboard (USD 3 a month past an account's first three: docs/cost.md). */
   dashboard: boolean;
@@ -228,6 +235,7 @@ const StaticSchema = z
     CCM_SERVICE_REPLACEMENT_GRACE_SECONDS: runtime.SERVICE_REPLACEMENT_GRACE_SECONDS,
     ...INTERRUPTION_STAGE_SCHEMA,
     ...IPAM_STAGE_SCHEMA,
+    ...INGRESS_STAGE_SCHEMA,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -391,6 +399,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
 
   if (parsed.success) {
     for (const [setting, message] of ipamProblems(input, parsed.data)) describe(setting, message);
+    for (const [setting, message] of ingressProblems(input, parsed.data)) describe(setting, message);
   }
 
   if (parsed.success && functions['ec2-events']) {
@@ -409,6 +418,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
   const c = parsed.data;
   const interruption = interruptionStage(c);
   const ipam = ipamStage(c);
+  const ingress = ingressStage(c);
   const oidcIssuer = c.CCM_RELAY_OIDC_PROVIDER_ARN?.replace(/^.*:oidc-provider\//, '');
   return {
     clusterName: c.CCM_CLUSTER_NAME,
@@ -463,6 +473,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
       : {}),
     ...(interruption ? { interruption } : {}),
     ...(ipam ? { ipam } : {}),
+    ...(ingress ? { ingress } : {}),
     ec2Events: {
       retentionSeconds: c.CCM_EC2_EVENTS_RETENTION_SECONDS,
       ageAlarmSeconds: c.CCM_EC2_EVENTS_AGE_ALARM_SECONDS,

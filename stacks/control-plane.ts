@@ -13,6 +13,7 @@ import { type StageConfig, StageConfigError } from './config.ts';
 import type { CodeSource, ControlPlaneContext } from './context.ts';
 import { Ec2Events } from './ec2-events.ts';
 import { ec2Describe } from './iam.ts';
+import { ingressReconciler } from './ingress.ts';
 import { interruptionReconciler } from './interruption.ts';
 import { ipamReconciler } from './ipam.ts';
 import { Monitoring } from './monitoring.ts';
@@ -29,6 +30,7 @@ export function stageSwitches(config: StageConfig): Switches {
     vpcId: config.services !== undefined,
     interruption: config.interruption !== undefined,
     ipam: config.ipam !== undefined,
+    ingress: config.ingress !== undefined,
   };
 }
 
@@ -59,6 +61,7 @@ const CONTROLLER_STACKS: {
   route: { build: (stack, ctx) => routeReconciler(stack, ctx, ctx.config.routes!) },
   service: { build: (stack, ctx) => serviceReconciler(stack, ctx, ctx.config.services!) },
   ipam: { build: (stack, ctx) => ipamReconciler(stack, ctx, ctx.config.ipam!) },
+  ingress: { build: (stack, ctx) => ingressReconciler(stack, ctx, ctx.config.ingress!) },
   interruption: {
     build: (stack, ctx) => interruptionReconciler(stack, ctx, ctx.config.interruption!),
     output: 'interruption queue (EC2 events router -> interruption controller)',

@@ -300,7 +300,8 @@ describe('tagOnCreate', () => {
     [['ec2:CreateSecurityGroup', 'elasticloadbalancing:CreateLoadBalancer'], /of one of ec2, elasticloadbalancing/],
     [['sqs:CreateQueue'], /of one of ec2, elasticloadbalancing/],
     [['ec2:RunInstances'], /ec2:RunInstances is not a create that tags owned/],
-    [['elasticloadbalancing:CreateRule'], /is not a create that tags owned/],
+    // CreateRule is one (its rule is tagged in the call, authorized on the listener's owned tag); a trust store is not.
+    [['elasticloadbalancing:CreateTrustStore'], /is not a create that tags owned/],
     [['ec2:CreateRoute'], /is not a create that tags owned/],
   ])('refuses %j', (createActions, message) => {
     expect(() => tagOnCreate({ clusterName: 'c1', createActions, resources: [SG] })).toThrow(message);

@@ -197,11 +197,12 @@ export const OWNED_CREATE_ACTIONS: ReadonlySet<string> = new Set([
  * only tag what is being made: the owned creates, and CreateListener. CreateListener itself is authorized
  * on its load balancer's owned tag (ownedResourceWrite), but the listener it makes is tagged in the same
  * call, and AWS authorizes that tagging (AddTags) on the new listener, with `elasticloadbalancing:CreateAction`
- * naming CreateListener.
+ * naming CreateListener. CreateRule likewise: authorized on its listener's owned tag, its new rule tagged in the call.
  */
 export const TAGGED_CREATE_ACTIONS: ReadonlySet<string> = new Set([
   ...OWNED_CREATE_ACTIONS,
   'elasticloadbalancing:CreateListener',
+  'elasticloadbalancing:CreateRule',
 ]);
 
 /** The request carries the cluster tag, `owned`: what it creates is this cluster's. */

@@ -12,6 +12,7 @@ import {
   VPC_ARN,
 } from './iam.ts';
 import { AUTOSCALING_LIFECYCLE_WRITES } from './iam-autoscaling.ts';
+import { ADOPTION_ACTIONS, adoptionTagKeys, REFERENCE_CLUSTER_TAG, UNSCOPED_LISTS } from './iam-ingress.ts';
 import { NETWORK_INTERFACE_ADDRESS_WRITES, NETWORK_INTERFACE_ARN } from './iam-ipam.ts';
 
 /**
@@ -35,6 +36,11 @@ import { NETWORK_INTERFACE_ADDRESS_WRITES, NETWORK_INTERFACE_ARN } from './iam-i
  *   - assigning and unassigning secondary private addresses (NETWORK_INTERFACE_ADDRESS_WRITES) on network
  *     interface ARNs only, in one named VPC (`ArnEquals` `ec2:Vpc` = a single VPC ARN; see `addressWriteInVpc`):
  *     a Node's interface is the instance's and need not carry our tag;
+ *   - adoption by the Ingress controller (ADOPTION_ACTIONS): tagging ours what the AWS Load Balancer Controller made
+ *     for this cluster, only on resources tagged `elbv2.k8s.aws/cluster=<cluster>`, only with our `owned` tag in the
+ *     request, and only the two cluster tag keys (see stacks/iam-ingress.ts `adoptionTagging`);
+ * - `Resource: "*"` also for the two lists with no resource-level permissions (UNSCOPED_LISTS: ACM certificates, web
+ *   ACLs), which only read;
  * - removing tags (TAG_REMOVAL_ACTIONS), besides the owned condition, must name the keys it removes and none
  *   of the ownership tags (`ForAllValues:StringNotEquals` on `aws:TagKeys` listing every `protectedTagKeys`
  *   key, and `Null` `aws:TagKeys` = `false`; see `keepsProtectedTagsCondition`);
@@ -132,8 +138,30 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
     if (action === LISTENER_TAG_BACKFILL_ACTION && untagged && only(NLB_LISTENER_ARN)) return true;
   }
   if (action === 'ec2:CreateSecurityGroup' && only(VPC_ARN)) return true;
+  if (ADOPTION_ACTIONS.has(action) && adoptsReferenceResources(statement, clusterName)) return true;
   if (NETWORK_INTERFACE_ADDRESS_WRITES.has(action) && only(NETWORK_INTERFACE_ARN) && inOneVpc(statement)) return true;
   return false;
+}
+
+/**
+ * The Ingress controller's adoption (stacks/iam-ingress.ts): on resources tagged by the reference controller for this
+ * cluster, with our `owned` tag in the request, naming only the two cluster tag keys, and on named ARNs.
+ */
+function adoptsReferenceResources(statement: PolicyStatementJson, clusterName: string): boolean {
+  const equals = statement.Condition?.StringEquals ?? {};
+  const keys = list(
+    statement.Condition?.['ForAllValues:StringEquals']?.['aws:TagKeys'] as string | string[] | undefined,
+  );
+  const named = statement.Condition?.Null?.['aws:TagKeys'];
+  const allowed = adoptionTagKeys(clusterName);
+  return (
+    equals[`aws:ResourceTag/${REFERENCE_CLUSTER_TAG}`] === clusterName &&
+    equals[`aws:RequestTag/${clusterTagKey(clusterName)}`] === 'owned' &&
+    keys.length > 0 &&
+    keys.every((k) => allowed.includes(k)) &&
+    (named === 'false' || named === false) &&
+    !list(statement.Resource).includes('*')
+  );
 }
 
 /** The statement's condition limits it to one VPC: `ArnEquals` `ec2:Vpc` naming the ARN of a single VPC. */
@@ -192,7 +220,7 @@ export function policyViolations(template: Record<string, unknown>, clusterName:
       }
     }
     if (list(statement.Resource).includes('*')) {
-      const broad = actions.filter((a) => !DESCRIBE.test(a));
+      const broad = actions.filter((a) => !DESCRIBE.test(a) && !UNSCOPED_LISTS.has(a));
       if (broad.length > 0) violations.push(`${where}: grants ${broad.join(', ')} on every resource ("*")`);
     }
   }

@@ -11,18 +11,23 @@ import {
   startFakeKubeApi,
 } from '../../functions/relay/testing/fake-kube-api.ts';
 import { FAST } from '../../functions/relay/testing/relay.ts';
+import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import { AutoScalingAdapter } from '../../shared/aws/autoscaling-adapter.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import { ElbAdapter } from '../../shared/aws/elb-adapter.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
+import { FakeAcm } from '../../shared/aws/fakes/acm/fake-acm.ts';
 import { FakeAutoScaling } from '../../shared/aws/fakes/autoscaling/fake-autoscaling.ts';
 import { FakeEc2, makeInstance, makeRouteTable, makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { FakeElb } from '../../shared/aws/fakes/elb/fake-elb.ts';
 import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
+import { FakeWafv2 } from '../../shared/aws/fakes/wafv2/fake-wafv2.ts';
+import { Wafv2Adapter } from '../../shared/aws/wafv2-adapter.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
+import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { makeNode } from './nodes.ts';
@@ -56,6 +61,10 @@ export interface LocalRealWorld {
   elbv2: FakeElbv2;
   elb: FakeElb;
   autoscaling: FakeAutoScaling;
+  /** The Ingress controller's Kubernetes side (not copied to the API server) and its ACM and WAFv2 accounts. */
+  ingresses: FakeIngresses;
+  acm: FakeAcm;
+  wafv2: FakeWafv2;
   /** A cluster-tagged running instance, launched, with the Node kubelet would register for it (not yet registered). */
   launch(index: number): { instance: Instance; node: ReturnType<typeof makeNode> };
   /** As `launch`, a Windows instance whose interface is in WINDOWS_SUBNET, and its Node labelled Windows. */
@@ -114,6 +123,9 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
     elbv2,
     elb: new FakeElb(systemClock, ec2),
     autoscaling: new FakeAutoScaling(systemClock),
+    ingresses: new FakeIngresses(systemClock),
+    acm: new FakeAcm(systemClock),
+    wafv2: new FakeWafv2(systemClock),
     launch(index) {
       const base = makeInstance({ index, clusterName: LOCAL_CLUSTER });
       return launch({
@@ -161,6 +173,8 @@ export interface LocalProcessOptions {
   interruption?: boolean;
   /** `--ipam` (CCM_IPAM=true); with the world's VPC. */
   ipam?: boolean;
+  /** Run the Ingress controller (its `--ingress`), on the world's FakeIngresses, FakeAcm and FakeWafv2. */
+  ingress?: boolean;
   /** More of the Lambdas' settings, as the environment would give them (INTERRUPTION_DRAIN_REQUEUE_SECONDS, ...). */
   settings?: Record<string, string>;
   /** The relay's own timings (forwarder linger, node-set debounce, backoffs), as `npm start -- --real` has them, instead of FAST. */
@@ -180,6 +194,9 @@ function fakePorts(w: LocalRealWorld): RealPorts {
     drain: () => w.kube,
     autoscaling: () => new AutoScalingAdapter(w.autoscaling),
     pods: () => w.kube,
+    ingressKube: () => fakeIngressControllerKube(w.ingresses, w.kube),
+    acm: () => new AcmAdapter(w.acm),
+    wafv2: () => new Wafv2Adapter(w.wafv2),
   };
 }
 
@@ -195,10 +212,14 @@ export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOption
   const config = loadConfig({
     CLUSTER_NAME: LOCAL_CLUSTER,
     AWS_REGION: 'eu-west-1',
-    ...(options.services || options.ipam ? { VPC_ID: VPC } : {}),
+    ...(options.services || options.ipam || options.ingress ? { VPC_ID: VPC } : {}),
     ...options.settings,
   });
-  const switches = realSwitches(config, { interruption: options.interruption ?? false, ipam: options.ipam ?? false });
+  const switches = realSwitches(config, {
+    interruption: options.interruption ?? false,
+    ipam: options.ipam ?? false,
+    ingress: options.ingress ?? false,
+  });
   const { controllers } = controllerPlan(config, switches, false, fakePorts(w));
   // Tests wait less than the Lambdas' 5 s minimum for a provisioning load balancer to be looked at again.
   if (controllers.service)
