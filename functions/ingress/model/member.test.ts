@@ -343,6 +343,99 @@ describe('buildMemberRules', () => {
   });
 });
 
+describe("the reference's own model builder example", () => {
+  it('builds the target groups it expects, names and health checks included', async () => {
+    const ports = (name: string, port: number, targetPort: number) => [{ name, port, targetPort, nodePort: 32768 }];
+    const svc1 = makeService({ name: 'svc-1', namespace: 'ns-1', uid: '', ports: ports('http', 80, 8080) });
+    const svc3 = makeService({
+      name: 'svc-3',
+      namespace: 'ns-1',
+      uid: '',
+      ports: ports('https', 443, 8443),
+      annotations: {
+        'target-type': 'ip',
+        'backend-protocol': 'HTTPS',
+        'healthcheck-protocol': 'HTTPS',
+        'healthcheck-port': '9090',
+        'healthcheck-path': '/health-check',
+        'healthcheck-interval-seconds': '20',
+        'healthcheck-timeout-seconds': '10',
+        'healthy-threshold-count': '7',
+        'unhealthy-threshold-count': '5',
+        'success-codes': '200-300',
+      },
+    });
+    const ingress = makeIngress({
+      namespace: 'ns-1',
+      name: 'ing-1',
+      rules: [
+        rule('app-1.example.com', path('/svc-1', undefined, backend('svc-1', 'http'))),
+        rule('app-2.example.com', path('/svc-3', undefined, backend('svc-3', 'https'))),
+      ],
+    });
+    const out = await buildMemberRules({
+      ingress,
+      group: implicitGroup(ingress),
+      reads: fakeReads([svc1, svc3]),
+      settings: makeSettings({ clusterName: 'cluster-dummy' }),
+    });
+    expect(out.rules.map((r) => r.conditions)).toEqual([
+      [
+        { field: 'host-header', values: ['app-1.example.com'] },
+        { field: 'path-pattern', values: ['/svc-1'] },
+      ],
+      [
+        { field: 'host-header', values: ['app-2.example.com'] },
+        { field: 'path-pattern', values: ['/svc-3'] },
+      ],
+    ]);
+    expect(out.targetGroups.map(({ service: _, member: __, ...tg }) => tg)).toEqual([
+      {
+        resourceId: 'ns-1/ing-1-svc-1:http',
+        name: 'k8s-ns1-svc1-9889425938',
+        targetType: 'instance',
+        protocol: 'HTTP',
+        protocolVersion: 'HTTP1',
+        port: 32768,
+        ipAddressType: 'ipv4',
+        healthCheck: {
+          protocol: 'HTTP',
+          port: 'traffic-port',
+          path: '/',
+          matcher: { httpCode: '200' },
+          intervalSeconds: 15,
+          timeoutSeconds: 5,
+          healthyThreshold: 2,
+          unhealthyThreshold: 2,
+        },
+        attributes: {},
+        tags: {},
+      },
+      {
+        resourceId: 'ns-1/ing-1-svc-3:https',
+        name: 'k8s-ns1-svc3-bf42870fba',
+        targetType: 'ip',
+        protocol: 'HTTPS',
+        protocolVersion: 'HTTP1',
+        port: 8443,
+        ipAddressType: 'ipv4',
+        healthCheck: {
+          protocol: 'HTTPS',
+          port: '9090',
+          path: '/health-check',
+          matcher: { httpCode: '200-300' },
+          intervalSeconds: 20,
+          timeoutSeconds: 10,
+          healthyThreshold: 7,
+          unhealthyThreshold: 5,
+        },
+        attributes: {},
+        tags: {},
+      },
+    ]);
+  });
+});
+
 describe('parseGoBool', () => {
   it.each([
     ['true', true],

@@ -92,6 +92,36 @@ describe('Ingress resource names', () => {
     expect(targetGroupName({ ...base, ...change })).not.toBe(targetGroupName(base));
   });
 
+  it("gives the names the reference's own model builder tests expect (cluster cluster-dummy, Ingress ns-1/ing-1)", () => {
+    const group = { explicit: false, namespace: 'ns-1', name: 'ing-1' } as const;
+    expect(loadBalancerName('cluster-dummy', group, 'internal')).toBe('k8s-ns1-ing1-b7e914000d');
+    expect(loadBalancerName('cluster-dummy', group, 'internet-facing')).toBe('k8s-ns1-ing1-159dd7a143');
+    expect(securityGroupName('cluster-dummy', group)).toBe('k8s-ns1-ing1-bd83176788');
+    const tg = {
+      clusterName: 'cluster-dummy',
+      group,
+      ingress: { namespace: 'ns-1', name: 'ing-1' },
+      service: { namespace: 'ns-1', name: 'svc-1', uid: '' },
+      servicePort: 'http',
+      port: 32768,
+      targetType: 'instance',
+      protocol: 'HTTP',
+      protocolVersion: 'HTTP1',
+    };
+    expect(targetGroupName(tg)).toBe('k8s-ns1-svc1-9889425938');
+    expect(targetGroupName({ ...tg, service: { ...tg.service, name: 'svc-2' } })).toBe('k8s-ns1-svc2-9889425938');
+    expect(
+      targetGroupName({
+        ...tg,
+        service: { ...tg.service, name: 'svc-3' },
+        servicePort: 'https',
+        port: 8443,
+        targetType: 'ip',
+        protocol: 'HTTPS',
+      }),
+    ).toBe('k8s-ns1-svc3-bf42870fba');
+  });
+
   it('writes fields into the hash with no separator', () => {
     expect(nameHash('ab', 'c')).toBe(nameHash('a', 'bc'));
     expect(nameHash('prod', 'my-group.v2', 'internet-facing')).toBe('34fb5f36f9');
