@@ -10,7 +10,8 @@ import { synthesizeOffline } from './synth.ts';
  * cfn-lint (the CloudFormation linter: resource schemas, allowed values per region, intrinsic functions,
  * dependencies) on every template variant the stack produces: with and without the route controller
  * (CCM_CLUSTER_CIDRS) and the service controller (CCM_VPC_ID), in eks and token auth modes, and with the
- * interruption controller and the IP address manager. Any error fails, and so does any warning not listed in
+ * interruption controller, the IP address manager and the Ingress controller (with and without WAF). Any error
+ * fails, and so does any warning not listed in
  * stacks/cfn-lint-ignores.json (the ones aws-cdk-lib itself causes, each with its reason). cfn-lint is a Python tool that is not in package.json: where it is not on
  * PATH this check is skipped, and says so.
  */
@@ -81,6 +82,17 @@ VARIANTS['token, +route +service +interruption +ipam'] = {
   ...SERVICE,
   ...INTERRUPTION,
   ...IPAM,
+};
+// The Ingress controller (in the service controller's VPC): its queue, function, ALB, ACM and (with WAF) WAFv2 grants.
+const INGRESS = { CCM_INGRESS: 'true', CCM_INGRESS_DEFAULT_TAGS: 'team=web' };
+VARIANTS['eks, +service +ingress'] = { ...BASE, ...SERVICE, ...INGRESS };
+VARIANTS['token, +route +service +ingress with WAF'] = {
+  ...BASE,
+  ...TOKEN,
+  ...ROUTE,
+  ...SERVICE,
+  ...INGRESS,
+  CCM_INGRESS_WAF: 'true',
 };
 
 interface Finding {
