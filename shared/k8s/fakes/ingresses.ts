@@ -1,7 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import type { Clock } from '../../clock.ts';
 import { KubernetesApiError } from '../errors.ts';
-import type { IngressControllerKube, IngressesPort } from '../ingress-port.ts';
+import { type IngressControllerKube, type IngressesPort, ingressControllerKube } from '../ingress-port.ts';
 import type {
   Ingress,
   IngressClass,
@@ -365,18 +365,5 @@ export function fakeIngressControllerKube(
   ingresses: FakeIngresses,
   kube: Pick<ServicesPort, 'getService' | 'listEndpointSlices'> & Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
 ): IngressControllerKube {
-  return {
-    listIngresses: () => ingresses.listIngresses(),
-    getIngress: (namespace, name) => ingresses.getIngress(namespace, name),
-    listIngressClasses: () => ingresses.listIngressClasses(),
-    getIngressClassParams: (name) => ingresses.getIngressClassParams(name),
-    getNamespace: (name) => ingresses.getNamespace(name),
-    setIngressFinalizers: (namespace, name, finalizers, guard) =>
-      ingresses.setIngressFinalizers(namespace, name, finalizers, guard),
-    setIngressStatus: (namespace, name, entries) => ingresses.setIngressStatus(namespace, name, entries),
-    getService: (namespace, name) => kube.getService(namespace, name),
-    listEndpointSlices: (namespace, service) => kube.listEndpointSlices(namespace, service),
-    listNodes: () => kube.listNodes(),
-    recordEvent: (event) => kube.recordEvent(event),
-  };
+  return ingressControllerKube(ingresses, kube, kube);
 }
