@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Ingress, IngressClassParams } from '../../../shared/k8s/ingress-types.ts';
-import {
-  LB_ANNOTATION,
-  LISTENER_ATTRIBUTES_PREFIX,
-  parseListenPorts,
-  parseMemberSettings,
-  parseStringMap,
-} from './annotations.ts';
+import { LB_ANNOTATION, LISTENER_ATTRIBUTES_PREFIX, parseListenPorts, parseMemberSettings } from './annotations.ts';
 
 const A = LB_ANNOTATION;
 const ingress = (annotations: Record<string, string> = {}): Ingress => ({
@@ -112,8 +106,8 @@ describe('parseMemberSettings: annotations', () => {
     [A.inboundCidrs, '10.0.0.1/8', ''],
     [A.sslRedirect, 'https', 'must be a port number'],
     [A.manageBackendSecurityGroupRules, 'yes', 'must be "true" or "false"'],
-    [A.tags, 'Team', '"Team" is not key=value'],
-    [A.loadBalancerAttributes, '=1', 'is not key=value'],
+    [A.tags, 'Team', 'must be key=value pairs'],
+    [A.loadBalancerAttributes, '=1', 'must be key=value pairs'],
     [A.loadBalancerName, 'internal-shop', 'must be 1-32 letters'],
     [A.subnets, ' , ', 'must list at least one value'],
   ])('%s: %j is a problem naming the annotation', (name, value, message) => {
@@ -279,7 +273,9 @@ describe('parsers', () => {
     ['a=x=y', { a: 'x=y' }],
     ['a=1\\,2,b=3', { a: '1,2', b: '3' }],
   ])('string map %j', (text, expected) => {
-    expect(parseStringMap(text)).toEqual(expected);
+    expect(parse({ [A.tags]: text }).settings.tags).toEqual(
+      Object.fromEntries(Object.entries(expected).map(([k, v]) => [k, { value: v, at: A.tags }])),
+    );
   });
 
   it('listen ports: later entries for a port win, sorted by port', () => {

@@ -1,6 +1,7 @@
 import { isValidElbName } from '../../../shared/aws/elbv2-port.ts';
 import { INGRESS_ANNOTATION_PREFIX, type Ingress, type IngressClassParams } from '../../../shared/k8s/ingress-types.ts';
 import { parseCidr } from '../../../shared/net/cidr.ts';
+import { parseStringMap } from './target-groups.ts';
 import type { ModelLoadBalancer, ModelSettings, Problem } from './types.ts';
 
 /**
@@ -99,17 +100,11 @@ const split = (text: string) =>
     .map((part) => part.trim())
     .filter(Boolean);
 
-/** `k1=v1,k2=v2`; `\,` is a comma inside a value. Throws a message on a malformed entry. */
-export function parseStringMap(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const entries = text.split(/(?<!\\),/).map((e) => e.replace(/\\,/g, ',').trim());
-  for (const entry of entries.filter(Boolean)) {
-    const at = entry.indexOf('=');
-    const key = at < 0 ? '' : entry.slice(0, at).trim();
-    if (!key) throw new Error(`"${entry}" is not key=value`);
-    out[key] = entry.slice(at + 1).trim();
-  }
-  return out;
+/** `k1=v1,k2=v2` as the member half reads it (target-groups.ts), so both halves agree on the format. */
+function stringMap(text: string): Record<string, string> {
+  const parsed = parseStringMap(text);
+  if (!parsed) throw new Error('must be key=value pairs separated by commas');
+  return parsed;
 }
 
 /** Go's strconv.ParseBool, as the reference reads boolean annotations. */
@@ -241,7 +236,7 @@ export function parseMemberSettings(
   } else subnets = read(LB_ANNOTATION.subnets, (raw) => subnetsFromList(list(raw)));
 
   const attributes: Record<string, Sourced<string>> = {};
-  const annotationAttributes = read(LB_ANNOTATION.loadBalancerAttributes, parseStringMap);
+  const annotationAttributes = read(LB_ANNOTATION.loadBalancerAttributes, stringMap);
   for (const [k, v] of Object.entries(annotationAttributes?.value ?? {}))
     attributes[k] = { value: v, at: annotationAttributes!.at };
   for (const [k, v] of Object.entries(keyValues(spec.loadBalancerAttributes))) {
@@ -249,7 +244,7 @@ export function parseMemberSettings(
   }
 
   const tags: Record<string, Sourced<string>> = {};
-  const annotationTags = read(LB_ANNOTATION.tags, parseStringMap);
+  const annotationTags = read(LB_ANNOTATION.tags, stringMap);
   for (const [k, v] of Object.entries(annotationTags?.value ?? {})) tags[k] = { value: v, at: annotationTags!.at };
   for (const [k, v] of Object.entries(keyValues(spec.tags))) tags[k] = { value: v, at: fromParams('tags') };
   for (const [key, tag] of Object.entries(tags)) {
@@ -326,7 +321,7 @@ export function parseMemberSettings(
       problems.push({ at: name, message: 'must end with <Protocol>-<Port>, such as listener-attributes.HTTPS-443' });
       continue;
     }
-    const parsed = read(name, parseStringMap);
+    const parsed = read(name, stringMap);
     for (const [k, v] of Object.entries(parsed?.value ?? {})) {
       setListenerAttribute(listener, k, { value: v, at: name });
     }
