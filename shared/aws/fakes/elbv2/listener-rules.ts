@@ -9,7 +9,7 @@ import {
 import type { Elbv2State, FakeLoadBalancer } from './state.ts';
 import { elbv2Failure } from './wire.ts';
 
-/** What ELBv2 checks of a Network Load Balancer listener, on create and on modify. */
+/** What ELBv2 checks of a listener, on create and on modify (Network Load Balancers; attributes of every kind). */
 
 /**
  * A listener's settings against its load balancer and target group: a port, a certificate on TLS, an ALPN policy
@@ -69,6 +69,10 @@ function compatible(listener: ListenerProtocol, group: TargetGroupProtocol): boo
  * 60-6000 seconds. https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_ListenerAttribute.html
  */
 export function checkListenerAttributes(listener: Listener, attributes: Readonly<Record<string, string>>): void {
+  if (listener.protocol === 'HTTP' || listener.protocol === 'HTTPS') {
+    checkApplicationListenerAttributes(attributes);
+    return;
+  }
   for (const [key, value] of Object.entries(attributes)) {
     if (key !== TCP_IDLE_TIMEOUT_ATTRIBUTE) {
       throw elbv2Failure('ValidationError', `Listener attribute key '${key}' is not recognized`);
@@ -86,6 +90,19 @@ export function checkListenerAttributes(listener: Listener, attributes: Readonly
         'InvalidConfigurationRequest',
         `The value of '${key}' must be between ${min} and ${max} seconds`,
       );
+    }
+  }
+}
+
+/**
+ * The attributes of an Application Load Balancer listener: the header names and response headers it may set
+ * (`routing.http.request.*.header_name`, `routing.http.response.*`); the TCP idle timeout is for Network Load
+ * Balancers. https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_ListenerAttribute.html
+ */
+function checkApplicationListenerAttributes(attributes: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(attributes)) {
+    if (!/^routing\.http\.(request|response)\.[a-z0-9_.]+$/.test(key)) {
+      throw elbv2Failure('ValidationError', `Listener attribute key '${key}' is not recognized`);
     }
   }
 }
