@@ -9,6 +9,7 @@ import { startFakeIngressesServer } from '../../shared/k8s/fakes/ingresses-serve
 import type { IngressesPort } from '../../shared/k8s/ingress-port.ts';
 import type { Ingress, IngressClass, IngressClassParams, Namespace } from '../../shared/k8s/ingress-types.ts';
 import { tokenKubeConfig } from '../../shared/k8s/lambda-access.ts';
+import { applyMergePatch } from '../../shared/k8s/merge-patch.ts';
 import { path } from '../../shared/k8s/rest-client.ts';
 import { RestIngresses } from '../../shared/k8s/rest-ingresses.ts';
 import type { KubeLabAccess } from '../helpers/kube-lab.ts';
@@ -121,6 +122,8 @@ export interface IngressSeed {
   deleteIngress(namespace: string, name: string): Promise<void>;
   /** Another writer's unguarded label change, which moves resourceVersion on. */
   labelIngress(namespace: string, name: string, labels: Record<string, string>): Promise<Ingress>;
+  /** A user's change of the spec (kubectl edit): a merge patch of `spec`. */
+  patchIngressSpec(namespace: string, name: string, spec: Partial<NonNullable<Ingress['spec']>>): Promise<Ingress>;
 }
 
 export interface IngressWorld {
@@ -151,6 +154,7 @@ export async function realIngressWorld(lab: KubeLabAccess): Promise<IngressWorld
     },
     labelIngress: (ns, name, labels) =>
       api.patch(`${ingresses(ns)}/${encodeURIComponent(name)}`, { metadata: { labels } }),
+    patchIngressSpec: (ns, name, spec) => api.patch(`${ingresses(ns)}/${encodeURIComponent(name)}`, { spec }),
   };
   return { kind: 'real', namespace, name: (base) => `${namespace}-${base}`, server, seed, close: async () => {} };
 }
@@ -174,6 +178,10 @@ export async function fakeIngressWorld(): Promise<IngressWorld & { fake: FakeIng
     labelIngress: async (ns, name, labels) =>
       fake.mutateIngress(ns, name, (i) => {
         i.metadata.labels = { ...i.metadata.labels, ...labels };
+      }),
+    patchIngressSpec: async (ns, name, spec) =>
+      fake.mutateIngress(ns, name, (i) => {
+        i.spec = applyMergePatch(i.spec, spec);
       }),
   };
   return {

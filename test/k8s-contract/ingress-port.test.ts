@@ -141,6 +141,24 @@ for (const kind of ['fake', 'real'] as const) {
         expect(await port.getNamespace(`${ns()}-none`)).toBeUndefined();
       });
 
+      it('moves the generation with the spec only; metadata and status writes move the resourceVersion alone', async () => {
+        const created = await world.seed.ingress(ingress('web'));
+        const labelled = await world.seed.labelIngress(ns(), 'web', { touched: 'yes' });
+        const status = await port.setIngressStatus(ns(), 'web', [{ hostname: HOSTNAME }]);
+        const finalized = await port.setIngressFinalizers(ns(), 'web', [IMPLICIT_GROUP_FINALIZER], {
+          resourceVersion: status.metadata.resourceVersion!,
+        });
+        const versions = [created, labelled, status, finalized].map((i) => Number(i.metadata.resourceVersion));
+        expect([...versions].sort((a, b) => a - b)).toEqual(versions);
+        expect(new Set(versions).size).toBe(4);
+        expect([labelled, status, finalized].map((i) => i.metadata.generation)).toEqual([1, 1, 1]);
+        const edited = await world.seed.patchIngressSpec(ns(), 'web', { ingressClassName: 'other' });
+        expect(edited.metadata.generation).toBe(2);
+        expect(edited.metadata.uid).toBe(created.metadata.uid);
+        expect(edited.status).toEqual(status.status);
+        expect(await port.getIngress(ns(), 'web')).toEqual(edited);
+      });
+
       it('writes finalizers guarded by resourceVersion: a write after another writer changed the Ingress is 409', async () => {
         const created = await world.seed.ingress(ingress('web'));
         const guard = { resourceVersion: created.metadata.resourceVersion! };
