@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   DeleteCertificateCommand,
   DescribeCertificateCommand,
@@ -13,6 +14,7 @@ import {
 } from '@aws-sdk/client-acm';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ThrottledError } from '../../../errors.ts';
+import { ACM_OPERATIONS } from './fake-acm.ts';
 import { VALIDATION_TIMEOUT_MS } from './state.ts';
 import { acmWorld, EC_CN_NOT_IN_SANS, EC_SHOP_EXAMPLE_ORG, importInput, RSA_EXAMPLE_COM } from './testing.ts';
 
@@ -195,6 +197,13 @@ describe('FakeAcm errors and controls', () => {
     );
     expect(w.fake.callCount('ListCertificates')).toBe(2);
     expect(w.fake.callCount()).toBe(3);
+  });
+
+  it('answers every command AcmAdapter sends', () => {
+    const adapter = readFileSync(new URL('../../acm-adapter.ts', import.meta.url), 'utf8');
+    const sent = [...adapter.matchAll(/new (\w+)Command\(/g)].map((m) => m[1]);
+    expect(sent.length).toBeGreaterThan(0);
+    for (const command of sent) expect(ACM_OPERATIONS).toContain(command);
   });
 
   it('refuses commands and fields it does not model, loudly', async () => {

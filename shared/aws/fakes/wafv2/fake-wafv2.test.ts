@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import {
   CreateWebACLCommand,
   DeleteWebACLCommand,
@@ -13,6 +14,7 @@ import {
 } from '@aws-sdk/client-wafv2';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TerminalError, ThrottledError } from '../../../errors.ts';
+import { WAFV2_OPERATIONS } from './fake-wafv2.ts';
 import { albArn, nlbArn, wafWorld, webAclInput } from './testing.ts';
 
 /** The fake WAFv2 API behind the real adapter, and through raw SDK commands where the adapter does not reach. */
@@ -138,6 +140,13 @@ describe('FakeWafv2 controls', () => {
     expect(await w.waf.webAclForResource(albArn('web'))).toBeUndefined();
     expect(w.fake.callCount('GetWebACLForResource')).toBe(2);
     expect(w.fake.callCount()).toBe(3);
+  });
+
+  it('answers every command Wafv2Adapter sends', () => {
+    const adapter = readFileSync(new URL('../../wafv2-adapter.ts', import.meta.url), 'utf8');
+    const sent = [...adapter.matchAll(/new (\w+)Command\(/g)].map((m) => m[1]);
+    expect(sent).toHaveLength(4);
+    for (const command of sent) expect(WAFV2_OPERATIONS).toContain(command);
   });
 
   it('refuses commands and fields it does not model, loudly', async () => {
