@@ -1,6 +1,7 @@
 import { isValidElbName } from '../../../shared/aws/elbv2-port.ts';
 import { INGRESS_ANNOTATION_PREFIX, type Ingress, type IngressClassParams } from '../../../shared/k8s/ingress-types.ts';
 import { parseCidr } from '../../../shared/net/cidr.ts';
+import { parseGoBool } from './member.ts';
 import { parseStringMap } from './target-groups.ts';
 import type { ModelLoadBalancer, ModelSettings, Problem } from './types.ts';
 
@@ -105,13 +106,6 @@ function stringMap(text: string): Record<string, string> {
   const parsed = parseStringMap(text);
   if (!parsed) throw new Error('must be key=value pairs separated by commas');
   return parsed;
-}
-
-/** Go's strconv.ParseBool, as the reference reads boolean annotations. */
-function parseBool(text: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
-  return undefined;
 }
 
 function parsePort(text: string): number | undefined {
@@ -336,7 +330,7 @@ export function parseMemberSettings(
   }
 
   const manageBackendSecurityGroupRules = read(LB_ANNOTATION.manageBackendSecurityGroupRules, (raw) => {
-    const value = parseBool(raw);
+    const value = parseGoBool(raw);
     if (value === undefined) throw new Error('must be "true" or "false"');
     return value;
   });
