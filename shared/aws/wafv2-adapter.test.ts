@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-wafv2';
 import { mockClient } from 'aws-sdk-client-mock';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { RetryableError, TerminalError } from '../errors.ts';
+import { RetryableError, TerminalError, ThrottledError } from '../errors.ts';
 import { Wafv2Adapter } from './wafv2-adapter.ts';
 
 const client = new WAFV2Client({
@@ -40,6 +40,21 @@ describe('Wafv2Adapter.webAclForResource', () => {
     expect(await adapter.webAclForResource(LB_ARN)).toBe(aclArn('main'));
     expect(await adapter.webAclForResource(LB_ARN)).toBeUndefined();
     expect(inputs(GetWebACLForResourceCommand)).toEqual([{ ResourceArn: LB_ARN }, { ResourceArn: LB_ARN }]);
+  });
+
+  it('a resource WAF cannot see yet is retryable; throttling is ThrottledError', async () => {
+    const throttled = Object.assign(new Error('Rate exceeded'), {
+      name: 'ThrottlingException',
+      $metadata: { httpStatusCode: 400 },
+    });
+    waf
+      .on(GetWebACLForResourceCommand)
+      .rejectsOnce(new WAFUnavailableEntityException({ ...meta, message: 'wait' }))
+      .rejectsOnce(throttled);
+    expect(await adapter.webAclForResource(LB_ARN).catch((e: unknown) => e)).toBeInstanceOf(RetryableError);
+    const err = await adapter.webAclForResource(LB_ARN).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ThrottledError);
+    expect((err as Error).cause).toBe(throttled);
   });
 
   it('a resource WAF does not know (WAFNonexistentItemException) has no web ACL', async () => {

@@ -9,6 +9,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import type { AcmPort } from '../../shared/aws/acm-port.ts';
+import { certificatesWithNames } from '../../shared/aws/certificate-cache.ts';
 import { FakeAcm } from '../../shared/aws/fakes/acm/fake-acm.ts';
 import {
   EC_CN_NOT_IN_SANS,
@@ -144,6 +145,23 @@ describeContract<AcmBackend>('ACM certificates', [emulatorFactory(), fakeFactory
     await backend().client.send(new DeleteCertificateCommand({ CertificateArn: arn }));
     expect(await backend().acm.describeCertificate(arn)).toBeUndefined();
     expect(await backend().acm.listIssuedCertificates()).toEqual([]);
+  });
+
+  it("discovery answers each ISSUED certificate with its names, from ACM's answers", async () => {
+    const rsa = await imported(RSA_EXAMPLE_COM);
+    const ec = await imported(EC_SHOP_EXAMPLE_ORG);
+    await backend().client.send(new RequestCertificateCommand({ DomainName: 'pending.example.com' }));
+    const found = await certificatesWithNames(backend().acm, new FakeClock());
+    expect(
+      found
+        .map((c) => ({ arn: c.arn, type: c.type, names: sorted(c.subjectAlternativeNames) }))
+        .sort((a, b) => a.arn.localeCompare(b.arn)),
+    ).toEqual(
+      [
+        { arn: rsa, type: 'IMPORTED', names: ['*.example.com', 'example.com'] },
+        { arn: ec, type: 'IMPORTED', names: ['shop.example.org', 'www.shop.example.org'] },
+      ].sort((a, b) => a.arn.localeCompare(b.arn)),
+    );
   });
 
   differs(EMULATOR_DIFFERS.paging, 'ListCertificates pages by MaxItems, with a NextToken to the rest', async () => {
