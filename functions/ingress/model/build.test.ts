@@ -261,6 +261,29 @@ describe('buildGroup: a member that cannot be built is kept, the others apply', 
     ]);
   });
 
+  it('only members whose class cannot be used: still a model, so nothing of theirs is deleted', async () => {
+    const broken = ingress('b', { className: 'alb-params', finalizers: ['group.ingress.k8s.aws/shop'] });
+    const build = await setup().build([broken]);
+    expect(states(build)).toEqual([['shop/b', 'kept']]);
+    expect(build.model).toMatchObject({ listeners: [], targetGroups: [] });
+  });
+
+  it('ssl-redirect from a later member takes the HTTP rules of the earlier ones too', async () => {
+    const build = await setup().build([
+      ingress('a'),
+      ingress('b', {
+        annotations: {
+          [A.listenPorts]: '[{"HTTP": 80}, {"HTTPS": 443}]',
+          [A.sslRedirect]: '443',
+          [A.certificateArn]: 'arn:b',
+        },
+      }),
+    ]);
+    expect(states(build).map(([, st]) => st)).toEqual(['built', 'built']);
+    expect(build.model!.listeners[0]).toMatchObject({ port: 80, rules: [], defaultActions: [sslRedirectAction(443)] });
+    expect(rulesOn(build, 443)).toEqual(['/b']);
+  });
+
   it('every member kept: the load balancer stays, with no listener of a built member', async () => {
     const build = await setup().build([ingress('a', { annotations: { [PROBLEM]: 'bad' } })]);
     expect(states(build)).toEqual([['shop/a', 'kept']]);
@@ -426,6 +449,21 @@ describe('buildGroup: listeners', () => {
       },
     ]);
     expect(build.model!.loadBalancer.scheme).toBe('internal');
+    expect(build.model!.listeners.map((l) => l.port)).toEqual([80]);
+  });
+
+  it('folding again until every HTTPS listener has a certificate', async () => {
+    const https = { [A.listenPorts]: '[{"HTTPS": 443}]' };
+    // a has no certificate and keeps b out (scheme); without a, b is in but has none either; c serves HTTP.
+    const build = await setup().build([
+      ingress('a', { annotations: { ...https, [A.scheme]: 'internet-facing' } }),
+      ingress('b', { annotations: { ...https, [A.scheme]: 'internal' } }),
+      ingress('c', { annotations: { [A.scheme]: 'internet-facing' } }),
+    ]);
+    expect(states(build).map(([, st]) => st)).toEqual(['kept', 'kept', 'built']);
+    expect(member(build, 'shop/b').problems).toEqual([
+      { at: A.certificateArn, message: expect.stringContaining('would have no certificate') },
+    ]);
     expect(build.model!.listeners.map((l) => l.port)).toEqual([80]);
   });
 

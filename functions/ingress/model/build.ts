@@ -99,12 +99,17 @@ export async function buildGroup(input: BuildGroupInput): Promise<GroupBuild> {
   for (const candidate of candidates) prepared.push(await prepare(candidate, context));
 
   // An HTTPS listener whose members bring no certificate cannot be made: those members are kept, and the group is
-  // folded again without them (their settings may have kept others out). They bring none to any other listener,
-  // so once is enough.
+  // folded again without them (their settings may have kept others out, who may in turn need a certificate).
+  // Each round keeps at least one more member, so it ends.
   const limits = input.limits ?? ALB_LIMITS;
-  let folded = fold(prepared, new Map(), input.settings, limits);
-  const uncertified = listenersWithoutCertificate(folded.built.contributions, folded.built.held);
-  if (uncertified.size > 0) folded = fold(prepared, uncertified, input.settings, limits);
+  const excluded = new Map<string, Problem[]>();
+  let folded = fold(prepared, excluded, input.settings, limits);
+  for (;;) {
+    const uncertified = listenersWithoutCertificate(folded.built.contributions, folded.built.held);
+    if (uncertified.size === 0) break;
+    for (const [key, problems] of uncertified) excluded.set(key, problems);
+    folded = fold(prepared, excluded, input.settings, limits);
+  }
 
   for (const p of prepared) {
     const problems = folded.problems.get(p.outcome.key) ?? [];
