@@ -80,7 +80,11 @@ export async function changeFinalizer(
 }
 
 /** Writes `status.loadBalancer.ingress` when it differs (the reference writes it only then too). */
-export async function setStatus(deps: KubeDeps, ingress: Ingress, wanted: IngressLoadBalancerIngress[]): Promise<boolean> {
+export async function setStatus(
+  deps: KubeDeps,
+  ingress: Ingress,
+  wanted: IngressLoadBalancerIngress[],
+): Promise<boolean> {
   const current = ingress.status?.loadBalancer?.ingress ?? [];
   if (JSON.stringify(current) === JSON.stringify(wanted)) return false;
   try {

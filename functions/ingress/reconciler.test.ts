@@ -119,6 +119,34 @@ describe('an IngressGroup of two Ingresses', () => {
   });
 });
 
+describe('a pass with nothing to do', () => {
+  it('stops at the load balancer and its tags; a Node joining, or the hour passing, makes the full pass', async () => {
+    member('web', 'web', '/');
+    await w.converge([SHOP]);
+    w.resetCounters();
+    await w.converge([SHOP]);
+    expect(w.elbv2.callCount('DescribeTargetHealth')).toBe(0);
+    expect(w.awsCalls()).toBeLessThanOrEqual(5);
+
+    // A Node joins: the targets differ from what was applied, so the full pass registers it.
+    w.addNode(3);
+    await w.converge([SHOP]);
+    const [group] = [...w.elbv2.targetGroups.values()];
+    expect(w.elbv2.targetsOf(group!.tg.arn)).toHaveLength(3);
+
+    // Someone deletes the rule behind the controller's back: the quick look cannot see it, the hourly full pass does.
+    const lb = w.loadBalancers()[0]!;
+    const listener = w.elbv2.listenersOf(lb.arn)[0]!;
+    const [rule] = (await w.elbv2Port.describeRules(listener.arn)).filter((r) => !r.isDefault);
+    await w.elbv2Port.deleteRule(rule!.arn);
+    await w.converge([SHOP]);
+    expect(routeOf('shop.example.com', '/')).toBe('404');
+    w.clock.advance(61 * 60 * 1000);
+    await w.converge([SHOP]);
+    expect(routeOf('shop.example.com', '/')).toMatch(/^k8s-default-web-/);
+  });
+});
+
 describe('a member that cannot be built', () => {
   it('keeps the rules it had and gets a Warning; the other members still change', async () => {
     member('web', 'web', '/');
@@ -150,7 +178,9 @@ describe('taking over from the AWS Load Balancer Controller', () => {
     const before = w.loadBalancers()[0]!;
     // As the reference left it: its tracking tags only.
     const stored = w.elbv2.loadBalancers.get(before.arn)!;
-    delete stored.tags[`kubernetes.io/cluster/${CLUSTER}`];
+    for (const key of Object.keys(stored.tags)) {
+      if (!/^(elbv2\.k8s\.aws|ingress\.k8s\.aws)\//.test(key)) delete stored.tags[key];
+    }
     w.ingresses.putIngressClass(ALB_CLASS);
 
     await w.converge([SHOP]);

@@ -5,6 +5,7 @@ import type { GroupBuild, IngressGroupModel } from '../model/types.ts';
 import { deleteLoadBalancer, deleteUnusedTargetGroups, stackInventory } from './cleanup.ts';
 import { ensureLoadBalancer, findGroupLoadBalancer } from './load-balancer.ts';
 import type { GroupPass } from './pass.ts';
+import { APPLIED_TAG, appliedDigest, appliedTagValue, inLine } from './quick.ts';
 import { ensureRouting } from './routing.ts';
 import { ensureNodeAccess, ensureTargetGroups, ensureTargets, wantedTargets } from './target-groups.ts';
 import { ensureWebAcl } from './waf.ts';
@@ -21,6 +22,9 @@ import { ensureWebAcl } from './waf.ts';
  *  4. unused         target groups nothing forwards to any more
  *  5. WAF            the web ACL the group names, if it names one
  *  6. status         every member's status names the load balancer and its ports
+ *
+ * Before all that, the quick look (quick.ts): when the last full pass left exactly this in place, nothing is read
+ * beyond the load balancer and its tags.
  */
 export async function applyGroup(
   build: GroupBuild,
@@ -28,13 +32,16 @@ export async function applyGroup(
   pass: GroupPass,
   _receiveCount: number,
 ): Promise<ReconcileResult | undefined> {
+  const targets = await wantedTargets(model.targetGroups, pass);
+  const digest = appliedDigest(model, targets);
+  const current = await findGroupLoadBalancer(model.loadBalancer.name, pass);
+  if (current && inLine(build, current.lb, current.tags, digest, pass)) return undefined;
   await retireOtherLoadBalancers(build, model, pass);
-  const ensured = await ensureLoadBalancer(model, pass);
+  const ensured = await ensureLoadBalancer(model, pass, current);
   const groups = await ensureTargetGroups(model.targetGroups, ensured.created ? undefined : ensured.lb.arn, pass);
   const created = new Set(
     [...groups.wanted.values()].filter((g) => !groups.attached.some((a) => a.arn === g.arn)).map((g) => g.arn),
   );
-  const targets = await wantedTargets(model.targetGroups, pass);
   // A group just made has no targets yet, but one found unattached (an earlier pass crashed) may: read those.
   const fresh = new Set([...created].filter((arn) => ensured.created && arn));
   await ensureTargets(model.targetGroups, groups, targets, fresh, pass);
@@ -52,6 +59,10 @@ export async function applyGroup(
   await writeStatus(build, ensured.lb, [...routing.listeners.keys()], pass);
   if (pending > 0) return { requeueAfterSeconds: pass.deps.cleanupRequeueSeconds };
   if (ensured.lb.state === 'provisioning') return { requeueAfterSeconds: pass.deps.provisioningRequeueSeconds };
+  // In line: the next pass with the same digest may stop at the quick look (quick.ts).
+  if (build.leaving.length === 0 && build.members.every((m) => m.state === 'built') && ensured.lb.state === 'active') {
+    await pass.deps.elbv2.addTags(ensured.lb.arn, { [APPLIED_TAG]: appliedTagValue(digest, pass.deps.clock.now()) });
+  }
   return undefined;
 }
 

@@ -15,6 +15,7 @@ import { wantedSubnets } from '../../../shared/load-balancers/subnets.ts';
 import { changedEntries, keepTagsInLine } from '../../../shared/load-balancers/tags.ts';
 import type { IngressGroupModel, ModelLoadBalancer } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
+import { PASS_TAGS } from './quick.ts';
 import { adoptionTags, isStackResource, RESOURCE, stackTags } from './tags.ts';
 
 /**
@@ -55,9 +56,12 @@ export async function findGroupLoadBalancer(
   return { lb, tags };
 }
 
-export async function ensureLoadBalancer(model: IngressGroupModel, pass: GroupPass): Promise<EnsuredLoadBalancer> {
+export async function ensureLoadBalancer(
+  model: IngressGroupModel,
+  pass: GroupPass,
+  found: { lb: LoadBalancer; tags: Record<string, string> } | undefined,
+): Promise<EnsuredLoadBalancer> {
   const spec = model.loadBalancer;
-  const found = await findGroupLoadBalancer(spec.name, pass);
   if (found) {
     const adopt = adoptionTags(found.tags, pass.deps.clusterName);
     if (Object.keys(adopt).length > 0) {
@@ -86,7 +90,7 @@ export async function ensureLoadBalancer(model: IngressGroupModel, pass: GroupPa
   await keepTagsInLine(
     lb.arn,
     tags,
-    { tags: loadBalancerTags(model, pass), externalManagedTags: pass.deps.externalManagedTags },
+    { tags: loadBalancerTags(model, pass), externalManagedTags: [...pass.deps.externalManagedTags, ...PASS_TAGS] },
     pass.ctx,
   );
   await keepAttributes(lb.arn, spec.attributes, pass);
