@@ -19,7 +19,7 @@ import { nodeReconciler } from '../../node/reconciler.ts';
 import { nodeLifecycleReconciler } from '../../node-lifecycle/reconciler.ts';
 import { routeReconciler } from '../../route/reconciler.ts';
 import { RECONCILERS, type Reconciler } from '../controllers/index.ts';
-import { recordIngressMembershipReads } from './ingress-recording.ts';
+import { recordIngressReads } from './ingress-recording.ts';
 import { type ReadRecorder, recordingPort } from './reads.ts';
 
 /**
@@ -286,5 +286,5 @@ const RECORDINGS: Record<Reconciler, (recorder: ReadRecorder) => Promise<void>> 
   route: recordRouteReads,
   service: recordServiceReads,
   ipam: recordIpamReads,
-  ingress: recordIngressMembershipReads,
+  ingress: recordIngressReads,
 };
