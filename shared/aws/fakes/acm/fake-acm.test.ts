@@ -68,6 +68,15 @@ describe('FakeAcm imported certificates', () => {
     expect(w.fake.certificates.size).toBe(0);
   });
 
+  it('refuses a certificate past its NotAfter by the clock (ValidationException)', async () => {
+    w.clock.set(Date.parse('2120-01-01T00:00:00Z'));
+    expect(await failure(w.importPem(RSA_EXAMPLE_COM))).toBeInstanceOf(ValidationException);
+    w.clock.set(Date.parse('2119-12-31T23:59:59Z'));
+    const arn = await w.importPem(RSA_EXAMPLE_COM);
+    w.clock.advance(1000);
+    expect((await w.acm.describeCertificate(arn))?.status).toBe('EXPIRED');
+  });
+
   it('a re-import keeps the ARN and takes the new names; a re-import of an unknown ARN is ResourceNotFound', async () => {
     const arn = await w.importPem(RSA_EXAMPLE_COM);
     await w.fake.send(new ImportCertificateCommand({ ...importInput(EC_SHOP_EXAMPLE_ORG), CertificateArn: arn }));
