@@ -44,11 +44,14 @@ export const CERTIFICATE_STATUSES: readonly CertificateStatus[] = [
 ];
 
 /**
- * A public certificate not validated within 72 hours of its request times out.
- * https://docs.aws.amazon.com/acm/latest/userguide/troubleshooting-timed-out.html
+ * ACM tries to validate a requested certificate for 72 hours, then times out (`Status`):
+ * https://docs.aws.amazon.com/acm/latest/APIReference/API_CertificateDetail.html
  */
 export const VALIDATION_TIMEOUT_MS = 72 * 3600_000;
-/** ACM's public certificates are valid for 395 days. https://docs.aws.amazon.com/acm/latest/userguide/acm-certificate.html */
+/**
+ * How long the fake's issued certificates are valid: 395 days, ACM's long-standing term for public certificates (the
+ * controller never reads it; tests that care about expiry set NotAfter themselves).
+ */
 export const AMAZON_ISSUED_VALIDITY_MS = 395 * 86_400_000;
 
 /** The account's certificates, and what the fake's operations share. */
