@@ -363,17 +363,18 @@ function createWake() {
 /**
  * One round of functions/resync on these queues: every Node key, the route table key, every LoadBalancer
  * Service (and every Service still holding the cleanup finalizer), every Windows Node key and the IPAM and
- * Service garbage-collection keys, each to the queue of a controller that runs, that the resync feeds and that
+ * Service garbage-collection keys, every IngressGroup key, each to the queue of a controller that runs, that the resync feeds and that
  * `allows` (default all). Throws ResyncError when keys were refused, after sending the rest.
  */
 function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<ControllerName, string>>) {
-  const services = running(o).service;
+  const { service: services, ingress } = running(o);
   return (round: string, allows: (r: ControllerName) => boolean = () => true) =>
     resync(round, {
       kube: o.kube,
       // As the Lambda does: only the Nodes a sweep of the cluster's instances finds out of step.
       nodeSweep: { ec2: o.ec2, clusterName: o.clusterName, ipFamilies: o.ipFamilies },
       ...(services ? { services: services.kube } : {}),
+      ...(ingress ? { ingresses: ingress.kube } : {}),
       sqs: keys,
       queues: resyncQueues((r) => (allows(r) ? queueUrls[r] : undefined)),
       log: o.log,

@@ -31,6 +31,7 @@ import {
   type SwitchName,
 } from './controllers.ts';
 import { FakeKubernetes } from './k8s/fakes/fake-kubernetes.ts';
+import { FakeIngresses } from './k8s/fakes/ingresses.ts';
 import { silentLog } from './observability/log.ts';
 import { RecordingMetrics } from './observability/metrics.ts';
 import type { KeyMessage } from './queue/message.ts';
@@ -267,11 +268,19 @@ describe('the producers feed every controller the table says they feed', () => {
       metadata: { name: 'web', namespace: 'shop' },
       spec: { type: 'LoadBalancer', ports: [{ port: 80, nodePort: 30080 }] },
     });
+    // An Ingress of the reference controller's class, `alb`: the Ingress controller's.
+    const ingresses = new FakeIngresses(new FakeClock());
+    ingresses.putIngressClass({ metadata: { name: 'alb' }, spec: { controller: 'ingress.k8s.aws/alb' } });
+    ingresses.putIngress({
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { ingressClassName: 'alb', defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
+    });
     const sent = new Map<string, KeyMessage[]>();
     const url = (name: ControllerName) => `https://sqs.eu-west-1.amazonaws.com/111122223333/${name}.fifo`;
     await resync('round-1', {
       kube,
       services: kube,
+      ingresses,
       sqs: {
         sendKeys: async (queueUrl, messages) => {
           sent.set(queueUrl, [...(sent.get(queueUrl) ?? []), ...messages]);
