@@ -249,6 +249,31 @@ describe('assembleListeners', () => {
     ]);
   });
 
+  it.each([
+    ['ssl-redirect', { [A.sslRedirect]: '443' }, { [A.sslRedirect]: '8443' }, A.sslRedirect],
+    [
+      'SSL policy',
+      { [A.sslPolicy]: 'ELBSecurityPolicy-2016-08' },
+      { [A.sslPolicy]: 'ELBSecurityPolicy-TLS13-1-2-2021-06' },
+      A.sslPolicy,
+    ],
+  ])('a different %s disagrees', (_what, first, later, at) => {
+    const https = { [A.listenPorts]: '[{"HTTPS": 443}]' };
+    const held = new GroupSettings();
+    held.commit('shop/a', listenerClaims('shop/a', settingsOf({ ...https, ...first }), false));
+    expect(held.disagreements(listenerClaims('shop/b', settingsOf({ ...https, ...later }), false))).toEqual([
+      { at, message: expect.stringContaining('set by shop/a') },
+    ]);
+    expect(held.disagreements(listenerClaims('shop/c', settingsOf({ ...https, ...first }), false))).toEqual([]);
+  });
+
+  it('an SSL policy set on HTTP ports only claims nothing', () => {
+    const held = new GroupSettings();
+    held.commit('shop/a', listenerClaims('shop/a', settingsOf({ [A.sslPolicy]: 'p1' }), false));
+    const later = settingsOf({ [A.listenPorts]: '[{"HTTP": 80}, {"HTTPS": 443}]', [A.sslPolicy]: 'p2' });
+    expect(held.disagreements(listenerClaims('shop/b', later, false))).toEqual([]);
+  });
+
   it('the same sources in another order agree', () => {
     const held = new GroupSettings();
     held.commit(
