@@ -1,6 +1,11 @@
 import { expect } from 'vitest';
 import { albHealthCheckDefaults } from '../../shared/aws/elbv2-defaults.ts';
 import type { Rule, RuleAction, RuleCondition } from '../../shared/aws/elbv2-port.ts';
+import {
+  type DesiredApplicationListener,
+  deleteUnwantedListeners,
+  ensureApplicationListeners,
+} from '../../shared/load-balancers/application-listeners.ts';
 import { applyRules, type DesiredRule, sameRuleContent } from '../../shared/load-balancers/rules.ts';
 import { elbv2Backends } from './backends.ts';
 import { describeContract } from './contract.ts';
@@ -11,6 +16,8 @@ import { elbNetwork, OWNED, targetGroupInput } from './elbv2-network.ts';
  * switched, rules made by the AWS Load Balancer Controller (numbered 1, 2, 3...) taken over; the end state read back
  * is the desired list in order, and applying it again writes nothing. On the emulator this is the check that the
  * moves never name a priority a rule holds (it refuses those even when the holder moves in the same call).
+ * ensureApplicationListeners / deleteUnwantedListeners (shared/load-balancers/application-listeners.ts) likewise: an
+ * HTTPS listener's certificates end as desired though the emulator drops the SNI list on ModifyListener.
  */
 
 const NOT_FOUND: RuleAction = { type: 'fixed-response', statusCode: '404', contentType: 'text/plain' };
@@ -64,7 +71,7 @@ describeContract('applyRules: listener rules kept in line', elbv2Backends(), (ba
       for (const [i, r] of desired.entries()) expect(sameRuleContent(now[i]!, r), `rule ${i}`).toBe(true);
       expect((await sync(desired)).calls).toBe(0);
     };
-    return { elbv2, listener, groups, rule, rules, sync, expectInLine };
+    return { elbv2, lbArn: lb.arn, listener, groups, rule, rules, sync, expectInLine };
   }
 
   test('creates rules on an empty listener, tagged', async () => {
@@ -137,5 +144,51 @@ describeContract('applyRules: listener rules kept in line', elbv2Backends(), (ba
     expect(await sync(desired)).toMatchObject({ created: 1, calls: 2 });
 
     await expectInLine(desired);
+  });
+
+  test('makes HTTP and HTTPS listeners with SNI certificates; a new default certificate keeps the SNI list', async () => {
+    const { elbv2, elbSeed } = backend();
+    const { lbArn, groups } = await setup();
+    const [a, b, c] = [
+      await elbSeed.certificate('a.example.com'),
+      await elbSeed.certificate('b.example.com'),
+      await elbSeed.certificate('c.example.com'),
+    ];
+    const listener = (port: number, certs: string[]): DesiredApplicationListener => ({
+      port,
+      protocol: certs.length > 0 ? 'HTTPS' : 'HTTP',
+      certificateArns: certs,
+      defaultActions: [forward(groups[0]!)],
+      attributes: {},
+      tags: OWNED,
+    });
+    const sni = async (arn: string) =>
+      (await elbv2.describeListenerCertificates(arn))
+        .filter((x) => !x.isDefault)
+        .map((x) => x.certificateArn)
+        .sort();
+    const ensure = async (desired: DesiredApplicationListener[]) =>
+      ensureApplicationListeners(lbArn, desired, await elbv2.describeListeners(lbArn), elbv2);
+
+    const made = await ensure([listener(8080, []), listener(443, [a, b])]);
+    expect(await sni(made.get(443)!.arn)).toEqual([b]);
+
+    await ensure([listener(8080, []), listener(443, [c, a, b])]);
+
+    const https = (await elbv2.describeListeners(lbArn)).find((l) => l.port === 443)!;
+    // The default certificate (the emulator lists the SNI ones after it: docs/emulator-differences.md
+    // `elbv2.listener-sni-certificates`).
+    expect(https.certificateArns[0]).toBe(c);
+    expect(await sni(https.arn)).toEqual([a, b].sort());
+  });
+
+  test('deletes the listeners of ports no longer wanted', async () => {
+    const { elbv2 } = backend();
+    const { lbArn, listener } = await setup();
+
+    expect(await deleteUnwantedListeners([], await elbv2.describeListeners(lbArn), elbv2)).toBe(1);
+
+    expect(await elbv2.describeListeners(lbArn)).toEqual([]);
+    expect(listener.port).toBe(80);
   });
 });
