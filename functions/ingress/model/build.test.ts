@@ -467,6 +467,19 @@ describe('buildGroup: listeners', () => {
     expect(build.model!.listeners.map((l) => l.port)).toEqual([80]);
   });
 
+  it('many members prepared together: group order kept, ACM read once', async () => {
+    const s = setup();
+    const names = Array.from({ length: 12 }, (_, i) => `m${String(i).padStart(2, '0')}`);
+    const build = await s.build(
+      [...names]
+        .reverse()
+        .map((n) => ingress(n, { annotations: { [A.listenPorts]: '[{"HTTPS": 443}]' }, host: `${n}.example.com` })),
+    );
+    expect(states(build)).toEqual(names.map((n) => [`shop/${n}`, 'built']));
+    expect(rulesOn(build, 443)).toEqual(names.map((n) => `/${n}`));
+    expect(s.certificateReads()).toBe(1);
+  });
+
   it('no HTTPS listener: ACM is not read', async () => {
     const s = setup();
     await s.build([ingress('a', { host: 'shop.example.com' })]);

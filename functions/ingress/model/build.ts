@@ -73,6 +73,8 @@ interface Built {
   targetGroups: ModelTargetGroup[];
 }
 
+const PREPARE_CONCURRENCY = 8;
+
 function withTargetGroups(known: readonly ModelTargetGroup[], more: readonly ModelTargetGroup[]): ModelTargetGroup[] {
   const ids = new Set(known.map((tg) => tg.resourceId));
   return [...known, ...more.filter((tg) => !ids.has(tg.resourceId) && ids.add(tg.resourceId))];
@@ -95,8 +97,12 @@ export async function buildGroup(input: BuildGroupInput): Promise<GroupBuild> {
     buildMember: input.buildMember ?? buildMemberRules,
     discovery: new CertificateDiscovery(input.reads),
   };
+  // A few members at a time: their Service reads overlap without a burst on the API server for a large group.
   const prepared: Prepared[] = [];
-  for (const candidate of candidates) prepared.push(await prepare(candidate, context));
+  for (let i = 0; i < candidates.length; i += PREPARE_CONCURRENCY) {
+    const chunk = candidates.slice(i, i + PREPARE_CONCURRENCY);
+    prepared.push(...(await Promise.all(chunk.map((candidate) => prepare(candidate, context)))));
+  }
 
   // An HTTPS listener whose members bring no certificate cannot be made: those members are kept, and the group is
   // folded again without them (their settings may have kept others out, who may in turn need a certificate).
