@@ -81,9 +81,16 @@ describe("ChangeRouter: the Ingress controller's keys", () => {
     expect(sent('Ingress', at(makeIngress('shop', 'web', member)))).toEqual([explicit('a')]);
     const moved = { ...member, annotations: { [GROUP]: 'b' } };
     expect(sent('Ingress', at(makeIngress('shop', 'web', moved)))).toEqual([explicit('a'), explicit('b')]);
-    // Group a's pass drops its finalizer, b's adds its own: b alone is left to hear of.
+    // Group a's pass drops its finalizer, b's adds its own: both hear of it (before and after, as the reference
+    // does: a finalizer taken off by hand must reach its group too).
     const settled = { ...moved, finalizers: ['group.ingress.k8s.aws/b'] };
-    expect(sent('Ingress', at(makeIngress('shop', 'web', settled)))).toEqual([explicit('b')]);
+    expect(sent('Ingress', at(makeIngress('shop', 'web', settled)))).toEqual([explicit('a'), explicit('b')]);
+    // Then a change of the member alone concerns b alone.
+    const later = {
+      ...settled,
+      annotations: { ...settled.annotations, 'alb.ingress.kubernetes.io/scheme': 'internal' },
+    };
+    expect(sent('Ingress', at(makeIngress('shop', 'web', later)))).toEqual([explicit('b')]);
     // Out of every group (class no longer ours), before any finalizer was added: the group it was in.
     expect(sent('Ingress', at(makeIngress('shop', 'api', { className: ALB, annotations: { [GROUP]: 'c' } })))).toEqual([
       explicit('c'),

@@ -162,8 +162,9 @@ class IngressRouting implements ControllerRouting {
     const stacks = new Set<string>();
     const { key } = change;
     if (change.event === 'changed' && change.object) {
+      // Before and after, as the reference does: a finalizer taken off by hand leaves its group too.
       const before = this.ingresses.get(key);
-      if (before?.group !== undefined) stacks.add(before.group);
+      if (before) this.resolve(key, before, stacks, false);
       const entry: Entry = ingressFacts(change.object);
       this.index(key, before, entry);
       this.ingresses.set(key, entry);
