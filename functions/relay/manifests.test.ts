@@ -78,6 +78,7 @@ describe('deploy/relay RBAC', () => {
   it.each<[string, Reconciler]>([
     ['rbac-service.yaml', 'service'],
     ['rbac-ipam.yaml', 'ipam'],
+    ['rbac-ingress.yaml', 'ingress'],
   ])('%s adds exactly what the %s queue makes the relay watch', (file, reconciler) => {
     const base = kindsFor(defaultReconcilers());
     const added = kindsFor([reconciler]).filter((kind) => !base.includes(kind));
@@ -118,6 +119,7 @@ describe('deploy/relay RBAC', () => {
     for (const optional of [
       'rbac-service.yaml',
       'rbac-ipam.yaml',
+      'rbac-ingress.yaml',
       'leader-migration.yaml',
       'webhook.yaml',
       'rbac-webhook.yaml',
