@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { GROUP_ORDER_ANNOTATION, type GroupId } from '../../../shared/ingress/membership.ts';
 import { type Ingress, type IngressClassParams, ingressKey } from '../../../shared/k8s/ingress-types.ts';
@@ -632,5 +633,83 @@ describe('buildGroup with the member half', () => {
     expect(https!.rules[0]!.conditions).toContainEqual({ field: 'host-header', values: ['www.example.com'] });
     expect(build.model!.targetGroups.map((tg) => tg.member)).toEqual(['default/web', 'default/api']);
     expect(build.model!.loadBalancer.name).toBe(loadBalancerName(TEST_CLUSTER, group, 'internal'));
+  });
+});
+
+describe('buildGroup: invariants over random groups', () => {
+  const optional = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+  const memberArb = fc.record({
+    scheme: optional(fc.constantFrom('internal', 'internet-facing')),
+    ports: optional(
+      fc.constantFrom('[{"HTTP": 80}]', '[{"HTTP": 80}, {"HTTPS": 443}]', '[{"HTTPS": 443}]', '[{"HTTPS": 80}]'),
+    ),
+    certificate: optional(fc.constantFrom('arn:x', 'arn:y')),
+    cidrs: optional(fc.constantFrom('10.0.0.0/8', '192.168.0.0/16')),
+    redirect: optional(fc.constant('443')),
+    team: optional(fc.constantFrom('a', 'b')),
+    order: fc.integer({ min: -1, max: 1 }),
+    paths: fc.integer({ min: 0, max: 40 }),
+    host: optional(fc.constantFrom('shop.example.com', 'nope.other.net')),
+    broken: fc.boolean(),
+    defaultBackend: fc.boolean(),
+  });
+  type Generated = typeof memberArb extends fc.Arbitrary<infer T> ? T : never;
+
+  const toIngress = (m: Generated, i: number) =>
+    ingress(`m${i}`, {
+      annotations: {
+        [GROUP_ORDER_ANNOTATION]: String(m.order),
+        ...(m.scheme ? { [A.scheme]: m.scheme } : {}),
+        ...(m.ports ? { [A.listenPorts]: m.ports } : {}),
+        ...(m.certificate ? { [A.certificateArn]: m.certificate } : {}),
+        ...(m.cidrs ? { [A.inboundCidrs]: m.cidrs } : {}),
+        ...(m.redirect ? { [A.sslRedirect]: m.redirect } : {}),
+        ...(m.team ? { [A.tags]: `Team=${m.team}` } : {}),
+        ...(m.broken ? { [PROBLEM]: 'broken' } : {}),
+      },
+      paths: Array.from({ length: m.paths }, (_, p) => `/m${i}/${p}`),
+      ...(m.host ? { host: m.host } : {}),
+      ...(m.defaultBackend ? { defaultBackend: 'fallback' } : {}),
+    });
+
+  it('built means no problem; the model holds only built members, within the quotas, in group order', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(memberArb, { minLength: 1, maxLength: 8 }), async (generated) => {
+        const build = await setup().build(generated.map(toIngress));
+        const model = build.model!;
+        const built = new Set(build.members.filter((m) => m.state === 'built').map((m) => m.key));
+        for (const m of build.members) expect(m.state === 'built').toBe(m.problems.length === 0);
+        for (const [a, b] of build.members.slice(1).map((m, i) => [build.members[i]!, m] as const)) {
+          expect(a.order).toBeLessThanOrEqual(b.order);
+        }
+        const position = new Map(build.members.map((m, i) => [m.key, i]));
+        for (const l of model.listeners) {
+          const owners = l.rules.map((r) => position.get(r.member)!);
+          expect(owners).toEqual([...owners].sort((x, y) => x - y));
+          for (const r of l.rules) expect(built.has(r.member)).toBe(true);
+          if (l.protocol === 'HTTPS') expect(l.certificateArns.length).toBeGreaterThan(0);
+        }
+        expect(model.listeners.reduce((n, l) => n + l.rules.length, 0)).toBeLessThanOrEqual(100);
+        for (const tg of model.targetGroups) expect(built.has(tg.member)).toBe(true);
+
+        // Each built member's rules are on each of its ports (none on an HTTP listener that redirects), and what
+        // it sets is what the group has.
+        const redirecting = model.listeners.some((l) => l.defaultActions[0]?.type === 'redirect');
+        for (const m of build.members.filter((x) => x.state === 'built')) {
+          const g = generated[Number(m.ingress.metadata.name.slice(1))]!;
+          const ports = g.ports ?? (g.certificate ? '[{"HTTPS": 443}]' : '[{"HTTP": 80}]');
+          for (const [protocol, port] of [...ports.matchAll(/"(HTTPS?)": (\d+)/g)].map((x) => [x[1], Number(x[2])])) {
+            const l = model.listeners.find((x) => x.port === port)!;
+            expect(l.protocol).toBe(protocol);
+            const own = l.rules.filter((r) => r.member === m.key).length;
+            expect(own).toBe(protocol === 'HTTP' && redirecting ? 0 : g.paths);
+            if (g.cidrs) expect(l.inboundCidrs).toEqual([g.cidrs]);
+          }
+          if (g.scheme) expect(model.loadBalancer.scheme).toBe(g.scheme);
+          if (g.team) expect(model.loadBalancer.tags.Team).toBe(g.team);
+        }
+      }),
+      { numRuns: 150 },
+    );
   });
 });
