@@ -12,13 +12,18 @@ import { RULE_LIMITS } from '../aws/elbv2-port.ts';
  *   docs/emulator-differences.md `elbv2.rule-priorities-swap`). One call means no intermediate state: a request sees
  *   the old order or the new one, never rules half way (as two calls, first to spare priorities, would show).
  * - Where the gap between two rules that stay is too narrow (rules made by the AWS Load Balancer Controller are
- *   numbered 1, 2, 3...), the nearest of those rules are moved too, until the gap is wide enough; the top of the
- *   range (50000) is always far away, so this ends, and the rules it moves are spread out for next time.
+ *   numbered 1, 2, 3...), the nearest of those rules are moved too, until the gap is wide enough to spread them out
+ *   for next time (SPREAD_SLACK); the top of the range (50000) is always far away, so this ends.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_SetRulePriorities.html
  */
 
 /** Apart from each other, rules added after the last one. */
 export const PRIORITY_STEP = 100;
+/**
+ * When rules must move to make room, enough move that the crowded stretch has this many free priorities per rule in
+ * it (a gap of about 32: five more insertions at one place before another move), if the range allows.
+ */
+export const SPREAD_SLACK = 32;
 
 const BELOW = RULE_LIMITS.minPriority - 1;
 const ABOVE = RULE_LIMITS.maxPriority + 1;
@@ -57,10 +62,12 @@ export function assignPriorities(slots: readonly (number | undefined)[], held: I
       }
     }
     if (crowded < 0) break;
-    const [left, right] = widen(crowded, kept.length, (l, r) => {
+    const fits = (slack: number) => (l: number, r: number) => {
       const needed = index(crowded + r) - index(crowded - 1 - l) - 1;
-      return needed <= free.between(at(crowded - 1 - l), at(crowded + r));
-    });
+      return needed * slack <= free.between(at(crowded - 1 - l), at(crowded + r));
+    };
+    // Moving one rule or many costs the same call: when some must move, as many move as spreads them out well.
+    const [left, right] = widen(crowded, kept.length, fits(SPREAD_SLACK)) ?? widen(crowded, kept.length, fits(1))!;
     const gone = kept.splice(crowded - left, left + right);
     for (const i of gone) released.add(i);
   }
@@ -79,7 +86,11 @@ export function assignPriorities(slots: readonly (number | undefined)[], held: I
  * The fewest fixed slots to give up around a crowded segment (`left` below it, `right` above), upwards first: the
  * top of the range always has room.
  */
-function widen(segment: number, keptCount: number, fits: (left: number, right: number) => boolean): [number, number] {
+function widen(
+  segment: number,
+  keptCount: number,
+  fits: (left: number, right: number) => boolean,
+): [number, number] | undefined {
   for (let d = 1; d <= keptCount; d++) {
     for (let right = d; right >= 0; right--) {
       const left = d - right;
@@ -87,7 +98,7 @@ function widen(segment: number, keptCount: number, fits: (left: number, right: n
       if (fits(left, right)) return [left, right];
     }
   }
-  return [segment, keptCount - segment];
+  return fits(segment, keptCount - segment) ? [segment, keptCount - segment] : undefined;
 }
 
 /** Priorities 1-50000 not held by any rule. */

@@ -73,11 +73,19 @@ function toRules(shapes: readonly Shape[], groups: readonly string[]): DesiredRu
   });
 }
 
+/** One change: edits of the current list, or (null edits) an unrelated list. */
+const change = fc.record({
+  edits: fc.oneof(
+    { arbitrary: fc.array(edit, { minLength: 1, maxLength: 4 }), weight: 4 },
+    { arbitrary: fc.constant(null), weight: 1 },
+  ),
+  unrelated: fc.array(shape, { maxLength: 12 }),
+});
+
 const scenario = fc.record({
   before: fc.array(shape, { maxLength: 12 }),
-  /** Edits of `before`, or (null) a list unrelated to it. */
-  edits: fc.oneof(fc.array(edit, { minLength: 1, maxLength: 4 }), fc.constant(null)),
-  unrelated: fc.array(shape, { maxLength: 12 }),
+  /** Changes made one after another, each checked. */
+  changes: fc.array(change, { minLength: 1, maxLength: 4 }),
   /** Whether `before` was made as the reference controller numbers its rules (1, 2, 3...). */
   dense: fc.boolean(),
 });
@@ -85,7 +93,7 @@ const scenario = fc.record({
 describe('applyRules on random changes', () => {
   it('never leaves a request that had a target group without one, and ends in the desired order', async () => {
     await fc.assert(
-      fc.asyncProperty(scenario, async ({ before, edits, unrelated, dense }) => {
+      fc.asyncProperty(scenario, async ({ before, changes, dense }) => {
         const w = await rulesWorld();
         const first = toRules(before, w.groups);
         if (dense) {
@@ -94,21 +102,52 @@ describe('applyRules on random changes', () => {
         } else {
           await applyRules(w.listener.arn, first, await w.elb.describeRules(w.listener.arn), w.elb);
         }
-        const after = toRules(edits ? edits.reduce(applyEdit, before) : unrelated, w.groups);
-        const existing = await w.elb.describeRules(w.listener.arn);
-        const followed = followChange(w, probesOf([...first, ...after]));
+        let shapes = before;
+        for (const { edits, unrelated } of changes) {
+          const previous = toRules(shapes, w.groups);
+          shapes = edits ? edits.reduce(applyEdit, shapes) : unrelated;
+          const after = toRules(shapes, w.groups);
+          const existing = await w.elb.describeRules(w.listener.arn);
+          const followed = followChange(w, probesOf([...previous, ...after]));
 
-        await applyRules(w.listener.arn, after, existing, followed.port);
+          await applyRules(w.listener.arn, after, existing, followed.port);
 
-        expect(followed.lost()).toEqual([]);
-        const now = (await w.elb.describeRules(w.listener.arn)).filter((r) => !r.isDefault);
-        expect(now.length).toBe(after.length);
-        for (const [i, r] of after.entries()) expect(sameRuleContent(now[i]!, r)).toBe(true);
-        const again = followChange(w, []);
-        await applyRules(w.listener.arn, after, await w.elb.describeRules(w.listener.arn), again.port);
-        expect(again.writes).toEqual([]);
+          expect(followed.lost()).toEqual([]);
+          const now = (await w.elb.describeRules(w.listener.arn)).filter((r) => !r.isDefault);
+          expect(now.length).toBe(after.length);
+          for (const [i, r] of after.entries()) expect(sameRuleContent(now[i]!, r)).toBe(true);
+          const again = followChange(w, []);
+          await applyRules(w.listener.arn, after, await w.elb.describeRules(w.listener.arn), again.port);
+          expect(again.writes).toEqual([]);
+        }
       }),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
+  });
+
+  it('inserts at the same place again and again: each costs a create, now and then one move besides', async () => {
+    const w = await rulesWorld();
+    w.fake.ruleQuota = 200;
+    const rule = (name: string): DesiredRule => ({
+      conditions: [path(`/${name}`)],
+      actions: [{ type: 'forward', targetGroups: [{ arn: w.groups[0]!, weight: 1 }], stickiness: { enabled: false } }],
+      tags: {},
+    });
+    const list = [rule('first'), rule('last')];
+    await applyRules(w.listener.arn, list, [], w.elb);
+    let moves = 0;
+    for (let n = 0; n < 60; n++) {
+      list.splice(1, 0, rule(`r${n}`));
+      const existing = await w.elb.describeRules(w.listener.arn);
+      const followed = followChange(w, probesOf(list));
+      const applied = await applyRules(w.listener.arn, list, existing, followed.port);
+      expect(followed.lost()).toEqual([]);
+      expect(applied.created).toBe(1);
+      expect(applied.calls).toBeLessThanOrEqual(2);
+      if (applied.moved > 0) moves++;
+    }
+    // The gap between the first two rules halves at each insertion: a move spreads them out now and then.
+    expect(moves).toBeGreaterThan(0);
+    expect(moves).toBeLessThan(15);
   });
 });
