@@ -43,15 +43,29 @@ const KUBERNETES_ACCESS_ACTIONS = ['eks:DescribeCluster', 'secretsmanager:GetSec
 const LAMBDA_RUNTIME_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 const SQS_POLLER_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'];
 
+/**
+ * Actions AWS checks besides the one a call is named for: WAF associates and disassociates an Application Load
+ * Balancer's web ACL only if the caller may also `elasticloadbalancing:SetWebAcl` on it.
+ * https://docs.aws.amazon.com/waf/latest/developerguide/security_iam_service-with-iam.html
+ */
+const ALSO_AUTHORIZED: Readonly<Record<string, string[]>> = {
+  'wafv2:AssociateWebACL': ['elasticloadbalancing:SetWebAcl'],
+  'wafv2:DisassociateWebACL': ['elasticloadbalancing:SetWebAcl'],
+};
+const withImplied = (actions: Iterable<string>) => [...actions].flatMap((a) => [a, ...(ALSO_AUTHORIZED[a] ?? [])]);
+
 const BASE_ENV = {
   CCM_CLUSTER_NAME: 'prod-eu',
   CCM_REGION: 'eu-west-1',
   CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-  // Every controller deployed: the route, service and interruption controllers and the IP address manager too.
+  // Every controller deployed: the route, service and interruption controllers, the IP address manager, and the
+  // Ingress controller with the WAFv2 calls its code can make.
   CCM_CLUSTER_CIDRS: '100.64.0.0/16',
   CCM_VPC_ID: 'vpc-0123456789abcdef0',
   CCM_INTERRUPTION: 'true',
   CCM_IPAM: 'true',
+  CCM_INGRESS: 'true',
+  CCM_INGRESS_WAF: 'true',
 };
 const KMS_KEY = 'arn:aws:kms:eu-west-1:111122223333:key/abcd';
 const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
@@ -211,7 +225,7 @@ describe.each(STAGES)('IAM grants exactly what the code calls ($label)', ({ labe
   it.each(FUNCTION_NAMES)('%s', (name: FunctionName) => {
     const fn = deployedFunctions(template()).get(name);
     if (!fn) throw new Error(`${name} is not deployed`);
-    const fromCode = [...codeUsage(name).awsActions].filter((a) => !KUBERNETES_ACCESS_ACTIONS.includes(a));
+    const fromCode = withImplied(codeUsage(name).awsActions).filter((a) => !KUBERNETES_ACCESS_ACTIONS.includes(a));
     const polled = polledFunctions(template()).has(fn.id);
     const needed = sorted([...fromCode, ...access, ...LAMBDA_RUNTIME_ACTIONS, ...(polled ? SQS_POLLER_ACTIONS : [])]);
     const granted = grantedActions(template(), fn.roleId);
@@ -227,6 +241,35 @@ describe.each(STAGES)('IAM grants exactly what the code calls ($label)', ({ labe
   it('relay', () => {
     const relayRole = refId((template().Outputs as Record<string, { Value: unknown }>).RelayRoleArn?.Value);
     expect(grantedActions(template(), relayRole ?? '')).toEqual(sorted(codeUsage('relay').awsActions));
+  });
+});
+
+describe('the Ingress controller without CCM_INGRESS_WAF', () => {
+  const WAF = /^wafv2:|^elasticloadbalancing:SetWebAcl$/;
+  let template: Json;
+  beforeAll(async () => {
+    const dir = join(work, 'no-waf');
+    const { CCM_INGRESS_WAF: _, ...env } = BASE_ENV;
+    ({ template } = await synthesizeOffline({
+      stage: STAGE,
+      env,
+      outdir: join(dir, 'cdk.out'),
+      code: stubCode(join(dir, 'code')),
+    }));
+  }, 120_000);
+
+  it('is granted everything its code calls but the WAF calls, and none of those', () => {
+    const fn = deployedFunctions(template).get('ingress');
+    if (!fn) throw new Error('ingress is not deployed');
+    const fromCode = withImplied(codeUsage('ingress').awsActions).filter((a) => !KUBERNETES_ACCESS_ACTIONS.includes(a));
+    expect(fromCode.filter((a) => WAF.test(a)).length).toBeGreaterThan(0);
+    const needed = sorted([
+      ...fromCode.filter((a) => !WAF.test(a)),
+      'eks:DescribeCluster',
+      ...LAMBDA_RUNTIME_ACTIONS,
+      ...SQS_POLLER_ACTIONS,
+    ]);
+    expect(grantedActions(template, fn.roleId)).toEqual(needed);
   });
 });
 

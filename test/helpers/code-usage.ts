@@ -53,6 +53,9 @@ export const IAM_PREFIX_OF_CLIENT: Readonly<Record<string, string>> = {
   'client-ecr': 'ecr',
   'client-ecr-public': 'ecr-public',
   'client-sts': 'sts',
+  // The Ingress controller: certificate discovery and the web ACLs of its load balancers.
+  'client-acm': 'acm',
+  'client-wafv2': 'wafv2',
 };
 
 /** Operations IAM authorizes as another action: SQS batch calls need the single call's permission. */
