@@ -257,6 +257,13 @@ describe('parseMemberSettings: unsupported settings are warnings', () => {
     expect(warnings).toEqual([{ at: A.ipAddressType, message: expect.stringContaining('not supported') }]);
   });
 
+  it('an empty web ACL is ignored, with a warning', () => {
+    const { settings, warnings } = parse({ [A.wafv2AclArn]: ' ', [A.wafv2AclName]: '' });
+    expect(settings.wafv2AclArn).toBeUndefined();
+    expect(settings.wafv2AclName).toBeUndefined();
+    expect(warnings.map((w) => w.at)).toEqual([A.wafv2AclArn, A.wafv2AclName]);
+  });
+
   it('says nothing about annotations of the member half', () => {
     const { warnings } = parse({
       'alb.ingress.kubernetes.io/target-type': 'ip',

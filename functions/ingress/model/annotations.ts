@@ -335,12 +335,19 @@ export function parseMemberSettings(
     return value;
   });
   const securityGroups = read(LB_ANNOTATION.securityGroups, list);
+  // An empty value says nothing (`none` is how a web ACL is removed): a warning, and the association is left alone.
+  const webAcl = (name: string) => {
+    const value = read(name, (raw) => raw.trim());
+    if (value?.value !== '') return value;
+    warnings.push({ at: name, message: 'is empty and is ignored: write "none" to remove the web ACL' });
+    return undefined;
+  };
   const wafv2AclArn: Sourced<string> | undefined = spec.wafv2AclArn
     ? { value: spec.wafv2AclArn, at: fromParams('wafv2AclArn') }
-    : read(LB_ANNOTATION.wafv2AclArn, (raw) => raw.trim());
+    : webAcl(LB_ANNOTATION.wafv2AclArn);
   const wafv2AclName: Sourced<string> | undefined = spec.wafv2AclName
     ? { value: spec.wafv2AclName, at: fromParams('wafv2AclName') }
-    : read(LB_ANNOTATION.wafv2AclName, (raw) => raw.trim());
+    : webAcl(LB_ANNOTATION.wafv2AclName);
 
   for (const name of Object.keys(annotations)) {
     if (UNSUPPORTED_ANNOTATIONS.includes(name) || name.startsWith(UNSUPPORTED_ANNOTATION_PREFIX)) {
