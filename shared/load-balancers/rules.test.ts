@@ -41,7 +41,7 @@ async function change(desired: readonly DesiredRule[]) {
   const existing = await w.elb.describeRules(w.listener.arn);
   const followed = followChange(w, probesOf([...existing, ...desired]));
   const applied = await applyRules(w.listener.arn, desired, existing, followed.port);
-  return { applied, lost: followed.lost(), writes: followed.writes };
+  return { applied, lost: followed.lost(), strays: followed.strays(), writes: followed.writes };
 }
 
 async function expectRules(desired: readonly DesiredRule[]) {
@@ -81,11 +81,12 @@ describe('applyRules', () => {
     const desired = paths(100);
     desired.splice(50, 0, desiredRule([path('/new', '/new/*')], forwardTo(w.groups[0]!)));
 
-    const { applied, lost, writes } = await change(desired);
+    const { applied, lost, strays, writes } = await change(desired);
 
     expect(writes).toEqual(['createRule']);
     expect(applied).toMatchObject({ created: 1, moved: 0, calls: 1 });
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     await expectRules(desired);
   });
 
@@ -93,10 +94,11 @@ describe('applyRules', () => {
     await establish(paths(100));
     const desired = paths(100).filter((_, i) => i !== 37);
 
-    const { writes, lost } = await change(desired);
+    const { writes, lost, strays } = await change(desired);
 
     expect(writes).toEqual(['deleteRule']);
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     await expectRules(desired);
   });
 
@@ -105,11 +107,12 @@ describe('applyRules', () => {
     const b = paths(2, (i) => `/b${i}`);
     await establish([...a, ...b]);
 
-    const { applied, writes, lost } = await change([...b, ...a]);
+    const { applied, writes, lost, strays } = await change([...b, ...a]);
 
     expect(writes).toEqual(['setRulePriorities']);
     expect(applied).toMatchObject({ moved: 2, calls: 1 });
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     await expectRules([...b, ...a]);
   });
 
@@ -119,10 +122,11 @@ describe('applyRules', () => {
     const desired = paths(5);
     desired[2] = { ...desired[2]!, actions: [forwardTo(w.groups[3]!)] };
 
-    const { writes, lost } = await change(desired);
+    const { writes, lost, strays } = await change(desired);
 
     expect(writes).toEqual(['modifyRule', 'addTags']);
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     expect((await rules()).map((r) => r.arn)).toEqual(before.map((r) => r.arn));
     await expectRules(desired);
   });
@@ -135,10 +139,11 @@ describe('applyRules', () => {
     await establish([...block('a', 3, 0), ...block('c', 3, 2)]);
     const desired = [...block('a', 3, 0), ...block('b', 4, 1), ...block('c', 3, 2)];
 
-    const { writes, lost } = await change(desired);
+    const { writes, lost, strays } = await change(desired);
 
     expect(writes).toEqual(['createRule', 'createRule', 'createRule', 'createRule']);
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     await expectRules(desired);
   });
 
@@ -149,11 +154,12 @@ describe('applyRules', () => {
     }
     desired.splice(10, 0, desiredRule([path('/new')], forwardTo(w.groups[1]!)));
 
-    const { writes, lost, applied } = await change(desired);
+    const { writes, lost, applied, strays } = await change(desired);
 
     expect(writes.sort()).toEqual(['createRule', 'setRulePriorities']);
     expect(applied.moved).toBe(30);
     expect(lost).toEqual([]);
+    expect(strays).toEqual([]);
     await expectRules(desired);
     // Spread out now: the next insertion there moves nothing.
     desired.splice(11, 0, desiredRule([path('/newer')], forwardTo(w.groups[2]!)));

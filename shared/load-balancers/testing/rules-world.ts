@@ -136,6 +136,24 @@ export function lostRequests(
 }
 
 /**
+ * Stricter: the requests that got, in some state between, an answer they got neither before nor after the change
+ * (another target group, a fixed answer): `[step, request]` for each.
+ */
+export function strayRequests(
+  probes: readonly RequestToRoute[],
+  before: Routes,
+  steps: readonly Routes[],
+): [number, RequestToRoute][] {
+  const after = steps.at(-1) ?? before;
+  const same = (a: RuleAction[], b: RuleAction[]) => JSON.stringify(a) === JSON.stringify(b);
+  return steps.flatMap((step, n) =>
+    probes.flatMap((p, k): [number, RequestToRoute][] =>
+      same(step[k]!, before[k]!) || same(step[k]!, after[k]!) ? [] : [[n, p]],
+    ),
+  );
+}
+
+/**
  * A change followed write by write: the port to make it through, and the routes of `probes` before it and after
  * each write.
  */
@@ -143,5 +161,12 @@ export function followChange(world: Awaited<ReturnType<typeof rulesWorld>>, prob
   const before = routeAll(world.fake, world.listener.arn, probes);
   const steps: Routes[] = [];
   const { port, writes } = watchWrites(world.elb, () => steps.push(routeAll(world.fake, world.listener.arn, probes)));
-  return { port, writes, before, steps, lost: () => lostRequests(probes, before, steps) };
+  return {
+    port,
+    writes,
+    before,
+    steps,
+    lost: () => lostRequests(probes, before, steps),
+    strays: () => strayRequests(probes, before, steps),
+  };
 }
