@@ -2,11 +2,13 @@ import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { EVENT, recordIngressEvent, setStatus } from '../kube.ts';
 import type { GroupBuild, IngressGroupModel } from '../model/types.ts';
-import { deleteLoadBalancer, deleteUnusedTargetGroups, stackInventory } from './cleanup.ts';
+import { deleteUnusedTargetGroups } from './cleanup.ts';
 import { ensureLoadBalancer, findGroupLoadBalancer } from './load-balancer.ts';
 import type { GroupPass } from './pass.ts';
 import { APPLIED_TAG, appliedDigest, appliedTagValue, inLine } from './quick.ts';
+import { findPredecessors, retirePredecessors, serves } from './replacement.ts';
 import { ensureRouting } from './routing.ts';
+import { TAG } from './tags.ts';
 import { ensureNodeAccess, ensureTargetGroups, ensureTargets, wantedTargets } from './target-groups.ts';
 import { ensureWebAcl } from './waf.ts';
 
@@ -14,14 +16,16 @@ import { ensureWebAcl } from './waf.ts';
  * One pass of a group with members. The order comes from what each resource needs first, and from never
  * dropping traffic on the way:
  *
- *  1. load balancer  its security groups, then the load balancer found (or adopted) by name, or created
+ *  1. load balancer  its security groups, then the load balancer found (or adopted) by name, or created (beside
+ *                    the one it replaces when its name changed: replacement.ts)
  *  2. targets        target groups made or kept in line, their targets registered, the Node rules added, all
  *                    before any rule forwards to them
  *  3. routing        listeners, then each listener's rules (new ones in before old ones go, priorities moved
  *                    without a gap), then listeners no longer wanted
  *  4. unused         target groups nothing forwards to any more
  *  5. WAF            the web ACL the group names, if it names one
- *  6. status         every member's status names the load balancer and its ports
+ *  6. status         every member's status names the load balancer and its ports (once it serves, when it
+ *                    replaces another, which then serves out its grace and goes)
  *
  * Before all that, the quick look (quick.ts): when the last full pass left exactly this in place, nothing is read
  * beyond the load balancer and its tags.
@@ -36,8 +40,20 @@ export async function applyGroup(
   const digest = appliedDigest(model, targets);
   const current = await findGroupLoadBalancer(model.loadBalancer.name, pass);
   if (current && inLine(build, current.lb, current.tags, digest, pass)) return undefined;
-  await retireOtherLoadBalancers(build, model, pass);
-  const ensured = await ensureLoadBalancer(model, pass, current);
+  const predecessors = await findPredecessors(build, model, current, pass);
+  const replaced = predecessors.find((p) => !p.tags[TAG.replacedAt]);
+  const ensured = await ensureLoadBalancer(model, pass, current, replaced?.lb.name);
+  if (replaced && ensured.created) {
+    for (const member of build.members) {
+      await recordIngressEvent(
+        pass.deps,
+        member.ingress,
+        'Normal',
+        EVENT.replacing,
+        `Replacing load balancer ${replaced.lb.name} with ${model.loadBalancer.name}; the old one serves until the new one does`,
+      );
+    }
+  }
   const groups = await ensureTargetGroups(model.targetGroups, ensured.created ? undefined : ensured.lb.arn, pass);
   const created = new Set(
     [...groups.wanted.values()].filter((g) => !groups.attached.some((a) => a.arn === g.arn)).map((g) => g.arn),
@@ -56,7 +72,14 @@ export async function applyGroup(
   const routing = await ensureRouting(build, model, ensured, groups, pass);
   const pending = await deleteUnusedTargetGroups(groups, routing.referenced, pass);
   await ensureWebAcl(model.loadBalancer, ensured.lb, pass);
+  // While a load balancer being replaced still serves, the status stays on it until the successor serves.
+  const stillServing = predecessors.some((p) => namedByStatus(build, p.lb));
+  if (stillServing && !(await serves(ensured.lb, groups, pass))) {
+    return { requeueAfterSeconds: pass.deps.provisioningRequeueSeconds };
+  }
   await writeStatus(build, ensured.lb, [...routing.listeners.keys()], pass);
+  const retireDue = await retirePredecessors(predecessors, ensured.lb, build, pass);
+  if (retireDue !== undefined) return { requeueAfterSeconds: retireDue };
   if (pending > 0) return { requeueAfterSeconds: pass.deps.cleanupRequeueSeconds };
   if (ensured.lb.state === 'provisioning') return { requeueAfterSeconds: pass.deps.provisioningRequeueSeconds };
   // In line: the next pass with the same digest may stop at the quick look (quick.ts).
@@ -84,34 +107,8 @@ async function writeStatus(build: GroupBuild, lb: LoadBalancer, ports: number[],
   }
 }
 
-/**
- * The group's load balancer changes name (scheme changed, or `load-balancer-name`): the reference deletes the old
- * one before making the new one, since a target group serves one load balancer only and the new one needs them.
- * This controller does the same, and says so on every member first (docs/ingress.md, "Replacing the load
- * balancer"). Looked for only when a member's status names another load balancer than the model's.
- */
-async function retireOtherLoadBalancers(build: GroupBuild, model: IngressGroupModel, pass: GroupPass): Promise<void> {
-  const wantedPrefix = model.loadBalancer.name.toLowerCase();
-  const elsewhere = build.members.some((m) =>
-    (m.ingress.status?.loadBalancer?.ingress ?? []).some((i) => {
-      const host = i.hostname?.replace(/^internal-/, '') ?? '';
-      return host !== '' && !host.startsWith(`${wantedPrefix}-`);
-    }),
-  );
-  if (!elsewhere) return;
-  if (await findGroupLoadBalancer(model.loadBalancer.name, pass)) return;
-  const inventory = await stackInventory(pass);
-  for (const lb of inventory.loadBalancers) {
-    if (lb.name.toLowerCase() === wantedPrefix) continue;
-    for (const member of build.members) {
-      await recordIngressEvent(
-        pass.deps,
-        member.ingress,
-        'Normal',
-        EVENT.replacing,
-        `Replacing load balancer ${lb.name} with ${model.loadBalancer.name}: its target groups can serve one load balancer at a time`,
-      );
-    }
-    await deleteLoadBalancer(lb, pass);
-  }
+/** Whether a member's status names the load balancer. */
+function namedByStatus(build: GroupBuild, lb: LoadBalancer): boolean {
+  const host = lb.dnsName.toLowerCase();
+  return build.members.some((m) => (m.ingress.status?.loadBalancer?.ingress ?? []).some((i) => i.hostname === host));
 }

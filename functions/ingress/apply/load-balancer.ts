@@ -16,6 +16,7 @@ import { changedEntries, keepTagsInLine } from '../../../shared/load-balancers/t
 import type { IngressGroupModel, ModelLoadBalancer } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
 import { PASS_TAGS } from './quick.ts';
+import { REPLACES_TAG } from './replacement.ts';
 import { adoptionTags, isStackResource, RESOURCE, stackTags } from './tags.ts';
 
 /**
@@ -60,6 +61,7 @@ export async function ensureLoadBalancer(
   model: IngressGroupModel,
   pass: GroupPass,
   found: { lb: LoadBalancer; tags: Record<string, string> } | undefined,
+  replacing?: string,
 ): Promise<EnsuredLoadBalancer> {
   const spec = model.loadBalancer;
   if (found) {
@@ -70,7 +72,10 @@ export async function ensureLoadBalancer(
     }
   }
   const groups = await ensureGroups(model, pass);
-  if (!found) return { ...(await createLoadBalancer(model, groups.ids, pass)), backendGroupId: groups.backend };
+  if (!found) {
+    const created = await createLoadBalancer(model, groups.ids, pass, replacing);
+    return { ...created, ...(groups.backend ? { backendGroupId: groups.backend } : {}) };
+  }
   const { lb, tags } = found;
   const { elbv2 } = pass.deps;
   if (!sameMembers(lb.securityGroups, groups.ids)) await elbv2.setSecurityGroups(lb.arn, groups.ids);
@@ -101,9 +106,10 @@ async function createLoadBalancer(
   model: IngressGroupModel,
   securityGroups: string[],
   pass: GroupPass,
+  replacing: string | undefined,
 ): Promise<Omit<EnsuredLoadBalancer, 'backendGroupId'>> {
   const spec = model.loadBalancer;
-  const tags = loadBalancerTags(model, pass);
+  const tags = { ...loadBalancerTags(model, pass), ...(replacing ? { [REPLACES_TAG]: replacing } : {}) };
   const result = await pass.deps.elbv2.createLoadBalancer({
     name: spec.name,
     type: 'application',

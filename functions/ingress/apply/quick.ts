@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { LoadBalancer, Target } from '../../../shared/aws/elbv2-port.ts';
 import type { GroupBuild, IngressGroupModel } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
+import { REPLACES_TAG } from './replacement.ts';
 import { TAG } from './tags.ts';
 
 /**
@@ -41,7 +42,7 @@ export function inLine(
   pass: GroupPass,
 ): boolean {
   if (build.leaving.length > 0 || build.members.some((m) => m.state !== 'built')) return false;
-  if (lb.state !== 'active') return false;
+  if (lb.state !== 'active' || tags[REPLACES_TAG] !== undefined) return false;
   const [applied, at] = (tags[APPLIED_TAG] ?? '').split('@');
   if (applied !== digest || !at) return false;
   const age = pass.deps.clock.now() - Date.parse(at);
@@ -51,4 +52,4 @@ export function inLine(
 }
 
 /** Tag keys the load balancer's tag keeping leaves alone: the digest is written at the end of a full pass only. */
-export const PASS_TAGS = [APPLIED_TAG, TAG.replacedAt];
+export const PASS_TAGS = [APPLIED_TAG, TAG.replacedAt, REPLACES_TAG];

@@ -14,6 +14,7 @@ import {
 } from '../../../shared/load-balancers/targets.ts';
 import type { ModelTargetGroup } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
+import { alternateTargetGroupName } from './replacement.ts';
 import { adoptionTags, isStackResource, stackTags, TAG } from './tags.ts';
 
 /**
@@ -53,20 +54,41 @@ export async function ensureTargetGroups(
 ): Promise<StackTargetGroups> {
   const { elbv2 } = pass.deps;
   const attached = lbArn ? await elbv2.describeTargetGroupsOfLoadBalancer(lbArn) : [];
-  const byName = new Map(attached.map((g) => [g.name, g]));
-  const missing = groups.filter((g) => !byName.has(g.name)).map((g) => g.name);
-  const unattached = missing.length > 0 ? await elbv2.findTargetGroups(missing) : [];
-  for (const g of unattached) byName.set(g.name, g);
+  const names = (model: ModelTargetGroup) => [model.name, alternateTargetGroupName(model.name)];
+  const attachedByName = new Map(attached.map((g) => [g.name, g]));
+  const onThis = (model: ModelTargetGroup) =>
+    names(model)
+      .map((n) => attachedByName.get(n))
+      .find((g) => g);
+  const missing = groups.filter((g) => !onThis(g)).flatMap(names);
+  const elsewhere = missing.length > 0 ? await elbv2.findTargetGroups(missing) : [];
+  const byName = new Map(elsewhere.map((g) => [g.name, g]));
   const tags = await tagsOf(
-    [...byName.values()].map((g) => g.arn),
+    [...attached, ...elsewhere].map((g) => g.arn),
     pass,
   );
   const wanted = new Map<string, TargetGroup>();
   for (const model of groups) {
-    const found = byName.get(model.name);
-    wanted.set(model.resourceId, found ? await keepInLine(found, model, tags, pass) : await create(model, pass));
+    const found =
+      onThis(model) ??
+      names(model)
+        .map((n) => byName.get(n))
+        .find((g) => g && free(g, lbArn));
+    if (found) {
+      wanted.set(model.resourceId, await keepInLine(found, model, tags, pass));
+      continue;
+    }
+    // A target group serves one Application Load Balancer: while another load balancer of the group (one being
+    // replaced) holds the name, this one's takes the alternate name (replacement.ts).
+    const taken = byName.get(model.name);
+    wanted.set(model.resourceId, await create(model, taken ? alternateTargetGroupName(model.name) : model.name, pass));
   }
   return { wanted, attached, tags };
+}
+
+/** Not attached to another load balancer. */
+function free(group: TargetGroup, lbArn: string | undefined): boolean {
+  return group.loadBalancerArns.every((arn) => arn === lbArn);
 }
 
 async function tagsOf(arns: string[], pass: GroupPass): Promise<Map<string, Record<string, string>>> {
@@ -112,10 +134,10 @@ async function keepInLine(
   return group;
 }
 
-async function create(model: ModelTargetGroup, pass: GroupPass): Promise<TargetGroup> {
+async function create(model: ModelTargetGroup, name: string, pass: GroupPass): Promise<TargetGroup> {
   const { elbv2 } = pass.deps;
   const result = await elbv2.createTargetGroup({
-    name: model.name,
+    name,
     protocol: model.protocol,
     port: model.port,
     targetType: model.targetType,
@@ -126,7 +148,7 @@ async function create(model: ModelTargetGroup, pass: GroupPass): Promise<TargetG
     tags: groupTags(model, pass),
   });
   if (result === 'name-taken') {
-    throw new RetryableError(`creating target group ${model.name}: the name is in use with other settings`);
+    throw new RetryableError(`creating target group ${name}: the name is in use with other settings`);
   }
   if (Object.keys(model.attributes).length > 0) {
     await elbv2.modifyTargetGroupAttributes(result.arn, model.attributes);
