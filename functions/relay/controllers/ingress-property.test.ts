@@ -135,7 +135,7 @@ function step(world: World, r: ReturnType<typeof random>): { kind: Kind; object:
   if (roll < 0.85) {
     const gone = existing('Service', `${namespace}/${service}`, 0.2);
     if (gone) return gone;
-    const annotations = targetType ? { [TARGET_TYPE_ANNOTATION]: targetType } : {};
+    const annotations: Record<string, string> = targetType ? { [TARGET_TYPE_ANNOTATION]: targetType } : {};
     const object = makeService(namespace, service, 'NodePort', annotations);
     (object.spec as { ports: { nodePort: number }[] }).ports[0]!.nodePort = 30000 + Math.floor(r.next() * 3);
     return { kind: 'Service', object: at(object), deleted: false };
