@@ -171,6 +171,28 @@ describe('a member that cannot be built', () => {
   });
 });
 
+describe('a kept member alone on its port', () => {
+  it('keeps its listener and the rules on it', async () => {
+    member('web', 'web', '/');
+    member('api', 'api', '/api', { 'listen-ports': '[{"HTTP": 8080}]' });
+    await w.converge([SHOP]);
+    const lb = w.loadBalancers()[0]!;
+    expect(
+      w.elbv2
+        .listenersOf(lb.arn)
+        .map((l) => l.port)
+        .sort(),
+    ).toEqual([80, 8080]);
+    member('api', 'missing', '/api', { 'listen-ports': '[{"HTTP": 8080}]' });
+    await w.converge([SHOP]);
+    const listener = w.elbv2.listenersOf(lb.arn).find((l) => l.port === 8080);
+    expect(listener).toBeDefined();
+    const action = w.elbv2.route(listener!.arn, { host: 'shop.example.com', path: '/api/x' }).actions[0]!;
+    expect(action.type).toBe('forward');
+    expect(w.eventsOf('api', 'FailedBuildModel').join('\n')).toMatch(/missing/);
+  });
+});
+
 describe('taking over from the AWS Load Balancer Controller', () => {
   it('adopts the load balancer it made for the group in place: same ARN, same DNS name', async () => {
     member('web', 'web', '/');

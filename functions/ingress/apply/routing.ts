@@ -59,7 +59,27 @@ export async function ensureRouting(
     const result = await applyRules(listener.arn, rules, existing, elbv2);
     writes += result.calls;
   }
-  await deleteUnwantedListeners(desired, current, elbv2);
+  // A listener only kept members use (their port is in no built member's listen-ports) stays with their rules.
+  const modelPorts = new Set(model.listeners.map((l) => l.port));
+  const spare = current.filter((l) => !modelPorts.has(l.port));
+  const keep = new Set<string>();
+  if (keptMembers.size > 0) {
+    for (const listener of spare) {
+      const rules = await elbv2.describeRules(listener.arn);
+      const kept = await keptRules(rules, keptMembers, pass);
+      if (kept.size === 0) continue;
+      keep.add(listener.arn);
+      for (const rule of [...kept.values()].flat()) {
+        for (const a of rule.actions) forwardArns(a).forEach((arn) => referenced.add(arn));
+      }
+      for (const a of listener.defaultActions ?? []) forwardArns(a).forEach((arn) => referenced.add(arn));
+    }
+  }
+  await deleteUnwantedListeners(
+    desired,
+    current.filter((l) => !keep.has(l.arn)),
+    elbv2,
+  );
   return { listeners, referenced, writes };
 }
 
