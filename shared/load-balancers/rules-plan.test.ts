@@ -172,4 +172,18 @@ describe('planRules', () => {
     expect(plan.modifies.length).toBeLessThan(2);
     expect(plan.creates.length + plan.modifies.length).toBe(2);
   });
+
+  it('unpairs only a modification on the cycle, not one that merely waits for it', () => {
+    const plan = planRules(
+      [want([path('/z')], fwd(['k', 1])), want([path('/b')], fwd(['g', 1])), want([path('/a')], fwd(['h', 1]))],
+      [
+        existing(10, [path('/a/*')], fwd(['k', 1])),
+        existing(20, [path('/a')], fwd(['g', 1])),
+        existing(30, [path('/b')], fwd(['h', 1])),
+      ],
+    );
+    expect(plan.modifies.map((m) => m.ruleArn).sort()).toEqual(['rule-10', 'rule-20']);
+    expect(plan.creates.map((c) => c.rule.conditions)).toEqual([[path('/a')]]);
+    expect(plan.deletes.map((r) => r.arn)).toEqual(['rule-30']);
+  });
 });

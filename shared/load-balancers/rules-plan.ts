@@ -75,9 +75,13 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
   const slots: (number | undefined)[] = desired.map((_, i) =>
     anchors.has(i) ? current[matched[i]!]!.priority : undefined,
   );
-  const unwanted = new Set(range(0, current.length).filter((e) => !matched.includes(e)));
-  const paired = pairInPlace(desired, current, slots, matched, unwanted);
-  const order = orderModifies(desired, current, paired);
+  const taken = new Set(matched);
+  const unwanted = new Set(range(0, current.length).filter((e) => !taken.has(e)));
+  const desiredKeys = desired.map((r) => conditionsKey(r.conditions));
+  const currentKeys = current.map((r) => conditionsKey(r.conditions));
+  const sameConditions = (d: number, e: number) => desiredKeys[d] === currentKeys[e];
+  const paired = pairInPlace(current, slots, matched, unwanted, sameConditions);
+  const order = orderModifies(desired, current, paired, sameConditions);
   for (const [i, e] of paired) slots[i] = current[e]!.priority;
 
   const { priorities, released } = assignPriorities(
@@ -107,7 +111,7 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
       ruleArn: current[e]!.arn,
       priority: current[e]!.priority,
       rule,
-      conditionsChange: conditionsKey(rule.conditions) !== conditionsKey(current[e]!.conditions),
+      conditionsChange: !sameConditions(i, e),
     };
     if (current[e]!.tags) modify.tags = current[e]!.tags;
     plan.modifies.push(modify);
@@ -183,27 +187,25 @@ function longestIncreasing(matched: readonly (number | undefined)[], current: re
  * or is not paired. Answers desired index -> existing index.
  */
 function pairInPlace(
-  desired: readonly DesiredRule[],
   current: readonly Rule[],
   slots: readonly (number | undefined)[],
   matched: readonly (number | undefined)[],
   unwanted: ReadonlySet<number>,
+  sameConditions: (d: number, e: number) => boolean,
 ): Map<number, number> {
   const pairs = new Map<number, number>();
   let lo = 0;
   let start = 0;
-  for (let i = 0; i <= desired.length; i++) {
-    if (i < desired.length && slots[i] === undefined) continue;
-    const hi = i < desired.length ? slots[i]! : Number.POSITIVE_INFINITY;
+  for (let i = 0; i <= slots.length; i++) {
+    if (i < slots.length && slots[i] === undefined) continue;
+    const hi = i < slots.length ? slots[i]! : Number.POSITIVE_INFINITY;
     const wanted = range(start, i).filter((d) => matched[d] === undefined);
     const free = [...unwanted].filter(
       (e) => (current[e]!.priority as number) > lo && (current[e]!.priority as number) < hi,
     );
-    for (const [d, e] of bestPairing(wanted, free, (d, e) => {
-      const same = conditionsKey(desired[d]!.conditions) === conditionsKey(current[e]!.conditions);
-      // A rule that does not forward is not given other conditions: see pushAside.
-      return same ? 2 : forwards(current[e]!) ? 1 : 0;
-    })) {
+    // A rule that does not forward is not given other conditions: see pushAside.
+    const weight = (d: number, e: number) => (sameConditions(d, e) ? 2 : forwards(current[e]!) ? 1 : 0);
+    for (const [d, e] of bestPairing(wanted, free, weight)) {
       pairs.set(d, e);
     }
     lo = hi;
@@ -248,39 +250,57 @@ function orderModifies(
   desired: readonly DesiredRule[],
   current: readonly Rule[],
   paired: Map<number, number>,
+  sameConditions: (d: number, e: number) => boolean,
 ): number[] {
-  const same = (d: number, e: number) =>
-    conditionsKey(desired[d]!.conditions) === conditionsKey(current[e]!.conditions);
+  // i -> the pairs i must wait for.
+  const waitsFor = new Map<number, number[]>();
+  for (const [i, ei] of paired) {
+    const risky = !sameConditions(i, ei) || !forwards(desired[i]!);
+    const deps = risky
+      ? [...paired].filter(
+          ([j, ej]) =>
+            j !== i &&
+            forwards(desired[j]!) &&
+            !(sameConditions(j, ej) && forwards(current[ej]!)) &&
+            mayOverlap(current[ei]!.conditions, desired[j]!.conditions),
+        )
+      : [];
+    waitsFor.set(
+      i,
+      deps.map(([j]) => j),
+    );
+  }
   for (;;) {
-    const nodes = [...paired];
-    const waitsFor = new Map<number, Set<number>>();
-    for (const [i, ei] of nodes) {
-      const risky = !same(i, ei) || !forwards(desired[i]!);
-      const deps = nodes.filter(
-        ([j, ej]) =>
-          risky &&
-          j !== i &&
-          forwards(desired[j]!) &&
-          !(same(j, ej) && forwards(current[ej]!)) &&
-          mayOverlap(current[ei]!.conditions, desired[j]!.conditions),
-      );
-      waitsFor.set(i, new Set(deps.map(([j]) => j)));
+    // Kahn's algorithm over the pairs still paired.
+    const blocking = new Map<number, number>();
+    const unblocks = new Map<number, number[]>();
+    for (const i of paired.keys()) {
+      const deps = waitsFor.get(i)!.filter((j) => paired.has(j));
+      blocking.set(i, deps.length);
+      for (const j of deps) unblocks.set(j, [...(unblocks.get(j) ?? []), i]);
     }
+    const ready = [...paired.keys()].filter((i) => blocking.get(i) === 0);
     const done: number[] = [];
-    let progress = true;
-    while (progress) {
-      progress = false;
-      for (const [i, deps] of waitsFor) {
-        if ([...deps].every((j) => done.includes(j))) {
-          done.push(i);
-          waitsFor.delete(i);
-          progress = true;
-        }
+    while (ready.length > 0) {
+      const j = ready.shift()!;
+      done.push(j);
+      for (const i of unblocks.get(j) ?? []) {
+        const left = blocking.get(i)! - 1;
+        blocking.set(i, left);
+        if (left === 0) ready.push(i);
       }
     }
-    if (waitsFor.size === 0) return done;
-    // A cycle: the first of it is made create-then-delete instead.
-    paired.delete(waitsFor.keys().next().value!);
+    if (done.length === paired.size) return done;
+    // What is left waits on a cycle: walk back along what it waits for until a pair comes round again, which is
+    // on the cycle, and make that one create-then-delete instead.
+    const finished = new Set(done);
+    const seen = new Set<number>();
+    let at = [...paired.keys()].find((i) => !finished.has(i))!;
+    while (!seen.has(at)) {
+      seen.add(at);
+      at = waitsFor.get(at)!.find((j) => paired.has(j) && !finished.has(j))!;
+    }
+    paired.delete(at);
   }
 }
 
