@@ -44,6 +44,8 @@ export const INGRESS_CLASS_PARAMS_KIND = {
 
 /** The target type annotation, on an Ingress or on a Service (the Service's wins for its target groups). */
 export const TARGET_TYPE_ANNOTATION = `${INGRESS_ANNOTATION_PREFIX}target-type`;
+/** Instance targets on the Nodes these labels select, on an Ingress or a Service: then Node labels matter. */
+export const TARGET_NODE_LABELS_ANNOTATION = `${INGRESS_ANNOTATION_PREFIX}target-node-labels`;
 /** A backend port of this name takes its action from the `actions.<service>` annotation. */
 const USE_ANNOTATION = 'use-annotation';
 const ACTIONS_PREFIX = `${INGRESS_ANNOTATION_PREFIX}actions.`;
@@ -144,6 +146,8 @@ export interface IngressFacts {
   services: string[];
   /** Its `target-type` annotation. */
   targetType?: string;
+  /** It has `target-node-labels`: Node labels decide its targets. */
+  selectsNodes?: boolean;
 }
 
 export function ingressFacts(object: KubeObject): IngressFacts {
@@ -155,6 +159,7 @@ export function ingressFacts(object: KubeObject): IngressFacts {
   if (annotations[INGRESS_CLASS_ANNOTATION] !== undefined) facts.legacyClass = annotations[INGRESS_CLASS_ANNOTATION];
   if (annotations[GROUP_NAME_ANNOTATION] !== undefined) facts.groupName = annotations[GROUP_NAME_ANNOTATION];
   if (annotations[TARGET_TYPE_ANNOTATION] !== undefined) facts.targetType = annotations[TARGET_TYPE_ANNOTATION];
+  if (annotations[TARGET_NODE_LABELS_ANNOTATION]?.trim()) facts.selectsNodes = true;
   return facts;
 }
 
@@ -209,4 +214,27 @@ function forwardServices(json: string | undefined, names: Set<string>): void {
     }
   };
   walk(parsed);
+}
+
+/** An IngressClass cut down to what membership.ts reads of it. */
+export function slimClass(object: KubeObject): IngressClass {
+  const full = object as unknown as IngressClass;
+  const slim: IngressClass = { metadata: { name: full.metadata.name } };
+  const isDefault = full.metadata.annotations?.[DEFAULT_INGRESS_CLASS_ANNOTATION];
+  if (isDefault !== undefined) slim.metadata.annotations = { [DEFAULT_INGRESS_CLASS_ANNOTATION]: isDefault };
+  if (full.spec) {
+    slim.spec = {};
+    if (full.spec.controller !== undefined) slim.spec.controller = full.spec.controller;
+    if (full.spec.parameters) slim.spec.parameters = { ...full.spec.parameters };
+  }
+  return slim;
+}
+
+/** IngressClassParams cut down to what decides groups and target types. */
+export function slimParams(object: KubeObject): IngressClassParams {
+  const full = object as unknown as IngressClassParams;
+  const spec: NonNullable<IngressClassParams['spec']> = {};
+  if (full.spec?.group) spec.group = { name: full.spec.group.name };
+  if (full.spec?.targetType) spec.targetType = full.spec.targetType;
+  return { metadata: { name: full.metadata.name }, spec };
 }

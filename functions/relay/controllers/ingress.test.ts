@@ -260,6 +260,45 @@ describe("ChangeRouter: the Ingress controller's keys", () => {
     expect(r.observe('Node', asObject(at(makeNode('n3', { providerID: '' }))))).toBe('not-relevant');
   });
 
+  it("a Node's labels alone make no round, unless an Ingress or a Service picks Nodes by label", () => {
+    const { r, nodeSetSignals } = ingressRouter();
+    r.observe('Ingress', at(makeIngress('shop', 'web', { className: ALB })));
+    const node = makeNode('n1');
+    r.observe('Node', asObject(at(node)));
+    r.takeNodeSetRound();
+    const signals = nodeSetSignals();
+    const relabel = (value: string) => {
+      const copy = structuredClone(node);
+      copy.metadata.labels = { ...copy.metadata.labels, team: value };
+      return asObject(at(copy));
+    };
+    // Fingerprinted (the Node rule reads every label), but no group's targets change.
+    expect(r.observe('Node', relabel('a'))).toBe('unchanged');
+    expect(nodeSetSignals()).toBe(signals);
+    expect(r.takeNodeSetRound()).toEqual([]);
+    // Excluded by label: its instance leaves the targets, a round.
+    const excluded = structuredClone(node);
+    excluded.metadata.labels = {
+      ...excluded.metadata.labels,
+      'node.kubernetes.io/exclude-from-external-load-balancers': '',
+    };
+    expect(r.observe('Node', asObject(at(excluded)))).toBe('forwarded');
+    expect(groups(r.takeNodeSetRound())).toEqual([implicit('shop', 'web')]);
+    r.observe('Node', relabel('a'));
+    r.takeNodeSetRound();
+
+    // An Ingress picking Nodes by label: labels matter.
+    const selecting = { 'alb.ingress.kubernetes.io/target-node-labels': 'team=b' };
+    r.observe('Ingress', at(makeIngress('shop', 'pick', { className: ALB, annotations: selecting })));
+    expect(r.observe('Node', relabel('b'))).toBe('forwarded');
+    expect(groups(r.takeNodeSetRound())).toEqual([implicit('shop', 'pick'), implicit('shop', 'web')]);
+    // No longer; then a Service that does.
+    r.observe('Ingress', at(makeIngress('shop', 'pick', { className: ALB })));
+    expect(r.observe('Node', relabel('c'))).toBe('unchanged');
+    r.observe('Service', at(makeService('shop', 'web', 'NodePort', selecting)));
+    expect(r.observe('Node', relabel('d'))).toBe('forwarded');
+  });
+
   it('a deleted Ingress sends its groups, whether the watch or a relist finds it gone', () => {
     const { r, keys } = ingressRouter();
     const web = at(makeIngress('shop', 'web', { className: ALB, annotations: { [GROUP]: 'g' } }));

@@ -14,7 +14,8 @@ import {
   INGRESS_CLASS_PARAMS_KIND as PARAMS_KIND_NAME,
 } from '../../../shared/k8s/ingress-types.ts';
 import type { KeyHint, KeyMessage } from '../../../shared/queue/message.ts';
-import { compareResourceVersions, type KubeObject, splitObjectKey } from '../kube-object.ts';
+import { fingerprint, NOT_RELEVANT } from '../fingerprint.ts';
+import { compareResourceVersions, splitObjectKey } from '../kube-object.ts';
 import {
   INGRESS_CLASS_KIND,
   INGRESS_CLASS_PARAMS_KIND,
@@ -26,6 +27,9 @@ import {
   ingressOf,
   ingressReads,
   ingressServiceReads,
+  slimClass,
+  slimParams,
+  TARGET_NODE_LABELS_ANNOTATION,
   TARGET_TYPE_ANNOTATION,
 } from './ingress-reads.ts';
 import {
@@ -38,7 +42,13 @@ import {
   type KindRoute,
 } from './module.ts';
 import { NODE_KIND } from './node-kind.ts';
-import { ENDPOINT_SLICE_KIND, endpointSliceReads, nodeTargetReads, SERVICE_KIND } from './service-reads.ts';
+import {
+  ENDPOINT_SLICE_KIND,
+  endpointSliceReads,
+  nodeTargetInstance,
+  nodeTargetReads,
+  SERVICE_KIND,
+} from './service-reads.ts';
 
 /**
  * functions/ingress: every key is an IngressGroup's (shared/ingress/membership.ts `groupKey`), the unit the
@@ -95,6 +105,13 @@ class IngressRouting implements ControllerRouting {
   private readonly backends = new Map<string, string[]>();
   /** Services' own `target-type` annotations (only those that have one). */
   private readonly serviceTargetTypes = new Map<string, string>();
+  /** Services with `target-node-labels`: while none (and no Ingress) has it, Node labels concern no group. */
+  private readonly labelSelectingServices = new Set<string>();
+  /**
+   * Per Node that may take traffic, the fingerprint of its instance alone (`nodeTargetInstance`), to tell a change of
+   * its labels alone (the Node fingerprint includes every label), as the service controller's module does.
+   */
+  private readonly nodeInstances = new Map<string, number>();
   /** The IngressClasses and IngressClassParams, each cut down to what membership.ts reads. */
   private readonly classes = new Map<string, IngressClass>();
   private readonly params = new Map<string, IngressClassParams>();
@@ -135,6 +152,10 @@ class IngressRouting implements ControllerRouting {
       },
       [NODE_KIND.name]: {
         changed: (change, outcome) => this.nodeChanged(change, outcome),
+        removed: (key) => {
+          this.nodeInstances.delete(key);
+          return false;
+        },
         resend: false,
       },
     };
@@ -276,6 +297,9 @@ class IngressRouting implements ControllerRouting {
     const targetType = change.object?.metadata?.annotations?.[TARGET_TYPE_ANNOTATION];
     if (change.event === 'changed' && targetType !== undefined) this.serviceTargetTypes.set(change.key, targetType);
     else if (change.event !== 'resent') this.serviceTargetTypes.delete(change.key);
+    const selects = change.object?.metadata?.annotations?.[TARGET_NODE_LABELS_ANNOTATION]?.trim();
+    if (change.event === 'changed' && selects) this.labelSelectingServices.add(change.key);
+    else if (change.event !== 'resent') this.labelSelectingServices.delete(change.key);
     const stacks = new Set<string>();
     for (const key of this.backends.get(change.key) ?? []) {
       const group = this.ingresses.get(key)?.group;
@@ -299,7 +323,7 @@ class IngressRouting implements ControllerRouting {
 
   /** A Node's part in the targets changed: a round of every group with instance targets (`roundKeys`). */
   private nodeChanged(change: Change, outcome: ChangeOutcome): ChangeOutcome {
-    if (change.event === 'resent') return outcome;
+    if (change.event === 'resent' || this.onlyUnselectedLabels(change)) return outcome;
     const revision = change.hint.resourceVersion ?? '';
     const order = compareResourceVersions(this.nodeRevision, revision);
     if (this.nodeRevision === undefined || order === undefined || order < 0) this.nodeRevision = revision;
@@ -312,6 +336,22 @@ class IngressRouting implements ControllerRouting {
   /** The target type of an Ingress's target groups for one Service: params, then Service, then Ingress, then default. */
   private targetType(entry: Entry, service: string): string {
     return entry.paramsTargetType ?? this.serviceTargetTypes.get(service) ?? entry.targetType ?? this.defaultTargetType;
+  }
+
+  /**
+   * Whether only a Node's labels changed while no Ingress or Service picks Nodes by label (`target-node-labels`):
+   * no group's targets change. One that starts picking by label gets its own group key, whose pass reads every Node.
+   */
+  private onlyUnselectedLabels(change: Change): boolean {
+    if (change.event !== 'changed' || !change.object) return false;
+    const previous = this.nodeInstances.get(change.key);
+    const instance = change.value === NOT_RELEVANT ? undefined : fingerprint(nodeTargetInstance(change.object));
+    if (instance === undefined) this.nodeInstances.delete(change.key);
+    else this.nodeInstances.set(change.key, instance);
+    if (change.before === NOT_RELEVANT || instance === undefined || instance !== previous) return false;
+    if (this.labelSelectingServices.size > 0) return false;
+    for (const entry of this.ingresses.values()) if (entry.selectsNodes) return false;
+    return true;
   }
 
   /** Whether some group has instance targets (a Node change concerns it), without listing them all. */
@@ -330,29 +370,6 @@ class IngressRouting implements ControllerRouting {
     const hint = groupHint(change);
     return [...stacks].sort().map((stack) => ({ ...groupKey(groupFromStack(stack)), hint }));
   }
-}
-
-/** An IngressClass cut down to what membership.ts reads of it. */
-function slimClass(object: KubeObject): IngressClass {
-  const full = object as unknown as IngressClass;
-  const slim: IngressClass = { metadata: { name: full.metadata.name } };
-  const isDefault = full.metadata.annotations?.[DEFAULT_INGRESS_CLASS_ANNOTATION];
-  if (isDefault !== undefined) slim.metadata.annotations = { [DEFAULT_INGRESS_CLASS_ANNOTATION]: isDefault };
-  if (full.spec) {
-    slim.spec = {};
-    if (full.spec.controller !== undefined) slim.spec.controller = full.spec.controller;
-    if (full.spec.parameters) slim.spec.parameters = { ...full.spec.parameters };
-  }
-  return slim;
-}
-
-/** IngressClassParams cut down to what decides groups and target types. */
-function slimParams(object: KubeObject): IngressClassParams {
-  const full = object as unknown as IngressClassParams;
-  const spec: NonNullable<IngressClassParams['spec']> = {};
-  if (full.spec?.group) spec.group = { name: full.spec.group.name };
-  if (full.spec?.targetType) spec.targetType = full.spec.targetType;
-  return { metadata: { name: full.metadata.name }, spec };
 }
 
 /**
