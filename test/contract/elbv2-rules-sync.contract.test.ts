@@ -146,6 +146,30 @@ describeContract('applyRules: listener rules kept in line', elbv2Backends(), (ba
     await expectInLine(desired);
   });
 
+  test('follows a seeded series of random changes, each ending in line', async () => {
+    const { rule, sync, expectInLine } = await setup();
+    // A small linear congruential generator: the same series on every run and backend.
+    let seed = 20_261_204;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % n;
+    };
+    const names = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+    let list = names.slice(0, 5).map((n, i) => rule(n, i % 3));
+    await sync(list);
+    for (let step = 0; step < 6; step++) {
+      const kind = next(4);
+      const at = next(list.length + 1);
+      if (kind === 0) list.splice(at, 0, rule(`${names[next(names.length)]}${step}`, next(3)));
+      else if (kind === 1 && list.length > 1) list.splice(at % list.length, 1);
+      else if (kind === 2) list.splice(next(list.length), 0, ...list.splice(at % list.length, 1));
+      else list[at % list.length] = rule(`${names[next(names.length)]}`, next(3));
+      list = [...list];
+      await sync(list);
+      await expectInLine(list);
+    }
+  });
+
   test('makes HTTP and HTTPS listeners with SNI certificates; a new default certificate keeps the SNI list', async () => {
     const { elbv2, elbSeed } = backend();
     const { lbArn, groups } = await setup();
