@@ -190,6 +190,32 @@ describe('the Ingress controller under its own IAM policy', () => {
     expect(w.eventsOf('web').filter((e) => !e.startsWith('SuccessfullyReconciled'))).toEqual([]);
   });
 
+  it('changes tags and deletes the whole stack with no write refused', async () => {
+    w.ingresses.putIngress(
+      makeIngress({
+        name: 'web',
+        annotations: { 'group.name': 'shop', scheme: 'internet-facing', tags: 'team=web,tier=front' },
+        rules: [rule('shop.example.com', path('/', 'Prefix', backend('web', 80)))],
+      }),
+    );
+    await w.converge([SHOP], deps);
+    const arn = w.loadBalancers()[0]!.arn;
+    expect((await w.elbv2Port.describeTags([arn])).get(arn)).toMatchObject({ team: 'web', tier: 'front' });
+
+    // A tag dropped from the annotation is removed (never a protected one), then the group goes with its member.
+    w.ingresses.mutateIngress('default', 'web', (i) => {
+      i.metadata.annotations!['alb.ingress.kubernetes.io/tags'] = 'team=web';
+    });
+    await w.converge([SHOP], deps);
+    expect((await w.elbv2Port.describeTags([arn])).get(arn)).not.toHaveProperty('tier');
+    w.ingresses.deleteIngress('default', 'web');
+    await w.converge([SHOP], deps);
+
+    expect(denied).toEqual([]);
+    expect(w.loadBalancers()).toEqual([]);
+    expect(w.ingress('web')).toBeUndefined();
+  });
+
   // Known gap, expected to fail until fixed: the load balancer and target groups are adopted (tagged ours first), but
   // a listener the reference made is not (shared/load-balancers/application-listeners.ts keeps it as it is), so
   // CreateRule on it is refused, as ModifyRule / DeleteRule / SetRulePriorities on its rules would be. Make this `it`
