@@ -9,6 +9,7 @@ import {
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Ingress, IngressClassParams } from '../../shared/k8s/ingress-types.ts';
 import { codeOf } from '../../shared/load-balancers/errors.ts';
+import { isIngressGarbageCollectionKey } from '../../shared/queue/ingress-gc-key.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { applyGroup } from './apply/apply.ts';
@@ -16,6 +17,7 @@ import { discoverableCertificates } from './apply/certificates.ts';
 import { deleteStack, stackInventory } from './apply/cleanup.ts';
 import { startGroupPass } from './apply/pass.ts';
 import type { IngressDeps } from './deps.ts';
+import { collectIngressGarbage } from './gc.ts';
 import { changeFinalizer, EVENT, recordIngressEvent } from './kube.ts';
 import { buildGroup } from './model/build.ts';
 import type { GroupBuild } from './model/types.ts';
@@ -28,14 +30,16 @@ import type { GroupBuild } from './model/types.ts';
  */
 export const ingressReconciler: Reconciler<IngressDeps> = {
   name: 'ingress',
-  accepts: (key) => key.kind === 'IngressGroup',
+  accepts: (key) => key.kind === 'IngressGroup' || isIngressGarbageCollectionKey(key),
   async reconcile(key, deps, _batch, context) {
+    if (isIngressGarbageCollectionKey(key)) return collectIngressGarbage(deps);
     if (key.kind !== 'IngressGroup') {
       throw new TerminalError(`the ingress queue takes IngressGroup keys (got ${keyString(key)})`);
     }
     return reconcileGroup(groupFromKey(key), deps, context.receiveCount);
   },
   async reportTerminal(key: ObjectKey, error: TerminalError, deps: IngressDeps) {
+    if (key.kind !== 'IngressGroup') return;
     const group = groupFromKey(key);
     const members = await groupMembersForEvents(group, deps);
     for (const ingress of members) {

@@ -101,13 +101,15 @@ describe('the resync: IngressGroups', () => {
       log: w.runner.log,
       metrics: w.metrics,
     };
-    expect(await resync('round-1', deps)).toEqual({ sent: 3 });
+    expect(await resync('round-1', deps)).toEqual({ sent: 4 });
     const bodies = w.sqs.bodies('ingress.fifo').map((b) => JSON.parse(b));
+    // Every group, then the Ingress controller's garbage collection key (shared/queue/ingress-gc-key.ts).
     expect(bodies).toEqual([
       { kind: 'IngressGroup', namespace: 'shop', name: 'web', hint },
       { kind: 'IngressGroup', name: 'public', hint },
+      { kind: 'IngressStacks', name: 'garbage-collection', hint },
     ]);
-    expect(w.metrics.total(MetricName.KeysSent, { source: 'resync' })).toBe(3);
+    expect(w.metrics.total(MetricName.KeysSent, { source: 'resync' })).toBe(4);
 
     // Without the Ingress port (the controller off), the queue gets nothing.
     expect(await resync('round-2', { ...deps, ingresses: undefined })).toEqual({ sent: 1 });

@@ -7,6 +7,7 @@ import type { Service } from '../../shared/k8s/types.ts';
 import type { IpFamily } from '../../shared/nodes/addresses.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import { MetricName, type MetricsPort } from '../../shared/observability/metrics.ts';
+import { ingressGarbageCollectionMessage } from '../../shared/queue/ingress-gc-key.ts';
 import { ipamGarbageCollectionMessage } from '../../shared/queue/ipam-gc-key.ts';
 import { HINT_FIELD_MAX, type KeyHint, type KeyMessage } from '../../shared/queue/message.ts';
 import { routeTableMessage } from '../../shared/queue/route-table-key.ts';
@@ -103,7 +104,12 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
     const keys = serviceKeys(await deps.services.listServices(), hint);
     batches.push([queues.service, [...keys, garbageCollectionMessage(hint)]]);
   }
-  if (queues.ingress && deps.ingresses) batches.push([queues.ingress, await ingressGroupKeys(deps.ingresses, hint)]);
+  if (queues.ingress && deps.ingresses) {
+    batches.push([
+      queues.ingress,
+      [...(await ingressGroupKeys(deps.ingresses, hint)), ingressGarbageCollectionMessage(hint)],
+    ]);
+  }
 
   let sent = 0;
   const problems: string[] = [];

@@ -6,7 +6,15 @@ import * as z from '../zod.ts';
  * A message names a key, not a change: reconcilers always re-read current state, and the hint
  * only says why the key was enqueued (for logs, deduplication and metrics).
  */
-export const ObjectKind = z.enum(['Node', 'Service', 'EndpointSlice', 'Pod', 'RouteTable', 'IngressGroup']);
+export const ObjectKind = z.enum([
+  'Node',
+  'Service',
+  'EndpointSlice',
+  'Pod',
+  'RouteTable',
+  'IngressGroup',
+  'IngressStacks',
+]);
 export type ObjectKind = z.infer<typeof ObjectKind>;
 
 const RFC1123 = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
