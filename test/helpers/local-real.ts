@@ -61,7 +61,7 @@ export interface LocalRealWorld {
   elbv2: FakeElbv2;
   elb: FakeElb;
   autoscaling: FakeAutoScaling;
-  /** The Ingress controller's Kubernetes side (not copied to the API server) and its ACM and WAFv2 accounts. */
+  /** The Ingress controller's Kubernetes side (copied to the API server, but Namespaces) and its ACM and WAFv2 accounts. */
   ingresses: FakeIngresses;
   acm: FakeAcm;
   wafv2: FakeWafv2;
@@ -79,6 +79,18 @@ function mirror(kube: FakeKubernetes, cluster: FakeCluster): () => void {
   return kube.watch((change) => {
     const object = structuredClone(change.object) as unknown as KubeObject;
     if (change.type === 'DELETED') cluster.remove(change.kind, key(object)!);
+    else cluster.apply(change.kind, object);
+  });
+}
+
+/** Every change of an Ingress, IngressClass or IngressClassParams in `ingresses` becomes the same on the API server. */
+function mirrorIngresses(ingresses: FakeIngresses, cluster: FakeCluster): () => void {
+  return ingresses.watch((change) => {
+    // Namespaces are read by the controller only, never watched by the relay.
+    if (change.kind === 'Namespace') return;
+    const object = structuredClone(change.object) as unknown as KubeObject;
+    const { namespace, name } = object.metadata ?? {};
+    if (change.type === 'DELETED') cluster.remove(change.kind, namespace ? `${namespace}/${name}` : name!);
     else cluster.apply(change.kind, object);
   });
 }
@@ -111,6 +123,8 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
   ec2.instanceTypes.set(WINDOWS_INSTANCE_TYPE.instanceType, WINDOWS_INSTANCE_TYPE);
   const elbv2 = new FakeElbv2(systemClock, ec2);
   const unmirror = mirror(kube, cluster);
+  const ingresses = new FakeIngresses(systemClock);
+  const unmirrorIngresses = mirrorIngresses(ingresses, cluster);
   const launch = (instance: Instance, labels: Record<string, string> = {}) => {
     ec2.putInstance(instance);
     return { instance, node: makeNode(instance.privateDnsName!, { labels }) };
@@ -123,7 +137,7 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
     elbv2,
     elb: new FakeElb(systemClock, ec2),
     autoscaling: new FakeAutoScaling(systemClock),
-    ingresses: new FakeIngresses(systemClock),
+    ingresses,
     acm: new FakeAcm(systemClock),
     wafv2: new FakeWafv2(systemClock),
     launch(index) {
@@ -146,6 +160,7 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
     },
     async close() {
       unmirror();
+      unmirrorIngresses();
       await api.close();
     },
   };
