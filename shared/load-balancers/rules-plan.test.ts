@@ -121,9 +121,10 @@ describe('planRules', () => {
         existing(3, [path('/c')], fwd(['g', 1])),
       ],
     );
-    expect(plan.modifies).toEqual([
+    expect(plan.earlyModifies).toEqual([
       expect.objectContaining({ ruleArn: 'rule-2', priority: 2, conditionsChange: false }),
     ]);
+    expect(plan.modifies).toEqual([]);
     expect(plan.creates).toEqual([]);
     expect(plan.deletes).toEqual([]);
   });

@@ -16,9 +16,11 @@ import { assignPriorities } from './rule-priorities.ts';
  * take must find that rule done first. Such modifications are ordered so; two that would each have to go first
  * are made create-then-delete instead.
  * Rules that do not forward need care: a request they take on the way is lost. Those that go are pushed below
- * every rule that stays; those that come are made last; one is modified in place only when its conditions stay.
- * The order of writes is: moves, creates of forward rules (in rule order), modifies, creates of the others, deletes
- * (rules that do not forward first).
+ * every rule that stays; those that come are made last; those that move wait below the others and take their place
+ * last; one is modified in place only when its conditions stay.
+ * The order of writes: creates of forward rules (in rule order) and modifications that keep the conditions and end
+ * forwarding (all safe whatever else is in place), moves (one call), the other modifications, creates of the rules
+ * that do not forward, moves of those (one call), deletes (rules that do not forward first).
  */
 
 export interface DesiredRule {
@@ -50,15 +52,25 @@ export interface RuleModify {
 export interface RulesPlan {
   /** Rules that stay as they are but move: one SetRulePriorities call, to priorities nobody holds. */
   moves: RuleMove[];
-  /** Rules that forward, in rule order: made before anything goes. */
+  /** Rules that forward, in rule order: made first (a request finds its old rule or one of these). */
   creates: { priority: number; rule: DesiredRule }[];
-  /** In an order where no request loses its rule between two modifications. */
+  /**
+   * Modifications that keep the rule's conditions and end forwarding: safe at any time, made with the creates, before
+   * the moves.
+   */
+  earlyModifies: RuleModify[];
+  /** The others, after the moves, in an order where no request loses its rule between two modifications. */
   modifies: RuleModify[];
   /**
    * Rules that do not forward (fixed responses, redirects), in rule order: made once every rule that forwards is in
    * place, so that none takes a request a forward rule still to come is to take.
    */
   lateCreates: { priority: number; rule: DesiredRule }[];
+  /**
+   * Rules that stay but do not forward and move: to their place once every rule that forwards is in place (a second
+   * SetRulePriorities call); until then they wait below the others (`moves`).
+   */
+  lateMoves: RuleMove[];
   /** Rules that do not forward first, then in priority order. */
   deletes: ExistingRule[];
   /** The priority of each desired rule once the plan is applied, in desired order. */
@@ -88,7 +100,16 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
     slots,
     current.map((r) => r.priority),
   );
-  const plan: RulesPlan = { moves: [], creates: [], modifies: [], lateCreates: [], deletes: [], priorities };
+  const plan: RulesPlan = {
+    moves: [],
+    creates: [],
+    earlyModifies: [],
+    modifies: [],
+    lateCreates: [],
+    lateMoves: [],
+    deletes: [],
+    priorities,
+  };
   const deleted = new Set(unwanted);
   for (const [i, rule] of desired.entries()) {
     const priority = priorities[i]!;
@@ -114,29 +135,37 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
       conditionsChange: !sameConditions(i, e),
     };
     if (current[e]!.tags) modify.tags = current[e]!.tags;
-    plan.modifies.push(modify);
+    (modify.conditionsChange || !forwards(rule) ? plan.modifies : plan.earlyModifies).push(modify);
   }
   plan.deletes = [...deleted]
     .map((e) => current[e]!)
     .sort((a, b) => Number(forwards(a)) - Number(forwards(b)) || a.priority - b.priority);
-  plan.moves.push(...pushAside(plan.deletes, priorities, current));
+  // A rule that does not forward moves late (after every rule that forwards is in place), and meanwhile waits below
+  // the rest, as one that goes does.
+  const late = plan.moves.filter((m) => !forwards(current.find((r) => r.arn === m.ruleArn)!));
+  plan.moves = plan.moves.filter((m) => !late.includes(m));
+  const leaving = [...plan.deletes, ...current.filter((r) => late.some((m) => m.ruleArn === r.arn))];
+  const aside = pushAside(leaving, priorities, current);
+  const waiting = new Map(aside.map((a) => [a.ruleArn, a.priority]));
+  plan.lateMoves = late.map((m) => ({ ...m, from: waiting.get(m.ruleArn) ?? m.from }));
+  plan.moves.push(...aside);
   return plan;
 }
 
 /**
- * Rules that are going and do not forward (a fixed response, a redirect) move below every rule that stays, in the
- * same SetRulePriorities call: until they are deleted they still answer what nothing else takes, but never a request
- * that a rule moved, created or modified on the way is to take. A forward rule that is going may stay where it is:
- * whatever it takes on the way still reaches a target group.
+ * Rules that do not forward (a fixed response, a redirect) and are going, or moving, go below every rule that stays,
+ * in the first SetRulePriorities call: until they are deleted (or moved to their place) they still answer what
+ * nothing else takes, but never a request that a rule moved, created or modified on the way is to take. A forward
+ * rule that is going may stay where it is: whatever it takes on the way still reaches a target group.
  */
 function pushAside(
-  deletes: readonly ExistingRule[],
+  leaving: readonly ExistingRule[],
   finals: readonly number[],
   current: readonly (Rule & { priority: number })[],
 ): RuleMove[] {
   const floor = Math.max(0, ...finals);
   const held = new Set(current.map((r) => r.priority));
-  const aside = deletes.filter((r) => !forwards(r) && (r.priority as number) < floor);
+  const aside = leaving.filter((r) => !forwards(r) && (r.priority as number) < floor);
   if (aside.length === 0) return [];
   const targets: number[] = [];
   for (let p = RULE_LIMITS.maxPriority; p > floor && targets.length < aside.length; p--) {
@@ -149,14 +178,28 @@ function pushAside(
     .map((r, k) => ({ ruleArn: r.arn, from: r.priority as number, priority: targets[k]! }));
 }
 
-/** For each desired rule, the existing rule (index) that does the same, each used once, in priority order. */
+/**
+ * For each desired rule, the existing rule (index) that does the same, each used once. Among several that do, the
+ * first placed after the rule matched last (in order, so it need not move), else the first.
+ */
 function matchByContent(desired: readonly DesiredRule[], current: readonly Rule[]): (number | undefined)[] {
   const byKey = new Map<string, number[]>();
   for (const [e, rule] of current.entries()) {
     const key = ruleContentKey(rule);
     byKey.set(key, [...(byKey.get(key) ?? []), e]);
   }
-  return desired.map((rule) => byKey.get(ruleContentKey(rule))?.shift());
+  let last = -1;
+  return desired.map((rule) => {
+    const candidates = byKey.get(ruleContentKey(rule));
+    if (!candidates || candidates.length === 0) return undefined;
+    const k = Math.max(
+      0,
+      candidates.findIndex((e) => e > last),
+    );
+    const [e] = candidates.splice(k, 1);
+    last = e!;
+    return e;
+  });
 }
 
 /** The desired rules (indexes) whose matched rules are already in the desired order, as many as can be. */
@@ -241,9 +284,10 @@ function bestPairing(a: readonly number[], b: readonly number[], weight: (x: num
 
 /**
  * The modifications in an order where every request keeps a rule. Modifying a rule takes requests from it when its
- * conditions change, and leaves them without a target group when its new action does not forward; a request so
- * taken that another modified rule is to forward (its new conditions may match it) must find that one done first,
- * unless that one forwarded it already (same conditions, forwarding before and after). Pairs that would each have to
+ * conditions change, and leaves them without a target group when its new action does not forward (and one that does
+ * not forward takes what its new conditions match); a request so taken that another modified rule is to forward (its
+ * new conditions may match it, and it comes first) must find that one done first, unless that one forwarded it
+ * already (same conditions, forwarding before and after). Pairs that would each have to
  * go first are unpaired (their rules created and deleted instead). Answers desired indexes.
  */
 function orderModifies(
@@ -256,13 +300,18 @@ function orderModifies(
   const waitsFor = new Map<number, number[]>();
   for (const [i, ei] of paired) {
     const risky = !sameConditions(i, ei) || !forwards(desired[i]!);
+    // A new rule that does not forward also takes requests that a rule before it is to forward.
+    const captures = (j: number, ej: number) =>
+      !forwards(desired[i]!) &&
+      (current[ej]!.priority as number) < (current[ei]!.priority as number) &&
+      mayOverlap(desired[i]!.conditions, desired[j]!.conditions);
     const deps = risky
       ? [...paired].filter(
           ([j, ej]) =>
             j !== i &&
             forwards(desired[j]!) &&
             !(sameConditions(j, ej) && forwards(current[ej]!)) &&
-            mayOverlap(current[ei]!.conditions, desired[j]!.conditions),
+            (mayOverlap(current[ei]!.conditions, desired[j]!.conditions) || captures(j, ej)),
         )
       : [];
     waitsFor.set(

@@ -29,7 +29,7 @@ type Shape = [number, number, number];
 const shape: fc.Arbitrary<Shape> = fc.tuple(
   fc.nat({ max: HOSTS.length - 1 }),
   fc.nat({ max: PATHS.length - 1 }),
-  fc.oneof({ arbitrary: fc.nat({ max: 4 }), weight: 9 }, { arbitrary: fc.constant(5), weight: 1 }),
+  fc.oneof({ arbitrary: fc.nat({ max: 4 }), weight: 3 }, { arbitrary: fc.constant(5), weight: 1 }),
 );
 
 /** A change to a list: insert, delete, move, switch the action, change the path. */

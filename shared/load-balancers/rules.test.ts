@@ -235,6 +235,19 @@ describe('applyRules', () => {
     expect(w.fake.route(w.listener.arn, { host: 'a.example.com', path: '/p1' }).actions).toEqual([NOT_FOUND]);
   });
 
+  it('moves a fixed response up only once the forward rule to go before it is made', async () => {
+    const m = desiredRule([path('/m')], forwardTo(w.groups[0]!));
+    const a = desiredRule([path('/a')], forwardTo(w.groups[0]!));
+    const busy = desiredRule([path('/*')], { type: 'fixed-response', statusCode: '503', contentType: 'text/plain' });
+    await establish([m, a, busy]);
+    const desired = [desiredRule([path('/a')], forwardTo(w.groups[1]!)), busy, m];
+
+    const { lost } = await change(desired);
+
+    expect(lost).toEqual([]);
+    await expectRules(desired);
+  });
+
   it('at the rule quota, deletes a rule that is going to make room for a create (TooManyRules)', async () => {
     const [a, b, c] = paths(3);
     await establish([a!, b!, c!]);

@@ -18,14 +18,15 @@ export interface RulesApplied {
   created: number;
   modified: number;
   deleted: number;
-  /** Rules moved to a new priority (all in one call). */
+  /** Moves made (one SetRulePriorities call, a second for rules that do not forward). */
   moved: number;
   /** Write calls made. */
   calls: number;
 }
 
 /**
- * Applies the plan from `existing` to `desired`: moves, creates, modifies, late creates, deletes (rules-plan.ts). A load balancer
+ * Applies the plan from `existing` to `desired` in the order rules-plan.ts gives: creates and safe modifications,
+ * moves, modifications, late creates, late moves, deletes. A load balancer
  * at its rule quota (TooManyRules) cannot hold the new rules beside the old ones: a rule that is going is deleted
  * first to make room, then the create is tried again, as the AWS Load Balancer Controller does.
  * https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-limits.html
@@ -44,11 +45,12 @@ export async function applyRules(
     if ((await elbv2.deleteRule(arn)) === 'deleted') done.deleted++;
   };
 
-  if (plan.moves.length > 0) {
+  const modify = async (change: RulesPlan['modifies'][number]) => {
     done.calls++;
-    await elbv2.setRulePriorities(plan.moves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
-    done.moved = plan.moves.length;
-  }
+    await elbv2.modifyRule(change.ruleArn, { conditions: change.rule.conditions, actions: change.rule.actions });
+    done.modified++;
+    done.calls += await retag(change.ruleArn, change.rule.tags, change.tags, elbv2);
+  };
   const create = async ({ priority, rule }: RulesPlan['creates'][number]) => {
     for (;;) {
       try {
@@ -68,13 +70,19 @@ export async function applyRules(
     }
   };
   for (const next of plan.creates) await create(next);
-  for (const change of plan.modifies) {
+  for (const change of plan.earlyModifies) await modify(change);
+  if (plan.moves.length > 0) {
     done.calls++;
-    await elbv2.modifyRule(change.ruleArn, { conditions: change.rule.conditions, actions: change.rule.actions });
-    done.modified++;
-    done.calls += await retag(change.ruleArn, change.rule.tags, change.tags, elbv2);
+    await elbv2.setRulePriorities(plan.moves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
+    done.moved = plan.moves.length;
   }
+  for (const change of plan.modifies) await modify(change);
   for (const next of plan.lateCreates) await create(next);
+  if (plan.lateMoves.length > 0) {
+    done.calls++;
+    await elbv2.setRulePriorities(plan.lateMoves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
+    done.moved += plan.lateMoves.length;
+  }
   for (const rule of deletes) await deleteOne(rule.arn);
   return done;
 }
