@@ -1,10 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { IngressDeps } from '../functions/ingress/deps.ts';
 import { backend, makeIngress, makeService, path, rule } from '../functions/ingress/model/testing/builders.ts';
+import { ingressReconciler } from '../functions/ingress/reconciler.ts';
 import type { Ec2LoadBalancerNetworkPort } from '../shared/aws/ec2-port.ts';
 import type { Elbv2Port } from '../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../shared/aws/ownership.ts';
 import type { GroupId } from '../shared/ingress/membership.ts';
+import { INGRESS_GARBAGE_COLLECTION_KEY } from '../shared/queue/ingress-gc-key.ts';
 import { adoptionTagKeys, ingressProtectedTagKeys, REFERENCE_CLUSTER_TAG } from '../stacks/iam-ingress.ts';
 import { createIngressWorld, type IngressWorld } from './helpers/ingress-world.ts';
 import { CLUSTER } from './helpers/world.ts';
@@ -216,11 +218,9 @@ describe('the Ingress controller under its own IAM policy', () => {
     expect(w.ingress('web')).toBeUndefined();
   });
 
-  // Known gap, expected to fail until fixed: the load balancer and target groups are adopted (tagged ours first), but
-  // a listener the reference made is not (shared/load-balancers/application-listeners.ts keeps it as it is), so
-  // CreateRule on it is refused, as ModifyRule / DeleteRule / SetRulePriorities on its rules would be. Make this `it`
-  // once listeners and rules are tagged with the adoption tags before they are written to.
-  it.fails('takes over a group the AWS Load Balancer Controller made: tags it ours first, then changes it', async () => {
+  // The load balancer, its security group, target groups, listeners and rules are tagged ours before anything is
+  // written to them (functions/ingress/apply/routing.ts `adopt` for the listeners and rules).
+  it('takes over a group the AWS Load Balancer Controller made: tags it ours first, then changes it', async () => {
     member('web', 'web', '/');
     await w.converge([SHOP]);
     const arn = w.loadBalancers()[0]!.arn;
@@ -235,5 +235,50 @@ describe('the Ingress controller under its own IAM policy', () => {
     const tags = await w.elbv2Port.describeTags([arn]);
     expect(tags.get(arn)).toMatchObject({ [OWNED]: 'owned', [REFERENCE_CLUSTER_TAG]: CLUSTER });
     expect(w.hostname('api')).toBe(w.loadBalancers()[0]!.dnsName.toLowerCase());
+  });
+});
+
+describe('the Ingress garbage collection under the same policy', () => {
+  const orphan = async (madeByTheReference: boolean) => {
+    for (const group of ['kept', 'orphan']) {
+      w.ingresses.putIngress(
+        makeIngress({
+          name: group,
+          annotations: { 'group.name': group },
+          rules: [rule(`${group}.example.com`, path('/', 'Prefix', backend('web', 80)))],
+        }),
+      );
+    }
+    await w.converge([
+      { explicit: true, name: 'kept' },
+      { explicit: true, name: 'orphan' },
+    ]);
+    if (madeByTheReference) await asIfTheReferenceMadeIt(w);
+    // Its Ingress gone with its finalizer taken off by hand: only the garbage collection will ever look at it.
+    w.ingresses.ingresses.delete('default/orphan');
+    const collect = () =>
+      ingressReconciler.reconcile(INGRESS_GARBAGE_COLLECTION_KEY, deps, undefined, {
+        hints: [],
+        payloads: [],
+        receiveCount: 1,
+      });
+    for (let round = 0; round < 3; round++) {
+      await collect().catch(() => undefined);
+      w.clock.advance(300_000);
+    }
+    return [...w.elbv2.loadBalancers.values()].map((l) => l.tags['ingress.k8s.aws/stack']);
+  };
+
+  it('deletes an orphaned stack of ours with no write refused', async () => {
+    expect(await orphan(false)).toEqual(['kept']);
+    expect(denied).toEqual([]);
+  });
+
+  // A stack the reference controller left behind is found by its
+  // elbv2.k8s.aws/cluster tag, and tagged ours (adoption) before it is deleted.
+  it('deletes an orphaned stack the reference controller made, adopting it first', async () => {
+    const left = await orphan(true);
+    expect(denied).toEqual([]);
+    expect(left).toEqual(['kept']);
   });
 });

@@ -5,7 +5,7 @@ import { deleteSecurityGroup } from '../../../shared/load-balancers/security-gro
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { GroupPass } from './pass.ts';
-import { isStackResource, RESOURCE, TAG } from './tags.ts';
+import { adoptionTags, isStackResource, RESOURCE, TAG } from './tags.ts';
 import type { StackTargetGroups } from './target-groups.ts';
 
 /**
@@ -36,7 +36,9 @@ export async function deleteUnusedTargetGroups(
 export interface StackInventory {
   loadBalancers: LoadBalancer[];
   targetGroups: TargetGroup[];
-  securityGroups: { groupId: string; groupName: string }[];
+  securityGroups: { groupId: string; groupName: string; tags: Record<string, string> }[];
+  /** The load balancers' and target groups' tags, by ARN. */
+  tags: Map<string, Record<string, string>>;
 }
 
 /**
@@ -61,6 +63,7 @@ export async function stackInventory(pass: GroupPass): Promise<StackInventory> {
     securityGroups: groups.filter(
       (g) => isStackResource(g.tags, clusterName, pass.group) && g.tags[TAG.resource] === RESOURCE.managedSecurityGroup,
     ),
+    tags,
   };
 }
 
@@ -73,6 +76,16 @@ export interface StackDeletion {
 
 /** Deletes what the stack owns, load balancers first (they hold the target groups and the security groups). */
 export async function deleteStack(inventory: StackInventory, pass: GroupPass): Promise<StackDeletion> {
+  // What the reference made and left is tagged ours first: IAM allows deletes on ours only.
+  const { elbv2, ec2, clusterName } = pass.deps;
+  for (const resource of [...inventory.loadBalancers, ...inventory.targetGroups]) {
+    const missing = adoptionTags(inventory.tags.get(resource.arn) ?? {}, clusterName);
+    if (Object.keys(missing).length > 0) await elbv2.addTags(resource.arn, missing);
+  }
+  for (const group of inventory.securityGroups) {
+    const missing = adoptionTags(group.tags, clusterName);
+    if (Object.keys(missing).length > 0) await ec2.createTags([group.groupId], missing);
+  }
   for (const lb of inventory.loadBalancers) await deleteLoadBalancer(lb, pass);
   let servingGone = true;
   for (const group of inventory.targetGroups) {

@@ -29,6 +29,8 @@ export interface EnsuredLoadBalancer {
   lb: LoadBalancer;
   tags: Record<string, string>;
   created: boolean;
+  /** It was the reference's (it lacked our tags) and has just been tagged ours. */
+  adopted?: boolean;
   /** The cluster's backend group, when the load balancer has it (the Nodes' groups admit it on the target ports). */
   backendGroupId?: string;
 }
@@ -64,11 +66,13 @@ export async function ensureLoadBalancer(
   replacing?: string,
 ): Promise<EnsuredLoadBalancer> {
   const spec = model.loadBalancer;
+  let adopted = false;
   if (found) {
     const adopt = adoptionTags(found.tags, pass.deps.clusterName);
     if (Object.keys(adopt).length > 0) {
       await pass.deps.elbv2.addTags(found.lb.arn, adopt);
       Object.assign(found.tags, adopt);
+      adopted = true;
     }
   }
   const groups = await ensureGroups(model, pass);
@@ -99,7 +103,7 @@ export async function ensureLoadBalancer(
     pass.ctx,
   );
   await keepAttributes(lb.arn, spec.attributes, pass);
-  return { lb, tags, created: false, ...(groups.backend ? { backendGroupId: groups.backend } : {}) };
+  return { lb, tags, created: false, adopted, ...(groups.backend ? { backendGroupId: groups.backend } : {}) };
 }
 
 async function createLoadBalancer(

@@ -8,7 +8,8 @@ import {
 import { applyRules, type DesiredRule } from '../../../shared/load-balancers/rules.ts';
 import type { GroupBuild, IngressGroupModel, ModelAction, ModelListener } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
-import { RESOURCE, stackTags, TAG } from './tags.ts';
+import { APPLIED_TAG } from './quick.ts';
+import { adoptionTags, isStackResource, RESOURCE, stackTags, TAG } from './tags.ts';
 import type { StackTargetGroups } from './target-groups.ts';
 
 /**
@@ -29,13 +30,22 @@ export interface Routing {
 export async function ensureRouting(
   build: GroupBuild,
   model: IngressGroupModel,
-  lb: { lb: LoadBalancer; created: boolean },
+  lb: { lb: LoadBalancer; created: boolean; adopted?: boolean; tags: Record<string, string> },
   groups: StackTargetGroups,
   pass: GroupPass,
 ): Promise<Routing> {
   const { elbv2 } = pass.deps;
   const resolve = await actionResolver(model, groups, pass);
   const current = lb.created ? [] : await elbv2.describeListeners(lb.lb.arn);
+  // A load balancer adopted now, or on which no full pass has completed yet (no digest tag: an adoption may have
+  // stopped half way), may have the reference's listeners and rules: they are tagged ours before anything is
+  // written to them (IAM allows writes on ours only).
+  const adopting = !lb.created && (lb.adopted === true || lb.tags[APPLIED_TAG] === undefined);
+  if (adopting)
+    await adopt(
+      current.map((l) => l.arn),
+      pass,
+    );
   const desired: DesiredApplicationListener[] = model.listeners.map((l) => ({
     port: l.port,
     protocol: l.protocol,
@@ -53,6 +63,11 @@ export async function ensureRouting(
   for (const spec of model.listeners) {
     const listener = listeners.get(spec.port)!;
     const existing = current.some((c) => c.arn === listener.arn) ? await elbv2.describeRules(listener.arn) : [];
+    if (adopting)
+      await adopt(
+        existing.filter((r) => !r.isDefault).map((r) => r.arn),
+        pass,
+      );
     const kept = keptMembers.size > 0 ? await keptRules(existing, keptMembers, pass) : new Map<string, Rule[]>();
     const rules = desiredRules(build, spec, kept, resolve, pass);
     for (const r of rules) for (const a of r.actions) forwardArns(a).forEach((arn) => referenced.add(arn));
@@ -127,6 +142,18 @@ async function keptRules(
     }
   }
   return out;
+}
+
+/** Tags the stack's resources the reference made with ours (only those its tracking tags say are the stack's). */
+async function adopt(arns: readonly string[], pass: GroupPass): Promise<void> {
+  for (let i = 0; i < arns.length; i += TAGS_ARNS_PER_CALL) {
+    const tags = await pass.deps.elbv2.describeTags(arns.slice(i, i + TAGS_ARNS_PER_CALL));
+    for (const [arn, t] of tags) {
+      if (!isStackResource(t, pass.deps.clusterName, pass.group)) continue;
+      const missing = adoptionTags(t, pass.deps.clusterName);
+      if (Object.keys(missing).length > 0) await pass.deps.elbv2.addTags(arn, missing);
+    }
+  }
 }
 
 function forwardArns(action: RuleAction): string[] {
