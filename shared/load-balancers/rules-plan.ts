@@ -79,6 +79,22 @@ export interface RulesPlan {
 
 /** Pure: what to write to turn `existing` (DescribeRules, default rule included or not) into `desired` (final order). */
 export function planRules(desired: readonly DesiredRule[], existing: readonly ExistingRule[]): RulesPlan {
+  const plan = planWith(desired, existing, true);
+  // A rule that forwards and moves may leave behind a request whose next rule, until a rule modified into new
+  // conditions is done, does not forward; and done first, the modification may leave a request to a moved rule not
+  // yet in place. With moves, rules change conditions by create-then-delete instead (creates are safe at any time).
+  const forwardMoves = plan.moves.some(
+    (m) => !plan.deletes.some((d) => d.arn === m.ruleArn) && !plan.lateMoves.some((l) => l.ruleArn === m.ruleArn),
+  );
+  if (forwardMoves && plan.modifies.some((m) => m.conditionsChange)) return planWith(desired, existing, false);
+  return plan;
+}
+
+function planWith(
+  desired: readonly DesiredRule[],
+  existing: readonly ExistingRule[],
+  conditionChanges: boolean,
+): RulesPlan {
   const current = existing
     .filter((r): r is ExistingRule & { priority: number } => !r.isDefault && typeof r.priority === 'number')
     .sort((a, b) => a.priority - b.priority);
@@ -92,7 +108,7 @@ export function planRules(desired: readonly DesiredRule[], existing: readonly Ex
   const desiredKeys = desired.map((r) => conditionsKey(r.conditions));
   const currentKeys = current.map((r) => conditionsKey(r.conditions));
   const sameConditions = (d: number, e: number) => desiredKeys[d] === currentKeys[e];
-  const paired = pairInPlace(current, slots, matched, unwanted, sameConditions);
+  const paired = pairInPlace(current, slots, matched, unwanted, sameConditions, conditionChanges);
   const order = orderModifies(desired, current, paired, sameConditions);
   for (const [i, e] of paired) slots[i] = current[e]!.priority;
 
@@ -235,6 +251,7 @@ function pairInPlace(
   matched: readonly (number | undefined)[],
   unwanted: ReadonlySet<number>,
   sameConditions: (d: number, e: number) => boolean,
+  conditionChanges: boolean,
 ): Map<number, number> {
   const pairs = new Map<number, number>();
   let lo = 0;
@@ -247,7 +264,8 @@ function pairInPlace(
       (e) => (current[e]!.priority as number) > lo && (current[e]!.priority as number) < hi,
     );
     // A rule that does not forward is not given other conditions: see pushAside.
-    const weight = (d: number, e: number) => (sameConditions(d, e) ? 2 : forwards(current[e]!) ? 1 : 0);
+    const weight = (d: number, e: number) =>
+      sameConditions(d, e) ? 2 : conditionChanges && forwards(current[e]!) ? 1 : 0;
     for (const [d, e] of bestPairing(wanted, free, weight)) {
       pairs.set(d, e);
     }

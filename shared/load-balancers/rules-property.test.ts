@@ -121,9 +121,10 @@ describe('applyRules on random changes', () => {
           expect(again.writes).toEqual([]);
         }
       }),
-      { numRuns: 200 },
+      // RULES_PROPERTY_RUNS=2000 for a longer search.
+      { numRuns: Number(process.env.RULES_PROPERTY_RUNS ?? 200) },
     );
-  });
+  }, 300_000);
 
   it('inserts at the same place again and again: each costs a create, now and then one move besides', async () => {
     const w = await rulesWorld();
