@@ -14,7 +14,8 @@ import { assignPriorities } from './rule-priorities.ts';
  *    answers until its successor does.
  * Modifying a rule's conditions takes requests away from it; a request it had that another modified rule is to
  * take must find that rule done first. Such modifications are ordered so; two that would each have to go first
- * are made create-then-delete instead.
+ * are made create-then-delete instead, and so are all of them when a rule that forwards moves in the same change.
+ * Every intermediate state is checked, write by write, by rules.test.ts and rules-property.test.ts (random changes).
  * Rules that do not forward need care: a request they take on the way is lost. Those that go are pushed below
  * every rule that stays; those that come are made last; those that move wait below the others and take their place
  * last; one is modified in place only when its conditions stay.
