@@ -261,6 +261,19 @@ describe('applyRules', () => {
     await expectRules([x, a!, b!]);
   });
 
+  it('at the rule quota, a fixed response deleted early to make room is not moved afterwards', async () => {
+    const fixed = desiredRule([path('/z')], { type: 'fixed-response', statusCode: '503', contentType: 'text/plain' });
+    const [a] = paths(1);
+    await establish([fixed, a!]);
+    w.fake.ruleQuota = 2;
+    const x = desiredRule([path('/x')], forwardTo(w.groups[3]!));
+
+    const { applied } = await change([a!, x]);
+
+    expect(applied).toMatchObject({ created: 1, deleted: 1, moved: 0 });
+    await expectRules([a!, x]);
+  });
+
   it('gives up on the rule quota when nothing is going (TooManyRules, nothing deleted)', async () => {
     await establish(paths(2));
     w.fake.ruleQuota = 2;

@@ -40,9 +40,19 @@ export async function applyRules(
   const plan = planRules(desired, existing);
   const done: RulesApplied = { created: 0, modified: 0, deleted: 0, moved: 0, calls: 0 };
   const deletes = [...plan.deletes];
+  const gone = new Set<string>();
   const deleteOne = async (arn: string) => {
     done.calls++;
+    gone.add(arn);
     if ((await elbv2.deleteRule(arn)) === 'deleted') done.deleted++;
+  };
+  // A rule deleted early (TooManyRules) is no longer moved.
+  const setPriorities = async (moves: readonly { ruleArn: string; priority: number }[]) => {
+    const left = moves.filter((m) => !gone.has(m.ruleArn));
+    if (left.length === 0) return 0;
+    done.calls++;
+    await elbv2.setRulePriorities(left.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
+    return left.length;
   };
 
   const modify = async (change: RulesPlan['modifies'][number]) => {
@@ -71,18 +81,10 @@ export async function applyRules(
   };
   for (const next of plan.creates) await create(next);
   for (const change of plan.earlyModifies) await modify(change);
-  if (plan.moves.length > 0) {
-    done.calls++;
-    await elbv2.setRulePriorities(plan.moves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
-    done.moved = plan.moves.length;
-  }
+  done.moved += await setPriorities(plan.moves);
   for (const change of plan.modifies) await modify(change);
   for (const next of plan.lateCreates) await create(next);
-  if (plan.lateMoves.length > 0) {
-    done.calls++;
-    await elbv2.setRulePriorities(plan.lateMoves.map((m) => ({ ruleArn: m.ruleArn, priority: m.priority })));
-    done.moved += plan.lateMoves.length;
-  }
+  done.moved += await setPriorities(plan.lateMoves);
   for (const rule of deletes) await deleteOne(rule.arn);
   return done;
 }
