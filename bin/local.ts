@@ -77,6 +77,6 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
   console.log(
     `\nconverged: every Node initialized and routed, the stopped one tainted, the terminated one deleted, the load balancer active with the running Nodes as targets, the moved-over Service still on its Classic ELB with the same Nodes registered, the spot-interrupted Node out of the load balancers and drained within its PDB before its instance went${
       sim.ipam ? ', the Windows Pods given VPC addresses and a released one reused only after its cooldown' : ''
-    }.`,
+    }, and the IngressGroup's two Ingresses served by one Application Load Balancer that kept serving the storefront when the cart's Ingress went.`,
   );
 }

@@ -2,6 +2,7 @@ import { ChangeRouter } from '../functions/relay/change-router.ts';
 import type { KubeObject } from '../functions/relay/kinds.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
+import type { FakeIngresses } from '../shared/k8s/fakes/ingresses.ts';
 import type { Engine } from './engine.ts';
 
 /**
@@ -11,7 +12,12 @@ import type { Engine } from './engine.ts';
  * cluster lives in this process on a simulated clock, so there is nothing to list or watch over HTTP
  * and no Lease to hold (real mode runs the whole relay: bin/real.ts).
  */
-export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine, clock: Clock): () => void {
+export function startSimulatedRelay(
+  kube: FakeKubernetes,
+  engine: Engine,
+  clock: Clock,
+  ingresses?: FakeIngresses,
+): () => void {
   const send = (url: string | undefined, message: Parameters<Engine['keys']['sendKeys']>[1][number]) => {
     if (url) void engine.keys.sendKeys(url, [message]);
   };
@@ -35,9 +41,18 @@ export function startSimulatedRelay(kube: FakeKubernetes, engine: Engine, clock:
   });
   // The relay lists the Nodes before it watches (which lets a round of Node joins say so: change-router.ts).
   router.listed('Node', kube.nodes.values() as Iterable<unknown> as Iterable<KubeObject>, '0');
-  return kube.watch((change) => {
-    const object = change.object as unknown as KubeObject;
+  const route = (change: { kind: Parameters<ChangeRouter['observe']>[0]; type: string; object: unknown }) => {
+    const object = change.object as KubeObject;
     if (change.type === 'DELETED') router.remove(change.kind, object);
     else router.observe(change.kind, object);
+  };
+  // Namespaces are no kind the relay watches.
+  const stopIngresses = ingresses?.watch((change) => {
+    if (change.kind !== 'Namespace') route({ ...change, kind: change.kind });
   });
+  const stopKube = kube.watch(route);
+  return () => {
+    stopIngresses?.();
+    stopKube();
+  };
 }

@@ -17,6 +17,7 @@ import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { createEngine, DLQS, type EngineOptions } from './engine.ts';
+import { ingressScenario } from './sim-ingress.ts';
 import { interruptionScenario } from './sim-interruption.ts';
 import { ipamScenario, SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS_INSTANCE_TYPE } from './sim-ipam.ts';
 import { startSimulatedRelay } from './sim-relay.ts';
@@ -74,6 +75,7 @@ export function createSimulation(options: SimulationOptions) {
   const kube = new FakeKubernetes(clock);
   const metrics = new RecordingMetrics();
   const log = options.log;
+  const ingresses = new FakeIngresses(clock);
   const engine = createEngine({
     clusterName: SIM_CLUSTER,
     region: 'eu-west-1',
@@ -98,10 +100,10 @@ export function createSimulation(options: SimulationOptions) {
       },
       interruption: { drain: kube },
       ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
-      // Runs as deployed with CCM_INGRESS=true; the scenario makes no Ingress, so it is only ever handed no work.
+      // Runs as deployed with CCM_INGRESS=true: the scenario's IngressGroup (bin/sim-ingress.ts).
       ingress: {
         vpcId: 'vpc-0a1b2c3d',
-        kube: fakeIngressControllerKube(new FakeIngresses(clock), kube),
+        kube: fakeIngressControllerKube(ingresses, kube),
         elbv2: new Elbv2Adapter(elbv2),
         acm: new AcmAdapter(new FakeAcm(clock)),
         wafv2: new Wafv2Adapter(new FakeWafv2(clock)),
@@ -168,7 +170,7 @@ export function createSimulation(options: SimulationOptions) {
     return created.dnsName;
   }
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
-  startSimulatedRelay(kube, engine, clock);
+  startSimulatedRelay(kube, engine, clock, ingresses);
   const recordEvent = kube.recordEvent.bind(kube);
   kube.recordEvent = async (event) => {
     await recordEvent(event);
@@ -311,6 +313,8 @@ export function createSimulation(options: SimulationOptions) {
     );
   // Windows Pods get VPC addresses once the Windows Nodes are initialized; one goes and its address cools down.
   const ipam = ipamScenario({ clock, start, kube, ec2, log, at }, windows, end + 5);
+  // An IngressGroup of two Ingresses gets one Application Load Balancer and keeps it when one member goes.
+  const ingressGroup = ingressScenario({ kube, ingresses, elbv2, log, at }, end + 20);
   if (options.throttleDescribes > 0) {
     at(1 + options.nodes * 0.25 + 20, 'EC2 starts throttling DescribeInstances', () =>
       ec2.throttle('DescribeInstances', options.throttleDescribes),
@@ -400,7 +404,9 @@ export function createSimulation(options: SimulationOptions) {
     else {
       if (lb.lb.state !== 'active') out.push(`load balancer ${lb.lb.name} is ${lb.lb.state}`);
       const wanted = runningNodeInstances();
+      // The Service's own target groups (the Ingress group's are the Ingress scenario's to check).
       const registered = [...elbv2.targetGroups.values()]
+        .filter((tg) => elbv2.targetGroupNamed(tg.tg.name)?.loadBalancerArns.includes(lb.lb.arn))
         .flatMap((tg) => [...tg.targets.values()])
         .filter((t) => t.state !== 'draining')
         .map((t) => t.target.id)
@@ -409,7 +415,12 @@ export function createSimulation(options: SimulationOptions) {
         out.push(`targets ${registered.join(',')} != ready Nodes' instances ${wanted.join(',')}`);
       }
     }
-    out.push(...classicProblems(), ...(interruption?.problems() ?? []), ...(ipam?.problems() ?? []));
+    out.push(
+      ...classicProblems(),
+      ...(interruption?.problems() ?? []),
+      ...(ipam?.problems() ?? []),
+      ...ingressGroup.problems(),
+    );
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
     }
@@ -455,6 +466,8 @@ export function createSimulation(options: SimulationOptions) {
     instances,
     interruption,
     ipam,
+    ingresses,
+    ingressGroup,
     runToCompletion,
     problems,
     elapsed: () => clock.now() - start,

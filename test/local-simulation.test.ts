@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SIM_INGRESS_GROUP } from '../bin/sim-ingress.ts';
 import { SIM_WORKLOAD } from '../bin/sim-interruption.ts';
 import { SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS } from '../bin/sim-ipam.ts';
 import { createSimulation, SIM_CLASSIC_SERVICE, SIM_SERVICE, SIM_WINDOWS_NODES } from '../bin/simulation.ts';
@@ -44,11 +45,14 @@ describe('npm start scenario (embedded simulation)', () => {
     // The LoadBalancer Service: an active NLB, its hostname in the status, the ready Nodes as targets.
     const service = sim.kube.services.get(`${SIM_SERVICE.namespace}/${SIM_SERVICE.name}`)!;
     const hostname = service.status?.loadBalancer?.ingress?.[0]?.hostname;
-    const lbs = [...sim.elbv2.loadBalancers.values()];
+    // The Service's NLB (the IngressGroup's Application Load Balancer is checked below).
+    const lbs = [...sim.elbv2.loadBalancers.values()].filter((l) => l.lb.type === 'network');
     expect(lbs).toHaveLength(1);
     expect(lbs[0]!.lb).toMatchObject({ dnsName: hostname, state: 'active', scheme: 'internet-facing' });
     expect(service.metadata.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
-    const targets = [...sim.elbv2.targetGroups.values()].flatMap((tg) => [...tg.targets.values()]);
+    const targets = [...sim.elbv2.targetGroups.values()]
+      .filter((tg) => sim.elbv2.targetGroupNamed(tg.tg.name)?.loadBalancerArns.includes(lbs[0]!.lb.arn))
+      .flatMap((tg) => [...tg.targets.values()]);
     expect(
       targets
         .filter((t) => t.state !== 'draining')
@@ -64,8 +68,20 @@ describe('npm start scenario (embedded simulation)', () => {
     const classic = sim.elb.describeNamed(classicName)!;
     expect(legacy.status?.loadBalancer?.ingress?.[0]?.hostname).toBe(classic.DNSName);
     expect(classic.Instances?.map((i) => i.InstanceId).sort()).toEqual(running.map((i) => i.instanceId).sort());
-    expect(sim.elbv2.loadBalancers.size).toBe(1);
+    expect(sim.elbv2.loadBalancers.size).toBe(2);
     expect(sim.kube.events.filter((e) => e.reason === 'DeletingNode')).toHaveLength(2);
+
+    // The IngressGroup: one Application Load Balancer, kept by the storefront after the cart's Ingress went.
+    const [alb] = [...sim.elbv2.loadBalancers.values()].filter((l) => l.lb.type === 'application');
+    expect(alb!.tags['ingress.k8s.aws/stack']).toBe(SIM_INGRESS_GROUP);
+    const storefront = sim.ingresses.ingresses.get('shop/storefront')!;
+    expect(storefront.status?.loadBalancer?.ingress?.[0]?.hostname).toBe(alb!.lb.dnsName.toLowerCase());
+    expect(storefront.metadata.finalizers).toEqual([`group.ingress.k8s.aws/${SIM_INGRESS_GROUP}`]);
+    expect(sim.ingresses.ingresses.has('shop/cart')).toBe(false);
+    const albGroups = [...sim.elbv2.targetGroups.values()].filter((tg) =>
+      sim.elbv2.targetGroupNamed(tg.tg.name)?.loadBalancerArns.includes(alb!.lb.arn),
+    );
+    expect(albGroups.map((tg) => tg.tg.name)).toEqual([expect.stringMatching(/^k8s-shop-storefro-/)]);
   });
 
   it('a spot interruption: the Node marked, out of the load balancers, drained within its PDB inside two minutes, then terminated', async () => {
