@@ -5,7 +5,8 @@ import type { RuleAction, RuleCondition } from '../aws/elbv2-port.ts';
  * different one (a ModifyRule on every pass, the AWS Load Balancer Controller's issue #4064). The adapter already
  * reads the legacy `Values` / `TargetGroupArn` members as the per-field configs (shared/aws/elbv2-adapter-rules.ts);
  * this module evens out what is left, where two forms route every request the same way:
- * - the values of one condition are a set (any one may match): their order does not count, nor do repeats;
+ * - the values of one condition are a set (any one may match): their order does not count, nor do repeats; the same
+ *   for its regular expressions (`regexValues`), which are compared as written;
  * - the conditions of a rule are all required: their order does not count;
  * - host names, header names and values, query-string keys and values match without regard to case;
  * - a forward action's target groups are a set with weights (AWS states weight 1 where none was given); a single
@@ -27,16 +28,25 @@ const uniqueSorted = (values: readonly string[]) => [...new Set(values)].sort();
 function conditionForm(condition: RuleCondition): string {
   switch (condition.field) {
     case 'host-header':
-      return JSON.stringify([condition.field, uniqueSorted(condition.values.map((v) => v.toLowerCase()))]);
+      return JSON.stringify([
+        condition.field,
+        uniqueSorted(condition.values.map((v) => v.toLowerCase())),
+        uniqueSorted(condition.regexValues ?? []),
+      ]);
     case 'path-pattern':
     case 'http-request-method':
     case 'source-ip':
-      return JSON.stringify([condition.field, uniqueSorted(condition.values)]);
+      return JSON.stringify([
+        condition.field,
+        uniqueSorted(condition.values),
+        uniqueSorted(condition.regexValues ?? []),
+      ]);
     case 'http-header':
       return JSON.stringify([
         condition.field,
         condition.headerName.toLowerCase(),
         uniqueSorted(condition.values.map((v) => v.toLowerCase())),
+        uniqueSorted(condition.regexValues ?? []),
       ]);
     case 'query-string':
       return JSON.stringify([
@@ -102,6 +112,9 @@ export function mayOverlap(a: readonly RuleCondition[], b: readonly RuleConditio
   for (const ca of a) {
     for (const cb of b) {
       if (ca.field !== cb.field) continue;
+      // Regular expressions are not compared: they may meet anything.
+      if ('regexValues' in ca && ca.regexValues?.length) continue;
+      if ('regexValues' in cb && cb.regexValues?.length) continue;
       if (ca.field === 'host-header' || ca.field === 'path-pattern') {
         const fold = ca.field === 'host-header';
         const disjoint = ca.values.every((va) => (cb.values as string[]).every((vb) => patternsDisjoint(va, vb, fold)));

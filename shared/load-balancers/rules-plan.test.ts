@@ -39,6 +39,16 @@ describe('sameRuleContent', () => {
     ['two groups weighted otherwise', { ...base, actions: [fwd(['tg1', 1], ['tg2', 2])] }],
     ['a fixed response', { ...base, actions: [FIXED] }],
     ['one value less', { ...base, conditions: [host('a.example.com'), path('/a')] }],
+    [
+      'a regular expression besides',
+      {
+        ...base,
+        conditions: [
+          host('a.example.com'),
+          { field: 'path-pattern', values: ['/a', '/b'], regexValues: ['^/c'] } as RuleCondition,
+        ],
+      },
+    ],
   ])('differs with %s', (_, other) => {
     expect(sameRuleContent(base, other)).toBe(false);
   });
@@ -63,6 +73,7 @@ describe('mayOverlap', () => {
     [[host('a.example.com'), path('/x')], [host('b.example.com'), path('/x')], false],
     [[host('*.example.com')], [host('A.example.com')], true],
     [[path('/x')], [host('a.example.com')], true],
+    [[path('/x')], [{ field: 'path-pattern', values: [], regexValues: ['^/y'] } as RuleCondition], true],
   ])('%j and %j: %s', (a, b, overlap) => {
     expect(mayOverlap(a, b)).toBe(overlap);
   });
