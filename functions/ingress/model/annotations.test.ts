@@ -240,6 +240,13 @@ describe('parseMemberSettings: unsupported settings are warnings', () => {
     expect(warnings).toEqual([{ at: name, message: expect.stringContaining('not supported') }]);
   });
 
+  it('security-group-prefix-lists: a Warning, and the inbound CIDRs stand', () => {
+    const name = 'alb.ingress.kubernetes.io/security-group-prefix-lists';
+    const { warnings, problems } = parse({ [name]: 'pl-0123456789abcdef0' });
+    expect(problems).toEqual([]);
+    expect(warnings).toEqual([{ at: name, message: expect.stringContaining('not supported') }]);
+  });
+
   it('the class fields this controller does not do', () => {
     const { warnings } = parse(
       {},

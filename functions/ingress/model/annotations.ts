@@ -271,6 +271,13 @@ export function parseMemberSettings(
   const prefixLists: Sourced<string[]> | undefined = classPrefixLists?.length
     ? { value: classPrefixLists, at: fromParams(spec.prefixListsIDs?.length ? 'prefixListsIDs' : 'PrefixListsIDs') }
     : read(LB_ANNOTATION.prefixLists, list);
+  // The managed security group's rules take CIDR blocks only (shared/aws/ec2-port.ts): said, never dropped silently.
+  if (prefixLists) {
+    warnings.push({
+      at: prefixLists.at,
+      message: 'is not supported: the managed security group admits the inbound CIDRs (default 0.0.0.0/0) instead',
+    });
+  }
 
   const certificates: Sourced<string[]> | undefined = spec.certificateArn?.length
     ? { value: spec.certificateArn, at: fromParams('certificateArn') }

@@ -184,7 +184,7 @@ describe('assembleListeners', () => {
     expect(assemble(group([{ key: 'shop/a', annotations: {} }]), dualstack)[0]!.inboundCidrs).toEqual(cidrs);
   });
 
-  it('sources: set CIDRs, or prefix lists alone, replace the default; members that set nothing agree with anyone', () => {
+  it('sources: set CIDRs replace the default; prefix lists (not supported, a Warning) leave it; members that set nothing agree with anyone', () => {
     const [l80, l81] = assemble(
       group([
         { key: 'shop/a', annotations: { [A.listenPorts]: '[{"HTTP": 80}]' } },
@@ -194,7 +194,8 @@ describe('assembleListeners', () => {
       true,
     );
     expect(l80!.inboundCidrs).toEqual(['10.0.0.0/8']);
-    expect(l81).toMatchObject({ inboundCidrs: [], prefixLists: ['pl-1'] });
+    // Dual-stack here: both default ranges, since prefix lists are not applied to the managed group.
+    expect(l81).toMatchObject({ inboundCidrs: ['0.0.0.0/0', '::/0'], prefixLists: ['pl-1'] });
   });
 
   it('per-port settings: SSL policy and listener attributes of the members on that port', () => {

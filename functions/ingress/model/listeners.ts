@@ -147,8 +147,8 @@ export function assembleListeners(input: {
       defaultActions: redirecting ? [sslRedirectAction(sslRedirect)] : (backend ?? [NOT_FOUND_ACTION]),
       rules: redirecting ? [] : on.flatMap((c) => c.rules),
       attributes: group.byPrefix<string>(key.attributes(port)),
-      inboundCidrs:
-        inboundCidrs ?? (prefixLists.length > 0 ? [] : input.dualstack ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']),
+      // Prefix lists are not supported (a Warning says so): the default ranges apply without inbound CIDRs.
+      inboundCidrs: inboundCidrs ?? (input.dualstack ? ['0.0.0.0/0', '::/0'] : ['0.0.0.0/0']),
       prefixLists,
     };
     if (protocol === 'HTTPS') listener.sslPolicy = group.get<string>(key.sslPolicy(port)) ?? input.defaultSslPolicy;
