@@ -57,7 +57,7 @@ export async function ensureRouting(
   }));
   const listeners = await ensureApplicationListeners(lb.lb.arn, desired, current, elbv2);
   const referenced = new Set<string>();
-  for (const l of desired) for (const a of l.defaultActions) forwardArns(a).forEach((arn) => referenced.add(arn));
+  for (const l of desired) for (const a of l.defaultActions) addForwards(referenced, a);
   let writes = 0;
   const keptMembers = new Set(build.members.filter((m) => m.state === 'kept').map((m) => m.key));
   for (const spec of model.listeners) {
@@ -70,7 +70,7 @@ export async function ensureRouting(
       );
     const kept = keptMembers.size > 0 ? await keptRules(existing, keptMembers, pass) : new Map<string, Rule[]>();
     const rules = desiredRules(build, spec, kept, resolve, pass);
-    for (const r of rules) for (const a of r.actions) forwardArns(a).forEach((arn) => referenced.add(arn));
+    for (const r of rules) for (const a of r.actions) addForwards(referenced, a);
     const result = await applyRules(listener.arn, rules, existing, elbv2);
     writes += result.calls;
   }
@@ -85,9 +85,9 @@ export async function ensureRouting(
       if (kept.size === 0) continue;
       keep.add(listener.arn);
       for (const rule of [...kept.values()].flat()) {
-        for (const a of rule.actions) forwardArns(a).forEach((arn) => referenced.add(arn));
+        for (const a of rule.actions) addForwards(referenced, a);
       }
-      for (const a of listener.defaultActions ?? []) forwardArns(a).forEach((arn) => referenced.add(arn));
+      for (const a of listener.defaultActions ?? []) addForwards(referenced, a);
     }
   }
   await deleteUnwantedListeners(
@@ -156,8 +156,9 @@ async function adopt(arns: readonly string[], pass: GroupPass): Promise<void> {
   }
 }
 
-function forwardArns(action: RuleAction): string[] {
-  return action.type === 'forward' ? action.targetGroups.map((g) => g.arn) : [];
+/** Adds the target groups a forward action sends to. */
+function addForwards(into: Set<string>, action: RuleAction): void {
+  if (action.type === 'forward') for (const g of action.targetGroups) into.add(g.arn);
 }
 
 /**
