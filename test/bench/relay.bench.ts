@@ -1,6 +1,6 @@
 /**
  * The relay under a large cluster: 5,000 Nodes and 100,000 bound Pods (plus 200 Services and their
- * EndpointSlices) listed, then a stream of watch events with realistic churn, where Node status
+ * EndpointSlices, and 2,000 Ingresses of the IngressClass `alb` forwarding to those Services) listed, then a stream of watch events with realistic churn, where Node status
  * heartbeats dominate and most Pod and EndpointSlice updates touch nothing a reconciler reads; then
  * a backlog of changes that all matter, to measure how many the relay forwards a second.
  *
@@ -24,6 +24,10 @@ const RERUN = 'npm run bench -- relay';
 const NODES = 5_000;
 const PODS_PER_NODE = 20;
 const SERVICES = 200;
+/** Ingresses of the class `alb`, in 20 namespaces; one in four in one of 10 explicit IngressGroups. */
+const INGRESSES = 2_000;
+const INGRESS_NAMESPACES = 20;
+const EXPLICIT_GROUPS = 10;
 const CHURN_EVENTS = 120_000;
 /** Changes written while the relay is stopped, then drained: its forwarding capacity. */
 const BURST_EVENTS = 30_000;
@@ -65,6 +69,8 @@ interface Phase {
   forwarded: number;
   filtered: number;
   keysSent: number;
+  /** Of keysSent, IngressGroup keys (the ingress queue). */
+  ingressKeys: number;
   sendCalls: number;
 }
 type FromChild =
@@ -127,15 +133,23 @@ export async function run(): Promise<BenchResult[]> {
       // Side-by-side memory experiments (flags, page sizes): the initial sync is all they need.
       send({ type: 'stop' });
       await exited;
-      return report(synced.phase, synced.phase, { seconds: 0, waitedSeconds: 0, events: 0 }, synced.idleRssMiB, {
-        phase: synced.phase,
-        seconds: 1,
-        generatedSeconds: 1,
-        sentAfterReadSeconds: 0,
-      }).slice(0, 2);
+      return report(
+        synced.phase,
+        synced.phase,
+        { seconds: 0, waitedSeconds: 0, events: 0, ingressChanges: 0 },
+        synced.idleRssMiB,
+        {
+          phase: synced.phase,
+          seconds: 1,
+          generatedSeconds: 1,
+          sentAfterReadSeconds: 0,
+        },
+      ).slice(0, 2);
     }
     const revisions = () =>
-      Object.fromEntries(['Node', 'Service', 'EndpointSlice', 'Pod'].map((k) => [k, cluster.lastRevision(k as never)]));
+      Object.fromEntries(
+        ['Node', 'Service', 'EndpointSlice', 'Pod', 'Ingress'].map((k) => [k, cluster.lastRevision(k as never)]),
+      );
 
     // 1. Realistic churn, the generator pacing itself on what the relay has not yet read.
     send({ type: 'churn-start' });
@@ -145,6 +159,7 @@ export async function run(): Promise<BenchResult[]> {
     const generated = (performance.now() - churnStarted) / 1000;
     send({ type: 'churn-done', revisions: revisions() });
     const churned = (await next('caught-up')) as Extract<FromChild, { type: 'caught-up' }>;
+    const ingressChanges = world.ingressChanges;
 
     // 2. Forwarding capacity: only changes some reconciler reads, all written while the relay is stopped
     // (SIGSTOP), so the generator cannot be what bounds the rate; the relay then drains them, end to end
@@ -163,12 +178,18 @@ export async function run(): Promise<BenchResult[]> {
 
     send({ type: 'stop' });
     await exited;
-    return report(synced.phase, churned.phase, { seconds: generated, ...generator }, synced.idleRssMiB, {
-      phase: burst.phase,
-      seconds: drainedSeconds,
-      generatedSeconds: burstGenerated,
-      sentAfterReadSeconds: burst.sentAfterReadSeconds,
-    });
+    return report(
+      synced.phase,
+      churned.phase,
+      { seconds: generated, ...generator, ingressChanges },
+      synced.idleRssMiB,
+      {
+        phase: burst.phase,
+        seconds: drainedSeconds,
+        generatedSeconds: burstGenerated,
+        sentAfterReadSeconds: burst.sentAfterReadSeconds,
+      },
+    );
   } finally {
     if (child.exitCode === null) child.kill();
     await api.close();
@@ -216,11 +237,12 @@ async function freePort(): Promise<number> {
 function report(
   sync: Phase,
   churn: Phase,
-  generator: { seconds: number; waitedSeconds: number; events: number },
+  generator: { seconds: number; waitedSeconds: number; events: number; ingressChanges: number },
   idleRssMiB: number,
   burst: { phase: Phase; seconds: number; generatedSeconds: number; sentAfterReadSeconds: number },
 ): BenchResult[] {
-  const objects = NODES + NODES * PODS_PER_NODE + 2 * SERVICES;
+  const objects = NODES + NODES * PODS_PER_NODE + 2 * SERVICES + INGRESSES + 1;
+  const withIngresses = `with the ${INGRESSES.toLocaleString('en')} Ingresses and their IngressClass`;
   const mib = (v: number) => Math.round(v);
   const round = (v: number, digits = 1) => Number(v.toFixed(digits));
   return [
@@ -229,7 +251,7 @@ function report(
       value: round(sync.retainedHeapMiB),
       unit: 'MiB',
       rerun: RERUN,
-      note: `${objects.toLocaleString('en')} objects fingerprinted (after a full GC; RSS then ${mib(sync.retainedRssMiB)} MiB)`,
+      note: `${objects.toLocaleString('en')} objects fingerprinted, ${withIngresses} (after a full GC; RSS then ${mib(sync.retainedRssMiB)} MiB)`,
     },
     {
       name: 'relay: RSS after the initial sync',
@@ -237,7 +259,7 @@ function report(
       unit: 'MiB',
       target: '<= 120',
       rerun: RERUN,
-      note: `the process as deployed (main.ts wiring, the Deployment's memory settings), before any forced GC; heap in use ${mib(sync.heapMiB)} MiB; idle relay (nothing listed) ${mib(idleRssMiB)} MiB`,
+      note: `the process as deployed (main.ts wiring, the Deployment's memory settings, the Ingress module on), ${withIngresses}, before any forced GC; heap in use ${mib(sync.heapMiB)} MiB; idle relay (nothing listed) ${mib(idleRssMiB)} MiB`,
     },
     {
       name: 'relay: peak RSS (sync + churn)',
@@ -245,7 +267,7 @@ function report(
       unit: 'MiB',
       target: '< 256',
       rerun: RERUN,
-      note: `after the churn ${mib(churn.rssMiB)} MiB, heap retained ${round(churn.retainedHeapMiB)} MiB`,
+      note: `${withIngresses}; after the churn ${mib(churn.rssMiB)} MiB, heap retained ${round(churn.retainedHeapMiB)} MiB`,
     },
     {
       name: 'relay: initial sync, list to last key accepted',
@@ -304,6 +326,13 @@ function report(
       rerun: RERUN,
       note: `${round(churn.cpuSeconds)} s CPU in total: one core handles about ${Math.round(churn.seen / Math.max(0.001, churn.cpuSeconds)).toLocaleString('en')} events/s`,
     },
+    {
+      name: 'relay: IngressGroup keys sent (initial sync + churn)',
+      value: sync.ingressKeys + churn.ingressKeys,
+      unit: 'keys',
+      rerun: RERUN,
+      note: `${sync.ingressKeys.toLocaleString('en')} at the initial sync (${INGRESSES.toLocaleString('en')} Ingresses: ${EXPLICIT_GROUPS} explicit groups and one implicit group per other Ingress), ${churn.ingressKeys.toLocaleString('en')} during the churn (${generator.ingressChanges.toLocaleString('en')} Ingress path changes; Node readiness and endpoint changes send groups too)`,
+    },
   ];
 }
 
@@ -322,6 +351,9 @@ interface World {
   unannotated: string[];
   /** The churn's clock, in milliseconds. */
   clock: number;
+  ingresses: string[];
+  /** Ingress changes made so far. */
+  ingressChanges: number;
   random: () => number;
 }
 
@@ -549,6 +581,8 @@ function populate(cluster: import('../../functions/relay/testing/fake-kube-api.t
     podCounter: 0,
     unannotated: [],
     clock: Date.parse('2026-11-02T08:00:00Z'),
+    ingresses: [],
+    ingressChanges: 0,
     random,
   };
   for (let i = 0; i < NODES; i++) {
@@ -591,7 +625,74 @@ function populate(cluster: import('../../functions/relay/testing/fake-kube-api.t
     cluster.apply('EndpointSlice', makeSlice(namespace, name, i, -1));
     world.slices.push(`${namespace}/${name}-x7k2p`);
   }
+  cluster.apply('IngressClass', {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name: 'alb' },
+    spec: { controller: 'ingress.k8s.aws/alb' },
+  });
+  for (let i = 0; i < INGRESSES; i++) {
+    const ingress = makeIngress(i, 0);
+    cluster.apply('Ingress', ingress);
+    world.ingresses.push(`${ingress.metadata.namespace}/${ingress.metadata.name}`);
+  }
   return world;
+}
+
+/**
+ * Ingress `i` in namespace team-(i % 20), with 2 or 3 paths to that namespace's Services (svc-n, svc-(n+50), ...);
+ * one in four in an explicit group (group.name), the others each their own implicit group. `version` changes the
+ * paths (a new path prefix, as a deployment renaming a route), and the generation with them.
+ */
+function makeIngress(i: number, version: number) {
+  const ns = i % INGRESS_NAMESPACES;
+  const namespace = `team-${ns}`;
+  const name = `web-${i}`;
+  const explicit = i % 4 === 0;
+  const paths = 2 + (i % 2);
+  const group = explicit ? `shared-${(i >> 2) % EXPLICIT_GROUPS}` : undefined;
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      name,
+      namespace,
+      generation: version + 1,
+      labels: { app: name, 'app.kubernetes.io/managed-by': 'Helm' },
+      annotations: {
+        'alb.ingress.kubernetes.io/scheme': 'internet-facing',
+        'alb.ingress.kubernetes.io/target-type': i % 3 === 0 ? 'instance' : 'ip',
+        'alb.ingress.kubernetes.io/listen-ports': '[{"HTTP": 80}, {"HTTPS": 443}]',
+        'alb.ingress.kubernetes.io/healthcheck-path': '/ready',
+        'meta.helm.sh/release-name': name,
+        'meta.helm.sh/release-namespace': namespace,
+        ...(group ? { 'alb.ingress.kubernetes.io/group.name': group } : {}),
+      },
+      finalizers: [group ? `group.ingress.k8s.aws/${group}` : 'ingress.k8s.aws/resources'],
+    },
+    spec: {
+      ingressClassName: 'alb',
+      rules: [
+        {
+          host: `${name}.${namespace}.shop.example.com`,
+          http: {
+            paths: Array.from({ length: paths }, (_, p) => ({
+              path: `/v${version}/${['api', 'static', 'admin'][p]}`,
+              pathType: 'Prefix',
+              backend: { service: { name: `svc-${ns + 50 * p}`, port: { name: 'http' } } },
+            })),
+          },
+        },
+      ],
+    },
+    status: {
+      loadBalancer: {
+        ingress: [
+          { hostname: `k8s-${group ?? `${namespace}-${name}`}-0123456789.eu-west-1.elb.amazonaws.com`.slice(0, 90) },
+        ],
+      },
+    },
+  };
 }
 
 type Cluster = import('../../functions/relay/testing/fake-kube-api.ts').FakeCluster;
@@ -660,6 +761,15 @@ const podDeleted: Change = (cluster, world, at) => {
   world.pods.pop();
 };
 
+/** An Ingress's paths change (a new prefix): its group's key. */
+const ingressPathChange: Change = (cluster, world) => {
+  const index = Math.floor(world.random() * world.ingresses.length);
+  const ingress = cluster.get('Ingress', world.ingresses[index]!) as ReturnType<typeof makeIngress>;
+  world.ingressChanges++;
+  const next = makeIngress(index, ingress.metadata.generation);
+  cluster.apply('Ingress', next);
+};
+
 const nodeReadyFlip: Change = (cluster, world, at) => {
   const name = pick(world, world.nodes);
   const ready = !world.ready.get(name);
@@ -678,12 +788,13 @@ function mix(shares: [number, Change][]): (roll: number) => Change {
 }
 
 /**
- * The churn, by share of events: Node heartbeats 70 %, Pod status churn (readiness, restarts) 20 %,
+ * The churn, by share of events: Node heartbeats 69.75 %, Ingress path changes 0.25 % (about 300), Pod status churn (readiness, restarts) 20 %,
  * EndpointSlice updates 4 %, Pods created 2 % (and their IP annotation 2 %), Pods deleted 1.5 %
  * (deletionTimestamp, then gone), Nodes going NotReady or Ready 0.5 %.
  */
 const realisticChange = mix([
-  [0.7, nodeHeartbeat],
+  [0.6975, nodeHeartbeat],
+  [0.7, ingressPathChange],
   [0.9, podStatusChange],
   [0.94, sliceChange(false)],
   [0.96, podCreated],
@@ -763,6 +874,7 @@ async function child(): Promise<void> {
     ROUTE_QUEUE_URL: queue('route'),
     SERVICE_QUEUE_URL: queue('service'),
     IPAM_QUEUE_URL: queue('ipam'),
+    INGRESS_QUEUE_URL: queue('ingress'),
     RELAY_NAMESPACE: 'kube-system',
     RELAY_IDENTITY: 'bench',
     RELAY_PORT: String(port),
@@ -784,6 +896,7 @@ async function child(): Promise<void> {
     forwarded: m.changesForwarded.total(),
     filtered: m.changesFiltered.total(),
     keysSent: m.keysSent.total(),
+    ingressKeys: m.keysSent.get({ reconciler: 'ingress' }),
     sendCalls,
   });
   const phase = (from: ReturnType<typeof snapshot>): Phase => {
@@ -803,6 +916,7 @@ async function child(): Promise<void> {
       forwarded: now.forwarded - from.forwarded,
       filtered: now.filtered - from.filtered,
       keysSent: now.keysSent - from.keysSent,
+      ingressKeys: now.ingressKeys - from.ingressKeys,
       sendCalls: now.sendCalls - from.sendCalls,
     };
     (globalThis as { gc?: () => void }).gc?.();
