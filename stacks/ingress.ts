@@ -14,6 +14,7 @@ import {
   tagOnCreate,
 } from './iam.ts';
 import { adoptionTagging, ingressTagRemoval, unscopedList } from './iam-ingress.ts';
+import { ownedLoadBalancerStatements } from './iam-load-balancers.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 
 /**
@@ -135,46 +136,7 @@ export function ingressStatements(
       action: 'ec2:CreateTags',
       resources: [securityGroups],
     }),
-    ownedResourceCreate({
-      sid: 'LoadBalancerCreate',
-      clusterName,
-      actions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
-      resources: [loadBalancers, targetGroups],
-    }),
-    tagOnCreate({
-      sid: 'LoadBalancerTagOnCreate',
-      clusterName,
-      createActions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
-      resources: [loadBalancers, targetGroups],
-    }),
-    ownedResourceWrite({
-      sid: 'LoadBalancerWrites',
-      clusterName,
-      actions: [
-        'elasticloadbalancing:DeleteLoadBalancer',
-        'elasticloadbalancing:SetSecurityGroups',
-        'elasticloadbalancing:SetSubnets',
-        'elasticloadbalancing:SetIpAddressType',
-        'elasticloadbalancing:ModifyLoadBalancerAttributes',
-        // A listener is authorized on its load balancer when created (the listener does not exist yet).
-        'elasticloadbalancing:CreateListener',
-        'elasticloadbalancing:AddTags',
-      ],
-      resources: [loadBalancers],
-    }),
-    ownedResourceWrite({
-      sid: 'TargetGroupWrites',
-      clusterName,
-      actions: [
-        'elasticloadbalancing:ModifyTargetGroup',
-        'elasticloadbalancing:ModifyTargetGroupAttributes',
-        'elasticloadbalancing:DeleteTargetGroup',
-        'elasticloadbalancing:RegisterTargets',
-        'elasticloadbalancing:DeregisterTargets',
-        'elasticloadbalancing:AddTags',
-      ],
-      resources: [targetGroups],
-    }),
+    ...ownedLoadBalancerStatements({ clusterName, loadBalancers, targetGroups }),
     // Listeners and rules are born tagged owned, in the CreateListener / CreateRule call.
     tagOnCreate({
       sid: 'ListenerTagOnCreate',

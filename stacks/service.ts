@@ -13,6 +13,7 @@ import {
   tagOnCreate,
 } from './iam.ts';
 import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
+import { ownedLoadBalancerStatements } from './iam-load-balancers.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 
 /**
@@ -99,46 +100,7 @@ export function serviceReconciler(
         resources: [securityGroups],
         vpcArn: vpc,
       }),
-      ownedResourceCreate({
-        sid: 'LoadBalancerCreate',
-        clusterName,
-        actions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
-        resources: [loadBalancers, targetGroups],
-      }),
-      tagOnCreate({
-        sid: 'LoadBalancerTagOnCreate',
-        clusterName,
-        createActions: ['elasticloadbalancing:CreateLoadBalancer', 'elasticloadbalancing:CreateTargetGroup'],
-        resources: [loadBalancers, targetGroups],
-      }),
-      ownedResourceWrite({
-        sid: 'LoadBalancerWrites',
-        clusterName,
-        actions: [
-          'elasticloadbalancing:DeleteLoadBalancer',
-          'elasticloadbalancing:SetSecurityGroups',
-          'elasticloadbalancing:SetSubnets',
-          'elasticloadbalancing:SetIpAddressType',
-          'elasticloadbalancing:ModifyLoadBalancerAttributes',
-          // A listener is authorized on its load balancer when created (the listener does not exist yet).
-          'elasticloadbalancing:CreateListener',
-          'elasticloadbalancing:AddTags',
-        ],
-        resources: [loadBalancers],
-      }),
-      ownedResourceWrite({
-        sid: 'TargetGroupWrites',
-        clusterName,
-        actions: [
-          'elasticloadbalancing:ModifyTargetGroup',
-          'elasticloadbalancing:ModifyTargetGroupAttributes',
-          'elasticloadbalancing:DeleteTargetGroup',
-          'elasticloadbalancing:RegisterTargets',
-          'elasticloadbalancing:DeregisterTargets',
-          'elasticloadbalancing:AddTags',
-        ],
-        resources: [targetGroups],
-      }),
+      ...ownedLoadBalancerStatements({ clusterName, loadBalancers, targetGroups }),
       // Listeners are born tagged owned, in the CreateListener call (authorized on the load balancer above).
       tagOnCreate({
         sid: 'ListenerTagOnCreate',
