@@ -11,7 +11,7 @@ import {
   type IngressClass,
   type IngressClassParams,
 } from '../k8s/ingress-types.ts';
-import type { LabelSelector } from '../k8s/types.ts';
+import { selectorMatches } from '../k8s/label-selector.ts';
 import type { ObjectKey } from '../queue/message.ts';
 
 /**
@@ -144,20 +144,7 @@ export function classOf(ingress: Ingress, lookup: ClassLookup): ClassResult {
   return { managed: true, className: name, params };
 }
 
-/** metav1.LabelSelector: `{}` selects everything. */
-export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return (
-    byLabel &&
-    (selector.matchExpressions ?? []).every((e) => {
-      const has = e.key in labels;
-      if (e.operator === 'Exists') return has;
-      if (e.operator === 'DoesNotExist') return !has;
-      const inValues = has && (e.values ?? []).includes(labels[e.key]!);
-      return e.operator === 'In' ? inValues : !inValues;
-    })
-  );
-}
+export { selectorMatches };
 
 export const GROUP_NAME_ANNOTATION = `${INGRESS_ANNOTATION_PREFIX}group.name`;
 export const GROUP_ORDER_ANNOTATION = `${INGRESS_ANNOTATION_PREFIX}group.order`;

@@ -1,5 +1,6 @@
 import { controllerOf, isFinishedPod, isPodReady, isTerminatingPod } from '../drain.ts';
 import { KubernetesApiError } from '../errors.ts';
+import { selectorMatches } from '../label-selector.ts';
 import type { LabelSelector, OwnerReference, Pod, PodDisruptionBudget } from '../types.ts';
 
 /**
@@ -17,18 +18,7 @@ export type ScaleOf = (namespace: string, owner: OwnerReference) => number | und
 
 /** An unset selector selects nothing; `{}` selects every Pod of the namespace. */
 export function selects(selector: LabelSelector | undefined, labels: Record<string, string> = {}): boolean {
-  if (!selector) return false;
-  const byLabel = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  return (
-    byLabel &&
-    (selector.matchExpressions ?? []).every((e) => {
-      const has = e.key in labels;
-      if (e.operator === 'Exists') return has;
-      if (e.operator === 'DoesNotExist') return !has;
-      const inValues = has && (e.values ?? []).includes(labels[e.key]!);
-      return e.operator === 'In' ? inValues : !inValues;
-    })
-  );
+  return selector !== undefined && selectorMatches(selector, labels);
 }
 
 /** The budgets of the Pod's namespace whose selector takes it. */
