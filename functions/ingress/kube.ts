@@ -47,6 +47,17 @@ export async function recordIngressEvent(
   }
 }
 
+/** One Event on every member of a group (the reference fans group-level Events out the same way). */
+export async function recordMembersEvent(
+  deps: KubeDeps,
+  members: readonly { ingress: Ingress }[],
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+): Promise<void> {
+  for (const member of members) await recordIngressEvent(deps, member.ingress, type, reason, message);
+}
+
 /**
  * Adds or removes one finalizer with a guarded write; on 409 the Ingress is read again and the change made on
  * what it holds now, up to three times. Answers the Ingress as written, or undefined once it is gone.

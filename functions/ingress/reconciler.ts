@@ -18,7 +18,7 @@ import { deleteStack, stackInventory } from './apply/cleanup.ts';
 import { startGroupPass } from './apply/pass.ts';
 import type { IngressDeps } from './deps.ts';
 import { collectIngressGarbage } from './gc.ts';
-import { changeFinalizer, EVENT, recordIngressEvent } from './kube.ts';
+import { changeFinalizer, EVENT, recordIngressEvent, recordMembersEvent } from './kube.ts';
 import { buildGroup } from './model/build.ts';
 import type { GroupBuild } from './model/types.ts';
 
@@ -42,9 +42,13 @@ export const ingressReconciler: Reconciler<IngressDeps> = {
     if (key.kind !== 'IngressGroup') return;
     const group = groupFromKey(key);
     const members = await groupMembersForEvents(group, deps);
-    for (const ingress of members) {
-      await recordIngressEvent(deps, ingress, 'Warning', EVENT.failedDeploy, error.message);
-    }
+    await recordMembersEvent(
+      deps,
+      members.map((ingress) => ({ ingress })),
+      'Warning',
+      EVENT.failedDeploy,
+      error.message,
+    );
   },
 };
 
@@ -88,9 +92,7 @@ async function reconcileGroup(
   } catch (err) {
     const code = codeOf(err);
     const message = `Failed deploy model due to ${code ? `${code}: ` : ''}${errorMessage(err)}`;
-    for (const member of build.members) {
-      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedDeploy, message);
-    }
+    await recordMembersEvent(deps, build.members, 'Warning', EVENT.failedDeploy, message);
     throw err;
   }
 }

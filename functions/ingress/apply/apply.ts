@@ -1,6 +1,6 @@
 import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { EVENT, recordIngressEvent, setStatus } from '../kube.ts';
+import { EVENT, recordIngressEvent, recordMembersEvent, setStatus } from '../kube.ts';
 import type { GroupBuild, IngressGroupModel } from '../model/types.ts';
 import { deleteUnusedTargetGroups } from './cleanup.ts';
 import { ensureLoadBalancer, findGroupLoadBalancer } from './load-balancer.ts';
@@ -44,15 +44,13 @@ export async function applyGroup(
   const replaced = predecessors.find((p) => !p.tags[TAG.replacedAt]);
   const ensured = await ensureLoadBalancer(model, pass, current, replaced?.lb.name);
   if (replaced && ensured.created) {
-    for (const member of build.members) {
-      await recordIngressEvent(
-        pass.deps,
-        member.ingress,
-        'Normal',
-        EVENT.replacing,
-        `Replacing load balancer ${replaced.lb.name} with ${model.loadBalancer.name}; the old one serves until the new one does`,
-      );
-    }
+    await recordMembersEvent(
+      pass.deps,
+      build.members,
+      'Normal',
+      EVENT.replacing,
+      `Replacing load balancer ${replaced.lb.name} with ${model.loadBalancer.name}; the old one serves until the new one does`,
+    );
   }
   const groups = await ensureTargetGroups(model.targetGroups, ensured.created ? undefined : ensured.lb.arn, pass);
   const created = new Set(

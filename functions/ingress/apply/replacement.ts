@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoadBalancer, TargetGroup } from '../../../shared/aws/elbv2-port.ts';
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
-import { EVENT, recordIngressEvent } from '../kube.ts';
+import { EVENT, recordMembersEvent } from '../kube.ts';
 import type { GroupBuild, IngressGroupModel } from '../model/types.ts';
 import { deleteLoadBalancer, stackInventory } from './cleanup.ts';
 import type { GroupPass } from './pass.ts';
@@ -79,15 +79,13 @@ export async function retirePredecessors(
     const since = p.tags[TAG.replacedAt];
     if (!since) {
       await elbv2.addTags(p.lb.arn, { [TAG.replacedAt]: new Date(clock.now()).toISOString() });
-      for (const member of build.members) {
-        await recordIngressEvent(
-          pass.deps,
-          member.ingress,
-          'Normal',
-          EVENT.replacing,
-          `Load balancer ${successor.name} serves in place of ${p.lb.name}, which keeps serving for ${replacementGraceSeconds} s and is then deleted`,
-        );
-      }
+      await recordMembersEvent(
+        pass.deps,
+        build.members,
+        'Normal',
+        EVENT.replacing,
+        `Load balancer ${successor.name} serves in place of ${p.lb.name}, which keeps serving for ${replacementGraceSeconds} s and is then deleted`,
+      );
       due = Math.min(due ?? replacementGraceSeconds, replacementGraceSeconds);
       continue;
     }
