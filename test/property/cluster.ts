@@ -2,6 +2,8 @@ import type { SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { DLQS, dlqOf, QUEUES } from '../../bin/engine.ts';
 import { NodeIndex } from '../../functions/ec2-events/node-index.ts';
 import { type RouterDeps, routeEc2Events } from '../../functions/ec2-events/router.ts';
+import type { IngressDeps } from '../../functions/ingress/deps.ts';
+import { ingressReconciler } from '../../functions/ingress/reconciler.ts';
 import { DEFAULT_INTERRUPTION_ACTIONS } from '../../functions/interruption/plan.ts';
 import { type InterruptionDeps, interruptionReconciler } from '../../functions/interruption/reconciler.ts';
 import type { IpamDeps } from '../../functions/ipam/deps.ts';
@@ -16,16 +18,20 @@ import type { RouteDeps } from '../../functions/route/deps.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../../functions/service/deps.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
+import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
 import { ElbAdapter } from '../../shared/aws/elb-adapter.ts';
 import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
+import { FakeAcm } from '../../shared/aws/fakes/acm/fake-acm.ts';
 import { FakeEc2, makeRouteTable, makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { FakeElb } from '../../shared/aws/fakes/elb/fake-elb.ts';
 import { FakeElbv2 } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { FakeSqs } from '../../shared/aws/fakes/sqs/fake-sqs.ts';
+import type { Wafv2Port } from '../../shared/aws/wafv2-port.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
+import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
 import { parseCidr } from '../../shared/net/cidr.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
@@ -61,6 +67,7 @@ const RELAYED: Record<string, string> = {
   route: QUEUES.route,
   service: QUEUES.service,
   ipam: QUEUES.ipam,
+  ingress: QUEUES.ingress,
 };
 
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
@@ -146,6 +153,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     deadLetterQueue: dlqOf(QUEUES.interruption),
   });
   sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: dlqOf(QUEUES.ipam) });
+  sqs.createQueue(QUEUES.ingress, { maxReceiveCount: receives('ingress'), deadLetterQueue: dlqOf(QUEUES.ingress) });
 
   const common = { kube: kubePort, ec2: ec2Port, clock, log, metrics };
   const nodeDeps: NodeDeps = {
@@ -191,6 +199,40 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     ec2: ec2Port,
     facts: new Ec2Facts(ec2Port, clock),
     cooldownSeconds: 30,
+    clock,
+    log,
+    metrics,
+  };
+  // Ingresses (test/property/ingress-ops.ts): the class alb of the reference's install, ACM and WAF unused.
+  const ingresses = new FakeIngresses(clock);
+  ingresses.putIngressClass({
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name: 'alb' },
+    spec: { controller: 'ingress.k8s.aws/alb' },
+  });
+  const ingressKube = fakeIngressControllerKube(ingresses, kube);
+  const wafv2: Wafv2Port = {
+    webAclForResource: async () => undefined,
+    findWebAclArn: async (name) => `arn:aws:wafv2:eu-west-1:000000000000:regional/webacl/${name}/0001`,
+    associate: async () => undefined,
+    disassociate: async () => undefined,
+  };
+  const ingressDeps: IngressDeps = {
+    clusterName: CLUSTER,
+    vpcId: VPC,
+    defaultSslPolicy: 'ELBSecurityPolicy-2016-08',
+    defaultTargetType: 'instance',
+    defaultTags: {},
+    externalManagedTags: [],
+    provisioningRequeueSeconds: 30,
+    cleanupRequeueSeconds: 30,
+    replacementGraceSeconds: 360,
+    kube: dieWithCrash(ingressKube, faults),
+    ec2: ec2Port,
+    elbv2: elbv2Port,
+    acm: new AcmAdapter(new FakeAcm(clock)),
+    wafv2,
     clock,
     log,
     metrics,
@@ -267,6 +309,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     [QUEUES.service, reconcile(serviceReconciler, serviceDeps)],
     [QUEUES.interruption, reconcile(interruptionReconciler, interruptionDeps)],
     [QUEUES.ipam, reconcile(ipamReconciler, ipamDeps)],
+    [QUEUES.ingress, reconcile(ingressReconciler, ingressDeps)],
   ];
 
   // The relay: the deployed change router on FakeKubernetes' watch, its keys through the fault tape.
@@ -281,13 +324,19 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
       nodeSetPending = true;
       queueMicrotask(() => {
         nodeSetPending = false;
-        for (const { message } of router.takeNodeSetRound()) sendKey(QUEUES.service, message);
+        for (const { reconciler, message } of router.takeNodeSetRound()) sendKey(RELAYED[reconciler]!, message);
       });
     },
   });
   // The relay lists the Nodes before it watches (which lets a round of Node joins say so: change-router.ts).
   router.listed('Node', kube.nodes.values() as Iterable<unknown> as Iterable<KubeObject>, '0');
   kube.watch((change) => {
+    const object = change.object as unknown as KubeObject;
+    if (change.type === 'DELETED') router.remove(change.kind, object);
+    else router.observe(change.kind, object);
+  });
+  ingresses.watch((change) => {
+    if (change.kind === 'Namespace') return;
     const object = change.object as unknown as KubeObject;
     if (change.type === 'DELETED') router.remove(change.kind, object);
     else router.observe(change.kind, object);
@@ -348,6 +397,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
       // The node sweep, as the Lambda runs it: its DescribeInstances sees the schedule's faults like any other call.
       nodeSweep: { ec2: ec2Port, clusterName: CLUSTER, ipFamilies: ['ipv4'] },
       services: kube,
+      ingresses: ingressKube,
       sqs: { sendKeys: async (url, messages) => sqs.sendKeys(url, messages) },
       queues: {
         node: sqs.urlOf(QUEUES.node),
@@ -355,6 +405,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
         route: sqs.urlOf(QUEUES.route),
         service: sqs.urlOf(QUEUES.service),
         ipam: sqs.urlOf(QUEUES.ipam),
+        ingress: sqs.urlOf(QUEUES.ingress),
       },
       log,
       metrics,
@@ -366,6 +417,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     elbv2,
     elb,
     kube,
+    ingresses,
     sqs,
     metrics,
     enqueueEc2Event,

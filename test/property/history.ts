@@ -7,6 +7,7 @@ import { ANNOTATION } from '../../shared/k8s/service-annotations.ts';
 import { TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER } from '../../shared/k8s/service-port.ts';
 import type { Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { CLUSTER, type Cluster, NODE_GROUP, WINDOWS_SUBNET, ZONES } from './cluster.ts';
+import { applyIngressOp, type IngressOp, IngressTruth, ingressOpArbitrary } from './ingress-ops.ts';
 
 /**
  * A cluster history: what people and AWS do, step by step, with the controller's time between steps. The same
@@ -52,7 +53,9 @@ export type Op =
   | { op: 'cni'; on: boolean }
   | { op: 'winPod'; pod: number }
   | { op: 'deletePod'; pod: number }
-  | { op: 'finishPod'; pod: number };
+  | { op: 'finishPod'; pod: number }
+  /** Ingresses in IngressGroups (ingress-ops.ts). */
+  | IngressOp;
 
 export interface Step {
   op: Op;
@@ -91,6 +94,7 @@ export const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ op: fc.constant('winPod' as const), pod }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deletePod' as const), pod }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('finishPod' as const), pod }) },
+  { weight: 6, arbitrary: ingressOpArbitrary },
 );
 
 export const stepArbitrary: fc.Arbitrary<Step> = fc.record({
@@ -267,6 +271,7 @@ function ec2Event(c: Cluster, detailType: string, id: string, detail: Record<str
 /** Applies the steps' ops to the cluster as the world would (the people, kubelets and EC2). */
 export class HistoryPlayer {
   readonly truth = new Truth();
+  readonly ingressTruth = new IngressTruth();
   private events = 0;
 
   constructor(private readonly c: Cluster) {}
@@ -486,6 +491,10 @@ export class HistoryPlayer {
         if (p && !p.metadata.deletionTimestamp) c.kube.putPod({ ...p, status: { ...p.status, phase: 'Succeeded' } });
         return;
       }
+      case 'ingress':
+      case 'deleteIngress':
+        applyIngressOp(c, this.ingressTruth, op);
+        return;
     }
   }
 

@@ -19,6 +19,10 @@ import { NAMESPACE, nodeNameOf, SERVICES, type Truth, WINDOWS_SLOT } from './his
 const clusterTag = clusterTagKey(CLUSTER);
 const sorted = <T>(xs: T[]) => [...xs].sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
 const routePrefix = CLUSTER_CIDR.split('.').slice(0, 2).join('.');
+/** An Ingress stack's `serverless-ccm/applied` tag says when (which depends on the run) after the model's hash. */
+const APPLIED_TAG = 'serverless-ccm/applied';
+const timeless = (tags: Record<string, string>) =>
+  tags[APPLIED_TAG] === undefined ? tags : { ...tags, [APPLIED_TAG]: tags[APPLIED_TAG].split('@')[0]! };
 
 export function projection(c: Cluster, truth: Truth) {
   const { ec2, elbv2, elb, kube } = c;
@@ -110,7 +114,7 @@ export function projection(c: Cluster, truth: Truth) {
       state: lb.state,
       subnets: lb.subnets.map((s) => s.subnetId).sort(),
       securityGroups: lb.securityGroups.map(groupName).sort(),
-      tags,
+      tags: timeless(tags),
       listeners: sorted(
         elbv2.listenersOf(lb.arn).map((l) => `${l.protocol}:${l.port} -> ${tgName(l.targetGroupArn) ?? 'none'}`),
       ),
@@ -122,7 +126,7 @@ export function projection(c: Cluster, truth: Truth) {
       protocol: tg.protocol,
       port: tg.port,
       targetType: tg.targetType,
-      tags,
+      tags: timeless(tags),
       targets: [...targets.values()]
         .filter((t) => t.state !== 'draining')
         .map((t) => `${t.target.id}:${t.target.port}`)
@@ -257,18 +261,22 @@ export function orphans(c: Cluster): string[] {
       .map((s) => `${s.metadata.namespace}/${s.metadata.name}`),
   );
   const ownerOf = (tags: Record<string, string>) => tags['kubernetes.io/service-name'];
+  // An IngressGroup's stack is checked by ingressViolations (ingress-observe.ts).
+  const ofIngress = (tags: Record<string, string>) => tags['ingress.k8s.aws/stack'] !== undefined;
   // A settled Service has one load balancer: the one its status names.
   const named = (owner: string | undefined, dnsName: string) =>
     owner !== undefined &&
     kube.services.get(owner)?.status?.loadBalancer?.ingress?.some((i) => i.hostname === dnsName) === true;
   for (const { lb, tags } of elbv2.loadBalancers.values()) {
     const owner = ownerOf(tags);
+    if (ofIngress(tags)) continue;
     if (tags[clusterTag] === 'owned' && !(owner && liveServices.has(owner) && named(owner, lb.dnsName)))
       out.push(`NLB ${lb.name} (${owner}) has no Service wanting it`);
   }
   const listened = new Set([...elbv2.listeners.values()].map((l) => l.targetGroupArn));
   for (const { tg, tags } of elbv2.targetGroups.values()) {
     const owner = ownerOf(tags);
+    if (ofIngress(tags)) continue;
     if (tags[clusterTag] === 'owned' && !(owner && liveServices.has(owner) && listened.has(tg.arn)))
       out.push(`target group ${tg.name} (${owner}) has no Service wanting it`);
   }

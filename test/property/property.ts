@@ -10,6 +10,7 @@ import {
   type PollFault,
 } from './faults.ts';
 import { HistoryPlayer, historyArbitrary, type Step } from './history.ts';
+import { ingressViolations, No404Watch } from './ingress-observe.ts';
 import { modelViolations, orphans, type Projection, projection, stepViolations } from './observe.ts';
 
 /**
@@ -45,9 +46,13 @@ export async function runHistory(history: readonly Step[], schedule: FaultSchedu
   const c = createCluster(faults, { newResourceInvisibleMs: schedule.newResourceInvisibleMs });
   const player = new HistoryPlayer(c);
   const violations: string[] = [];
+  // Every AWS state on the way is looked at (before each ELBv2 call, after each step and poll): no 404 window.
+  const no404 = new No404Watch(c, player.ingressTruth);
   const check = (when: string) => {
     player.replaceEvicted();
+    no404.look();
     for (const v of stepViolations(c, player.truth)) violations.push(`${when}: ${v}`);
+    for (const v of no404.violations.splice(0)) violations.push(`${when}: ${v}`);
     if (violations.length > 0) throw new RunFailure(violations[0]!);
   };
 
@@ -66,6 +71,7 @@ export async function runHistory(history: readonly Step[], schedule: FaultSchedu
   try {
     for (const [i, step] of history.entries()) {
       await player.apply(step.op);
+      no404.wantedChanged();
       check(`step ${i} (${step.op.op})`);
       for (let p = 0; p < step.pumps; p++) {
         await c.pumpOnce();
@@ -85,7 +91,7 @@ export async function runHistory(history: readonly Step[], schedule: FaultSchedu
       if (round === MAX_ROUNDS) violations.push(`still changing after ${MAX_ROUNDS} resync rounds`);
       last = now;
     }
-    violations.push(...orphans(c), ...modelViolations(c, player.truth));
+    violations.push(...orphans(c), ...modelViolations(c, player.truth), ...ingressViolations(c, player.ingressTruth));
     if (c.dlqDepth() > 0) violations.push(`dead-lettered: ${c.dlqBodies().join('; ')}`);
   } catch (err) {
     if (!(err instanceof RunFailure)) throw err;
