@@ -1,12 +1,11 @@
 import type { LoadBalancer, TargetGroup } from '../../../shared/aws/elbv2-port.ts';
-import { TAGS_ARNS_PER_CALL } from '../../../shared/aws/elbv2-port.ts';
 import { codeOf } from '../../../shared/load-balancers/errors.ts';
 import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { GroupPass } from './pass.ts';
 import { adoptionTags, isStackResource, RESOURCE, TAG } from './tags.ts';
-import type { StackTargetGroups } from './target-groups.ts';
+import { type StackTargetGroups, tagsOf } from './target-groups.ts';
 
 /**
  * What a group no longer needs goes once nothing uses it: target groups no rule forwards to any more (after the
@@ -50,11 +49,10 @@ export async function stackInventory(pass: GroupPass): Promise<StackInventory> {
   const inVpc = <T extends { arn: string; vpcId?: string }>(items: T[]) => items.filter((i) => i.vpcId === vpcId);
   const loadBalancers = inVpc(await elbv2.listLoadBalancers()).filter((lb) => lb.type === 'application');
   const targetGroups = inVpc(await elbv2.listTargetGroups());
-  const arns = [...loadBalancers, ...targetGroups].map((r) => r.arn);
-  const tags = new Map<string, Record<string, string>>();
-  for (let i = 0; i < arns.length; i += TAGS_ARNS_PER_CALL) {
-    for (const [arn, t] of await elbv2.describeTags(arns.slice(i, i + TAGS_ARNS_PER_CALL))) tags.set(arn, t);
-  }
+  const tags = await tagsOf(
+    [...loadBalancers, ...targetGroups].map((r) => r.arn),
+    pass,
+  );
   const mine = (arn: string) => isStackResource(tags.get(arn), clusterName, pass.group);
   const groups = await ec2.findSecurityGroups({ vpcId, tags: { [TAG.stack]: pass.ctx.owner.value } });
   return {

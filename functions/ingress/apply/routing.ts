@@ -10,7 +10,7 @@ import type { GroupBuild, IngressGroupModel, ModelAction, ModelListener } from '
 import type { GroupPass } from './pass.ts';
 import { APPLIED_TAG } from './quick.ts';
 import { adoptionTags, isStackResource, RESOURCE, stackTags, TAG } from './tags.ts';
-import type { StackTargetGroups } from './target-groups.ts';
+import { type StackTargetGroups, tagsOf } from './target-groups.ts';
 
 /**
  * Listeners and their rules: the target groups' ARNs put into the model's actions, listeners created or kept in
@@ -39,13 +39,9 @@ export async function ensureRouting(
   const current = lb.created ? [] : await elbv2.describeListeners(lb.lb.arn);
   // A load balancer adopted now, or on which no full pass has completed yet (no digest tag: an adoption may have
   // stopped half way), may have the reference's listeners and rules: they are tagged ours before anything is
-  // written to them (IAM allows writes on ours only).
-  const adopting = !lb.created && (lb.adopted === true || lb.tags[APPLIED_TAG] === undefined);
-  if (adopting)
-    await adopt(
-      current.map((l) => l.arn),
-      pass,
-    );
+  // written to them (IAM allows writes on ours only). A listener's rules are tagged before the listener, so a
+  // listener that is ours has rules that are ours: one DescribeTags for the listeners says whether to look further.
+  if (!lb.created && (lb.adopted === true || lb.tags[APPLIED_TAG] === undefined)) await adoptListeners(current, pass);
   const desired: DesiredApplicationListener[] = model.listeners.map((l) => ({
     port: l.port,
     protocol: l.protocol,
@@ -63,11 +59,6 @@ export async function ensureRouting(
   for (const spec of model.listeners) {
     const listener = listeners.get(spec.port)!;
     const existing = current.some((c) => c.arn === listener.arn) ? await elbv2.describeRules(listener.arn) : [];
-    if (adopting)
-      await adopt(
-        existing.filter((r) => !r.isDefault).map((r) => r.arn),
-        pass,
-      );
     const kept = keptMembers.size > 0 ? await keptRules(existing, keptMembers, pass) : new Map<string, Rule[]>();
     const rules = desiredRules(build, spec, kept, resolve, pass);
     for (const r of rules) for (const a of r.actions) addForwards(referenced, a);
@@ -144,15 +135,28 @@ async function keptRules(
   return out;
 }
 
-/** Tags the stack's resources the reference made with ours (only those its tracking tags say are the stack's). */
-async function adopt(arns: readonly string[], pass: GroupPass): Promise<void> {
-  for (let i = 0; i < arns.length; i += TAGS_ARNS_PER_CALL) {
-    const tags = await pass.deps.elbv2.describeTags(arns.slice(i, i + TAGS_ARNS_PER_CALL));
-    for (const [arn, t] of tags) {
-      if (!isStackResource(t, pass.deps.clusterName, pass.group)) continue;
-      const missing = adoptionTags(t, pass.deps.clusterName);
-      if (Object.keys(missing).length > 0) await pass.deps.elbv2.addTags(arn, missing);
+/** The reference's listeners of the stack, and their rules first, tagged ours. */
+async function adoptListeners(listeners: readonly Listener[], pass: GroupPass): Promise<void> {
+  const { elbv2, clusterName } = pass.deps;
+  const tags = await tagsOf(
+    listeners.map((l) => l.arn),
+    pass,
+  );
+  for (const listener of listeners) {
+    const t = tags.get(listener.arn) ?? {};
+    if (!isStackResource(t, clusterName, pass.group)) continue;
+    const missing = adoptionTags(t, clusterName);
+    if (Object.keys(missing).length === 0) continue;
+    const rules = (await elbv2.describeRules(listener.arn)).filter((r) => !r.isDefault).map((r) => r.arn);
+    const ruleTags = await tagsOf(rules, pass);
+    for (const rule of rules) {
+      const r = ruleTags.get(rule) ?? {};
+      const lacking = adoptionTags(r, clusterName);
+      if (isStackResource(r, clusterName, pass.group) && Object.keys(lacking).length > 0) {
+        await elbv2.addTags(rule, lacking);
+      }
     }
+    await elbv2.addTags(listener.arn, missing);
   }
 }
 

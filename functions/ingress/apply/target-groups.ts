@@ -91,7 +91,8 @@ function free(group: TargetGroup, lbArn: string | undefined): boolean {
   return group.loadBalancerArns.every((arn) => arn === lbArn);
 }
 
-async function tagsOf(arns: string[], pass: GroupPass): Promise<Map<string, Record<string, string>>> {
+/** Tags by ARN, 20 ARNs a call. */
+export async function tagsOf(arns: readonly string[], pass: GroupPass): Promise<Map<string, Record<string, string>>> {
   const out = new Map<string, Record<string, string>>();
   for (let i = 0; i < arns.length; i += TAGS_ARNS_PER_CALL) {
     for (const [arn, t] of await pass.deps.elbv2.describeTags(arns.slice(i, i + TAGS_ARNS_PER_CALL))) out.set(arn, t);
