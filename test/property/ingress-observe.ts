@@ -58,7 +58,7 @@ export function ingressViolations(c: Cluster, truth: IngressTruth): string[] {
       if (!path.startsWith(`/${name}/`)) continue;
       const to = routeOf(c, stack, path);
       const expected = targetGroupResourceId({ namespace: INGRESS_NAMESPACE, name }, service, 80);
-      if (!to || to.length !== 1 || to[0] !== expected)
+      if (to?.length !== 1 || to[0] !== expected)
         out.push(`Ingress ${name}: ${path} on ${stack} goes to ${to?.join(',') ?? 'a 404'}, not ${expected}`);
     }
   }

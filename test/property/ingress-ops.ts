@@ -127,7 +127,7 @@ export function applyIngressOp(c: Cluster, truth: IngressTruth, op: IngressOp): 
       // A deleted Ingress is not made again: whether its deletion finished by then is the controller's doing.
       if (truth.deleted.has(op.ing)) return;
       if (!c.kube.services.has(`${INGRESS_NAMESPACE}/${BACKENDS[0].name}`)) {
-        BACKENDS.forEach((_, i) => c.kube.putService(backendService(i)));
+        for (const i of BACKENDS.keys()) c.kube.putService(backendService(i));
       }
       const wanted = ingressOf(op.ing, op.group, op.variant);
       truth.live.set(op.ing, { group: op.group, variant: op.variant });
