@@ -363,3 +363,110 @@ export const BAD_CREDENTIAL_REQUESTS: Case[] = [
   ['an image with a newline', credentialRequest({ image: '111122223333.dkr.ecr.eu-west-1.amazonaws.com/app\n:1' })],
   ['more than 1 MiB', credentialRequest({ padding: 'p'.repeat(MIB + 1) })],
 ];
+
+/**
+ * An Ingress member's bad annotations (keys without `/` take `alb.ingress.kubernetes.io/`), with its backend when the
+ * case needs one (`use-annotation`, an unknown Service, a missing port) and the text the Warning Event must name.
+ */
+export interface BadIngress {
+  annotations: Record<string, string>;
+  backend?: { service: string; port: number | string };
+  /** What the Warning Event's message names (the annotation, the field, the Service). */
+  names: string;
+}
+
+export const BAD_INGRESS_ANNOTATIONS: Case<BadIngress>[] = [
+  [
+    'actions: truncated JSON',
+    {
+      annotations: { 'actions.go': '{"type": "forward", "forwardConfig": {' },
+      backend: { service: 'go', port: 'use-annotation' },
+      names: 'actions.go',
+    },
+  ],
+  [
+    'actions: an unknown action type',
+    {
+      annotations: { 'actions.go': '{"type": "teleport", "teleportConfig": {"to": "mars"}}' },
+      backend: { service: 'go', port: 'use-annotation' },
+      names: 'actions.go',
+    },
+  ],
+  [
+    'conditions: truncated JSON',
+    { annotations: { 'conditions.web': '[{"field": "host-header", ' }, names: 'conditions.web' },
+  ],
+  [
+    'conditions: an object, not a list',
+    { annotations: { 'conditions.web': '{"field": "path-pattern"}' }, names: 'conditions.web' },
+  ],
+  ['listen-ports: not JSON', { annotations: { 'listen-ports': 'HTTP:80' }, names: 'listen-ports' }],
+  ['listen-ports: port out of range', { annotations: { 'listen-ports': '[{"HTTP": 99999}]' }, names: 'listen-ports' }],
+  ['listen-ports: unknown protocol', { annotations: { 'listen-ports': '[{"GOPHER": 70}]' }, names: 'listen-ports' }],
+  ['group.order: above 1000', { annotations: { 'group.order': '1001' }, names: 'group.order' }],
+  ['group.order: not a number', { annotations: { 'group.order': 'first' }, names: 'group.order' }],
+  [
+    'inbound-cidrs: prefix /33 and a word',
+    { annotations: { 'inbound-cidrs': '10.0.0.0/33,foo' }, names: 'inbound-cidrs' },
+  ],
+  ['target-type: pod', { annotations: { 'target-type': 'pod' }, names: 'target-type' }],
+  ['healthcheck-port: a word', { annotations: { 'healthcheck-port': 'http-ish' }, names: 'healthcheck-port' }],
+  [
+    'backend: a Service that does not exist',
+    { annotations: {}, backend: { service: 'nope', port: 80 }, names: 'nope' },
+  ],
+  [
+    'backend: a port the Service does not have',
+    { annotations: {}, backend: { service: 'web', port: 81 }, names: '81' },
+  ],
+  [
+    'backend: a named port the Service does not have',
+    { annotations: {}, backend: { service: 'web', port: 'grpc' }, names: 'grpc' },
+  ],
+];
+
+/** Valid though unusual: PascalCase JSON keys (the reference's JSON decoding ignores case), served without a warning. */
+export const TOLERATED_INGRESS_ANNOTATIONS: Case<BadIngress>[] = [
+  [
+    'actions: PascalCase JSON',
+    {
+      annotations: {
+        'actions.go':
+          '{"Type": "forward", "ForwardConfig": {"TargetGroups": [{"ServiceName": "web", "ServicePort": "80"}]}}',
+      },
+      backend: { service: 'go', port: 'use-annotation' },
+      names: '',
+    },
+  ],
+  [
+    'conditions: PascalCase JSON',
+    {
+      annotations: {
+        'conditions.web':
+          '[{"Field": "http-header", "HttpHeaderConfig": {"HttpHeaderName": "X-Shop", "Values": ["yes"]}}]',
+      },
+      names: '',
+    },
+  ],
+];
+
+/**
+ * IngressClassParams specs the CRD's schema may not have checked (an object stored under an older CRD, or a
+ * schema-less install), with the field the Warning Event must name.
+ */
+export const BAD_INGRESS_CLASS_PARAMS: Case<{ spec: Record<string, unknown>; names: string }>[] = [
+  [
+    'subnets: both ids and tags',
+    { spec: { subnets: { ids: ['subnet-00000000000000010'], tags: { Name: ['public'] } } }, names: 'subnets' },
+  ],
+  ['inboundCIDRs: prefix /40', { spec: { inboundCIDRs: ['10.0.0.0/40'] }, names: 'inboundCIDRs' }],
+];
+
+/** Specs the CRD's schema refuses (the API server answers 422 naming the field): no controller ever reads them. */
+export const REFUSED_INGRESS_CLASS_PARAMS: Case<{ spec: Record<string, unknown>; names: string }>[] = [
+  ['scheme: public', { spec: { scheme: 'public' }, names: 'spec.scheme' }],
+  [
+    'subnets: an id that is no subnet ID',
+    { spec: { subnets: { ids: ['vpc-0a1b2c3d'] } }, names: 'spec.subnets.ids[0]' },
+  ],
+];
