@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TAG } from '../../functions/ingress/apply/tags.ts';
 import { NO_FAULTS } from './faults.ts';
 import type { Step } from './history.ts';
-import { ingressViolations } from './ingress-observe.ts';
+import { ingressViolations, No404Watch } from './ingress-observe.ts';
 import { IngressTruth } from './ingress-ops.ts';
 import { runHistory } from './property.ts';
 
@@ -87,5 +87,26 @@ describe('Ingress groups in the engine property', () => {
     const rule = [...c.elbv2.rules.values()].find((r) => JSON.stringify(r).includes('/ia/x'))!;
     c.elbv2.rules.delete(rule.arn);
     expect(ingressViolations(c, truth)).toEqual([expect.stringMatching(/^Ingress ia: \/ia\/x on g-one goes to a 404/)]);
+  });
+
+  it('the no-404 watch sees a served path stop being served while wanted, and not once it is no longer wanted', async () => {
+    const run = await runHistory(HISTORY.slice(0, 4), NO_FAULTS);
+    const c = run.cluster;
+    const truth = new IngressTruth();
+    truth.live.set(0, { group: 0, variant: 0 });
+    truth.live.set(1, { group: 0, variant: 2 });
+    const watch = new No404Watch(c, truth);
+    watch.look();
+    const rule = (p: string) => [...c.elbv2.rules.values()].find((r) => JSON.stringify(r).includes(p))!;
+    // /ib/y leaves the group's wants, then its rule goes: no window.
+    truth.live.set(1, { group: 0, variant: 0 });
+    watch.wantedChanged();
+    c.elbv2.rules.delete(rule('/ib/y').arn);
+    watch.look();
+    expect(watch.violations).toEqual([]);
+    // /ia/x is still wanted when its rule goes: a window, seen at the next ELBv2 call.
+    c.elbv2.rules.delete(rule('/ia/x').arn);
+    c.elbv2.beforeCall?.('DescribeLoadBalancers');
+    expect(watch.violations).toEqual([expect.stringMatching(/^404 window: \/ia\/x on g-one served, then not/)]);
   });
 });
