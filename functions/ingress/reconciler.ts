@@ -1,9 +1,11 @@
 import { errorMessage, TerminalError } from '../../shared/errors.ts';
 import {
   type ClassLookup,
+  classOf,
   type GroupId,
   groupFinalizer,
   groupFromKey,
+  groupOf,
   stackName,
 } from '../../shared/ingress/membership.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
@@ -57,7 +59,8 @@ async function reconcileGroup(
   deps: IngressDeps,
   receiveCount: number,
 ): Promise<ReconcileResult | undefined> {
-  const build = await buildFor(group, deps);
+  const { build, ingresses, lookup } = await buildFor(group, deps);
+  if (!group.explicit) await reportInvalidGroupName(group, ingresses, lookup, deps);
   for (const member of build.members) {
     for (const problem of member.problems) {
       await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedBuild, `${problem.at}: ${problem.message}`);
@@ -138,8 +141,31 @@ async function releaseLeaving(build: GroupBuild, group: GroupId, deps: IngressDe
   }
 }
 
+/**
+ * An Ingress of ours whose `group.name` is invalid belongs to no group (its rules leave the group it was in, as
+ * the reference does): its own implicit group's pass says why, on the Ingress.
+ */
+async function reportInvalidGroupName(
+  group: GroupId & { explicit: false },
+  ingresses: readonly Ingress[],
+  lookup: ClassLookup,
+  deps: IngressDeps,
+): Promise<void> {
+  const ingress = ingresses.find(
+    (i) => (i.metadata.namespace ?? 'default') === group.namespace && i.metadata.name === group.name,
+  );
+  if (!ingress || ingress.metadata.deletionTimestamp) return;
+  const found = classOf(ingress, lookup);
+  if (found.managed !== true) return;
+  const grouped = groupOf(ingress, found.params);
+  if (!grouped.ok) await recordIngressEvent(deps, ingress, 'Warning', EVENT.failedGroup, grouped.problem);
+}
+
 /** The group's model, from every Ingress, the IngressClasses and the params they name. */
-async function buildFor(group: GroupId, deps: IngressDeps): Promise<GroupBuild> {
+async function buildFor(
+  group: GroupId,
+  deps: IngressDeps,
+): Promise<{ build: GroupBuild; ingresses: Ingress[]; lookup: ClassLookup }> {
   const { kube } = deps;
   let ingresses: Ingress[];
   let lookup: ClassLookup;
@@ -162,7 +188,7 @@ async function buildFor(group: GroupId, deps: IngressDeps): Promise<GroupBuild> 
   } catch (err) {
     throw classifyKubernetesError(`reading the Ingresses of group ${stackName(group)}`, err);
   }
-  return buildGroup({
+  const build = await buildGroup({
     group,
     ingresses,
     lookup,
@@ -184,12 +210,13 @@ async function buildFor(group: GroupId, deps: IngressDeps): Promise<GroupBuild> 
       externalManagedTags: deps.externalManagedTags,
     },
   });
+  return { build, ingresses, lookup };
 }
 
 /** Who hears about a failure retrying cannot fix: the group's members as they are now. */
 async function groupMembersForEvents(group: GroupId, deps: IngressDeps): Promise<Ingress[]> {
   try {
-    const build = await buildFor(group, deps);
+    const { build } = await buildFor(group, deps);
     return [...build.members.map((m) => m.ingress), ...build.leaving];
   } catch {
     return [];

@@ -67,7 +67,12 @@ describe('the resync: IngressGroups', () => {
     ingress('shop', 'left', { className: 'nginx', finalizers: ['group.ingress.k8s.aws/old', 'example.com/keep'] });
     ingress('shop', 'lost', { className: 'deleted-class', finalizers: [IMPLICIT_GROUP_FINALIZER] });
     ingress('shop', 'bad-name', { className: 'alb', annotations: { [GROUP_NAME_ANNOTATION]: 'Not_Valid' } });
-    expect(names(await ingressGroupKeys(fake, hint)).sort()).toEqual(['IngressGroup//old', 'IngressGroup/shop/lost']);
+    // An invalid group name: the Ingress's own group, whose pass tells it (FailedLoadGroupID).
+    expect(names(await ingressGroupKeys(fake, hint)).sort()).toEqual([
+      'IngressGroup//old',
+      'IngressGroup/shop/bad-name',
+      'IngressGroup/shop/lost',
+    ]);
   });
 
   it("IngressClassParams decide the group of their class's Ingresses; missing params or CRD: none", async () => {

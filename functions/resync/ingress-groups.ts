@@ -34,7 +34,13 @@ export async function ingressGroupKeys(sources: IngressGroupSources, hint: KeyHi
   for (const ingress of ingresses) {
     const found = classOf(ingress, lookup);
     const grouped = found.managed === true ? groupOf(ingress, found.params) : undefined;
-    const groups = [...(grouped?.ok ? [grouped.group] : []), ...groupsOfFinalizers(ingress)];
+    // An invalid group name: the Ingress's own (implicit) group's key, whose pass says so on the Ingress.
+    const own = {
+      explicit: false as const,
+      namespace: ingress.metadata.namespace ?? 'default',
+      name: ingress.metadata.name,
+    };
+    const groups = [...(grouped ? [grouped.ok ? grouped.group : own] : []), ...groupsOfFinalizers(ingress)];
     for (const group of groups) {
       const id = `${group.explicit ? 'explicit' : 'implicit'}:${stackName(group)}`;
       if (!keys.has(id)) keys.set(id, { ...groupKey(group), hint });

@@ -163,7 +163,7 @@ export function groupOf(ingress: Ingress, params?: IngressClassParams): GroupRes
   if (name.length > GROUP_NAME_MAX || !GROUP_NAME_PATTERN.test(name)) {
     return {
       ok: false,
-      problem: `group name ${JSON.stringify(name)} is invalid: at most ${GROUP_NAME_MAX} lowercase letters, digits, '-' and '.', starting and ending with a letter or digit`,
+      problem: `${params?.spec?.group?.name !== undefined ? `IngressClassParams ${params.metadata.name}: spec.group.name` : GROUP_NAME_ANNOTATION}: ${JSON.stringify(name)} is invalid: at most ${GROUP_NAME_MAX} lowercase letters, digits, '-' and '.', starting and ending with a letter or digit`,
     };
   }
   return { ok: true, group: { explicit: true, name } };

@@ -121,7 +121,7 @@ describe('an Ingress with bad annotations in a group with a good one', () => {
   // IngressRouting.resolve sets no group and sends no key, the resync's ingressGroupKeys skips it, and the pass of
   // its implicit group finds no member; so EVENT.failedGroup ('FailedLoadGroupID', functions/ingress/kube.ts) is
   // never recorded, where the reference records it on the Ingress.
-  it.fails('group.name that is not a valid name: the Ingress is told; the group it named is untouched', async () => {
+  it('group.name that is not a valid name: the Ingress is told; the group it named is untouched', async () => {
     const w = world();
     putBad(w, { annotations: { 'group.name': 'Not_Valid!' }, names: 'group.name' });
     await w.converge([SHOP, { explicit: false, namespace: 'default', name: 'bad' }]);
@@ -164,7 +164,7 @@ describe('IngressClassParams the API server refuses or prunes', () => {
   // GAP (functions/ingress/model/annotations.ts parseMemberSettings): spec.scheme of IngressClassParams is taken
   // as it is, unchecked, where the annotation's value is checked; a value the CRD's schema did not refuse (an object
   // stored under an older CRD) is then used silently instead of being reported naming spec.scheme.
-  it.fails('scheme: public stored despite the schema: a Warning Event naming spec.scheme', async () => {
+  it('scheme: public stored despite the schema: a Warning Event naming spec.scheme', async () => {
     const w = world();
     w.ingresses.params.set('broken', { ...makeParams('broken'), spec: { scheme: 'public' as never } });
     useBrokenClass(w);

@@ -185,12 +185,19 @@ export function parseMemberSettings(
     return values;
   };
 
-  const scheme: Sourced<Scheme> | undefined = spec.scheme
-    ? { value: spec.scheme, at: fromParams('scheme') }
-    : read(LB_ANNOTATION.scheme, (raw) => {
-        if (raw !== 'internal' && raw !== 'internet-facing') throw new Error('must be internal or internet-facing');
-        return raw;
-      });
+  const validScheme = (raw: string): Scheme => {
+    if (raw !== 'internal' && raw !== 'internet-facing') throw new Error('must be internal or internet-facing');
+    return raw;
+  };
+  let scheme: Sourced<Scheme> | undefined;
+  if (spec.scheme) {
+    // The CRD's schema refuses other values, but an object stored under an older CRD (or none) may have one.
+    try {
+      scheme = { value: validScheme(spec.scheme), at: fromParams('scheme') };
+    } catch (err) {
+      problems.push({ at: fromParams('scheme'), message: `${JSON.stringify(spec.scheme)} ${(err as Error).message}` });
+    }
+  } else scheme = read(LB_ANNOTATION.scheme, validScheme);
 
   const ipRaw: Sourced<string> | undefined = spec.ipAddressType
     ? { value: spec.ipAddressType, at: fromParams('ipAddressType') }

@@ -224,7 +224,13 @@ class IngressRouting implements ControllerRouting {
     }
     const found = classOf(ingress, { ...this.lookup, classes: [...this.classes.values()] });
     const grouped = found.managed === true ? groupOf(ingress, found.params) : undefined;
-    entry.group = grouped?.ok ? stackName(grouped.group) : undefined;
+    // An invalid group name: the Ingress's own (implicit) group hears of it, and says so on the Ingress.
+    const implicit = {
+      explicit: false as const,
+      namespace: ingress.metadata.namespace ?? 'default',
+      name: ingress.metadata.name,
+    };
+    entry.group = grouped?.ok ? stackName(grouped.group) : grouped ? stackName(implicit) : undefined;
     const paramsTargetType = found.managed === true ? found.params?.spec?.targetType : undefined;
     if (paramsTargetType === undefined) delete entry.paramsTargetType;
     else entry.paramsTargetType = paramsTargetType;
