@@ -1,5 +1,5 @@
 import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { ownedResourceCreate, ownedResourceWrite, tagOnCreate } from './iam.ts';
+import { createSecurityGroupInVpc, ownedResourceCreate, ownedResourceWrite, tagOnCreate } from './iam.ts';
 
 /**
  * What every Elastic Load Balancing v2 controller's role grants on its own load balancers and target groups (the
@@ -53,6 +53,39 @@ export function ownedLoadBalancerStatements(props: {
         'elasticloadbalancing:AddTags',
       ],
       resources: [targetGroups],
+    }),
+  ];
+}
+
+/**
+ * A load balancer controller's own security groups (a load balancer's managed group, the cluster's backend group):
+ * created tagged owned in the cluster's VPC, then deleted or given the tags they lack on their owned tag.
+ */
+export function ownedSecurityGroupStatements(props: {
+  clusterName: string;
+  securityGroups: string;
+  vpc: string;
+}): PolicyStatement[] {
+  const { clusterName, securityGroups, vpc } = props;
+  return [
+    ownedResourceCreate({
+      sid: 'SecurityGroupCreate',
+      clusterName,
+      actions: ['ec2:CreateSecurityGroup'],
+      resources: [securityGroups],
+    }),
+    createSecurityGroupInVpc([vpc], 'SecurityGroupCreateInVpc'),
+    tagOnCreate({
+      sid: 'SecurityGroupTagOnCreate',
+      clusterName,
+      createActions: ['ec2:CreateSecurityGroup'],
+      resources: [securityGroups],
+    }),
+    ownedResourceWrite({
+      sid: 'SecurityGroupWrites',
+      clusterName,
+      actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
+      resources: [securityGroups],
     }),
   ];
 }

@@ -3,18 +3,9 @@ import type { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { StageConfig } from './config.ts';
 import { ingressEnvironment } from './config-ingress.ts';
 import type { ControlPlaneContext } from './context.ts';
-import {
-  allow,
-  clusterResourceWrite,
-  createSecurityGroupInVpc,
-  ec2Describe,
-  elbv2Describe,
-  ownedResourceCreate,
-  ownedResourceWrite,
-  tagOnCreate,
-} from './iam.ts';
+import { allow, clusterResourceWrite, ec2Describe, elbv2Describe, ownedResourceWrite, tagOnCreate } from './iam.ts';
 import { adoptionTagging, ingressTagRemoval, unscopedList } from './iam-ingress.ts';
-import { ownedLoadBalancerStatements } from './iam-load-balancers.ts';
+import { ownedLoadBalancerStatements, ownedSecurityGroupStatements } from './iam-load-balancers.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 
 /**
@@ -96,26 +87,8 @@ export function ingressStatements(
       'DescribeTargetHealth',
       'DescribeTags',
     ),
-    // The managed security group of a load balancer: born tagged owned, in our VPC.
-    ownedResourceCreate({
-      sid: 'SecurityGroupCreate',
-      clusterName,
-      actions: ['ec2:CreateSecurityGroup'],
-      resources: [securityGroups],
-    }),
-    createSecurityGroupInVpc([vpc], 'SecurityGroupCreateInVpc'),
-    tagOnCreate({
-      sid: 'SecurityGroupTagOnCreate',
-      clusterName,
-      createActions: ['ec2:CreateSecurityGroup'],
-      resources: [securityGroups],
-    }),
-    ownedResourceWrite({
-      sid: 'SecurityGroupWrites',
-      clusterName,
-      actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
-      resources: [securityGroups],
-    }),
+    // Our groups: a load balancer's managed group, the cluster's backend group.
+    ...ownedSecurityGroupStatements({ clusterName, securityGroups, vpc }),
     ingressTagRemoval({
       sid: 'SecurityGroupTagRemoval',
       clusterName,

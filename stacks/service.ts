@@ -3,17 +3,15 @@ import type { StageConfig } from './config.ts';
 import type { ControlPlaneContext } from './context.ts';
 import {
   clusterResourceWrite,
-  createSecurityGroupInVpc,
   ec2Describe,
   elbv2Describe,
   listenerTagBackfill,
-  ownedResourceCreate,
   ownedResourceWrite,
   ownedTagRemoval,
   tagOnCreate,
 } from './iam.ts';
 import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
-import { ownedLoadBalancerStatements } from './iam-load-balancers.ts';
+import { ownedLoadBalancerStatements, ownedSecurityGroupStatements } from './iam-load-balancers.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
 
 /**
@@ -64,27 +62,8 @@ export function serviceReconciler(
         'DescribeTargetHealth',
         'DescribeTags',
       ),
-      // A managed or backend security group: born tagged owned (tags are in the create call), in our VPC.
-      ownedResourceCreate({
-        sid: 'SecurityGroupCreate',
-        clusterName,
-        actions: ['ec2:CreateSecurityGroup'],
-        resources: [securityGroups],
-      }),
-      createSecurityGroupInVpc([vpc], 'SecurityGroupCreateInVpc'),
-      tagOnCreate({
-        sid: 'SecurityGroupTagOnCreate',
-        clusterName,
-        createActions: ['ec2:CreateSecurityGroup'],
-        resources: [securityGroups],
-      }),
-      // Deleting our groups, and adding tags a group of ours is missing.
-      ownedResourceWrite({
-        sid: 'SecurityGroupWrites',
-        clusterName,
-        actions: ['ec2:DeleteSecurityGroup', 'ec2:CreateTags'],
-        resources: [securityGroups],
-      }),
+      // Our groups: a load balancer's managed group, the cluster's backend group.
+      ...ownedSecurityGroupStatements({ clusterName, securityGroups, vpc }),
       // Removing tags a Service no longer asks for from our groups; never the ownership or role tags.
       ownedTagRemoval({
         sid: 'SecurityGroupTagRemoval',
