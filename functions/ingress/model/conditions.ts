@@ -147,6 +147,15 @@ export function ruleConditions(input: RuleConditionInput): RuleConditions {
       problem: `path condition must have either values or regexValues, got both ${pathValues} and ${pathRegexValues}`,
     };
   }
+  // The ELBv2 port does not send RegexValues yet (and the emulator answers them with an error): the member is kept
+  // as it was, with a Warning, rather than failing the group's pass at CreateRule.
+  const headerRegex = conditions.some((c) => 'regexValues' in c && (c.regexValues?.length ?? 0) > 0);
+  if (hostRegexValues.length > 0 || pathRegexValues.length > 0 || headerRegex) {
+    return {
+      problem:
+        'regular expression conditions (use-regex-path-match, regexValues) are not supported by this controller yet',
+    };
+  }
   if (hostValues.length > 0) conditions.push({ field: 'host-header', values: hostValues });
   if (hostRegexValues.length > 0) conditions.push({ field: 'host-header', values: [], regexValues: hostRegexValues });
   if (pathValues.length > 0) conditions.push({ field: 'path-pattern', values: pathValues });
