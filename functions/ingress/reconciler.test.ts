@@ -127,6 +127,8 @@ describe('a pass with nothing to do', () => {
     await w.converge([SHOP]);
     expect(w.elbv2.callCount('DescribeTargetHealth')).toBe(0);
     expect(w.awsCalls()).toBeLessThanOrEqual(5);
+    // Nothing changed, so nothing is said: no Event on every member every resync round.
+    expect(w.kube.eventsFor('Ingress', 'web')).toEqual([]);
 
     // A Node joins: the targets differ from what was applied, so the full pass registers it.
     w.addNode(3);

@@ -81,7 +81,12 @@ async function reconcileGroup(
   }
   const pass = startGroupPass(deps, group);
   try {
-    const result = await applyGroup(build, build.model, pass, receiveCount);
+    const applied = await applyGroup(build, build.model, pass, receiveCount);
+    // A quick look that found the group in line changed nothing: no Event (a resync round every few minutes would
+    // otherwise write one on every member of every group).
+    if (applied?.quick) return undefined;
+    const result =
+      applied?.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: applied.requeueAfterSeconds } : undefined;
     for (const member of build.members) {
       for (const warning of pass.warnings) {
         await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedDeploy, warning);

@@ -12,6 +12,9 @@ import { TAG } from './tags.ts';
 import { ensureNodeAccess, ensureTargetGroups, ensureTargets, wantedTargets } from './target-groups.ts';
 import { ensureWebAcl } from './waf.ts';
 
+/** What a pass did: `quick` when the quick look found the group in line (quick.ts) and nothing else was done. */
+export type GroupResult = (ReconcileResult & { quick?: boolean }) | undefined;
+
 /**
  * One pass of a group with members. The order comes from what each resource needs first, and from never
  * dropping traffic on the way:
@@ -35,11 +38,11 @@ export async function applyGroup(
   model: IngressGroupModel,
   pass: GroupPass,
   _receiveCount: number,
-): Promise<ReconcileResult | undefined> {
+): Promise<GroupResult> {
   const targets = await wantedTargets(model.targetGroups, pass);
   const digest = appliedDigest(model, targets);
   const current = await findGroupLoadBalancer(model.loadBalancer.name, pass);
-  if (current && inLine(build, current.lb, current.tags, digest, pass)) return undefined;
+  if (current && inLine(build, current.lb, current.tags, digest, pass)) return { quick: true };
   const predecessors = await findPredecessors(build, model, current, pass);
   const replaced = predecessors.find((p) => !p.tags[TAG.replacedAt]);
   const ensured = await ensureLoadBalancer(model, pass, current, replaced?.lb.name);
