@@ -16,7 +16,7 @@ import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
 import { applyGroup } from './apply/apply.ts';
 import { discoverableCertificates } from './apply/certificates.ts';
-import { deleteStack, stackInventory } from './apply/cleanup.ts';
+import { cleanupRequeueSeconds, deleteStack, stackInventory } from './apply/cleanup.ts';
 import { startGroupPass } from './apply/pass.ts';
 import type { IngressDeps } from './deps.ts';
 import { collectIngressGarbage } from './gc.ts';
@@ -61,15 +61,10 @@ async function reconcileGroup(
 ): Promise<ReconcileResult | undefined> {
   const { build, ingresses, lookup } = await buildFor(group, deps);
   if (!group.explicit) await reportInvalidGroupName(group, ingresses, lookup, deps);
-  for (const member of build.members) {
-    for (const problem of member.problems) {
-      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedBuild, `${problem.at}: ${problem.message}`);
-    }
-    for (const warning of member.warnings) {
-      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.unsupported, `${warning.at}: ${warning.message}`);
-    }
+  if (!build.model) {
+    await tellMembers(build, deps);
+    return deleteGroup(group, build, deps, receiveCount);
   }
-  if (!build.model) return deleteGroup(group, build, deps, receiveCount);
   const finalizer = groupFinalizer(group);
   for (const member of build.members) {
     try {
@@ -85,6 +80,7 @@ async function reconcileGroup(
     // A quick look that found the group in line changed nothing: no Event (a resync round every few minutes would
     // otherwise write one on every member of every group).
     if (applied?.quick) return undefined;
+    await tellMembers(build, deps);
     const result =
       applied?.requeueAfterSeconds !== undefined ? { requeueAfterSeconds: applied.requeueAfterSeconds } : undefined;
     for (const member of build.members) {
@@ -100,8 +96,24 @@ async function reconcileGroup(
   } catch (err) {
     const code = codeOf(err);
     const message = `Failed deploy model due to ${code ? `${code}: ` : ''}${errorMessage(err)}`;
+    await tellMembers(build, deps);
     await recordMembersEvent(deps, build.members, 'Warning', EVENT.failedDeploy, message);
     throw err;
+  }
+}
+
+/**
+ * Each member's problems (it is kept as it was) and the settings it uses that are not supported: a Warning each. Not
+ * after a quick look that found the group in line, which every member's settings being built implies.
+ */
+async function tellMembers(build: GroupBuild, deps: IngressDeps): Promise<void> {
+  for (const member of build.members) {
+    for (const problem of member.problems) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.failedBuild, `${problem.at}: ${problem.message}`);
+    }
+    for (const warning of member.warnings) {
+      await recordIngressEvent(deps, member.ingress, 'Warning', EVENT.unsupported, `${warning.at}: ${warning.message}`);
+    }
   }
 }
 
@@ -127,8 +139,7 @@ async function deleteGroup(
       servingGone: deletion.servingGone,
       pendingGroups: deletion.pendingGroups,
     });
-    const steps = [5, 15, 45];
-    return { requeueAfterSeconds: steps[receiveCount - 1] ?? deps.cleanupRequeueSeconds };
+    return { requeueAfterSeconds: cleanupRequeueSeconds(receiveCount, deps.cleanupRequeueSeconds) };
   }
   return undefined;
 }
