@@ -1,7 +1,7 @@
 import { TAGS_ARNS_PER_CALL } from '../../shared/aws/elbv2-port.ts';
-import { classOf, type GroupId, groupOf, groupsOfFinalizers, stackName } from '../../shared/ingress/membership.ts';
+import { type ClassLookup, classOf, type GroupId, stackName } from '../../shared/ingress/membership.ts';
+import { groupsNamedBy, readClasses } from '../../shared/ingress/named-groups.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
-import type { IngressClassParams } from '../../shared/k8s/ingress-types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import { deleteStack, stackInventory } from './apply/cleanup.ts';
@@ -63,21 +63,15 @@ async function stacksInVpc(deps: IngressDeps): Promise<Map<string, GroupId>> {
 async function liveStacks(deps: IngressDeps): Promise<Set<string>> {
   try {
     const ingresses = await deps.kube.listIngresses();
-    const classes = await deps.kube.listIngressClasses();
-    const params = new Map<string, IngressClassParams>();
-    for (const name of new Set(classes.flatMap((c) => (c.spec?.parameters ? [c.spec.parameters.name] : [])))) {
-      const found = await deps.kube.getIngressClassParams(name);
-      if (found) params.set(name, found);
-    }
+    const { classes, params } = await readClasses(deps.kube);
+    const lookup: ClassLookup = { classes, params: (name) => params.get(name) };
     const live = new Set<string>();
     for (const ingress of ingresses) {
-      const found = classOf(ingress, { classes, params: (name) => params.get(name) });
-      const grouped = found.managed === true ? groupOf(ingress, found.params) : undefined;
-      for (const group of [...(grouped?.ok ? [grouped.group] : []), ...groupsOfFinalizers(ingress)]) {
-        live.add(stackName(group));
-      }
+      for (const group of groupsNamedBy(ingress, lookup)) live.add(stackName(group));
       // An Ingress whose class cannot be used right now may still be a member: its own implicit stack stays.
-      if (found.managed === 'invalid') live.add(`${ingress.metadata.namespace ?? 'default'}/${ingress.metadata.name}`);
+      if (classOf(ingress, lookup).managed === 'invalid') {
+        live.add(`${ingress.metadata.namespace ?? 'default'}/${ingress.metadata.name}`);
+      }
     }
     return live;
   } catch (err) {

@@ -8,8 +8,9 @@ import {
   groupOf,
   stackName,
 } from '../../shared/ingress/membership.ts';
+import { readClasses } from '../../shared/ingress/named-groups.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
-import type { Ingress, IngressClassParams } from '../../shared/k8s/ingress-types.ts';
+import type { Ingress } from '../../shared/k8s/ingress-types.ts';
 import { codeOf } from '../../shared/load-balancers/errors.ts';
 import { isIngressGarbageCollectionKey } from '../../shared/queue/ingress-gc-key.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
@@ -187,12 +188,7 @@ async function buildFor(
   let lookup: ClassLookup;
   try {
     ingresses = await kube.listIngresses();
-    const classes = await kube.listIngressClasses();
-    const params = new Map<string, IngressClassParams>();
-    for (const name of new Set(classes.flatMap((c) => (c.spec?.parameters ? [c.spec.parameters.name] : [])))) {
-      const found = await kube.getIngressClassParams(name);
-      if (found) params.set(name, found);
-    }
+    const { classes, params } = await readClasses(kube);
     const labels = new Map<string, Record<string, string>>();
     if ([...params.values()].some((p) => p.spec?.namespaceSelector)) {
       for (const namespace of new Set(ingresses.map((i) => i.metadata.namespace ?? 'default'))) {

@@ -1,13 +1,6 @@
-import {
-  type ClassLookup,
-  classOf,
-  groupKey,
-  groupOf,
-  groupsOfFinalizers,
-  stackName,
-} from '../../shared/ingress/membership.ts';
+import { type ClassLookup, groupKey, stackName } from '../../shared/ingress/membership.ts';
+import { groupsNamedBy, readClasses } from '../../shared/ingress/named-groups.ts';
 import type { IngressesPort } from '../../shared/k8s/ingress-port.ts';
-import type { IngressClassParams } from '../../shared/k8s/ingress-types.ts';
 import type { KeyHint, KeyMessage } from '../../shared/queue/message.ts';
 
 /** What the resync reads to name the cluster's IngressGroups. */
@@ -22,25 +15,11 @@ export type IngressGroupSources = Pick<IngressesPort, 'listIngresses' | 'listIng
  * member, a key too many rather than one too few.
  */
 export async function ingressGroupKeys(sources: IngressGroupSources, hint: KeyHint): Promise<KeyMessage[]> {
-  const [ingresses, classes] = await Promise.all([sources.listIngresses(), sources.listIngressClasses()]);
-  const params = new Map<string, IngressClassParams>();
-  const named = new Set(classes.flatMap((c) => (c.spec?.parameters ? [c.spec.parameters.name] : [])));
-  for (const name of [...named].sort()) {
-    const found = await sources.getIngressClassParams(name);
-    if (found) params.set(name, found);
-  }
+  const [ingresses, { classes, params }] = await Promise.all([sources.listIngresses(), readClasses(sources)]);
   const lookup: ClassLookup = { classes, params: (name) => params.get(name) };
   const keys = new Map<string, KeyMessage>();
   for (const ingress of ingresses) {
-    const found = classOf(ingress, lookup);
-    const grouped = found.managed === true ? groupOf(ingress, found.params) : undefined;
-    // An invalid group name: the Ingress's own (implicit) group's key, whose pass says so on the Ingress.
-    const own = {
-      explicit: false as const,
-      namespace: ingress.metadata.namespace ?? 'default',
-      name: ingress.metadata.name,
-    };
-    const groups = [...(grouped ? [grouped.ok ? grouped.group : own] : []), ...groupsOfFinalizers(ingress)];
+    const groups = groupsNamedBy(ingress, lookup);
     for (const group of groups) {
       const id = `${group.explicit ? 'explicit' : 'implicit'}:${stackName(group)}`;
       if (!keys.has(id)) keys.set(id, { ...groupKey(group), hint });
