@@ -14,6 +14,7 @@ export const ObjectKind = z.enum([
   'RouteTable',
   'IngressGroup',
   'IngressStacks',
+  'TargetGroupBinding',
 ]);
 export type ObjectKind = z.infer<typeof ObjectKind>;
 
