@@ -1,8 +1,8 @@
+import type { Namespace } from './ingress-types.ts';
 import type { LeaseReadPort } from './lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
 import type { TargetGroupBinding, TargetGroupBindingStatus, TgbInferredFields } from './tgb-types.ts';
-import type { Namespace } from './ingress-types.ts';
 import type { Pod } from './types.ts';
 
 /**
