@@ -180,6 +180,56 @@ describe('Ec2Adapter.describeNetworkInterfaces', () => {
   });
 });
 
+describe('Ec2Adapter.findNetworkInterfacesByPrivateIp', () => {
+  it('filters by addresses.private-ip-address, 200 values a call, every page, and reads the security groups', async () => {
+    const addresses = Array.from({ length: 201 }, (_, i) => `10.0.${Math.floor(i / 250)}.${i % 250}`);
+    ec2
+      .on(DescribeNetworkInterfacesCommand)
+      .resolvesOnce({
+        NetworkInterfaces: [
+          {
+            NetworkInterfaceId: ENI,
+            Status: 'in-use',
+            SubnetId: 'subnet-1',
+            PrivateIpAddresses: [{ PrivateIpAddress: '10.0.0.1', Primary: true }],
+            Groups: [{ GroupId: 'sg-1' }, { GroupName: 'no id' }],
+          },
+        ],
+        NextToken: 'more',
+      })
+      .resolves({ NetworkInterfaces: [{ NetworkInterfaceId: eniId(2), Status: 'in-use', SubnetId: 'subnet-1' }] });
+    const found = await adapter.findNetworkInterfacesByPrivateIp([...addresses, '10.0.0.1']);
+    expect(found.map((e) => [e.networkInterfaceId, e.securityGroupIds])).toEqual([
+      [ENI, ['sg-1']],
+      [eniId(2), undefined],
+    ]);
+    expect(describeInputs()).toEqual([
+      {
+        Filters: [{ Name: 'addresses.private-ip-address', Values: addresses.slice(0, 200) }],
+        MaxResults: 1000,
+        NextToken: undefined,
+      },
+      {
+        Filters: [{ Name: 'addresses.private-ip-address', Values: addresses.slice(0, 200) }],
+        MaxResults: 1000,
+        NextToken: 'more',
+      },
+      {
+        Filters: [{ Name: 'addresses.private-ip-address', Values: addresses.slice(200) }],
+        MaxResults: 1000,
+        NextToken: undefined,
+      },
+    ]);
+  });
+
+  it('makes no call for no addresses, and keeps the error code', async () => {
+    expect(await adapter.findNetworkInterfacesByPrivateIp([])).toEqual([]);
+    expect(describeInputs()).toEqual([]);
+    ec2.on(DescribeNetworkInterfacesCommand).rejects(new AwsServiceError('UnauthorizedOperation', 'no'));
+    expect(await errorOf(adapter.findNetworkInterfacesByPrivateIp(['10.0.0.1']))).toBeInstanceOf(TerminalError);
+  });
+});
+
 describe('Ec2Adapter.assignPrivateIpAddresses', () => {
   it('asks for a number of secondary addresses and answers those assigned', async () => {
     ec2.on(AssignPrivateIpAddressesCommand).resolves({

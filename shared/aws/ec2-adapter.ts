@@ -378,6 +378,33 @@ export class Ec2LoadBalancerNetwork extends Ec2SubnetsAndTags implements Ec2Load
     }
   }
 
+  async findNetworkInterfacesByPrivateIp(addresses: readonly string[]): Promise<NetworkInterfaceDetail[]> {
+    const found = new Map<string, NetworkInterfaceDetail>();
+    // A filter rather than IDs; EC2 takes at most 200 filter values in one call.
+    for (const chunk of chunks(unique(addresses), MAX_FILTER_VALUES_PER_CALL)) {
+      try {
+        const pages = await allPages(
+          (NextToken) =>
+            this.client.send(
+              new DescribeNetworkInterfacesCommand({
+                Filters: [{ Name: 'addresses.private-ip-address', Values: chunk }],
+                MaxResults: FILTERED_PAGE_SIZE,
+                NextToken,
+              }),
+            ),
+          (page) => page.NextToken,
+        );
+        for (const eni of pages.flatMap((page) => page.NetworkInterfaces ?? [])) {
+          const detail = toNetworkInterfaceDetail(eni);
+          if (detail) found.set(detail.networkInterfaceId, detail);
+        }
+      } catch (err) {
+        throw toControllerError('describing the network interfaces of target addresses', err);
+      }
+    }
+    return [...found.values()];
+  }
+
   async deleteSecurityGroup(groupId: string): Promise<'deleted' | 'not-found'> {
     try {
       await this.client.send(new DeleteSecurityGroupCommand({ GroupId: groupId }));
@@ -968,6 +995,8 @@ function toNetworkInterfaceDetail(sdk: SdkEni): NetworkInterfaceDetail | undefin
     ipv4Prefixes: (sdk.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
     tags: fromKeyValues(sdk.TagSet),
   };
+  const groups = (sdk.Groups ?? []).flatMap((g) => (g.GroupId ? [g.GroupId] : []));
+  if (groups.length > 0) detail.securityGroupIds = groups;
   if (sdk.Attachment?.DeviceIndex !== undefined) {
     detail.attachment = {
       instanceId: nonEmpty(sdk.Attachment.InstanceId),

@@ -180,6 +180,8 @@ export interface NetworkInterfaceDetail {
   /** Delegated IPv4 prefixes (`10.0.1.16/28`), in the order EC2 lists them. */
   ipv4Prefixes: string[];
   tags: Record<string, string>;
+  /** The security groups of the interface, when EC2 reported them. */
+  securityGroupIds?: string[];
 }
 
 /** Filters for finding network interfaces; every given field must match (EC2 ANDs filters). */
@@ -258,6 +260,11 @@ export interface Ec2LoadBalancerNetworkPort extends Ec2SubnetTagPort {
   authorizeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void>;
   /** Remove inbound rules; rules the group does not have are not an error. */
   revokeSecurityGroupIngress(groupId: string, rules: readonly SecurityGroupRule[]): Promise<void>;
+  /**
+   * The network interfaces holding any of these private IPv4 addresses (primary or secondary), with their security
+   * groups: the interfaces behind IP targets. Addresses no interface holds are simply absent; all pages.
+   */
+  findNetworkInterfacesByPrivateIp(addresses: readonly string[]): Promise<NetworkInterfaceDetail[]>;
   /**
    * `not-found`: already gone. DependencyViolation (network interfaces of a deleted load balancer still
    * use it, or another group's rule references it) is a retryable error: it clears once they are gone.

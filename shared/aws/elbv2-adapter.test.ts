@@ -521,6 +521,30 @@ describe('Elbv2Adapter target groups and targets', () => {
     expect(await adapter.deleteTargetGroup(TG_ARN).catch((e: unknown) => e)).toBeInstanceOf(RetryableError);
   });
 
+  it('finds by ARN, 20 a call, without PageSize; one unknown ARN makes it ask ARN by ARN', async () => {
+    const arns = Array.from({ length: 21 }, (_, i) => `${TG_ARN}-${i}`);
+    elb
+      .on(DescribeTargetGroupsCommand, { TargetGroupArns: arns.slice(0, 20) })
+      .resolves({ TargetGroups: [sdkGroup('0')] })
+      .on(DescribeTargetGroupsCommand, { TargetGroupArns: [arns[20]!] })
+      .rejects(sdkError('TargetGroupNotFound'));
+    expect((await adapter.describeTargetGroupsByArn([...arns, arns[0]!])).map((g) => g.name)).toEqual(['0']);
+    expect(elb.commandCalls(DescribeTargetGroupsCommand).map((c) => c.args[0].input)).toEqual([
+      { TargetGroupArns: arns.slice(0, 20), Marker: undefined },
+      { TargetGroupArns: [arns[20]], Marker: undefined },
+    ]);
+    elb.reset();
+    elb
+      .on(DescribeTargetGroupsCommand, { TargetGroupArns: ['a', 'b'] })
+      .rejects(sdkError('TargetGroupNotFound'))
+      .on(DescribeTargetGroupsCommand, { TargetGroupArns: ['a'] })
+      .rejects(sdkError('TargetGroupNotFound'))
+      .on(DescribeTargetGroupsCommand, { TargetGroupArns: ['b'] })
+      .resolves({ TargetGroups: [sdkGroup('b')] });
+    expect((await adapter.describeTargetGroupsByArn(['a', 'b'])).map((g) => g.name)).toEqual(['b']);
+    expect(elb.commandCalls(DescribeTargetGroupsCommand)).toHaveLength(3);
+  });
+
   it('reads target health, and registers only when there is something to register', async () => {
     elb.on(DescribeTargetHealthCommand).resolves({
       TargetHealthDescriptions: [
@@ -528,11 +552,25 @@ describe('Elbv2Adapter target groups and targets', () => {
           Target: { Id: 'i-1', Port: 30080 },
           TargetHealth: { State: 'draining', Reason: 'Target.DeregistrationInProgress' },
         },
+        {
+          Target: { Id: '10.0.0.1', Port: 8080 },
+          TargetHealth: {
+            State: 'initial',
+            Reason: 'Elb.RegistrationInProgress',
+            Description: 'Target registration is in progress',
+          },
+        },
         { Target: { Id: 'i-2', Port: 30080 }, TargetHealth: { State: 'healthy' } },
       ],
     });
     expect(await adapter.describeTargetHealth(TG_ARN)).toEqual([
       { target: { id: 'i-1', port: 30080 }, state: 'draining', reason: 'Target.DeregistrationInProgress' },
+      {
+        target: { id: '10.0.0.1', port: 8080 },
+        state: 'initial',
+        reason: 'Elb.RegistrationInProgress',
+        description: 'Target registration is in progress',
+      },
       { target: { id: 'i-2', port: 30080 }, state: 'healthy' },
     ]);
     elb.on(RegisterTargetsCommand).resolves({});

@@ -482,6 +482,21 @@ export class Elbv2Adapter implements Elbv2Port {
     return found;
   }
 
+  async describeTargetGroupsByArn(arns: readonly string[]): Promise<TargetGroup[]> {
+    const found: TargetGroup[] = [];
+    for (const chunk of chunks(unique(arns), TARGET_GROUP_NAMES_PER_CALL)) {
+      try {
+        found.push(...(await this.targetGroups({ TargetGroupArns: chunk })));
+      } catch (err) {
+        // One unknown ARN fails the whole call: ask for each ARN on its own, keeping the ones that exist.
+        if (elbv2ErrorCode(err) !== 'TargetGroupNotFound') throw elbv2Error('describing target groups by ARN', err);
+        if (chunk.length === 1) continue;
+        for (const arn of chunk) found.push(...(await this.describeTargetGroupsByArn([arn])));
+      }
+    }
+    return found;
+  }
+
   async describeTargetGroupsOfLoadBalancer(loadBalancerArn: string): Promise<TargetGroup[]> {
     try {
       return await this.targetGroups({ LoadBalancerArn: loadBalancerArn });
@@ -571,6 +586,7 @@ export class Elbv2Adapter implements Elbv2Port {
           state: HEALTH_STATES.has(raw) ? (raw as TargetHealthState) : 'unavailable',
         };
         if (d.TargetHealth?.Reason) health.reason = d.TargetHealth.Reason;
+        if (d.TargetHealth?.Description) health.description = d.TargetHealth.Description;
         return [health];
       });
     } catch (err) {
@@ -638,8 +654,8 @@ export class Elbv2Adapter implements Elbv2Port {
   }
 
   private async targetGroups(input: Omit<DescribeTargetGroupsCommandInput, 'Marker'>): Promise<TargetGroup[]> {
-    // PageSize may not be combined with Names.
-    const pageSize = input.Names ? {} : { PageSize: ELBV2_PAGE_SIZE };
+    // PageSize may not be combined with Names (nor, here, with ARNs: a list of at most 20 is one page).
+    const pageSize = input.Names || input.TargetGroupArns ? {} : { PageSize: ELBV2_PAGE_SIZE };
     const pages = await allPages(
       (Marker) => this.client.send(new DescribeTargetGroupsCommand({ ...input, ...pageSize, Marker })),
       (page) => page.NextMarker,

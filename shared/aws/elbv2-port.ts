@@ -259,6 +259,8 @@ export interface TargetHealth {
   target: Target;
   state: TargetHealthState;
   reason?: string;
+  /** ELB's words for the reason (`Target registration is in progress`), when it gives some. */
+  description?: string;
 }
 
 export interface Elbv2Port {
@@ -333,6 +335,8 @@ export interface Elbv2Port {
 
   /** Target groups by name; names AWS does not know are absent from the answer. */
   findTargetGroups(names: readonly string[]): Promise<TargetGroup[]>;
+  /** Target groups by ARN; ARNs AWS does not know are absent from the answer. */
+  describeTargetGroupsByArn(arns: readonly string[]): Promise<TargetGroup[]>;
   /** The target groups a load balancer's listeners forward to. */
   describeTargetGroupsOfLoadBalancer(loadBalancerArn: string): Promise<TargetGroup[]>;
   /** Every target group of the region, all pages. */

@@ -132,12 +132,13 @@ export class Elbv2State {
     found.lb.state = 'active';
   }
 
-  /** Put a target in a state, as health checks would (e.g. `unhealthy`). */
-  setTargetHealth(targetGroupArn: string, id: string, state: TargetHealthState): void {
+  /** Put a target in a state, as health checks would (e.g. `unhealthy`, with `Target.FailedHealthChecks`). */
+  setTargetHealth(targetGroupArn: string, id: string, state: TargetHealthState, reason?: string): void {
     const group = this.targetGroups.get(targetGroupArn);
     const target = group && [...group.targets.values()].find((t) => t.target.id === id);
     if (!target) throw new Error(`FakeElbv2: no target ${id} in ${targetGroupArn}`);
     target.state = state;
+    target.reason = reason;
     target.initialDescribesLeft = 0;
   }
 

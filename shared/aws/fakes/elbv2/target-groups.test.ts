@@ -83,12 +83,18 @@ describe('FakeElbv2 targets', () => {
     const { lb, group } = await w.lbWithGroup();
     await w.elb.registerTargets(group.arn, [target]);
     expect(await w.elb.describeTargetHealth(group.arn)).toEqual([
-      { target, state: 'unused', reason: 'Target.NotInUse' },
+      {
+        target,
+        state: 'unused',
+        reason: 'Target.NotInUse',
+        description: 'Target group is not configured to receive traffic from the load balancer',
+      },
     ]);
     await w.elb.createListener(lb.arn, { port: 80, protocol: 'TCP', targetGroupArn: group.arn }, {});
     expect((await w.elb.describeTargetHealth(group.arn))[0]).toMatchObject({
       state: 'initial',
       reason: 'Elb.RegistrationInProgress',
+      description: 'Target registration is in progress',
     });
     expect((await w.elb.describeTargetHealth(group.arn))[0]).toEqual({ target, state: 'healthy' });
     // Registering it again changes nothing.

@@ -76,11 +76,29 @@ export function describeTargetHealth(elb: Elbv2State, input: DescribeTargetHealt
       Target: { Id: target.target.id, Port: target.target.port },
       HealthCheckPort:
         group.tg.healthCheck.port === 'traffic-port' ? String(target.target.port) : group.tg.healthCheck.port,
-      TargetHealth: { State: target.state, ...(target.reason ? { Reason: target.reason as never } : {}) },
+      TargetHealth: {
+        State: target.state,
+        ...(target.reason ? { Reason: target.reason as never } : {}),
+        ...(target.reason && DESCRIPTIONS[target.reason] ? { Description: DESCRIPTIONS[target.reason] } : {}),
+      },
     });
   }
   return { TargetHealthDescriptions: out };
 }
+
+/**
+ * ELB's description of each reason code, as its API reference words them.
+ * https://docs.aws.amazon.com/elasticloadbalancing/latest/APIReference/API_TargetHealth.html
+ */
+const DESCRIPTIONS: Readonly<Record<string, string>> = {
+  'Elb.RegistrationInProgress': 'Target registration is in progress',
+  'Elb.InitialHealthChecking': 'Initial health checks in progress',
+  'Target.NotInUse': 'Target group is not configured to receive traffic from the load balancer',
+  'Target.DeregistrationInProgress': 'Target deregistration is in progress',
+  'Target.FailedHealthChecks': 'Health checks failed',
+  'Target.Timeout': 'Request timed out',
+  'Target.ResponseCodeMismatch': 'Health checks failed with these codes',
+};
 
 function progress(target: FakeTarget, inUse: boolean): void {
   if (!inUse) {
