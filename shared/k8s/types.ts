@@ -86,7 +86,13 @@ export interface Pod {
   };
   status?: {
     phase?: PodPhase;
-    conditions?: { type: string; status: 'True' | 'False' | 'Unknown'; reason?: string }[];
+    conditions?: {
+      type: string;
+      status: 'True' | 'False' | 'Unknown';
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+    }[];
     [field: string]: unknown;
   };
 }
