@@ -3,6 +3,7 @@ import { SWITCHES } from '../shared/controllers.ts';
 import { INGRESS_STAGE_SCHEMA } from '../stacks/config-ingress.ts';
 import { INTERRUPTION_STAGE_SCHEMA } from '../stacks/config-interruption.ts';
 import { IPAM_STAGE_SCHEMA } from '../stacks/config-ipam.ts';
+import { TGB_STAGE_SCHEMA } from '../stacks/config-tgb.ts';
 
 /**
  * `npm start`'s command line. The simulation is the default whatever the environment holds: only
@@ -81,6 +82,7 @@ export interface RealArgs extends Common {
   interruption: boolean;
   ipam: boolean;
   ingress: boolean;
+  targetGroupBinding: boolean;
   /** Serve the IPAM admission webhooks here, for an API server that reaches this machine at `host`. */
   webhooks?: { port: number; host?: string };
   /** Undefined: each controller's period as deployed. */
@@ -109,6 +111,7 @@ const OPTIONS = {
   interruption: { type: 'boolean' },
   ipam: { type: 'boolean' },
   ingress: { type: 'boolean' },
+  'target-group-binding': { type: 'boolean' },
   'webhook-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'resync-seconds': { type: 'string' },
@@ -131,6 +134,7 @@ const REAL_ONLY = [
   'interruption',
   'ipam',
   'ingress',
+  'target-group-binding',
   'webhook-port',
   'webhook-host',
   'resync-seconds',
@@ -161,6 +165,7 @@ const STAGE_SWITCH_SCHEMAS = {
   interruption: INTERRUPTION_STAGE_SCHEMA.CCM_INTERRUPTION,
   ipam: IPAM_STAGE_SCHEMA.CCM_IPAM,
   ingress: INGRESS_STAGE_SCHEMA.CCM_INGRESS,
+  targetGroupBinding: TGB_STAGE_SCHEMA.CCM_TARGET_GROUP_BINDING,
 };
 
 function stageSwitch(name: keyof typeof STAGE_SWITCH_SCHEMAS, flag: boolean | undefined, env: Env): boolean {
@@ -236,6 +241,7 @@ export function parseLocalArgs(argv: readonly string[], env: Env): LocalArgs {
     interruption: stageSwitch('interruption', values.interruption, env),
     ipam,
     ingress: stageSwitch('ingress', values.ingress, env),
+    targetGroupBinding: stageSwitch('targetGroupBinding', values['target-group-binding'], env),
     ...(webhookPort !== undefined
       ? {
           webhooks: {

@@ -19,6 +19,7 @@ import type { DrainPort } from '../shared/k8s/drain-port.ts';
 import type { IngressControllerKube } from '../shared/k8s/ingress-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
+import type { TgbControllerKube } from '../shared/k8s/tgb-port.ts';
 import type { RealArgs } from './args.ts';
 import type { ControllerOptions } from './engine.ts';
 
@@ -40,16 +41,21 @@ export interface RealPorts {
   ingressKube(): IngressControllerKube;
   acm(): AcmPort;
   wafv2(): Wafv2Port;
+  tgbKube(): TgbControllerKube;
 }
 
-/** The switches as real mode reads them: the settings the Lambdas read, and the stage's own three. */
-export function realSwitches(config: Config, args: Pick<RealArgs, 'interruption' | 'ipam' | 'ingress'>): Switches {
+/** The switches as real mode reads them: the settings the Lambdas read, and the stage's own four. */
+export function realSwitches(
+  config: Config,
+  args: Pick<RealArgs, 'interruption' | 'ipam' | 'ingress'> & Partial<Pick<RealArgs, 'targetGroupBinding'>>,
+): Switches {
   return {
     clusterCidrs: Boolean(config.CLUSTER_CIDRS),
     vpcId: Boolean(config.VPC_ID),
     interruption: args.interruption,
     ipam: args.ipam,
     ingress: args.ingress,
+    targetGroupBinding: args.targetGroupBinding ?? false,
   };
 }
 
@@ -71,6 +77,11 @@ const REAL_CONTROLLERS: { [N in ControllerName]: (config: Config, ports: RealPor
     elbv2: ports.elbv2(),
     acm: ports.acm(),
     wafv2: ports.wafv2(),
+  }),
+  'target-group-binding': (config, ports) => ({
+    ...settingsOf('target-group-binding', config),
+    kube: ports.tgbKube(),
+    elbv2: ports.elbv2(),
   }),
   interruption: (config, ports) => ({
     ...settingsOf('interruption', config),

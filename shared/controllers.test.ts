@@ -42,7 +42,14 @@ import type { KeyMessage } from './queue/message.ts';
  * left out of one of those places fails here (or in the typecheck, for the maps keyed by controller name).
  */
 
-const ALL_ON: Switches = { clusterCidrs: true, vpcId: true, interruption: true, ipam: true, ingress: true };
+const ALL_ON: Switches = {
+  clusterCidrs: true,
+  vpcId: true,
+  interruption: true,
+  ipam: true,
+  ingress: true,
+  targetGroupBinding: true,
+};
 const SWITCH_NAMES = Object.keys(SWITCHES) as SwitchName[];
 const off = (name: SwitchName): Switches => ({ ...ALL_ON, [name]: false });
 
@@ -53,6 +60,7 @@ const STAGE_ON: Record<SwitchName, Record<string, string>> = {
   interruption: { CCM_INTERRUPTION: 'true' },
   ipam: { CCM_IPAM: 'true' },
   ingress: { CCM_INGRESS: 'true' },
+  targetGroupBinding: { CCM_TARGET_GROUP_BINDING: 'true' },
 };
 const LAMBDA_ON: Record<string, string> = { CLUSTER_CIDRS: '10.244.0.0/16', VPC_ID: 'vpc-0123456789abcdef0' };
 const BASE_STAGE = {

@@ -24,6 +24,12 @@ export const SWITCHES = {
   ipam: { stage: 'CCM_IPAM', flag: '--ipam', variable: 'CCM_IPAM' },
   // Never on by itself: a cluster still running the AWS Load Balancer Controller must not get a second one.
   ingress: { stage: 'CCM_INGRESS', flag: '--ingress', variable: 'CCM_INGRESS' },
+  // Never on by itself either, for the same reason: TargetGroupBindings are the reference controller's objects.
+  targetGroupBinding: {
+    stage: 'CCM_TARGET_GROUP_BINDING',
+    flag: '--target-group-binding',
+    variable: 'CCM_TARGET_GROUP_BINDING',
+  },
 } as const;
 
 export type SwitchName = keyof typeof SWITCHES;
@@ -133,6 +139,8 @@ export const CONTROLLERS = {
       nodePortRange: config.SERVICE_NODE_PORT_RANGE,
       externalManagedTags: config.SERVICE_EXTERNAL_MANAGED_TAGS,
       defaultLoadBalancerType: config.SERVICE_DEFAULT_LOAD_BALANCER_TYPE,
+      // The Services the AWS Load Balancer Controller serves (`external`, `nlb-ip`, class service.k8s.aws/nlb).
+      lbcServices: config.SERVICE_LBC_SERVICES,
       // Not a setting: how the deployed handler runs (a resync pass looks quickly first; functions/service/deps.ts).
       resyncQuickCheck: true,
     }),
@@ -169,6 +177,21 @@ export const CONTROLLERS = {
       cleanupRequeueSeconds: config.SERVICE_CLEANUP_REQUEUE_SECONDS,
       replacementGraceSeconds: config.SERVICE_REPLACEMENT_GRACE_SECONDS,
       ...(config.SERVICE_NODE_PORT_RANGE ? { nodePortRange: config.SERVICE_NODE_PORT_RANGE } : {}),
+    }),
+  },
+  'target-group-binding': {
+    summary: 'registers Pods or Nodes in the target groups TargetGroupBindings name, with Pod readiness gates',
+    handler: 'functions/target-group-binding/handler.ts',
+    queueUrlSetting: 'TARGET_GROUP_BINDING_QUEUE_URL',
+    feeds: ['relay', 'resync'],
+    switches: ['targetGroupBinding'],
+    writesAws: true,
+    required: [],
+    settings: (config: Config) => ({
+      ...(config.VPC_ID ? { vpcId: config.VPC_ID } : {}),
+      readinessRequeueSeconds: config.TGB_READINESS_REQUEUE_SECONDS,
+      // Not a setting: deployed, the reference controller's leader Lease is always looked at first.
+      checkLbcLease: true,
     }),
   },
   interruption: {

@@ -92,6 +92,7 @@ describe('loadStageConfig', () => {
       provisioningRequeueSeconds: 60,
       cleanupRequeueSeconds: 60,
       replacementGraceSeconds: 360,
+      lbcServices: false,
     });
     expect(
       loadStageConfig({

@@ -13,6 +13,7 @@ import {
   interruptionStage,
 } from './config-interruption.ts';
 import { IPAM_STAGE_SCHEMA, type IpamStage, ipamProblems, ipamStage } from './config-ipam.ts';
+import { TGB_STAGE_SCHEMA, type TgbStage, tgbProblems, tgbStage } from './config-tgb.ts';
 
 /**
  * The stage configuration: everything `sst deploy --stage <name>` needs to know about the cluster it
@@ -65,6 +66,11 @@ export const FUNCTION_DEFAULTS = {
   // an ALB) are read and written one call each, so 180 s. Waiting on an ALB or a deletion is a requeue, as for
   // Services, hence the same 200 receives; 5 at once keeps ELBv2's per-account rate limits for the Services too.
   ingress: { memoryMb: 512, timeoutSeconds: 180, maxConcurrency: 5, maxReceiveCount: 200 },
+  // One key per TargetGroupBinding; a pass is a few reads and at most one Register and one Deregister call. Every
+  // wait on a gated Pod's target health is a requeue, and so a receive (TGB_READINESS_REQUEUE_SECONDS apart, 10 s
+  // by default): 1000, the most SQS allows, is close to three hours of a rollout waiting on health checks. 5 at
+  // once keeps ELBv2's per-account rate limits for the Services and Ingresses too.
+  'target-group-binding': { memoryMb: 512, timeoutSeconds: 60, maxConcurrency: 5, maxReceiveCount: 1000 },
   // Started by a schedule, not a queue: concurrency and receive count do not apply to it.
   resync: { memoryMb: 512, timeoutSeconds: 120, maxConcurrency: 2, maxReceiveCount: 1 },
 } as const satisfies Record<string, Omit<FunctionSettings, 'reservedConcurrency'>>;
@@ -140,6 +146,8 @@ export interface StageConfig {
     cleanupRequeueSeconds: number;
     /** How long a replaced NLB keeps serving after the status moved to its successor (SERVICE_REPLACEMENT_GRACE_SECONDS). */
     replacementGraceSeconds: number;
+    /** Whether it serves the AWS Load Balancer Controller's Services too (CCM_LBC_SERVICES). */
+    lbcServices: boolean;
   };
   /** The interruption controller, deployed only when CCM_INTERRUPTION is on. */
   interruption?: InterruptionStage;
@@ -147,6 +155,8 @@ export interface StageConfig {
   ipam?: IpamStage;
   /** The Ingress controller, deployed only when CCM_INGRESS is on (in the VPC of CCM_VPC_ID). */
   ingress?: IngressStage;
+  /** The TargetGroupBinding controller, deployed only when CCM_TARGET_GROUP_BINDING is on. */
+  targetGroupBinding?: TgbStage;
   alarms: { queueAgeSeconds: number; topicArn?: string };
   /** Whether the stage has its CloudWatch dashboard (USD 3 a month past an account's first three: docs/cost.md). */
   dashboard: boolean;
@@ -236,6 +246,7 @@ const StaticSchema = z
     ...INTERRUPTION_STAGE_SCHEMA,
     ...IPAM_STAGE_SCHEMA,
     ...INGRESS_STAGE_SCHEMA,
+    ...TGB_STAGE_SCHEMA,
     CCM_EC2_EVENTS_RETENTION_SECONDS: int(60, 1_209_600).default(900),
     CCM_EC2_EVENTS_AGE_ALARM_SECONDS: int(60, 1_209_600).default(300),
     CCM_QUEUE_AGE_ALARM_SECONDS: int(60, 1_209_600).default(900),
@@ -400,6 +411,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
   if (parsed.success) {
     for (const [setting, message] of ipamProblems(input, parsed.data)) describe(setting, message);
     for (const [setting, message] of ingressProblems(input, parsed.data)) describe(setting, message);
+    for (const [setting, message] of tgbProblems(input, parsed.data)) describe(setting, message);
   }
 
   if (parsed.success && functions['ec2-events']) {
@@ -419,6 +431,7 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
   const interruption = interruptionStage(c);
   const ipam = ipamStage(c);
   const ingress = ingressStage(c);
+  const targetGroupBinding = tgbStage(c);
   const oidcIssuer = c.CCM_RELAY_OIDC_PROVIDER_ARN?.replace(/^.*:oidc-provider\//, '');
   return {
     clusterName: c.CCM_CLUSTER_NAME,
@@ -468,12 +481,14 @@ export function loadStageConfig(env: Record<string, string | undefined>): StageC
             provisioningRequeueSeconds: c.CCM_SERVICE_PROVISIONING_REQUEUE_SECONDS,
             cleanupRequeueSeconds: c.CCM_SERVICE_CLEANUP_REQUEUE_SECONDS,
             replacementGraceSeconds: c.CCM_SERVICE_REPLACEMENT_GRACE_SECONDS,
+            lbcServices: c.CCM_LBC_SERVICES,
           },
         }
       : {}),
     ...(interruption ? { interruption } : {}),
     ...(ipam ? { ipam } : {}),
     ...(ingress ? { ingress } : {}),
+    ...(targetGroupBinding ? { targetGroupBinding } : {}),
     ec2Events: {
       retentionSeconds: c.CCM_EC2_EVENTS_RETENTION_SECONDS,
       ageAlarmSeconds: c.CCM_EC2_EVENTS_AGE_ALARM_SECONDS,

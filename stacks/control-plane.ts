@@ -22,6 +22,7 @@ import { RelayRole } from './relay.ts';
 import { Resync } from './resync.ts';
 import { routeReconciler } from './route.ts';
 import { serviceReconciler } from './service.ts';
+import { targetGroupBindingReconciler } from './target-group-binding.ts';
 
 /** The switches of shared/controllers.ts as a stage sets them (stacks/config.ts). */
 export function stageSwitches(config: StageConfig): Switches {
@@ -31,6 +32,7 @@ export function stageSwitches(config: StageConfig): Switches {
     interruption: config.interruption !== undefined,
     ipam: config.ipam !== undefined,
     ingress: config.ingress !== undefined,
+    targetGroupBinding: config.targetGroupBinding !== undefined,
   };
 }
 
@@ -62,6 +64,9 @@ const CONTROLLER_STACKS: {
   service: { build: (stack, ctx) => serviceReconciler(stack, ctx, ctx.config.services!) },
   ipam: { build: (stack, ctx) => ipamReconciler(stack, ctx, ctx.config.ipam!) },
   ingress: { build: (stack, ctx) => ingressReconciler(stack, ctx, ctx.config.ingress!) },
+  'target-group-binding': {
+    build: (stack, ctx) => targetGroupBindingReconciler(stack, ctx, ctx.config.targetGroupBinding!),
+  },
   interruption: {
     build: (stack, ctx) => interruptionReconciler(stack, ctx, ctx.config.interruption!),
     output: 'interruption queue (EC2 events router -> interruption controller)',

@@ -14,6 +14,7 @@ import {
 import { AUTOSCALING_LIFECYCLE_WRITES } from './iam-autoscaling.ts';
 import { ADOPTION_ACTIONS, adoptionTagKeys, REFERENCE_CLUSTER_TAG, UNSCOPED_LISTS } from './iam-ingress.ts';
 import { NETWORK_INTERFACE_ADDRESS_WRITES, NETWORK_INTERFACE_ARN } from './iam-ipam.ts';
+import { TARGET_GROUP_ARN, TARGET_REGISTRATION_ACTIONS } from './iam-target-group-binding.ts';
 
 /**
  * Least-privilege rules checked on the synthesized template, by the tests and by `npm run synth`:
@@ -39,6 +40,8 @@ import { NETWORK_INTERFACE_ADDRESS_WRITES, NETWORK_INTERFACE_ARN } from './iam-i
  *   - adoption by the Ingress controller (ADOPTION_ACTIONS): tagging ours what the AWS Load Balancer Controller made
  *     for this cluster, only on resources tagged `elbv2.k8s.aws/cluster=<cluster>`, only with our `owned` tag in the
  *     request, and only the two cluster tag keys (see stacks/iam-ingress.ts `adoptionTagging`);
+ *   - registering and deregistering targets (TARGET_REGISTRATION_ACTIONS) on target group ARNs only, any tags: a
+ *     TargetGroupBinding's target group is the user's, never tagged ours (stacks/iam-target-group-binding.ts);
  * - `Resource: "*"` also for the two lists with no resource-level permissions (UNSCOPED_LISTS: ACM certificates, web
  *   ACLs), which only read;
  * - removing tags (TAG_REMOVAL_ACTIONS), besides the owned condition, must name the keys it removes and none
@@ -140,6 +143,7 @@ function confinedToCluster(action: string, statement: PolicyStatementJson, clust
   if (action === 'ec2:CreateSecurityGroup' && only(VPC_ARN)) return true;
   if (ADOPTION_ACTIONS.has(action) && adoptsReferenceResources(statement, clusterName)) return true;
   if (NETWORK_INTERFACE_ADDRESS_WRITES.has(action) && only(NETWORK_INTERFACE_ARN) && inOneVpc(statement)) return true;
+  if (TARGET_REGISTRATION_ACTIONS.has(action) && only(TARGET_GROUP_ARN)) return true;
   return false;
 }
 

@@ -203,6 +203,27 @@ export const SETTINGS = {
    * (`key=value,key2=value2`); as the AWS Load Balancer Controller's `--default-tags`.
    */
   INGRESS_DEFAULT_TAGS: withDefault(tagMap, {}),
+  /**
+   * The Services the AWS Load Balancer Controller serves (`aws-load-balancer-type: external` or `nlb-ip`, and
+   * `loadBalancerClass: service.k8s.aws/nlb`) are the service controller's too, as that controller makes them
+   * (docs/target-group-binding.md). Off: they are left alone. The stage sets it with CCM_LBC_SERVICES=true.
+   */
+  SERVICE_LBC_SERVICES: withDefault(() => z.stringbool({ error: 'must be true or false' }), false),
+  /** The TargetGroupBinding controller's FIFO queue: TargetGroupBinding keys (functions/target-group-binding). */
+  TARGET_GROUP_BINDING_QUEUE_URL: optional(url),
+  /**
+   * Seconds between looks at a TargetGroupBinding while a Pod held by its readiness gate waits for its target to be
+   * healthy: the gate's condition turns True at most this long after ELB says `healthy`.
+   */
+  TGB_READINESS_REQUEUE_SECONDS: withDefault(
+    () =>
+      wholeNumber(
+        SECONDS,
+        [1, 'must be at least 1 second'],
+        [900, 'cannot exceed 900 seconds (the longest SQS visibility change this controller makes)'],
+      ),
+    10,
+  ),
   /** Per kind of interruption notice, `drain` or `taint-only` (see `interruptionActions`); unset: the defaults. */
   INTERRUPTION_ACTIONS: withDefault(interruptionActions, {}),
   /**

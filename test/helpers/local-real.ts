@@ -212,6 +212,10 @@ function fakePorts(w: LocalRealWorld): RealPorts {
     ingressKube: () => fakeIngressControllerKube(w.ingresses, w.kube),
     acm: () => new AcmAdapter(w.acm),
     wafv2: () => new Wafv2Adapter(w.wafv2),
+    // TEMPORARY, until the TargetGroupBinding fakes land (shared/k8s/fakes).
+    tgbKube: () => {
+      throw new Error('the TargetGroupBinding fakes are not built yet');
+    },
   };
 }
 
