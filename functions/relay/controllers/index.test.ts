@@ -36,6 +36,7 @@ describe('the table of controllers', () => {
       'Ingress',
       'IngressClass',
       'IngressClassParams',
+      'TargetGroupBinding',
     ]);
   });
 });

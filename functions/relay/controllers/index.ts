@@ -5,6 +5,7 @@ import { nodeController } from './node.ts';
 import { nodeLifecycleController } from './node-lifecycle.ts';
 import { routeController } from './route.ts';
 import { serviceController } from './service.ts';
+import { targetGroupBindingController } from './target-group-binding.ts';
 
 /**
  * The controllers the relay feeds, one line each: the reconciler's name (its queue, its metrics label) and its
@@ -23,6 +24,7 @@ export const CONTROLLERS = {
   service: serviceController,
   ipam: ipamController,
   ingress: ingressController,
+  'target-group-binding': targetGroupBindingController,
 } as const satisfies Record<string, ControllerModule>;
 
 export type Reconciler = keyof typeof CONTROLLERS;

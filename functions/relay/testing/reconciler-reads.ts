@@ -21,6 +21,7 @@ import { routeReconciler } from '../../route/reconciler.ts';
 import { RECONCILERS, type Reconciler } from '../controllers/index.ts';
 import { recordIngressReads } from './ingress-recording.ts';
 import { type ReadRecorder, recordingPort } from './reads.ts';
+import { recordTargetGroupBindingReads } from './tgb-recording.ts';
 
 /**
  * The reconcilers that read Nodes, Services, EndpointSlices, Pods and the VPC CNI ConfigMap, run on the
@@ -287,4 +288,5 @@ const RECORDINGS: Record<Reconciler, (recorder: ReadRecorder) => Promise<void>> 
   service: recordServiceReads,
   ipam: recordIpamReads,
   ingress: recordIngressReads,
+  'target-group-binding': recordTargetGroupBindingReads,
 };
