@@ -87,6 +87,33 @@ export function ingressProtectedTagKeys(clusterName: string): string[] {
 }
 
 /**
+ * Removing tags from resources this cluster owns, never an ownership tag nor one of `trackingTags` (the reference's
+ * tracking tags of the resources concerned): `ingressTagRemoval`'s shape for any set of tracking tags (the service
+ * role's, serving the reference's Services, keeps `service.k8s.aws/*`).
+ */
+export function trackedTagRemoval(props: {
+  clusterName: string;
+  actions: readonly string[];
+  resources: readonly string[];
+  trackingTags: readonly string[];
+  sid?: string;
+}): PolicyStatement {
+  const statement = ingressTagRemoval(props);
+  const keys = [...new Set([...protectedTagKeys(props.clusterName), ...props.trackingTags])];
+  return new PolicyStatement({
+    ...(props.sid ? { sid: props.sid } : {}),
+    effect: Effect.ALLOW,
+    actions: statement.actions,
+    resources: statement.resources,
+    conditions: {
+      ...ownedResourceCondition(props.clusterName),
+      'ForAllValues:StringNotEquals': { 'aws:TagKeys': keys },
+      Null: { 'aws:TagKeys': 'false' },
+    },
+  });
+}
+
+/**
  * Removing tags an Ingress no longer asks for, from resources this cluster owns; never an ownership or tracking tag.
  * The shape of iam.ts's `ownedTagRemoval` (which `policy-rules.ts` checks), with the tracking tags added.
  */

@@ -11,8 +11,12 @@ import {
   tagOnCreate,
 } from './iam.ts';
 import { classicLoadBalancerStatements } from './iam-classic-elb.ts';
+import { adoptionTagging, trackedTagRemoval } from './iam-ingress.ts';
 import { ownedLoadBalancerStatements, ownedSecurityGroupStatements } from './iam-load-balancers.ts';
 import { type Reconciler, reconciler } from './reconciler.ts';
+
+/** The AWS Load Balancer Controller's tracking tags on what it makes for a Service (kept by every tag removal). */
+const SERVICE_TRACKING_TAGS = ['elbv2.k8s.aws/cluster', 'service.k8s.aws/stack', 'service.k8s.aws/resource'];
 
 /**
  * The Service load-balancer controller (docs/adr/0005-service-load-balancers.md): Network Load Balancers,
@@ -21,6 +25,11 @@ import { type Reconciler, reconciler } from './reconciler.ts';
  * tag, with two exceptions the tags cannot express (stacks/iam.ts): rules on the Nodes' security groups,
  * which may be `shared` with the cluster, and tagging listeners that earlier versions created untagged.
  * It removes tags only from what is owned, and never the ownership tags themselves (`ownedTagRemoval`).
+ *
+ * With `CCM_LBC_SERVICES=true` it serves the AWS Load Balancer Controller's Services too, whose Network Load
+ * Balancer, listeners, target groups and security group that controller may have made: as the Ingress role
+ * (stacks/iam-ingress.ts), it may then tag ours what carries `elbv2.k8s.aws/cluster=<this cluster>` (adding only the
+ * two cluster tags), and its tag removal keeps the reference's tracking tags as well as the ownership tags.
  *
  * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
@@ -64,13 +73,22 @@ export function serviceReconciler(
       ),
       // Our groups: a load balancer's managed group, the cluster's backend group.
       ...ownedSecurityGroupStatements({ clusterName, securityGroups, vpc }),
-      // Removing tags a Service no longer asks for from our groups; never the ownership or role tags.
-      ownedTagRemoval({
-        sid: 'SecurityGroupTagRemoval',
-        clusterName,
-        actions: ['ec2:DeleteTags'],
-        resources: [securityGroups],
-      }),
+      // Removing tags a Service no longer asks for from our groups; never the ownership or role tags (nor, serving
+      // the reference's Services, its tracking tags).
+      services.lbcServices
+        ? trackedTagRemoval({
+            sid: 'SecurityGroupTagRemoval',
+            clusterName,
+            actions: ['ec2:DeleteTags'],
+            resources: [securityGroups],
+            trackingTags: SERVICE_TRACKING_TAGS,
+          })
+        : ownedTagRemoval({
+            sid: 'SecurityGroupTagRemoval',
+            clusterName,
+            actions: ['ec2:DeleteTags'],
+            resources: [securityGroups],
+          }),
       // Rules on our groups and on the Nodes' cluster-tagged groups, which are often only shared with us.
       clusterResourceWrite({
         sid: 'SecurityGroupRules',
@@ -105,13 +123,37 @@ export function serviceReconciler(
       // The one exception: tagging listeners earlier versions made untagged (listenerTagBackfill says why).
       listenerTagBackfill({ sid: 'ListenerTagBackfill', clusterName, resources: [listeners] }),
       // Removing tags a Service no longer asks for (additional-resource-tags), each resource's own owned tag
-      // deciding; never the ownership tags themselves.
-      ownedTagRemoval({
-        sid: 'LoadBalancerTagRemoval',
-        clusterName,
-        actions: ['elasticloadbalancing:RemoveTags'],
-        resources: [loadBalancers, targetGroups, listeners],
-      }),
+      // deciding; never the ownership tags themselves (nor, serving the reference's Services, its tracking tags).
+      services.lbcServices
+        ? trackedTagRemoval({
+            sid: 'LoadBalancerTagRemoval',
+            clusterName,
+            actions: ['elasticloadbalancing:RemoveTags'],
+            resources: [loadBalancers, targetGroups, listeners],
+            trackingTags: SERVICE_TRACKING_TAGS,
+          })
+        : ownedTagRemoval({
+            sid: 'LoadBalancerTagRemoval',
+            clusterName,
+            actions: ['elasticloadbalancing:RemoveTags'],
+            resources: [loadBalancers, targetGroups, listeners],
+          }),
+      ...(services.lbcServices
+        ? [
+            adoptionTagging({
+              sid: 'SecurityGroupAdoption',
+              clusterName,
+              action: 'ec2:CreateTags',
+              resources: [securityGroups],
+            }),
+            adoptionTagging({
+              sid: 'LoadBalancerAdoption',
+              clusterName,
+              action: 'elasticloadbalancing:AddTags',
+              resources: [loadBalancers, targetGroups, listeners],
+            }),
+          ]
+        : []),
       ...classicLoadBalancerStatements({ clusterName, loadBalancers: classicLoadBalancers }),
     ],
     environment: {
@@ -125,6 +167,7 @@ export function serviceReconciler(
       SERVICE_PROVISIONING_REQUEUE_SECONDS: String(services.provisioningRequeueSeconds),
       SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
       SERVICE_REPLACEMENT_GRACE_SECONDS: String(services.replacementGraceSeconds),
+      ...(services.lbcServices ? { SERVICE_LBC_SERVICES: 'true' } : {}),
     },
   });
 }

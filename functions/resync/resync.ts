@@ -15,6 +15,7 @@ import { garbageCollectionMessage } from '../../shared/queue/service-gc-key.ts';
 import type { SqsPort } from '../../shared/queue/sqs-port.ts';
 import { type IngressGroupSources, ingressGroupKeys } from './ingress-groups.ts';
 import { sweepNodes } from './node-sweep.ts';
+import { type TargetGroupBindingSources, targetGroupBindingKeys } from './target-group-bindings.ts';
 
 /** The reconciler queues this stage deploys; an unset one is simply not fed. */
 export interface ResyncQueues {
@@ -26,6 +27,8 @@ export interface ResyncQueues {
   ipam?: string;
   /** The Ingress controller (functions/ingress): one key per IngressGroup. */
   ingress?: string;
+  /** The TargetGroupBinding controller (functions/target-group-binding): one key per binding. */
+  targetGroupBinding?: string;
 }
 
 export interface ResyncDeps {
@@ -34,6 +37,8 @@ export interface ResyncDeps {
   services?: Pick<ServicesPort, 'listServices'>;
   /** Only with the Ingress controller. */
   ingresses?: IngressGroupSources;
+  /** Only with the TargetGroupBinding controller. */
+  targetGroupBindings?: TargetGroupBindingSources;
   sqs: Pick<SqsPort, 'sendKeys'>;
   queues: ResyncQueues;
   /**
@@ -109,6 +114,10 @@ export async function resync(round: string, deps: ResyncDeps): Promise<{ sent: n
       queues.ingress,
       [...(await ingressGroupKeys(deps.ingresses, hint)), ingressGarbageCollectionMessage(hint)],
     ]);
+  }
+
+  if (queues.targetGroupBinding && deps.targetGroupBindings) {
+    batches.push([queues.targetGroupBinding, await targetGroupBindingKeys(deps.targetGroupBindings, hint)]);
   }
 
   let sent = 0;
