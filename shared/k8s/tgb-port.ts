@@ -70,3 +70,36 @@ export type TgbControllerKube = TargetGroupBindingsPort &
   LeaseReadPort &
   Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
   Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
+
+/**
+ * The binding controller's view of Kubernetes: bindings from one port, Pods' gates and Namespaces from another, the
+ * reference's Lease from a third, Services and EndpointSlices, then Nodes and Events, as `ingressControllerKube`.
+ */
+export function tgbControllerKube(
+  bindings: TargetGroupBindingsPort,
+  gates: PodGatesPort,
+  lease: LeaseReadPort,
+  services: Pick<ServicesPort, 'getService' | 'listEndpointSlices'>,
+  nodes: Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
+): TgbControllerKube {
+  return {
+    listTargetGroupBindings: (namespace) => bindings.listTargetGroupBindings(namespace),
+    getTargetGroupBinding: (namespace, name) => bindings.getTargetGroupBinding(namespace, name),
+    setTargetGroupBindingFinalizers: (namespace, name, finalizers, guard) =>
+      bindings.setTargetGroupBindingFinalizers(namespace, name, finalizers, guard),
+    setTargetGroupBindingAnnotations: (namespace, name, annotations, guard) =>
+      bindings.setTargetGroupBindingAnnotations(namespace, name, annotations, guard),
+    fillTargetGroupBindingSpec: (namespace, name, fields, guard) =>
+      bindings.fillTargetGroupBindingSpec(namespace, name, fields, guard),
+    setTargetGroupBindingStatus: (namespace, name, status) =>
+      bindings.setTargetGroupBindingStatus(namespace, name, status),
+    listPods: (namespace, selector) => gates.listPods(namespace, selector),
+    setPodCondition: (namespace, name, condition) => gates.setPodCondition(namespace, name, condition),
+    getNamespace: (name) => gates.getNamespace(name),
+    getLease: (namespace, name) => lease.getLease(namespace, name),
+    getService: (namespace, name) => services.getService(namespace, name),
+    listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
+    listNodes: () => nodes.listNodes(),
+    recordEvent: (event) => nodes.recordEvent(event),
+  };
+}

@@ -14,7 +14,7 @@ import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
 import type { EndpointSlice, EventRecord, MergePatch, Node, Pod, Service } from '../types.ts';
 import { FakeConfigMaps } from './config-maps.ts';
-import { FakePods } from './pods.ts';
+import { FakePods, type PodGateOperation } from './pods.ts';
 import { FakeServices } from './services.ts';
 import { aggregateEvents, apiTime, checkPreconditions, guardedMergePatch } from './writes.ts';
 
@@ -35,7 +35,8 @@ export type KubernetesOperation =
   | 'deletePod'
   | 'cordonNode'
   | 'patchPod'
-  | 'getConfigMap';
+  | 'getConfigMap'
+  | PodGateOperation;
 
 const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'patchNode',
@@ -47,6 +48,7 @@ const WRITE_OPERATIONS: readonly KubernetesOperation[] = [
   'deletePod',
   'cordonNode',
   'patchPod',
+  'setPodCondition',
 ];
 
 /** PodDisruptionBudgets are not reported: nothing here watches them. */
@@ -321,6 +323,11 @@ export class FakeKubernetes implements KubernetesPort, ServicesPort, DrainPort, 
       if (isNotFound(err)) return 'gone';
       throw err;
     }
+  }
+
+  /** The leader Leases are kept with the Pods (`workloads.leases`, leases.ts). */
+  async getLease(namespace: string, name: string) {
+    return this.workloads.leases.getRequest(namespace, name);
   }
 
   /** Create or overwrite a ConfigMap (as `kubectl apply` would), bumping resourceVersion. */

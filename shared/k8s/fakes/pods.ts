@@ -1,9 +1,14 @@
 import type { Clock } from '../../clock.ts';
 import { isFinishedPod, podGracePeriodSeconds } from '../drain.ts';
 import { KubernetesApiError } from '../errors.ts';
+import type { Namespace } from '../ingress-types.ts';
+import { applyMergePatch } from '../merge-patch.ts';
+import { podConditionPatch } from '../pod-conditions.ts';
+import type { PodConditionWrite } from '../tgb-port.ts';
 import type { ObjectMeta, OwnerReference, Pod, PodDisruptionBudget } from '../types.ts';
 import { admitEviction, admitInNamespace, budgetStatus, budgetsFor } from './disruption.ts';
 import type { KubernetesOperation } from './fake-kubernetes.ts';
+import { FakeLeases } from './leases.ts';
 import { apiTime, guardedMergePatch } from './writes.ts';
 
 /**
@@ -36,6 +41,12 @@ export interface DeleteOptions {
   uid?: string;
 }
 
+/** The readiness gate's reads and writes (pod-gates.ts) and the Lease read (leases.ts), counted by FakeKubernetes. */
+export type PodGateOperation = 'listPods' | 'setPodCondition' | 'getNamespace' | 'getLease';
+
+/** Namespaces every cluster has, answered by `getNamespaceRequest` without being put. */
+const BUILT_IN_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
 const key = (meta: ObjectMeta) => `${meta.namespace ?? 'default'}/${meta.name}`;
 
 export class FakePods {
@@ -47,8 +58,15 @@ export class FakePods {
   readonly scales = new Map<string, number>();
   /** Namespaces being deleted (`status.phase: Terminating`): evictions there are refused. */
   readonly terminatingNamespaces = new Set<string>();
+  /** Namespaces put with their labels (the readiness gate's injection label), by name. */
+  readonly namespaces = new Map<string, Namespace>();
 
-  constructor(private readonly host: FakePodsHost) {}
+  /** Leases (leases.ts): the reference controller's leader Lease the binding, Service and Ingress controllers read. */
+  readonly leases: FakeLeases;
+
+  constructor(private readonly host: FakePodsHost) {
+    this.leases = new FakeLeases(host);
+  }
 
   /** The replicas of a workload controller (what a percentage or maxUnavailable budget counts). */
   setScale(namespace: string, kind: string, name: string, replicas: number): void {
@@ -104,6 +122,84 @@ export class FakePods {
       );
     }
     return this.store(this.pods, next, {});
+  }
+
+  /**
+   * The Pods of a namespace whose labels hold every `selector` entry (a Service's selector, as `labelSelector`
+   * sends it; `{}` selects every Pod of the namespace, as an empty labelSelector does); counted as `listPods`.
+   */
+  listMatching(namespace: string, selector: Readonly<Record<string, string>>): Pod[] {
+    this.host.call('listPods');
+    this.expire();
+    const matches = (pod: Pod) => Object.entries(selector).every(([k, v]) => pod.metadata.labels?.[k] === v);
+    return [...this.pods.values()]
+      .filter((p) => p.metadata.namespace === namespace && matches(p))
+      .map((p) => structuredClone(p));
+  }
+
+  /**
+   * PATCH .../pods/<name>/status with a strategic merge patch, counted as `setPodCondition`: `status.conditions`
+   * merged by `type` (an element's fields merged into the one of its type, null removing a field, `$patch: delete`
+   * removing the element), the rest of `status` as a merge patch; the spec and metadata are left. A
+   * `metadata.resourceVersion` in the patch is a precondition (409). A patch that changes nothing writes nothing.
+   * 404 for an unknown Pod.
+   */
+  patchStatusRequest(namespace: string, name: string, patch: unknown): Pod {
+    this.host.call('setPodCondition');
+    const current = this.existing(namespace, name, undefined);
+    const { metadata, status } = (patch ?? {}) as { metadata?: { resourceVersion?: string }; status?: unknown };
+    const guard = { resourceVersion: metadata?.resourceVersion ?? current.metadata.resourceVersion ?? '' };
+    const { conditions, ...rest } = (status ?? {}) as { conditions?: Record<string, unknown>[] };
+    const next = guardedMergePatch('pods', name, current, { status: rest }, guard, true);
+    if (conditions !== undefined) {
+      next.status = { ...next.status, conditions: mergeByType(current.status?.conditions ?? [], conditions) };
+    }
+    if (JSON.stringify(next) === JSON.stringify(current)) return current;
+    return this.store(this.pods, next, {});
+  }
+
+  /**
+   * The port's `setPodCondition` (pod-gates.ts): the patch the adapters send (pod-conditions.ts), an empty one when
+   * the Pod already has the condition as asked (counted, nothing written). 404 for an unknown Pod.
+   */
+  setConditionRequest(namespace: string, name: string, condition: PodConditionWrite): Pod {
+    const current = this.get(namespace, name);
+    const patch = current && podConditionPatch(current, condition, this.host.clock.now());
+    return this.patchStatusRequest(namespace, name, patch ?? {});
+  }
+
+  /** A Namespace as created (`kubernetes.io/metadata.name` is added as the API server adds it). */
+  putNamespace(namespace: Namespace): Namespace {
+    const { name } = namespace.metadata;
+    const existing = this.namespaces.get(name);
+    const stored = structuredClone({
+      apiVersion: 'v1' as const,
+      kind: 'Namespace' as const,
+      ...namespace,
+      metadata: {
+        ...namespace.metadata,
+        labels: { ...namespace.metadata.labels, 'kubernetes.io/metadata.name': name },
+        uid: namespace.metadata.uid ?? existing?.metadata.uid ?? this.host.nextUid(),
+        creationTimestamp: existing?.metadata.creationTimestamp ?? apiTime(this.host.clock.now()),
+        resourceVersion: String(this.host.nextRevision()),
+      },
+    });
+    this.namespaces.set(name, stored);
+    return structuredClone(stored);
+  }
+
+  /**
+   * GET /api/v1/namespaces/<name>, counted as `getNamespace`: one put, or else one every cluster has or a Pod lives
+   * in (a Pod cannot be created in a namespace that does not exist), with no labels but its name's.
+   */
+  getNamespaceRequest(name: string): Namespace | undefined {
+    this.host.call('getNamespace');
+    const stored = this.namespaces.get(name);
+    if (stored) return structuredClone(stored);
+    const implied =
+      BUILT_IN_NAMESPACES.includes(name) || [...this.pods.values()].some((p) => p.metadata.namespace === name);
+    if (!implied) return undefined;
+    return { apiVersion: 'v1', kind: 'Namespace', metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } };
   }
 
   put(pod: Pod): Pod {
@@ -243,4 +339,30 @@ export class FakePods {
     table.delete(at);
     if (last.kind === 'Pod') this.host.podWritten('DELETED', last as Pod);
   }
+}
+
+/** A strategic merge of a list whose patchMergeKey is `type` (Pod conditions). */
+function mergeByType<T extends { type: string }>(
+  current: readonly T[],
+  patch: readonly Record<string, unknown>[],
+): T[] {
+  const merged = current.map((c) => structuredClone(c));
+  for (const element of patch) {
+    if (typeof element.type !== 'string') {
+      throw new KubernetesApiError(
+        422,
+        'Invalid',
+        'status.conditions: the merge key "type" is missing in a patch element',
+      );
+    }
+    const at = merged.findIndex((c) => c.type === element.type);
+    const { $patch: directive, ...fields } = element;
+    if (directive === 'delete') {
+      if (at >= 0) merged.splice(at, 1);
+      continue;
+    }
+    if (at >= 0) merged[at] = applyMergePatch(merged[at]!, fields);
+    else merged.push(applyMergePatch({}, fields) as T);
+  }
+  return merged;
 }

@@ -1,0 +1,298 @@
+import type { Clock } from '../../clock.ts';
+import { KubernetesApiError } from '../errors.ts';
+import type { LeaseReadPort } from '../lbc-lease.ts';
+import type { KubernetesPort, WriteGuard } from '../port.ts';
+import type { ServicesPort } from '../service-port.ts';
+import {
+  type PodGatesPort,
+  type TargetGroupBindingsPort,
+  type TgbControllerKube,
+  tgbControllerKube,
+} from '../tgb-port.ts';
+import {
+  type TargetGroupBinding,
+  type TargetGroupBindingStatus,
+  TGB_API_VERSION,
+  type TgbInferredFields,
+} from '../tgb-types.ts';
+import type { MergePatch } from '../types.ts';
+import type { FakeKubernetes } from './fake-kubernetes.ts';
+import { fakePodGates } from './pod-gates.ts';
+import { validateTargetGroupBinding } from './target-group-bindings-schema.ts';
+import { apiTime, guardedMergePatch } from './writes.ts';
+
+/**
+ * TargetGroupBindings (`elbv2.k8s.aws/v1beta1`) as the API server keeps them with deploy/crds/targetgroupbindings.yaml
+ * installed, behind the binding controller's port. Tests write bindings as kubectl would (`putBinding`,
+ * `deleteBinding`); the controller reads and writes through `TargetGroupBindingsPort`. As FakeIngresses:
+ * - every write takes a new resourceVersion; a write guarded by a stale one is 409 Conflict, of a missing binding
+ *   404 (writes.ts `guardedMergePatch`); a write that changes nothing is no write (same resourceVersion);
+ * - `metadata.generation` starts at 1 and moves when the spec changes, and once when the binding is marked deleted;
+ * - a binding with finalizers is only marked for deletion (deletionTimestamp) and goes when its last finalizer does;
+ *   no finalizer can be added to it once marked (422);
+ * - the status subresource takes the status (and metadata), never the spec; the main resource never the status;
+ * - what the CRD's schema refuses is refused (422, target-group-bindings-schema.ts);
+ * - with the CRD not installed (`crdInstalled = false`) a list is [] and a read undefined, as the port's adapters
+ *   answer the API server's 404, and a write is that 404;
+ * - list items carry no `kind`/`apiVersion`, as the API server's lists do.
+ * test/k8s-contract/tgb-port.test.ts runs the same scenarios on this fake and on a real API server.
+ * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
+ */
+
+export type TgbOperation = keyof TargetGroupBindingsPort;
+
+const WRITES: readonly TgbOperation[] = [
+  'setTargetGroupBindingFinalizers',
+  'setTargetGroupBindingAnnotations',
+  'fillTargetGroupBindingSpec',
+  'setTargetGroupBindingStatus',
+];
+
+const RESOURCE = 'targetgroupbindings.elbv2.k8s.aws';
+
+export interface TgbChange {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  object: TargetGroupBinding;
+}
+
+export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
+  /** By `namespace/name`. */
+  readonly bindings = new Map<string, TargetGroupBinding>();
+  /** Whether the TargetGroupBinding CRD (deploy/crds/targetgroupbindings.yaml) is installed. */
+  crdInstalled = true;
+  readonly calls = new Map<TgbOperation, number>();
+  private readonly queuedErrors = new Map<TgbOperation, Error[]>();
+  private readonly watchers = new Set<(change: TgbChange) => void>();
+  private revision = 0;
+  private uids = 0;
+
+  constructor(private readonly clock: Clock) {}
+
+  // ---- what tests do (kubectl, another controller) ----
+
+  /** Create or overwrite a binding (kubectl apply), keeping the uid, creation time and status it had. */
+  putBinding(binding: TargetGroupBinding): TargetGroupBinding {
+    if (!this.crdInstalled) {
+      throw new Error('FakeTargetGroupBindings: the TargetGroupBinding CRD is not installed (crdInstalled = false)');
+    }
+    const namespace = binding.metadata.namespace ?? 'default';
+    const existing = this.bindings.get(`${namespace}/${binding.metadata.name}`);
+    return this.store({ ...binding, status: binding.status ?? existing?.status }, false);
+  }
+
+  /** Change a binding outside any guard (a user editing it). */
+  mutateBinding(namespace: string, name: string, change: (binding: TargetGroupBinding) => void): TargetGroupBinding {
+    const current = this.bindings.get(`${namespace}/${name}`);
+    if (!current) throw new Error(`FakeTargetGroupBindings: no binding ${namespace}/${name}`);
+    const copy = structuredClone(current);
+    change(copy);
+    return this.putBinding(copy);
+  }
+
+  /** kubectl delete: with finalizers the binding only gets a deletionTimestamp; without, it is gone at once. */
+  deleteBinding(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const binding = this.bindings.get(key);
+    if (!binding) throw new Error(`FakeTargetGroupBindings: no binding ${key}`);
+    if (!binding.metadata.finalizers?.length) {
+      this.remove(key);
+      return;
+    }
+    if (binding.metadata.deletionTimestamp) return;
+    const metadata = {
+      ...binding.metadata,
+      deletionTimestamp: apiTime(this.clock.now()),
+      deletionGracePeriodSeconds: 0,
+    };
+    this.store({ ...binding, metadata }, true);
+  }
+
+  /** Changes reported as a watch would: each binding as stored, a deletion with its last state. */
+  watch(listener: (change: TgbChange) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  /** The next calls of `operation` fail with these errors, in turn (a call is counted either way). */
+  queueError(operation: TgbOperation, ...errors: Error[]): void {
+    this.queuedErrors.set(operation, [...(this.queuedErrors.get(operation) ?? []), ...errors]);
+  }
+
+  callCount(operation: TgbOperation): number {
+    return this.calls.get(operation) ?? 0;
+  }
+
+  /** Writes the controller made through the port. */
+  writeCount(): number {
+    return WRITES.reduce((n, operation) => n + this.callCount(operation), 0);
+  }
+
+  resetCalls(): void {
+    this.calls.clear();
+  }
+
+  // ---- TargetGroupBindingsPort ----
+
+  async listTargetGroupBindings(namespace?: string): Promise<TargetGroupBinding[]> {
+    this.call('listTargetGroupBindings');
+    if (!this.crdInstalled) return [];
+    return [...this.bindings.values()]
+      .filter((b) => namespace === undefined || b.metadata.namespace === namespace)
+      .map(listItem);
+  }
+
+  async getTargetGroupBinding(namespace: string, name: string): Promise<TargetGroupBinding | undefined> {
+    this.call('getTargetGroupBinding');
+    if (!this.crdInstalled) return undefined;
+    const binding = this.bindings.get(`${namespace}/${name}`);
+    return binding && structuredClone(binding);
+  }
+
+  async setTargetGroupBindingFinalizers(
+    namespace: string,
+    name: string,
+    finalizers: string[],
+    guard: WriteGuard,
+  ): Promise<TargetGroupBinding> {
+    this.call('setTargetGroupBindingFinalizers');
+    return this.patchBinding(namespace, name, { metadata: { finalizers } }, guard, false);
+  }
+
+  async setTargetGroupBindingAnnotations(
+    namespace: string,
+    name: string,
+    annotations: Record<string, string | null>,
+    guard: WriteGuard,
+  ): Promise<TargetGroupBinding> {
+    this.call('setTargetGroupBindingAnnotations');
+    return this.patchBinding(namespace, name, { metadata: { annotations } }, guard, false);
+  }
+
+  async fillTargetGroupBindingSpec(
+    namespace: string,
+    name: string,
+    fields: TgbInferredFields,
+    guard: WriteGuard,
+  ): Promise<TargetGroupBinding> {
+    this.call('fillTargetGroupBindingSpec');
+    return this.patchBinding(namespace, name, { spec: fields }, guard, false);
+  }
+
+  async setTargetGroupBindingStatus(
+    namespace: string,
+    name: string,
+    status: TargetGroupBindingStatus,
+  ): Promise<TargetGroupBinding> {
+    this.call('setTargetGroupBindingStatus');
+    const current = this.bindings.get(`${namespace}/${name}`);
+    const guard = { resourceVersion: current?.metadata.resourceVersion ?? '' };
+    // The whole status replaced: the fields it leaves out are removed (null in a merge patch).
+    const patch = { status: { observedGeneration: null, conditions: null, ...status } };
+    return this.patchBinding(namespace, name, patch as MergePatch<TargetGroupBinding>, guard, true);
+  }
+
+  /**
+   * A merge patch of a binding or of its status subresource, as the API server applies one; the fake API server
+   * (tgb-server.ts) serves the adapters' PATCH requests with it.
+   */
+  patchBinding(
+    namespace: string,
+    name: string,
+    patch: MergePatch<TargetGroupBinding>,
+    guard: WriteGuard,
+    status: boolean,
+  ): TargetGroupBinding {
+    if (!this.crdInstalled) throw notServed();
+    const key = `${namespace}/${name}`;
+    const current = this.bindings.get(key);
+    const next = guardedMergePatch(RESOURCE, name, current, patch, guard, status);
+    if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
+    if (next.metadata.annotations && Object.keys(next.metadata.annotations).length === 0) {
+      delete next.metadata.annotations;
+    }
+    if (next.status?.conditions?.length === 0) delete next.status.conditions;
+    if (next.metadata.deletionTimestamp && !next.metadata.finalizers?.length) {
+      this.remove(key);
+      return structuredClone(next);
+    }
+    // The API server writes nothing (no new resourceVersion) for a patch that changes nothing.
+    if (JSON.stringify(next) === JSON.stringify(current)) return structuredClone(current!);
+    return this.store(next, false);
+  }
+
+  // ---- internals ----
+
+  /** New resourceVersion, kept uid and creationTimestamp, generation moved on by a change of the spec. */
+  private store(binding: TargetGroupBinding, deleting: boolean): TargetGroupBinding {
+    const namespace = binding.metadata.namespace ?? 'default';
+    const key = `${namespace}/${binding.metadata.name}`;
+    const existing = this.bindings.get(key);
+    const object: TargetGroupBinding = {
+      apiVersion: TGB_API_VERSION,
+      kind: 'TargetGroupBinding',
+      ...binding,
+      metadata: { ...binding.metadata, namespace },
+    };
+    if (object.status === undefined) delete object.status;
+    validateTargetGroupBinding(object);
+    const specChanged = existing && JSON.stringify(existing.spec) !== JSON.stringify(object.spec);
+    const metadata = object.metadata;
+    const stored = structuredClone({
+      ...object,
+      metadata: {
+        ...metadata,
+        uid: metadata.uid ?? existing?.metadata.uid ?? `tgb-uid-${++this.uids}`,
+        creationTimestamp:
+          existing?.metadata.creationTimestamp ?? metadata.creationTimestamp ?? apiTime(this.clock.now()),
+        resourceVersion: String(++this.revision),
+        generation: existing
+          ? (existing.metadata.generation ?? 1) + (specChanged || deleting ? 1 : 0)
+          : (metadata.generation ?? 1),
+      },
+    });
+    this.bindings.set(key, stored);
+    this.notify({ type: existing ? 'MODIFIED' : 'ADDED', object: stored });
+    return structuredClone(stored);
+  }
+
+  private remove(key: string): void {
+    const last = this.bindings.get(key)!;
+    this.bindings.delete(key);
+    const object = { ...last, metadata: { ...last.metadata, resourceVersion: String(++this.revision) } };
+    this.notify({ type: 'DELETED', object });
+  }
+
+  private notify(change: TgbChange): void {
+    for (const listener of this.watchers) listener(structuredClone(change));
+  }
+
+  private call(operation: TgbOperation): void {
+    this.calls.set(operation, this.callCount(operation) + 1);
+    const error = this.queuedErrors.get(operation)?.shift();
+    if (error) throw error;
+  }
+}
+
+/** The API server's answer for a resource whose CRD is not installed. */
+export function notServed(): KubernetesApiError {
+  return new KubernetesApiError(404, 'NotFound', 'the server could not find the requested resource');
+}
+
+/** An item of a list, as the API server sends it: without `kind` and `apiVersion`. */
+function listItem(binding: TargetGroupBinding): TargetGroupBinding {
+  const { kind: _kind, apiVersion: _apiVersion, ...rest } = structuredClone(binding);
+  return rest;
+}
+
+/**
+ * The binding controller's whole Kubernetes side on fakes: the bindings from FakeTargetGroupBindings; Pods and their
+ * readiness gate conditions, Namespaces and the reference's leader Lease from FakeKubernetes (pod-gates.ts,
+ * leases.ts); Services, EndpointSlices, Nodes and Events from FakeKubernetes too.
+ */
+export function fakeTgbControllerKube(bindings: FakeTargetGroupBindings, kube: FakeKubernetes): TgbControllerKube {
+  const gates: PodGatesPort = fakePodGates(kube);
+  const lease: LeaseReadPort = { getLease: (namespace, name) => kube.getLease(namespace, name) };
+  const others: Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
+    Pick<KubernetesPort, 'listNodes' | 'recordEvent'> = kube;
+  return tgbControllerKube(bindings, gates, lease, others, others);
+}
