@@ -58,14 +58,17 @@ const BASE_ENV = {
   CCM_CLUSTER_NAME: 'prod-eu',
   CCM_REGION: 'eu-west-1',
   CCM_KUBERNETES_API_ENDPOINT: 'https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com',
-  // Every controller deployed: the route, service and interruption controllers, the IP address manager, and the
-  // Ingress controller with the WAFv2 calls its code can make.
+  // Every controller deployed: the route, service and interruption controllers, the IP address manager, the
+  // Ingress controller with the WAFv2 calls its code can make, and the TargetGroupBinding controller.
   CCM_CLUSTER_CIDRS: '100.64.0.0/16',
   CCM_VPC_ID: 'vpc-0123456789abcdef0',
   CCM_INTERRUPTION: 'true',
   CCM_IPAM: 'true',
   CCM_INGRESS: 'true',
   CCM_INGRESS_WAF: 'true',
+  // The TargetGroupBinding controller, and the service controller serving the reference's Services too.
+  CCM_TARGET_GROUP_BINDING: 'true',
+  CCM_LBC_SERVICES: 'true',
 };
 const KMS_KEY = 'arn:aws:kms:eu-west-1:111122223333:key/abcd';
 const CA_DATA = Buffer.from('-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n').toString('base64');
