@@ -27,6 +27,8 @@ function setup() {
   return { clock, fake, kube, changes, port: fakeTgbControllerKube(fake, kube) };
 }
 
+const guard = (b: { metadata: { resourceVersion?: string } }) => ({ resourceVersion: b.metadata.resourceVersion! });
+
 const rejection = (promise: Promise<unknown>) =>
   promise.then(
     () => undefined,
@@ -83,26 +85,26 @@ describe('FakeTargetGroupBindings', () => {
       b.metadata.labels = { team: 'a' };
     });
     expect(labelled.metadata.generation).toBe(1);
-    const stale = await rejection(port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER], first.metadata));
+    const stale = await rejection(port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER], guard(first)));
     expect(stale?.statusCode).toBe(409);
-    const withFinalizer = await port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER], labelled.metadata);
+    const withFinalizer = await port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER], guard(labelled));
     expect(withFinalizer.metadata.finalizers).toEqual([TGB_FINALIZER]);
     const filled = await port.fillTargetGroupBindingSpec(
       'shop',
       'web',
       { targetType: 'ip', ipAddressType: 'ipv4', vpcID: 'vpc-1' },
-      withFinalizer.metadata,
+      guard(withFinalizer),
     );
     expect(filled.spec).toMatchObject({ serviceRef: { name: 'web', port: 80 }, targetType: 'ip', vpcID: 'vpc-1' });
     expect(filled.metadata.generation).toBe(2);
-    const again = await port.fillTargetGroupBindingSpec('shop', 'web', { targetType: 'ip' }, filled.metadata);
+    const again = await port.fillTargetGroupBindingSpec('shop', 'web', { targetType: 'ip' }, guard(filled));
     expect(again.metadata.resourceVersion).toBe(filled.metadata.resourceVersion);
     const badFill = await rejection(
-      port.fillTargetGroupBindingSpec('shop', 'web', { targetType: 'x' as never }, filled.metadata),
+      port.fillTargetGroupBindingSpec('shop', 'web', { targetType: 'x' as never }, guard(filled)),
     );
     expect(badFill?.statusCode).toBe(422);
-    const annotated = await port.setTargetGroupBindingAnnotations('shop', 'web', { a: '1', b: '2' }, filled.metadata);
-    const unannotated = await port.setTargetGroupBindingAnnotations('shop', 'web', { a: null }, annotated.metadata);
+    const annotated = await port.setTargetGroupBindingAnnotations('shop', 'web', { a: '1', b: '2' }, guard(filled));
+    const unannotated = await port.setTargetGroupBindingAnnotations('shop', 'web', { a: null }, guard(annotated));
     expect(unannotated.metadata.annotations).toEqual({ b: '2' });
     expect(unannotated.metadata.generation).toBe(2);
     expect(fake.writeCount()).toBe(7);
@@ -125,9 +127,9 @@ describe('FakeTargetGroupBindings', () => {
       b.spec.targetType = 'ip';
     });
     expect(applied.status).toEqual({ observedGeneration: 1 });
-    const patched = fake.patchBinding('shop', 'web', { status: { observedGeneration: 9 } }, applied.metadata, false);
+    const patched = fake.patchBinding('shop', 'web', { status: { observedGeneration: 9 } }, guard(applied), false);
     expect(patched.status).toEqual({ observedGeneration: 1 });
-    const statusSpec = fake.patchBinding('shop', 'web', { spec: { vpcID: 'vpc-9' } }, patched.metadata, true);
+    const statusSpec = fake.patchBinding('shop', 'web', { spec: { vpcID: 'vpc-9' } }, guard(patched), true);
     expect(statusSpec.spec.vpcID).toBeUndefined();
   });
 
@@ -138,7 +140,7 @@ describe('FakeTargetGroupBindings', () => {
       'shop',
       'web',
       [TGB_FINALIZER],
-      fake.bindings.get('shop/web')!.metadata,
+      guard(fake.bindings.get('shop/web')!),
     );
     clock.advance(5_000);
     fake.deleteBinding('shop', 'web');
@@ -146,10 +148,10 @@ describe('FakeTargetGroupBindings', () => {
     expect(marked.metadata).toMatchObject({ deletionTimestamp: '2026-11-02T08:00:05Z', generation: 2 });
     expect(marked.metadata.resourceVersion).not.toBe(held.metadata.resourceVersion);
     const added = await rejection(
-      port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER, 'x/y'], marked.metadata),
+      port.setTargetGroupBindingFinalizers('shop', 'web', [TGB_FINALIZER, 'x/y'], guard(marked)),
     );
     expect(added?.statusCode).toBe(422);
-    await port.setTargetGroupBindingFinalizers('shop', 'web', [], marked.metadata);
+    await port.setTargetGroupBindingFinalizers('shop', 'web', [], guard(marked));
     expect(await port.getTargetGroupBinding('shop', 'web')).toBeUndefined();
     expect(changes.map((c) => c.type)).toEqual(['ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']);
     fake.putBinding(binding('bare'));
@@ -160,11 +162,11 @@ describe('FakeTargetGroupBindings', () => {
   it('answers as the API server without the CRD: [] and undefined to reads, 404 to writes', async () => {
     const { fake, port } = setup();
     fake.putBinding(binding('web'));
-    const guard = fake.bindings.get('shop/web')!.metadata;
+    const stored = guard(fake.bindings.get('shop/web')!);
     fake.crdInstalled = false;
     expect(await port.listTargetGroupBindings()).toEqual([]);
     expect(await port.getTargetGroupBinding('shop', 'web')).toBeUndefined();
-    expect((await rejection(port.setTargetGroupBindingFinalizers('shop', 'web', [], guard)))?.statusCode).toBe(404);
+    expect((await rejection(port.setTargetGroupBindingFinalizers('shop', 'web', [], stored)))?.statusCode).toBe(404);
     expect(() => fake.putBinding(binding('other'))).toThrow(/not installed/);
   });
 
