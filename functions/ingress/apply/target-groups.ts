@@ -4,14 +4,9 @@ import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import { healthCheckMatches } from '../../../shared/load-balancers/health-check.ts';
 import type { DesiredTargetGroup } from '../../../shared/load-balancers/model.ts';
 import { addNodeRules, nodeRules, targetNodeGroups } from '../../../shared/load-balancers/node-rules.ts';
+import { registerByDifference } from '../../../shared/load-balancers/registration.ts';
 import { changedEntries, keepTagsInLine } from '../../../shared/load-balancers/tags.ts';
-import {
-  eligibleNodes,
-  instanceIdsOf,
-  instanceTargets,
-  ipTargets,
-  planTargets,
-} from '../../../shared/load-balancers/targets.ts';
+import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../../../shared/load-balancers/targets.ts';
 import type { ModelTargetGroup } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
 import { alternateTargetGroupName } from './replacement.ts';
@@ -188,7 +183,10 @@ export async function wantedTargets(
   return out;
 }
 
-/** Registers what is missing and deregisters what is no longer wanted, per target group; answers the writes. */
+/**
+ * Registers what is missing and deregisters what is no longer wanted, per target group, through the registration
+ * path every front end shares (shared/load-balancers/registration.ts); answers the writes.
+ */
 export async function ensureTargets(
   groups: readonly ModelTargetGroup[],
   ensured: StackTargetGroups,
@@ -196,20 +194,13 @@ export async function ensureTargets(
   created: ReadonlySet<string>,
   pass: GroupPass,
 ): Promise<number> {
-  const { elbv2 } = pass.deps;
   let writes = 0;
   for (const model of groups) {
     const group = ensured.wanted.get(model.resourceId)!;
-    const current = created.has(group.arn) ? [] : await elbv2.describeTargetHealth(group.arn);
-    const plan = planTargets(targets.get(model.resourceId) ?? [], current);
-    if (plan.deregister.length > 0) {
-      await elbv2.deregisterTargets(group.arn, plan.deregister);
-      writes++;
-    }
-    if (plan.register.length > 0) {
-      await elbv2.registerTargets(group.arn, plan.register);
-      writes++;
-    }
+    const wanted = targets.get(model.resourceId) ?? [];
+    writes += (
+      await registerByDifference({ elbv2: pass.deps.elbv2 }, group.arn, wanted, { created: created.has(group.arn) })
+    ).writes;
   }
   return writes;
 }
