@@ -29,7 +29,10 @@ export function instanceTargets(group: DesiredTargetGroup, instanceIds: readonly
  * slice gives for the Service port (by name, which also resolves named target ports). Terminating and
  * not-ready endpoints are left out; `ready` unset counts as ready.
  */
-export function ipTargets(group: DesiredTargetGroup, slices: readonly EndpointSlice[]): Target[] {
+export function ipTargets(
+  group: Pick<DesiredTargetGroup, 'servicePorts' | 'ipAddressType'>,
+  slices: readonly EndpointSlice[],
+): Target[] {
   const servicePort = group.servicePorts.find((p) => (p.protocol ?? 'TCP') === 'TCP') ?? group.servicePorts[0]!;
   const protocol = servicePort.protocol ?? 'TCP';
   const targets = new Map<string, Target>();
