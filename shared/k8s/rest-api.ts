@@ -1,6 +1,9 @@
 import { KubernetesApiError } from './errors.ts';
 import { type KubernetesRestClient, LIST_PAGE_SIZE, MERGE_PATCH_TYPE, path } from './rest-client.ts';
 
+/** https://kubernetes.io/docs/tasks/manage-kubernetes-objects/update-api-object-kubectl-patch/ */
+export const STRATEGIC_MERGE_PATCH_TYPE = 'application/strategic-merge-patch+json';
+
 /**
  * The Kubernetes API requests the Lambdas make, one method each, named as client-node's generated API
  * classes name them (`CoreV1Api.patchNodeStatus`): test/helpers/code-usage.ts finds the calls either client
@@ -90,6 +93,26 @@ export class CoreV1Api {
   readNamespace<T>(name: string): Promise<T> {
     return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', name) });
   }
+
+  listNamespacedPod<T>(namespace: string, query: Query): Promise<ListPage<T>> {
+    return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', namespace, 'pods'), query });
+  }
+
+  /** A strategic merge patch: lists such as `status.conditions` merge by their key (a condition's `type`). */
+  patchNamespacedPodStatus<T>(namespace: string, name: string, body: object): Promise<T> {
+    const status = `${podPath(namespace, name)}/status`;
+    return this.api.send({ method: 'PATCH', path: status, body, contentType: STRATEGIC_MERGE_PATCH_TYPE });
+  }
+}
+
+/** Leases (https://kubernetes.io/docs/concepts/architecture/leases/). */
+export class CoordinationV1Api {
+  constructor(private readonly api: KubernetesRestClient) {}
+
+  readNamespacedLease<T>(namespace: string, name: string): Promise<T> {
+    const lease = path('apis', 'coordination.k8s.io', 'v1', 'namespaces', namespace, 'leases', name);
+    return this.api.send({ method: 'GET', path: lease });
+  }
 }
 
 /** Ingresses and IngressClasses (https://kubernetes.io/docs/reference/kubernetes-api/service-resources/ingress-v1/). */
@@ -123,6 +146,54 @@ export class CustomObjectsApi {
 
   getClusterCustomObject<T>(group: string, version: string, plural: string, name: string): Promise<T> {
     return this.api.send({ method: 'GET', path: path('apis', group, version, plural, name) });
+  }
+
+  listCustomObjectForAllNamespaces<T>(
+    group: string,
+    version: string,
+    plural: string,
+    query: Query,
+  ): Promise<ListPage<T>> {
+    return this.api.send({ method: 'GET', path: path('apis', group, version, plural), query });
+  }
+
+  listNamespacedCustomObject<T>(
+    group: string,
+    version: string,
+    namespace: string,
+    plural: string,
+    query: Query,
+  ): Promise<ListPage<T>> {
+    return this.api.send({ method: 'GET', path: path('apis', group, version, 'namespaces', namespace, plural), query });
+  }
+
+  getNamespacedCustomObject<T>(group: string, version: string, namespace: string, plural: string, name: string) {
+    return this.api.send<T>({
+      method: 'GET',
+      path: path('apis', group, version, 'namespaces', namespace, plural, name),
+    });
+  }
+
+  patchNamespacedCustomObject<T>(
+    group: string,
+    version: string,
+    namespace: string,
+    plural: string,
+    name: string,
+    body: object,
+  ): Promise<T> {
+    return mergePatch(this.api, path('apis', group, version, 'namespaces', namespace, plural, name), body);
+  }
+
+  patchNamespacedCustomObjectStatus<T>(
+    group: string,
+    version: string,
+    namespace: string,
+    plural: string,
+    name: string,
+    body: object,
+  ): Promise<T> {
+    return mergePatch(this.api, `${path('apis', group, version, 'namespaces', namespace, plural, name)}/status`, body);
   }
 }
 
