@@ -94,6 +94,10 @@ export class CoreV1Api {
     return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', name) });
   }
 
+  readNamespacedPod<T>(namespace: string, name: string): Promise<T> {
+    return this.api.send({ method: 'GET', path: podPath(namespace, name) });
+  }
+
   listNamespacedPod<T>(namespace: string, query: Query): Promise<ListPage<T>> {
     return this.api.send({ method: 'GET', path: path('api', 'v1', 'namespaces', namespace, 'pods'), query });
   }
