@@ -36,7 +36,8 @@ import { unzip } from './zip.ts';
  * server) standing in for a fresh account: SST's bootstrap (the CDK's `CDKToolkit` stack with the pinned CDK
  * CLI, npm forbidden to fetch anything, then SST's own `SSTBootstrap`), the bundling of every function, the
  * publishing of the assets and the CloudFormation deploy, for the example stage (stacks/example.env) and a
- * full stage (route, service, interruption, IPAM and Ingress controllers on). Every resource is then read back through
+ * full stage (route, service with the reference's Services, interruption, IPAM, Ingress and TargetGroupBinding
+ * controllers on). Every resource is then read back through
  * the services' ordinary describe and list calls and compared with what the template asked for; the example
  * stage is deployed again with one setting changed and the change read back; `sst remove` must leave nothing
  * of either stage behind.
@@ -68,7 +69,7 @@ const GAPS = {
 const TESTS = {
   firstDeploy: 'first deploy of the example stage: bootstrap, bundling, assets, stack',
   readExample: 'reads back every resource of the example stage as its template asked',
-  fullDeploy: 'deploys a full stage (route, service, interruption, IPAM and Ingress controllers)',
+  fullDeploy: 'deploys a full stage (route, service, interruption, IPAM, Ingress and TargetGroupBinding controllers)',
   readFull: 'reads back every resource of the full stage as its template asked',
   redeploy: 'deploys the example stage again with one setting changed, and reads the change back',
   removeFull: 'sst remove deletes the full stage and leaves nothing of it',
@@ -136,6 +137,8 @@ const FULL_STAGE: Record<string, string> = {
   CCM_IPAM: 'true',
   CCM_INGRESS: 'true',
   CCM_INGRESS_WAF: 'true',
+  CCM_TARGET_GROUP_BINDING: 'true',
+  CCM_LBC_SERVICES: 'true',
 };
 /** The setting the redeploy changes: the node controller's function timeout (and with it its queue's visibility). */
 const CHANGED_SETTING = 'CCM_NODE_TIMEOUT_SECONDS';
