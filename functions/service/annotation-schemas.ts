@@ -160,6 +160,7 @@ const MAKE_SCHEMA = {
   // https://docs.aws.amazon.com/elasticloadbalancing/latest/classic/config-idle-timeout.html
   connectionIdleTimeout: () => wholeNumber(1, 6000, 'seconds'),
   connectionDrainingEnabled: boolean,
+  manageBackendSecurityGroupRules: boolean,
   connectionDrainingTimeout: () => wholeNumber(0, 3600, 'seconds'),
   sourceRanges: () => list(cidr()),
 } satisfies Record<keyof typeof ANNOTATION, () => z.core.$ZodType<unknown, string>>;

@@ -5,6 +5,7 @@ import { LABEL_SERVICE_NAME } from '../../shared/k8s/service-port.ts';
 import type { OwnerTag, SettingProblem } from '../../shared/load-balancers/context.ts';
 import { isOwnedBy } from '../../shared/load-balancers/tags.ts';
 import { type ParsedAnnotationValues, schemaOf } from './annotation-schemas.ts';
+import type { LbcOptions } from './lbc/options.ts';
 
 /**
  * The Service annotations users already write for the AWS cloud provider and the AWS Load Balancer
@@ -74,10 +75,21 @@ export interface LoadBalancerOptions {
   targetNodeLabels?: Record<string, string | undefined>;
   /** From the annotation; `spec.loadBalancerSourceRanges` wins over it. */
   sourceRanges?: string[];
+  /** A Service the AWS Load Balancer Controller serves: built its way (functions/service/lbc/). */
+  lbc?: LbcOptions;
 }
 
 /** A Service's problems are the resource modules' setting problems, each naming the annotation or spec field. */
 export type AnnotationProblem = SettingProblem;
+
+/**
+ * What a Service gets without the annotations: the in-tree defaults (internet-facing, instance targets), or the
+ * AWS Load Balancer Controller's for the Services it serves (functions/service/lbc/options.ts).
+ */
+export interface AnnotationDefaults {
+  scheme?: LoadBalancerOptions['scheme'];
+  targetType?: LoadBalancerOptions['targetType'];
+}
 
 export interface ParsedAnnotations {
   options: LoadBalancerOptions;
@@ -101,7 +113,10 @@ function reservedTag(key: string): boolean {
  * combinations that contradict each other. Options always come back (defaults where a value was bad), so
  * that deletion and garbage collection can still work out names from a Service whose annotations are broken.
  */
-export function parseAnnotations(annotations: Readonly<Record<string, string>> = {}): ParsedAnnotations {
+export function parseAnnotations(
+  annotations: Readonly<Record<string, string>> = {},
+  defaults: AnnotationDefaults = {},
+): ParsedAnnotations {
   const problems: AnnotationProblem[] = [];
   const parsed: ParsedAnnotationValues = {};
   for (const [field, annotation] of Object.entries(ANNOTATION) as [keyof typeof ANNOTATION, string][]) {
@@ -111,11 +126,11 @@ export function parseAnnotations(annotations: Readonly<Record<string, string>> =
     if (result.success) (parsed as Record<string, unknown>)[field] = result.data;
     else problems.push({ annotation, message: `"${raw}" ${result.error.issues[0]?.message ?? 'is not valid'}` });
   }
-  const scheme = schemeOf(parsed, annotations, problems);
+  const scheme = schemeOf(parsed, annotations, problems, defaults.scheme ?? 'internet-facing');
   checkCombinations(parsed, scheme, problems);
   const options: LoadBalancerOptions = {
     scheme,
-    targetType: parsed.nlbTargetType ?? 'instance',
+    targetType: parsed.nlbTargetType ?? defaults.targetType ?? 'instance',
     ipAddressType: parsed.ipAddressType ?? 'ipv4',
     backendProtocol: parsed.backendProtocol ?? 'tcp',
     proxyProtocol: parsed.proxyProtocol === '*',
@@ -166,13 +181,15 @@ function classicAttributesOf(parsed: ParsedAnnotationValues): ClassicAttributeOp
   return out;
 }
 
-/** `internal` and `scheme`: two ways to say one thing; they must agree. */
+/** `internal` and `scheme`: two ways to say one thing; they must agree. Neither: `byDefault`. */
 function schemeOf(
   parsed: ParsedAnnotationValues,
   annotations: Readonly<Record<string, string>>,
   problems: AnnotationProblem[],
+  byDefault: LoadBalancerOptions['scheme'],
 ): LoadBalancerOptions['scheme'] {
-  const fromInternal: LoadBalancerOptions['scheme'] = parsed.internal ? 'internal' : 'internet-facing';
+  const fromInternal: LoadBalancerOptions['scheme'] =
+    parsed.internal === undefined ? byDefault : parsed.internal ? 'internal' : 'internet-facing';
   if (!parsed.scheme) return fromInternal;
   if (parsed.internal !== undefined && fromInternal !== parsed.scheme) {
     problems.push({

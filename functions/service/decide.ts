@@ -1,12 +1,21 @@
 import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { ANNOTATION } from './annotations.ts';
+import { LBC_SERVICE_FINALIZER } from './lbc/names.ts';
+import { isLbcService } from './lbc/options.ts';
 
 // Which Services are the service controller's, and what to do with them.
 
 export type ServiceDecision =
-  | { action: 'ensure' }
-  | { action: 'delete'; why: 'deleting' | 'not-ours-any-more' }
+  | { action: 'ensure'; lbc?: true }
+  | {
+      action: 'delete';
+      why: 'deleting' | 'not-ours-any-more';
+      /** What is removed was made the AWS Load Balancer Controller's way (its finalizer). */
+      lbc?: true;
+      /** A Service moving to the AWS Load Balancer Controller's way: served that way once this is removed. */
+      next?: 'lbc';
+    }
   | { action: 'ignore'; why: 'not-a-load-balancer' | 'other-class' | 'other-controller' | 'classic' | 'deleting' };
 
 /**
@@ -14,12 +23,25 @@ export type ServiceDecision =
  * not handed to the AWS Load Balancer Controller (`aws-load-balancer-type: external` / `nlb-ip`). A Service
  * that carries the cleanup finalizer but is no longer ours (type changed, handed over, being deleted) has its
  * load balancer removed. Which kind of load balancer (Network, Classic) is the reconciler's choice.
+ *
+ * With `lbcServices` (SERVICE_LBC_SERVICES), the AWS Load Balancer Controller's Services are ours too, served its
+ * way (functions/service/lbc/), under its finalizer `service.k8s.aws/resources`; off, they are left alone, as is one
+ * that carries that finalizer.
  */
-export function decide(service: Service, loadBalancerClass: string | undefined): ServiceDecision {
-  const hasFinalizer = (service.metadata.finalizers ?? []).includes(FINALIZER_LOAD_BALANCER_CLEANUP);
+export function decide(service: Service, loadBalancerClass: string | undefined, lbcServices = false): ServiceDecision {
+  const finalizers = service.metadata.finalizers ?? [];
+  const hasFinalizer = finalizers.includes(FINALIZER_LOAD_BALANCER_CLEANUP);
+  const hasLbcFinalizer = lbcServices && finalizers.includes(LBC_SERVICE_FINALIZER);
   if (service.metadata.deletionTimestamp) {
+    if (hasLbcFinalizer) return { action: 'delete', why: 'deleting', lbc: true };
     return hasFinalizer ? { action: 'delete', why: 'deleting' } : { action: 'ignore', why: 'deleting' };
   }
+  if (lbcServices && service.spec?.type === 'LoadBalancer' && isLbcService(service)) {
+    // Served in-tree until now: that load balancer goes first (the status keeps naming it until then).
+    if (hasFinalizer) return { action: 'delete', why: 'not-ours-any-more', next: 'lbc' };
+    return { action: 'ensure', lbc: true };
+  }
+  if (hasLbcFinalizer) return { action: 'delete', why: 'not-ours-any-more', lbc: true };
   const type = service.metadata.annotations?.[ANNOTATION.type]?.trim().toLowerCase();
   const isLoadBalancer = service.spec?.type === 'LoadBalancer';
   const serviceClass = service.spec?.loadBalancerClass;

@@ -3,6 +3,7 @@ import type { ElbPort } from '../../shared/aws/elb-port.ts';
 import type { Elbv2Port } from '../../shared/aws/elbv2-port.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { TerminalError } from '../../shared/errors.ts';
+import type { LeaseReadPort } from '../../shared/k8s/lbc-lease.ts';
 import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
 import type { PortRange } from '../../shared/load-balancers/security-rules.ts';
 import type { Log } from '../../shared/observability/log.ts';
@@ -27,7 +28,16 @@ export interface ServiceDeps {
   nodePortRange?: PortRange;
   /** Tag keys another tool manages on our resources (SERVICE_EXTERNAL_MANAGED_TAGS): never removed. */
   externalManagedTags?: string[];
-  kube: ServiceControllerKube;
+  /**
+   * Services, EndpointSlices, Nodes, Events; and the Lease reads the AWS Load Balancer Controller's Services need
+   * (its leader Lease: functions/service/lbc/lease.ts).
+   */
+  kube: ServiceControllerKube & Partial<LeaseReadPort>;
+  /**
+   * Serve the Services the AWS Load Balancer Controller serves (`aws-load-balancer-type: external` / `nlb-ip`, class
+   * `service.k8s.aws/nlb`) its way (SERVICE_LBC_SERVICES); off, they are left alone.
+   */
+  lbcServices?: boolean;
   ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
   /** Classic ELB: Services on Classic ELBs (migrated from the reference controller, or asked for). */

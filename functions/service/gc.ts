@@ -12,14 +12,15 @@ import { ruleKey } from '../../shared/load-balancers/security-rules.ts';
 import { deleteTargetGroup } from '../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
-import { parseAnnotations } from './annotations.ts';
 import { classicInventory, deleteClassicGarbage } from './clb/gc.ts';
 import { classicNameFromHostname } from './clb/plans.ts';
 import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
+import { LBC_SERVICE_FINALIZER } from './lbc/names.ts';
+import { serviceAnnotations } from './lbc/options.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
 import {
-  acceptableNames,
+  acceptableNamesFor,
   loadBalancerNameFromHostname,
   REPLACES_TAG,
   readablePrefix,
@@ -169,7 +170,10 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   // each of cluster, namespace and Service a fair share): only those need their tags read.
   const prefix = readablePrefix([deps.clusterName], 5);
   const allTargetGroups = await deps.elbv2.listTargetGroups();
-  const targetGroups = allTargetGroups.filter((g) => g.name.startsWith(prefix) && inVpc(g));
+  // The AWS Load Balancer Controller's Services' groups are named `k8s-<namespace>-<name>-<hash>` (lbc/names.ts).
+  const named = (g: TargetGroup) =>
+    g.name.startsWith(prefix) || (deps.lbcServices === true && g.name.startsWith('k8s-'));
+  const targetGroups = allTargetGroups.filter((g) => named(g) && inVpc(g));
   const applicationGroups = allTargetGroups.filter((g) => g.loadBalancerArns.some((arn) => applicationLbs.has(arn)));
   const tags = await deps.elbv2.describeTags([...loadBalancers, ...targetGroups].map((r) => r.arn));
   let services: Service[];
@@ -291,11 +295,14 @@ async function revokeUnneededNodeRules(garbage: Garbage, deps: ServiceDeps): Pro
 
 /** `existing`: the scheme of every load balancer there is, by lowercase name. */
 function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlyMap<string, string>): Wanted | undefined {
-  const decision = decide(service, deps.loadBalancerClass);
+  const decision = decide(service, deps.loadBalancerClass, deps.lbcServices === true);
   // Its own key is deleting it (with Events and the finalizer): leave that to it.
   if (decision.action === 'delete') return 'keep-all';
-  if (decision.action === 'ignore') return undefined;
-  const { options, problems } = parseAnnotations(service.metadata.annotations);
+  if (decision.action === 'ignore') {
+    // Served the AWS Load Balancer Controller's way while SERVICE_LBC_SERVICES was on: never swept while it is off.
+    return (service.metadata.finalizers ?? []).includes(LBC_SERVICE_FINALIZER) ? 'keep-all' : undefined;
+  }
+  const { options, problems } = serviceAnnotations(service, decision.lbc === true);
   if (problems.length > 0) return 'keep-all';
   const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName });
   if (!built.ok) return 'keep-all';
@@ -314,7 +321,7 @@ function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlyMap<str
   const targetGroups = new Set<string>();
   // The target groups of a load balancer that exists (a pass makes the load balancer before its target groups); an
   // unattached one named for a load balancer that is gone (an abandoned successor's) is garbage.
-  for (const name of acceptableNames(identity, service.metadata.uid, options.name)) {
+  for (const name of acceptableNamesFor(identity, service.metadata.uid, options)) {
     if (!existing.has(name.toLowerCase())) continue;
     const named = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: name });
     if (named.ok) for (const group of named.spec.targetGroups) targetGroups.add(group.name);
@@ -329,11 +336,14 @@ function wantedBy(service: Service, deps: ServiceDeps, existing: ReadonlyMap<str
   const servingScheme = existing.get(serving);
   const successors =
     servingScheme !== undefined && servingScheme !== built.spec.scheme
-      ? acceptableNames(identity, service.metadata.uid, options.name)
+      ? acceptableNamesFor(identity, service.metadata.uid, options)
           .filter((n) => n.toLowerCase() !== serving)
           .map(securityGroupName)
       : [];
-  const securityGroups = new Set([securityGroupName(serving), ...askedFor, ...successors]);
+  // The reference's managed group is named for the Service, whichever load balancer holds it.
+  const securityGroups = options.lbc
+    ? new Set([built.spec.securityGroupName])
+    : new Set([securityGroupName(serving), ...askedFor, ...successors]);
   const loadBalancers = new Set([serving, ...(reference ? [reference] : [])]);
   return { loadBalancers, serving, targetGroups, securityGroups, spec: built.spec };
 }

@@ -18,6 +18,10 @@ export const EVENT = {
   noNodeSecurityGroup: 'NodeSecurityGroupMissing',
   /** Ours: an adopted load balancer has no security groups (the reference made it so); rules go on the Nodes' groups. */
   withoutSecurityGroups: 'LoadBalancerWithoutSecurityGroups',
+  /** Ours: a load balancer the AWS Load Balancer Controller made, taken over in place. */
+  adopted: 'AdoptedLoadBalancer',
+  /** Ours: an annotation of the AWS Load Balancer Controller this controller does not carry out (ignored). */
+  unsupportedAnnotation: 'UnsupportedAnnotation',
 } as const;
 
 export interface KubeDeps {
@@ -85,34 +89,42 @@ export async function patchService(
   }
 }
 
-export function hasFinalizer(service: Service): boolean {
-  return (service.metadata.finalizers ?? []).includes(FINALIZER_LOAD_BALANCER_CLEANUP);
+/**
+ * `finalizer`: the in-tree cleanup finalizer, or the AWS Load Balancer Controller's (`service.k8s.aws/resources`)
+ * on the Services served its way.
+ */
+export function hasFinalizer(service: Service, finalizer = FINALIZER_LOAD_BALANCER_CLEANUP): boolean {
+  return (service.metadata.finalizers ?? []).includes(finalizer);
 }
 
 /** The cleanup finalizer goes on before anything exists in AWS, so a deleted Service always waits for cleanup. */
-export function addFinalizer(deps: KubeDeps, service: Service): Promise<Service | undefined> {
+export function addFinalizer(
+  deps: KubeDeps,
+  service: Service,
+  finalizer = FINALIZER_LOAD_BALANCER_CLEANUP,
+): Promise<Service | undefined> {
   return patchService(
     deps,
     service,
     (current) =>
-      hasFinalizer(current)
+      hasFinalizer(current, finalizer)
         ? undefined
-        : { metadata: { finalizers: [...(current.metadata.finalizers ?? []), FINALIZER_LOAD_BALANCER_CLEANUP] } },
+        : { metadata: { finalizers: [...(current.metadata.finalizers ?? []), finalizer] } },
     'metadata',
   );
 }
 
-export function removeFinalizer(deps: KubeDeps, service: Service): Promise<Service | undefined> {
+export function removeFinalizer(
+  deps: KubeDeps,
+  service: Service,
+  finalizer = FINALIZER_LOAD_BALANCER_CLEANUP,
+): Promise<Service | undefined> {
   return patchService(
     deps,
     service,
     (current) =>
-      hasFinalizer(current)
-        ? {
-            metadata: {
-              finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_LOAD_BALANCER_CLEANUP),
-            },
-          }
+      hasFinalizer(current, finalizer)
+        ? { metadata: { finalizers: (current.metadata.finalizers ?? []).filter((f) => f !== finalizer) } }
         : undefined,
     'metadata',
   );

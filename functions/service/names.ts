@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { ELB_NAME_MAX } from '../../shared/aws/elbv2-port.ts';
 import type { OwnerIdentity } from '../../shared/load-balancers/model.ts';
+import type { LoadBalancerOptions } from './annotations.ts';
+import { lbcLoadBalancerName } from './lbc/names.ts';
 
 /**
  * Names of the AWS resources of a Service (docs/adr/0005-service-load-balancers.md).
@@ -102,6 +104,25 @@ export function acceptableNames(identity: ServiceIdentity, uid: string | undefin
   const names = [loadBalancerName(identity), successorLoadBalancerName(identity)];
   const reference = referenceLoadBalancerName(uid);
   return reference ? [...names, reference] : names;
+}
+
+/** What of a Service's options its load balancer's names follow. */
+export type NamingOptions = Pick<LoadBalancerOptions, 'name' | 'scheme' | 'lbc'>;
+
+/**
+ * The name a Service asks for: `aws-load-balancer-name`, else ours, else (a Service the AWS Load Balancer Controller
+ * serves) the reference's `k8s-<namespace>-<name>-<hash>`, which changes with the scheme.
+ */
+export function preferredLoadBalancerName(id: ServiceIdentity, options: NamingOptions): string {
+  if (options.lbc && !options.name) return lbcLoadBalancerName({ ...id, uid: options.lbc.uid }, options.scheme);
+  return loadBalancerName(id, options.name);
+}
+
+/** The names its load balancer may have (acceptableNames; the reference's and our successor's for its Services). */
+export function acceptableNamesFor(id: ServiceIdentity, uid: string | undefined, options: NamingOptions): string[] {
+  if (!options.lbc) return acceptableNames(id, uid, options.name);
+  if (options.name) return [options.name];
+  return [preferredLoadBalancerName(id, options), successorLoadBalancerName(id)];
 }
 
 /**

@@ -1,10 +1,11 @@
 import { errorMessage, TerminalError, ThrottledError } from '../../shared/errors.ts';
+import { FINALIZER_LOAD_BALANCER_CLEANUP } from '../../shared/k8s/service-port.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { codeOf } from '../../shared/load-balancers/errors.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { ReconcileContext, ReconcileResult, Reconciler } from '../../shared/queue/runner.ts';
-import { describeProblems, type LoadBalancerOptions, parseAnnotations } from './annotations.ts';
+import { describeProblems, type LoadBalancerOptions } from './annotations.ts';
 import type { LoadBalancerBackend } from './backend.ts';
 import { type BatchService, ServiceBatch } from './batch.ts';
 import { classicLoadBalancers, hasReferenceClassic } from './clb/backend.ts';
@@ -21,7 +22,10 @@ import {
   removeFinalizer,
   setIngressHostname,
 } from './kube.ts';
-import { loadBalancerName, loadBalancerNameFromHostname } from './names.ts';
+import { waitWhileLbcRuns } from './lbc/lease.ts';
+import { LBC_SERVICE_FINALIZER } from './lbc/names.ts';
+import { serviceAnnotations } from './lbc/options.ts';
+import { loadBalancerNameFromHostname, preferredLoadBalancerName } from './names.ts';
 import { networkLoadBalancers } from './nlb/backend.ts';
 import { shortPassFor } from './resync-check.ts';
 import { type Announcement, type Pass, type PreviousLoadBalancer, startPass } from './writes.ts';
@@ -94,32 +98,48 @@ async function reconcileService(
   const service = await readService(deps, key.namespace!, key.name);
   // Gone without our finalizer (never ours, or cleaned up): whatever is left is the garbage collector's.
   if (!service) return undefined;
-  const decision = decide(service, deps.loadBalancerClass);
+  const decision = decide(service, deps.loadBalancerClass, deps.lbcServices === true);
   if (decision.action === 'ignore') return skip(decision.why, key, deps);
-  const { options, problems } = parseAnnotations(service.metadata.annotations);
-  const name = loadBalancerName(
+  const lbc = decision.lbc === true;
+  const { options, problems } = serviceAnnotations(service, lbc);
+  const name = preferredLoadBalancerName(
     { clusterName: deps.clusterName, namespace: key.namespace!, name: key.name },
-    options.name,
+    options,
   );
   try {
-    const backends = await backendsFor(service, options, deps, decision.action === 'delete');
+    // The AWS Load Balancer Controller's Services are left to it while it runs: nothing is written.
+    if (lbc) {
+      const waiting = await waitWhileLbcRuns(deps, service);
+      if (waiting) return waiting;
+    }
+    const backends = lbc
+      ? [networkLoadBalancers]
+      : await backendsFor(service, options, deps, decision.action === 'delete');
     // Classic ELBs need the Classic ELB API; without it such a Service is left as it is, as before.
     if (backends.includes(classicLoadBalancers) && !deps.elb) return skip('classic', key, deps);
     if (decision.action === 'delete') {
       const pass = startPass(deps, service, batch, deletingAnnouncement(name), receiveCount);
-      return await removeAll(backends, pass, decision.why);
+      if (lbc) pass.lbc = true;
+      const removed = await removeAll(backends, pass, decision.why);
+      // Served the other way now (the AWS Load Balancer Controller's, or back to in-tree): that pass follows.
+      const moving = decision.next === 'lbc' || (lbc && decision.why === 'not-ours-any-more');
+      return removed ?? (moving ? { requeueAfterSeconds: 1 } : undefined);
     }
     if (problems.length > 0) throw new AnnotationError(`invalid annotations: ${describeProblems(problems)}`);
     // The finalizer before anything exists in AWS: a deletion then always waits for the cleanup.
-    const withFinalizer = await addFinalizer(deps, service);
+    const finalizer = lbc ? LBC_SERVICE_FINALIZER : FINALIZER_LOAD_BALANCER_CLEANUP;
+    const withFinalizer = await addFinalizer(deps, service, finalizer);
     if (!withFinalizer) return undefined;
     const announcement = { reason: EVENT.ensuring, message: `Ensuring load balancer ${name}` };
     const pass = startPass(deps, withFinalizer, batch, announcement, receiveCount);
+    if (lbc) pass.lbc = true;
     const previous = previousOfAnotherKind(withFinalizer, backends[0]!, pass);
     if (previous) pass.previous = previous;
     if (deps.resyncQuickCheck === true) {
       pass.shortPass = shortPassFor(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
     }
+    // Said on a full pass (a resync's quick look says nothing new).
+    if (lbc && !pass.shortPass) await warnUnsupported(options, pass);
     return await backends[0]!.ensure(pass, options);
   } catch (err) {
     await reportFailure(err, deps, service);
@@ -174,13 +194,24 @@ async function removeAll(
   let current = pass.service;
   // A Service that stays (no longer a load balancer) keeps no stale address.
   if (why === 'not-ours-any-more') current = (await setIngressHostname(deps, current, undefined)) ?? current;
-  await removeFinalizer(deps, current);
+  await removeFinalizer(deps, current, pass.lbc ? LBC_SERVICE_FINALIZER : FINALIZER_LOAD_BALANCER_CLEANUP);
   deps.log.info('load balancer deleted', {
     serviceKey: `${current.metadata.namespace}/${current.metadata.name}`,
     loadBalancer: name,
     why,
   });
   return undefined;
+}
+
+/** The reference's annotations this controller does not carry out, each named in a Warning (on a pass that writes). */
+async function warnUnsupported(options: LoadBalancerOptions, pass: Pass): Promise<void> {
+  const unsupported = options.lbc?.unsupported ?? [];
+  if (unsupported.length === 0) return;
+  await pass.event(
+    'Warning',
+    EVENT.unsupportedAnnotation,
+    `Annotation(s) not supported, ignored: ${unsupported.join(', ')}`,
+  );
 }
 
 function deletingAnnouncement(name: string): Announcement {

@@ -124,6 +124,11 @@ export interface Pass {
    * when Nodes only joined (the wanted targets registered without reading the registered ones).
    */
   shortPass?: ShortPass;
+  /**
+   * The pass works the AWS Load Balancer Controller's way (functions/service/lbc/): its names, tracking tags,
+   * finalizer and defaults.
+   */
+  lbc?: boolean;
   /** Best-effort Event on the Service. */
   event(type: 'Normal' | 'Warning', reason: string, message: string): Promise<void>;
 }

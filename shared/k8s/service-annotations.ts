@@ -46,5 +46,13 @@ export const ANNOTATION = {
   connectionIdleTimeout: a('connection-idle-timeout'),
   connectionDrainingEnabled: a('connection-draining-enabled'),
   connectionDrainingTimeout: a('connection-draining-timeout'),
+  /** The AWS Load Balancer Controller's Services only (functions/service/lbc/options.ts). */
+  manageBackendSecurityGroupRules: a('manage-backend-security-group-rules'),
   sourceRanges: 'service.beta.kubernetes.io/load-balancer-source-ranges',
 } as const;
+
+/**
+ * `listener-attributes.<protocol>-<port>` (the AWS Load Balancer Controller's Services): one annotation per listener,
+ * so a prefix rather than a name.
+ */
+export const LISTENER_ATTRIBUTES_PREFIX = a('listener-attributes.');

@@ -105,7 +105,7 @@ export async function ensureListeners(
     const have = observed.tags.get(listener.arn);
     if (!have) continue;
     live.push(listener);
-    await keepTagsInLine(listener.arn, have, model, ctx);
+    await keepTagsInLine(listener.arn, have, listenerTags(model, listener.port), ctx);
   }
   const plan = planListeners(desiredListeners(model, groups), observed.listeners);
   for (const listener of plan.remove) await ctx.elbv2.deleteListener(listener.arn);
@@ -121,11 +121,17 @@ export async function ensureListeners(
   const created = new Map<number, Listener>();
   for (const next of plan.create) {
     const listener = await ctx.elbv2
-      .createListener(observed.lb.arn, next, model.tags)
+      .createListener(observed.lb.arn, next, listenerTags(model, next.port).tags)
       .catch((err: unknown) => retryAssociationLimit(err, `creating listener ${next.port}`));
     created.set(next.port, listener);
   }
   await completeListeners(model, remaining, created, certificatesToAdd, ctx);
+}
+
+/** The model's tags with the listener's own (the desired listener on that port) over them. */
+function listenerTags(model: ListenerModel, port: number): Pick<ListenerModel, 'tags' | 'externalManagedTags'> {
+  const own = model.listeners.find((l) => l.port === port)?.tags;
+  return { tags: own ? { ...model.tags, ...own } : model.tags, externalManagedTags: model.externalManagedTags };
 }
 
 /**

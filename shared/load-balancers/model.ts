@@ -36,6 +36,8 @@ export interface DesiredTargetGroup {
   attributes: Record<string, string>;
   /** The Service port(s) behind it: two for TCP_UDP (one TCP, one UDP entry on the same port number). */
   servicePorts: ServicePortSpec[];
+  /** Its own tags over the model's (a tracking tag naming this resource, as the AWS Load Balancer Controller's). */
+  tags?: Record<string, string>;
 }
 
 export interface DesiredListener {
@@ -50,6 +52,8 @@ export interface DesiredListener {
   /** Listener attributes kept in line (TCP: the idle timeout, AWS's 350 s unless the owner sets one). */
   attributes: Record<string, string>;
   targetGroupName: string;
+  /** Its own tags over the model's. */
+  tags?: Record<string, string>;
 }
 
 /** What every kind of load balancer is made from: who it is for, its name, groups, tags and reach. */

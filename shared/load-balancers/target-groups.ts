@@ -43,7 +43,7 @@ export async function ensureTargetGroups(
       if (!healthCheckMatches(group.healthCheck, wanted.healthCheck)) {
         await ctx.elbv2.modifyTargetGroupHealthCheck(group.arn, wanted.healthCheck);
       }
-      await keepTagsInLine(group.arn, observed.tags.get(group.arn) ?? {}, model, ctx);
+      await keepTagsInLine(group.arn, observed.tags.get(group.arn) ?? {}, tagsOf(model, wanted), ctx);
     }
     const current = await ctx.elbv2.describeTargetGroupAttributes(group.arn);
     const changed = changedEntries(wanted.attributes, current);
@@ -114,12 +114,20 @@ async function createTargetGroup(
     ...(wanted.ipAddressType === 'ipv6' ? { ipAddressType: 'ipv6' as const } : {}),
     vpcId: ctx.vpcId,
     healthCheck: wanted.healthCheck,
-    tags: model.tags,
+    tags: tagsOf(model, wanted).tags,
   });
   if (result === 'name-taken') {
     throw new RetryableError(`creating target group ${wanted.name}: the name is in use with other settings`);
   }
   return result;
+}
+
+/** The model's tags with the group's own over them. */
+function tagsOf(
+  model: TargetGroupModel,
+  wanted: DesiredTargetGroup,
+): Pick<TargetGroupModel, 'tags' | 'externalManagedTags'> {
+  return { tags: { ...model.tags, ...wanted.tags }, externalManagedTags: model.externalManagedTags };
 }
 
 /** `in-use`: a listener still forwards to it (or AWS has not caught up with one just deleted). */

@@ -14,7 +14,8 @@ export function healthCheckFor(
   problems: AnnotationProblem[],
 ): HealthCheck {
   const annotated = options.healthCheck;
-  let base: HealthCheck = { ...DEFAULT_HEALTH_CHECK };
+  // The AWS Load Balancer Controller checks every 10 s by default (the in-tree provider every 30 s).
+  let base: HealthCheck = options.lbc ? { ...DEFAULT_HEALTH_CHECK, intervalSeconds: 10 } : { ...DEFAULT_HEALTH_CHECK };
   // With IP targets traffic goes straight to Pods: kube-proxy's per-Node health check says nothing about them.
   if (local && options.targetType === 'instance') {
     const port = service.spec?.healthCheckNodePort;

@@ -12,6 +12,7 @@ import {
 } from '../../../shared/load-balancers/aws-defaults.ts';
 import type { DesiredListener, DesiredTargetGroup } from '../../../shared/load-balancers/model.ts';
 import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
+import { LBC_RESOURCE, LBC_TAG, lbcTargetGroupName } from '../lbc/names.ts';
 import { type ServiceIdentity, targetGroupName } from '../names.ts';
 import { healthCheckFor } from './health-check.ts';
 
@@ -57,13 +58,31 @@ export function portListenerAndGroup(
   const { listenerProtocol, groupProtocol } = protocolsOf(number, entries, protocols, options, problems);
   const groupPort = targetGroupPort(number, entries, options, problems);
   if (groupPort === undefined) return undefined;
-  const name = targetGroupName(context.identity, {
-    loadBalancerName: context.loadBalancerName,
-    listenerPort: number,
-    protocol: groupProtocol,
-    targetType: options.targetType,
-    ipAddressType: context.groupFamily,
-  });
+  const healthCheck = healthCheckFor(
+    context.service,
+    options,
+    context.service.spec?.externalTrafficPolicy === 'Local',
+    problems,
+  );
+  const name = options.lbc
+    ? lbcTargetGroupName(
+        { ...context.identity, uid: options.lbc.uid },
+        {
+          port: groupPort,
+          servicePort: number,
+          targetType: options.targetType,
+          protocol: groupProtocol,
+          healthCheckProtocol: healthCheck.protocol,
+          healthCheckIntervalSeconds: healthCheck.intervalSeconds,
+        },
+      )
+    : targetGroupName(context.identity, {
+        loadBalancerName: context.loadBalancerName,
+        listenerPort: number,
+        protocol: groupProtocol,
+        targetType: options.targetType,
+        ipAddressType: context.groupFamily,
+      });
   const group: DesiredTargetGroup = {
     name,
     listenerPort: number,
@@ -71,16 +90,18 @@ export function portListenerAndGroup(
     port: groupPort,
     targetType: options.targetType,
     ipAddressType: context.groupFamily,
-    healthCheck: healthCheckFor(
-      context.service,
-      options,
-      context.service.spec?.externalTrafficPolicy === 'Local',
-      problems,
-    ),
+    healthCheck,
     attributes: targetGroupAttributes(number, groupProtocol, options, problems),
     servicePorts: [...entries],
   };
-  return { listener: desiredListener(number, listenerProtocol, name, options), group };
+  const listener = desiredListener(number, listenerProtocol, name, options);
+  if (options.lbc) {
+    const { namespace, name: serviceName } = context.identity;
+    group.tags = { [LBC_TAG.resource]: LBC_RESOURCE.targetGroup(namespace, serviceName, number) };
+    listener.tags = { [LBC_TAG.resource]: LBC_RESOURCE.listener(number) };
+    Object.assign(listener.attributes, options.lbc.listenerAttributes[`${listenerProtocol}-${number}`]);
+  }
+  return { listener, group };
 }
 
 function protocolsOf(
@@ -140,7 +161,10 @@ function targetGroupPort(
     return undefined;
   }
   const targetPort = entries[0]!.targetPort ?? entries[0]!.port;
-  return typeof targetPort === 'number' ? targetPort : number;
+  if (typeof targetPort === 'number') return targetPort;
+  // A named target port may be a different number on each Pod: the group's own port is not on the data path (targets
+  // are registered with theirs). The reference writes 1, and hashes it into the group's name.
+  return options.lbc ? 1 : number;
 }
 
 function targetGroupAttributes(

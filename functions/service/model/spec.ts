@@ -11,7 +11,8 @@ import type {
 import { managedIngressRules } from '../../../shared/load-balancers/security-rules.ts';
 import { parseCidr } from '../../../shared/net/cidr.ts';
 import { ANNOTATION, type AnnotationProblem, type LoadBalancerOptions } from '../annotations.ts';
-import { loadBalancerName, type ServiceIdentity, securityGroupName } from '../names.ts';
+import { LBC_RESOURCE, LBC_TAG, lbcSecurityGroupName, lbcStackTags } from '../lbc/names.ts';
+import { preferredLoadBalancerName, type ServiceIdentity, securityGroupName } from '../names.ts';
 import { checkSslPorts, type PortContext, portListenerAndGroup } from './ports.ts';
 
 /**
@@ -31,7 +32,16 @@ export interface LoadBalancerBase extends LoadBalancerModel {
 }
 
 /** A Network Load Balancer: the model the resource modules apply (listeners, target groups, attributes), for a Service. */
-export type LoadBalancerSpec = LoadBalancerBase & Elbv2LoadBalancerModel;
+export type LoadBalancerSpec = LoadBalancerBase & Elbv2LoadBalancerModel & { lbc?: LbcSpec };
+
+/** What a Service the AWS Load Balancer Controller serves adds: its resources' own tracking tags, its backend rules. */
+export interface LbcSpec {
+  /** Over `tags`, on the load balancer. */
+  loadBalancerTags: Record<string, string>;
+  /** Over `tags`, on the managed security group. */
+  securityGroupTags: Record<string, string>;
+  manageBackendSecurityGroupRules: boolean;
+}
 
 export interface SpecContext {
   clusterName: string;
@@ -62,7 +72,7 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
     name: service.metadata.name,
   };
   const serviceKey = `${identity.namespace}/${identity.name}`;
-  const lbName = context.loadBalancerName ?? loadBalancerName(identity, options.name);
+  const lbName = context.loadBalancerName ?? preferredLoadBalancerName(identity, options);
   const externalManagedTags = [...(context.externalManagedTags ?? [])];
   checkServiceWide(service, options, externalManagedTags, problems);
 
@@ -104,18 +114,22 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
     identity,
     serviceKey,
     loadBalancerName: lbName,
-    securityGroupName: securityGroupName(lbName),
+    securityGroupName: options.lbc
+      ? lbcSecurityGroupName({ ...identity, uid: options.lbc.uid })
+      : securityGroupName(lbName),
     scheme: options.scheme,
     ipAddressType: options.ipAddressType,
     targetType: options.targetType,
     listeners,
     targetGroups,
     attributes: { ...LOAD_BALANCER_ATTRIBUTE_DEFAULTS, ...options.attributes },
-    tags: {
-      ...options.additionalTags,
-      [clusterTagKey(context.clusterName)]: 'owned',
-      [LABEL_SERVICE_NAME]: serviceKey,
-    },
+    tags: options.lbc
+      ? { ...options.additionalTags, ...lbcStackTags(context.clusterName, serviceKey) }
+      : {
+          ...options.additionalTags,
+          [clusterTagKey(context.clusterName)]: 'owned',
+          [LABEL_SERVICE_NAME]: serviceKey,
+        },
     externalManagedTags,
     extraSecurityGroups: options.extraSecurityGroups ?? [],
     managedIngress,
@@ -126,6 +140,13 @@ export function loadBalancerSpec(service: Service, options: LoadBalancerOptions,
   if (options.eipAllocations) spec.eipAllocations = options.eipAllocations;
   if (options.privateIpv4Addresses) spec.privateIpv4Addresses = options.privateIpv4Addresses;
   if (options.targetNodeLabels) spec.targetNodeLabels = options.targetNodeLabels;
+  if (options.lbc) {
+    spec.lbc = {
+      loadBalancerTags: { [LBC_TAG.resource]: LBC_RESOURCE.loadBalancer },
+      securityGroupTags: { [LBC_TAG.resource]: LBC_RESOURCE.managedSecurityGroup },
+      manageBackendSecurityGroupRules: options.lbc.manageBackendSecurityGroupRules,
+    };
+  }
   return { ok: true, spec };
 }
 

@@ -10,10 +10,12 @@ import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { describeProblems, type LoadBalancerOptions } from '../annotations.ts';
 import type { LoadBalancerBackend } from '../backend.ts';
 import { resourceContext } from '../context.ts';
+import { ingressHostname } from '../decide.ts';
 import { AnnotationError } from '../deps.ts';
 import { EVENT } from '../kube.ts';
+import { adoptLbcStack } from '../lbc/adopt.ts';
 import { type LoadBalancerSpec, loadBalancerSpec, type SpecResult } from '../model/spec.ts';
-import { loadBalancerName, REPLACES_TAG } from '../names.ts';
+import { loadBalancerNameFromHostname, preferredLoadBalancerName, REPLACES_TAG } from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { deleteNetworkLoadBalancer } from './cleanup.ts';
 import { finishPass, retireNetworkLoadBalancer, retireServing } from './finish.ts';
@@ -101,6 +103,7 @@ async function ensureNetworkLoadBalancer(
       loadBalancerName: name,
     });
   if (await shortPassDone(pass, options, build)) return undefined;
+  if (pass.lbc) await adoptFromReference(pass, options, build);
   const choice = await chooseLoadBalancer(pass, options, build);
   const built = build(choice.name);
   if (!built.ok) throw new AnnotationError(`cannot build the load balancer: ${describeProblems(built.problems)}`);
@@ -114,13 +117,15 @@ async function ensureNetworkLoadBalancer(
   }
   if (choice.deleteFirst && choice.serving) await retireServing(choice.serving, spec.loadBalancerName, pass, true);
 
-  const { observed, groups, created } = await ensureLoadBalancer(choice, spec, pass);
+  const { observed, groups, created, kept } = await ensureLoadBalancer(choice, spec, pass);
   const ctx = resourceContext(pass);
   const targetGroups = await ensureTargetGroups(spec, observed, ctx);
   await ensureListeners(spec, observed, targetGroups, ctx);
   const targets = await desiredTargets(spec, ctx);
   await ensureTargets(spec, targetGroups, targets, ctx);
   const warning = await ensureNodeAccess(spec, observed.lb, groups, targets, pass);
+  // Only now that the Nodes admit the backend group do the groups kept from before (the reference's) go.
+  if (groups && kept.length > 0) await pass.elbv2.setSecurityGroups(observed.lb.arn, groups.lbGroups);
   await narrowLoadBalancer(observed, spec, pass);
   const pendingGroups = await deleteStaleTargetGroups(observed, targetGroups, ctx);
   const serving =
@@ -157,11 +162,31 @@ async function shortPassDone(
     namespace: pass.service.metadata.namespace ?? 'default',
     name: pass.service.metadata.name,
   };
-  const preferred = build(loadBalancerName(identity, options.name));
+  const preferred = build(preferredLoadBalancerName(identity, options));
   if (!preferred.ok) return false;
   // Nothing differs that a quick look can see: the hourly full pass looks at the rest.
   if (pass.shortPass === 'resync') return looksInLine(preferred.spec, pass);
   return ensureTargetsOnly(preferred.spec, pass);
+}
+
+/**
+ * A Service the AWS Load Balancer Controller served: the load balancer it made (by the name the reference and we
+ * give it, or the one the status names) becomes ours in place, before the pass looks for ours (lbc/adopt.ts).
+ */
+async function adoptFromReference(
+  pass: Pass,
+  options: LoadBalancerOptions,
+  build: (name: string) => SpecResult,
+): Promise<void> {
+  const identity = {
+    clusterName: pass.deps.clusterName,
+    namespace: pass.service.metadata.namespace ?? 'default',
+    name: pass.service.metadata.name,
+  };
+  const preferred = build(preferredLoadBalancerName(identity, options));
+  if (!preferred.ok) return;
+  const status = loadBalancerNameFromHostname(ingressHostname(pass.service));
+  await adoptLbcStack(preferred.spec, [preferred.spec.loadBalancerName, ...(status ? [status] : [])], pass);
 }
 
 /** Tag of a load balancer without security groups (made by the reference controller): its rules are on the Nodes' groups. */
@@ -171,11 +196,17 @@ async function ensureLoadBalancer(
   choice: LoadBalancerChoice,
   spec: LoadBalancerSpec,
   pass: Pass,
-): Promise<{ observed: ObservedLoadBalancer; groups: LoadBalancerGroups | undefined; created: boolean }> {
+): Promise<{
+  observed: ObservedLoadBalancer;
+  groups: LoadBalancerGroups | undefined;
+  created: boolean;
+  /** Groups it keeps until the Nodes admit ours. */
+  kept: string[];
+}> {
   const existing = choice.deleteFirst ? undefined : choice.existing;
   // A Network Load Balancer made without security groups can never have any: keep it the reference's way.
   const withoutGroups = existing !== undefined && existing.lb.securityGroups.length === 0;
-  const tags: Record<string, string> = { ...spec.tags };
+  const tags: Record<string, string> = { ...spec.tags, ...spec.lbc?.loadBalancerTags };
   if (choice.replacing && choice.serving && !choice.deleteFirst) tags[REPLACES_TAG] = choice.serving.lb.name;
   else if (pass.previous) tags[REPLACES_TAG] = pass.previous.name;
   // It serves, and the one it replaced serves out its grace: the tag is how the next pass finds that one again.
@@ -183,7 +214,8 @@ async function ensureLoadBalancer(
   else if (choice.retiredName) tags[REPLACES_TAG] = choice.retiredName;
   if (withoutGroups) tags[NODE_RULES_TAG] = 'reference';
   const groups = withoutGroups ? undefined : await ensureNetworkLoadBalancerGroups(spec, pass);
-  if (!existing) return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true };
+  if (!existing)
+    return { observed: await createLoadBalancer(spec, groups!, tags, pass), groups, created: true, kept: [] };
   if (withoutGroups && !(NODE_RULES_TAG in (existing.tags.get(existing.lb.arn) ?? {}))) {
     await pass.event(
       'Warning',
@@ -191,6 +223,11 @@ async function ensureLoadBalancer(
       `Load balancer ${existing.lb.name} was made without security groups, and AWS cannot add any to it: its traffic is allowed by rules on the Nodes' security groups (descriptions kubernetes.io/rule/nlb/*=${existing.lb.name}), as the reference controller did; security-groups annotations do not apply to it`,
     );
   }
-  await widenLoadBalancer(existing, groups, choice.subnets, spec, tags, pass);
-  return { observed: existing, groups, created: false };
+  // The groups it has that are not ours (the reference's backend group) stay until the Nodes admit ours (after the
+  // targets): moving it to ours at once would cut it off from its targets meanwhile.
+  const keep = groups && pass.lbc ? existing.lb.securityGroups.filter((g) => !groups.lbGroups.includes(g)) : [];
+  const widened =
+    groups && keep.length > 0 ? { ...groups, lbGroups: [...groups.lbGroups, ...keep].slice(0, 5) } : groups;
+  await widenLoadBalancer(existing, widened, choice.subnets, spec, tags, pass);
+  return { observed: existing, groups, created: false, kept: keep };
 }

@@ -5,12 +5,18 @@ import { deleteLoadBalancerAndListeners } from '../../../shared/load-balancers/l
 import { deleteSecurityGroup } from '../../../shared/load-balancers/security-groups.ts';
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
-import { ownedByService, parseAnnotations } from '../annotations.ts';
+import { ownedByService } from '../annotations.ts';
 import { cleanupRetrySeconds, type RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
+import { serviceAnnotations } from '../lbc/options.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
-import { loadBalancerName, loadBalancerNameFromHostname, REPLACES_TAG, successorLoadBalancerName } from '../names.ts';
+import {
+  loadBalancerNameFromHostname,
+  preferredLoadBalancerName,
+  REPLACES_TAG,
+  successorLoadBalancerName,
+} from '../names.ts';
 import type { Pass } from '../writes.ts';
 import { revokeReferenceNodeRules } from './node-access.ts';
 
@@ -29,8 +35,8 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
   const serviceKey = `${namespace}/${service.metadata.name}`;
   const identity = { clusterName: deps.clusterName, namespace, name: service.metadata.name };
   // Broken annotations must not stop a deletion: names come from what still parses.
-  const { options } = parseAnnotations(service.metadata.annotations);
-  const lbName = loadBalancerName(identity, options.name);
+  const { options } = serviceAnnotations(service, pass.lbc === true);
+  const lbName = preferredLoadBalancerName(identity, options);
   const candidates = new Map<string, string>();
   for (const name of [loadBalancerNameFromHostname(ingressHostname(service)), lbName]) {
     if (name) candidates.set(name.toLowerCase(), name);

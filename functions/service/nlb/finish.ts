@@ -5,9 +5,10 @@ import { deleteSecurityGroup } from '../../../shared/load-balancers/security-gro
 import { deleteTargetGroup, type EnsuredGroups } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { ownedByService, parseAnnotations } from '../annotations.ts';
+import { ownedByService } from '../annotations.ts';
 import { DEFAULT_REPLACEMENT_GRACE_SECONDS } from '../deps.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
+import { serviceAnnotations } from '../lbc/options.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from '../model/spec.ts';
 import { REPLACED_AT_TAG, REPLACES_TAG, securityGroupName } from '../names.ts';
 import type { Pass } from '../writes.ts';
@@ -187,8 +188,8 @@ export async function retireServing(
     await revokeReferenceNodeRules(old.lb.name, pass);
     return;
   }
-  // Its successor of the same name uses the same managed group.
-  if (first) return;
+  // Its successor of the same name uses the same managed group; so does any successor of the reference's naming.
+  if (first || pass.lbc) return;
   const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter((g) =>
     ownedByService(g.tags, deps.clusterName, pass.serviceKey),
   );
@@ -204,12 +205,14 @@ async function retireLeftovers(name: string, pass: Pass): Promise<void> {
   const { deps } = pass;
   const owned = (tags: Readonly<Record<string, string>> | undefined) =>
     ownedByService(tags, deps.clusterName, pass.serviceKey);
-  const { options } = parseAnnotations(pass.service.metadata.annotations);
+  const { options } = serviceAnnotations(pass.service, pass.lbc === true);
   const built = loadBalancerSpec(pass.service, options, { clusterName: deps.clusterName, loadBalancerName: name });
   const names = built.ok ? built.spec.targetGroups.map((g) => g.name) : [];
   const groups = names.length > 0 ? await pass.elbv2.findTargetGroups(names) : [];
   const tags = groups.length > 0 ? await pass.elbv2.describeTags(groups.map((g) => g.arn)) : new Map();
   for (const group of groups) if (owned(tags.get(group.arn))) await deleteTargetGroup(group, pass);
+  // The reference's managed group is named for the Service, not the load balancer: its successor holds it.
+  if (options.lbc) return;
   const managed = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: [securityGroupName(name)] });
   for (const group of managed) if (owned(group.tags)) await deleteSecurityGroup(group.groupId, pass);
 }

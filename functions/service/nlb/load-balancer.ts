@@ -37,16 +37,29 @@ export function replacementReason(
  * Its security groups (shared/load-balancers/security-groups.ts), the managed one described as the Service's.
  * `readFrom`: where the groups of ours are read, when not by one DescribeSecurityGroups of their own.
  */
-export function ensureNetworkLoadBalancerGroups(
+export async function ensureNetworkLoadBalancerGroups(
   spec: LoadBalancerSpec,
   pass: Pass,
   readFrom?: (names: string[]) => Promise<SecurityGroup[]>,
 ): Promise<LoadBalancerGroups> {
-  return ensureLoadBalancerGroups(spec, resourceContext(pass), {
-    description: `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${pass.deps.clusterName})`,
-    kind: 'a Network Load Balancer',
-    ...(readFrom ? { readFrom } : {}),
-  });
+  const { lbc } = spec;
+  const groups = await ensureLoadBalancerGroups(
+    lbc ? { ...spec, tags: { ...spec.tags, ...lbc.securityGroupTags } } : spec,
+    resourceContext(pass),
+    {
+      // The AWS Load Balancer Controller's wording, for the groups of its Services.
+      description: lbc
+        ? '[k8s] Managed SecurityGroup for LoadBalancer'
+        : `Load balancer ${spec.loadBalancerName} of Service ${spec.serviceKey} (cluster ${pass.deps.clusterName})`,
+      kind: 'a Network Load Balancer',
+      ...(readFrom ? { readFrom } : {}),
+    },
+  );
+  // The user's groups alone, unless they ask for the backend rules (the reference's manage-backend-security-group-rules).
+  if (lbc && !lbc.manageBackendSecurityGroupRules) {
+    return { ...groups, lbGroups: groups.lbGroups.filter((g) => g !== groups.backendGroupId) };
+  }
+  return groups;
 }
 
 export async function createLoadBalancer(

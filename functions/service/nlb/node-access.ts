@@ -20,6 +20,8 @@ export async function ensureNodeAccess(
   targets: ReadonlyMap<string, readonly Target[]>,
   pass: Pass,
 ): Promise<string | undefined> {
+  // The user's own groups and no backend rules asked for (a Service the AWS Load Balancer Controller serves): theirs to allow.
+  if (spec.lbc && !spec.lbc.manageBackendSecurityGroupRules) return undefined;
   const access = groups
     ? await ensureNodeRules(spec, targets, groups.backendGroupId, resourceContext(pass))
     : await ensureReferenceNodeRules(spec, lb, targets, pass);

@@ -7,9 +7,9 @@ import { ingressHostname } from '../decide.ts';
 import { AnnotationError } from '../deps.ts';
 import type { SpecResult } from '../model/spec.ts';
 import {
-  acceptableNames,
-  loadBalancerName,
+  acceptableNamesFor,
   loadBalancerNameFromHostname,
+  preferredLoadBalancerName,
   REPLACES_TAG,
   referenceLoadBalancerName,
   type ServiceIdentity,
@@ -57,13 +57,13 @@ export async function chooseLoadBalancer(
     namespace: service.metadata.namespace ?? 'default',
     name: service.metadata.name,
   };
-  const preferred = loadBalancerName(identity, options.name);
+  const preferred = preferredLoadBalancerName(identity, options);
   const statusName = loadBalancerNameFromHostname(ingressHostname(service));
   let serving = statusName ? await findOurs(statusName, pass, same(statusName, preferred)) : undefined;
   if (!serving && !same(statusName, preferred)) serving = await findOurs(preferred, pass);
   if (!serving) return { name: preferred, subnets: { action: 'none' } };
 
-  const acceptable = acceptableNames(identity, service.metadata.uid, options.name);
+  const acceptable = acceptableNamesFor(identity, service.metadata.uid, options);
   const built = buildSpec(serving.lb.name);
   const subnets =
     built.ok && serving.lb.state !== 'failed' && serving.lb.scheme === built.spec.scheme
