@@ -10,12 +10,20 @@ import type { DrainPort } from './drain-port.ts';
 import { type AwsCredentials, EKS_TOKEN_REFRESH_MS, eksToken } from './eks-token.ts';
 import type { IngressesPort } from './ingress-port.ts';
 import type { IpamKubernetesPort } from './ipam-port.ts';
+import type { LeaseReadPort } from './lbc-lease.ts';
 import type { KubernetesPort } from './port.ts';
 import { type CredentialSource, refreshingPort } from './refreshing-port.ts';
 import type { TokenKubeConfig } from './rest-client.ts';
 import { RestIngresses } from './rest-ingresses.ts';
 import { RestDrain, RestIpam, RestKubernetes, RestServices } from './rest-ports.ts';
+import { RestLeaseRead, RestPodGates, RestTargetGroupBindings } from './rest-target-group-bindings.ts';
 import type { ServicesPort } from './service-port.ts';
+import {
+  type PodGatesPort,
+  type TargetGroupBindingsPort,
+  type TgbControllerKube,
+  tgbControllerKube,
+} from './tgb-port.ts';
 
 /**
  * How a Lambda reaches the Kubernetes API (docs/architecture.md, "Reaching the Kubernetes API from
@@ -119,6 +127,52 @@ export function createIngressesPort(config: Config, deps: KubernetesAccessDeps):
       return (kubeConfig) => new ClientNodeIngresses(kubeConfig);
     },
   );
+}
+
+/** The binding controller's TargetGroupBindings, with the same access modes and credential refresh. */
+export function createTargetGroupBindingsPort(config: Config, deps: KubernetesAccessDeps): TargetGroupBindingsPort {
+  return createRestPort<TargetGroupBindingsPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestTargetGroupBindings(kubeConfig),
+    async () => {
+      const { ClientNodeTargetGroupBindings } = await import('./client-node-target-group-bindings.ts');
+      return (kubeConfig) => new ClientNodeTargetGroupBindings(kubeConfig);
+    },
+  );
+}
+
+/** The readiness gate's Pods and Namespaces, with the same access modes and credential refresh. */
+export function createPodGatesPort(config: Config, deps: KubernetesAccessDeps): PodGatesPort {
+  return createRestPort<PodGatesPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestPodGates(kubeConfig),
+    async () => {
+      const { ClientNodePodGates } = await import('./client-node-target-group-bindings.ts');
+      return (kubeConfig) => new ClientNodePodGates(kubeConfig);
+    },
+  );
+}
+
+/** The reference controller's leader Lease (lbc-lease.ts), read with the same access modes and credential refresh. */
+export function createLeaseReadPort(config: Config, deps: KubernetesAccessDeps): LeaseReadPort {
+  return createRestPort<LeaseReadPort>(
+    config,
+    deps,
+    (kubeConfig) => new RestLeaseRead(kubeConfig),
+    async () => {
+      const { ClientNodeLeaseRead } = await import('./client-node-target-group-bindings.ts');
+      return (kubeConfig) => new ClientNodeLeaseRead(kubeConfig);
+    },
+  );
+}
+
+/** The binding controller's whole Kubernetes side (tgb-port.ts), each port as above. */
+export function createTgbControllerKube(config: Config, deps: KubernetesAccessDeps): TgbControllerKube {
+  const [services, nodes] = [createServicesPort(config, deps), createKubernetesPort(config, deps)];
+  const [bindings, gates] = [createTargetGroupBindingsPort(config, deps), createPodGatesPort(config, deps)];
+  return tgbControllerKube(bindings, gates, createLeaseReadPort(config, deps), services, nodes);
 }
 
 /**

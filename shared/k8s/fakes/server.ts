@@ -10,6 +10,7 @@ import {
 } from './api-server.ts';
 import type { FakeKubernetes } from './fake-kubernetes.ts';
 import { ListsAndWatches } from './lists.ts';
+import { serveGates } from './server-gates.ts';
 import { servePods } from './server-pods.ts';
 import { requestMergePatch as mergePatch } from './writes.ts';
 
@@ -159,6 +160,8 @@ async function route(
     const found = await fake.getConfigMap(namespace, name);
     return found ? ok(found) : notFound('configmaps', name);
   }
+  const gates = await serveGates(fake, lists, req);
+  if (gates) return gates;
   const pods = await servePods(fake, lists, req);
   if (pods) return pods;
   return { status: 404, body: status(404, 'NotFound', 'the server could not find the requested resource') };

@@ -3,6 +3,7 @@ import { KubernetesApiError } from '../errors.ts';
 import type { LeaseReadPort } from '../lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
+import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from '../tgb-patches.ts';
 import {
   type PodGatesPort,
   type TargetGroupBindingsPort,
@@ -49,6 +50,8 @@ const WRITES: readonly TgbOperation[] = [
 ];
 
 const RESOURCE = 'targetgroupbindings.elbv2.k8s.aws';
+
+type Patch = MergePatch<TargetGroupBinding>;
 
 export interface TgbChange {
   type: 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -131,6 +134,11 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     this.calls.clear();
   }
 
+  /** The resourceVersion of the last write: what a list answers as its own (tgb-server.ts). */
+  currentRevision(): number {
+    return this.revision;
+  }
+
   // ---- TargetGroupBindingsPort ----
 
   async listTargetGroupBindings(namespace?: string): Promise<TargetGroupBinding[]> {
@@ -155,7 +163,7 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     guard: WriteGuard,
   ): Promise<TargetGroupBinding> {
     this.call('setTargetGroupBindingFinalizers');
-    return this.patchBinding(namespace, name, { metadata: { finalizers } }, guard, false);
+    return this.patchBinding(namespace, name, finalizersPatch(finalizers) as Patch, guard, false);
   }
 
   async setTargetGroupBindingAnnotations(
@@ -165,7 +173,7 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     guard: WriteGuard,
   ): Promise<TargetGroupBinding> {
     this.call('setTargetGroupBindingAnnotations');
-    return this.patchBinding(namespace, name, { metadata: { annotations } }, guard, false);
+    return this.patchBinding(namespace, name, annotationsPatch(annotations) as Patch, guard, false);
   }
 
   async fillTargetGroupBindingSpec(
@@ -175,7 +183,7 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     guard: WriteGuard,
   ): Promise<TargetGroupBinding> {
     this.call('fillTargetGroupBindingSpec');
-    return this.patchBinding(namespace, name, { spec: fields }, guard, false);
+    return this.patchBinding(namespace, name, specFillPatch(fields) as Patch, guard, false);
   }
 
   async setTargetGroupBindingStatus(
@@ -187,8 +195,7 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     const current = this.bindings.get(`${namespace}/${name}`);
     const guard = { resourceVersion: current?.metadata.resourceVersion ?? '' };
     // The whole status replaced: the fields it leaves out are removed (null in a merge patch).
-    const patch = { status: { observedGeneration: null, conditions: null, ...status } };
-    return this.patchBinding(namespace, name, patch as MergePatch<TargetGroupBinding>, guard, true);
+    return this.patchBinding(namespace, name, statusPatch(status) as Patch, guard, true);
   }
 
   /**
