@@ -138,9 +138,10 @@ async function reconcileService(
     if (deps.resyncQuickCheck === true) {
       pass.shortPass = shortPassFor(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
     }
-    // Said on a full pass (a resync's quick look says nothing new).
-    if (lbc && !pass.shortPass) await warnUnsupported(options, pass);
-    return await backends[0]!.ensure(pass, options);
+    const result = await backends[0]!.ensure(pass, options);
+    // Said with the pass that builds or changes the load balancer (not again on every look that finds it in line).
+    if (lbc && pass.changes.config) await warnUnsupported(options, pass);
+    return result;
   } catch (err) {
     await reportFailure(err, deps, service);
     throw err;
@@ -203,7 +204,7 @@ async function removeAll(
   return undefined;
 }
 
-/** The reference's annotations this controller does not carry out, each named in a Warning (on a pass that writes). */
+/** The reference's annotations this controller does not carry out, named in a Warning. */
 async function warnUnsupported(options: LoadBalancerOptions, pass: Pass): Promise<void> {
   const unsupported = options.lbc?.unsupported ?? [];
   if (unsupported.length === 0) return;
