@@ -66,9 +66,34 @@ describe('loadRelayConfig', () => {
     ],
     [{ NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_CONTROLLER_USERNAMES: ' , ' }, 'must name at least one username'],
     [{ NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_CONTROLLER_USERNAMES: 'a,*' }, 'a lone * would let everyone'],
+    [
+      { NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_ENABLED: 'true', RELAY_WEBHOOK_IPAM: 'false' },
+      'RELAY_WEBHOOK_ENABLED (got "true"): serves no webhook',
+    ],
+    [
+      {
+        NODE_QUEUE_URL: NODE,
+        RELAY_WEBHOOK_TGB: 'true',
+        RELAY_WEBHOOK_TGB_CONFIGURATION: 'serverless-ccm-ipam-webhook',
+      },
+      'RELAY_WEBHOOK_TGB_CONFIGURATION (got "serverless-ccm-ipam-webhook"): must differ from RELAY_WEBHOOK_CONFIGURATION',
+    ],
   ])('refuses %j, naming the setting', (env, message) => {
     expect(() => loadRelayConfig(env)).toThrow(ConfigError);
     expect(() => loadRelayConfig(env)).toThrow(message);
+  });
+
+  it('serves the IPAM webhooks alone by default; the TargetGroupBinding pair when asked, with its own configurations', () => {
+    expect(loadRelayConfig({ NODE_QUEUE_URL: NODE })).toMatchObject({
+      RELAY_WEBHOOK_IPAM: true,
+      RELAY_WEBHOOK_TGB: false,
+      RELAY_WEBHOOK_TGB_CONFIGURATION: 'serverless-ccm-tgb-webhook',
+    });
+    const tgbOnly = { NODE_QUEUE_URL: NODE, RELAY_WEBHOOK_ENABLED: 'true', RELAY_WEBHOOK_IPAM: 'false' };
+    expect(loadRelayConfig({ ...tgbOnly, RELAY_WEBHOOK_TGB: 'true' })).toMatchObject({
+      RELAY_WEBHOOK_IPAM: false,
+      RELAY_WEBHOOK_TGB: true,
+    });
   });
 
   it('reads the webhook settings', () => {

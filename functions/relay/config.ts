@@ -104,6 +104,15 @@ export const RelayConfigSchema = z
     RELAY_WEBHOOK_SECRET: dnsSubdomain.default('serverless-ccm-webhook-tls'),
     /** self-signed: the name of both webhook configurations, whose caBundle the relay writes. */
     RELAY_WEBHOOK_CONFIGURATION: dnsSubdomain.default('serverless-ccm-ipam-webhook'),
+    /** Whether the IPAM webhooks (mpod.vpc.k8s.aws, vpod.vpc.k8s.aws) are served, with RELAY_WEBHOOK_ENABLED. */
+    RELAY_WEBHOOK_IPAM: bool.default(true),
+    /**
+     * Whether the TargetGroupBinding webhooks (vtargetgroupbinding.elbv2.k8s.aws, mpod.elbv2.k8s.aws) are served, with
+     * RELAY_WEBHOOK_ENABLED (deploy/relay/webhook-tgb.yaml).
+     */
+    RELAY_WEBHOOK_TGB: bool.default(false),
+    /** self-signed: the name of both TargetGroupBinding webhook configurations, whose caBundle the relay writes. */
+    RELAY_WEBHOOK_TGB_CONFIGURATION: dnsSubdomain.default('serverless-ccm-tgb-webhook'),
     /** cert-manager: the mounted certificate Secret (tls.crt, tls.key). */
     RELAY_WEBHOOK_CERT_DIR: z.string().min(1).default('/etc/serverless-ccm-relay/webhook-tls'),
     RELAY_WEBHOOK_CONTROLLER_USERNAMES: z._default(usernames, DEFAULT_CONTROLLER_USERNAMES),
@@ -124,6 +133,16 @@ export const RelayConfigSchema = z
     }
     if (c.RELAY_RENEW_DEADLINE_SECONDS >= c.RELAY_LEASE_DURATION_SECONDS) {
       issue('RELAY_RENEW_DEADLINE_SECONDS', 'must be shorter than RELAY_LEASE_DURATION_SECONDS');
+    }
+    if (c.RELAY_WEBHOOK_ENABLED && !c.RELAY_WEBHOOK_IPAM && !c.RELAY_WEBHOOK_TGB) {
+      issue('RELAY_WEBHOOK_ENABLED', 'serves no webhook: RELAY_WEBHOOK_IPAM and RELAY_WEBHOOK_TGB are both false');
+    }
+    if (
+      c.RELAY_WEBHOOK_IPAM &&
+      c.RELAY_WEBHOOK_TGB &&
+      c.RELAY_WEBHOOK_CONFIGURATION === c.RELAY_WEBHOOK_TGB_CONFIGURATION
+    ) {
+      issue('RELAY_WEBHOOK_TGB_CONFIGURATION', 'must differ from RELAY_WEBHOOK_CONFIGURATION (each pair has its own)');
     }
     if (c.RELAY_WEBHOOK_ENABLED && c.RELAY_WEBHOOK_PORT === c.RELAY_PORT) {
       issue('RELAY_WEBHOOK_PORT', 'must differ from RELAY_PORT (the operations server listens there)');

@@ -6,6 +6,7 @@ import { type ListWatchSource, RELAY_USER_AGENT } from './kube-source.ts';
 import type { LeasePort } from './lease.ts';
 import { RestLeases, RestListWatch } from './rest-source.ts';
 import { RestTlsStore } from './webhook/rest-tls-store.ts';
+import { RestTgbAdmissionReads, type TgbAdmissionReads } from './webhook/tgb-admission-reads.ts';
 import type { TlsStoreNames, WebhookTlsStore } from './webhook/tls-store.ts';
 
 /**
@@ -20,6 +21,8 @@ export interface KubeClients {
   leases: LeasePort;
   /** The webhooks' Secret and caBundles (self-signed mode only): built on first use. */
   tlsStore(names: TlsStoreNames): Promise<WebhookTlsStore>;
+  /** The TargetGroupBinding webhooks' lists (RELAY_WEBHOOK_TGB): built on first use. */
+  tgbAdmissionReads?(): TgbAdmissionReads;
 }
 
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -33,6 +36,7 @@ export function restClients(kubeConfig: TokenKubeConfig): KubeClients {
     source: new RestListWatch(client),
     leases: new RestLeases(client),
     tlsStore: async (names) => new RestTlsStore(client, names),
+    tgbAdmissionReads: () => new RestTgbAdmissionReads(client),
   };
 }
 

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { ClientNodeLeases } from './client-node-leases.ts';
 import { ClientNodeListWatch } from './client-node-source.ts';
 import type { KubeClients } from './kube-clients.ts';
+import { ClientNodeTgbAdmissionReads } from './webhook/client-node-tgb-admission-reads.ts';
 import { ClientNodeTlsStore } from './webhook/client-node-tls-store.ts';
 
 /**
@@ -22,5 +23,6 @@ export function clientNodeClients(kubeConfig: KubeConfig): KubeClients {
     source: new ClientNodeListWatch(kubeConfig),
     leases: new ClientNodeLeases(kubeConfig),
     tlsStore: async (names) => new ClientNodeTlsStore(kubeConfig, names),
+    tgbAdmissionReads: () => new ClientNodeTgbAdmissionReads(kubeConfig),
   };
 }

@@ -132,18 +132,17 @@ async function startWebhooks(
         service: config.RELAY_WEBHOOK_SERVICE,
         secret: config.RELAY_WEBHOOK_SECRET,
         configuration: config.RELAY_WEBHOOK_CONFIGURATION,
+        ipam: config.RELAY_WEBHOOK_IPAM,
+        ...(config.RELAY_WEBHOOK_TGB ? { tgb: { configuration: config.RELAY_WEBHOOK_TGB_CONFIGURATION } } : {}),
         certDir: config.RELAY_WEBHOOK_CERT_DIR,
         controllerUsernames: config.RELAY_WEBHOOK_CONTROLLER_USERNAMES,
         refreshMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
         pollMs: config.RELAY_WEBHOOK_REFRESH_SECONDS * 1000,
       },
       {
-        tlsStore: () =>
-          deps.kube.tlsStore({
-            namespace,
-            secret: config.RELAY_WEBHOOK_SECRET,
-            configuration: config.RELAY_WEBHOOK_CONFIGURATION,
-          }),
+        tlsStore: (configuration) =>
+          deps.kube.tlsStore({ namespace, secret: config.RELAY_WEBHOOK_SECRET, configuration }),
+        ...(deps.kube.tgbAdmissionReads ? { tgbReads: () => deps.kube.tgbAdmissionReads!() } : {}),
         log,
         clock: systemClock,
         registry: relay.metrics.registry,

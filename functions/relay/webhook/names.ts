@@ -6,4 +6,19 @@
 export const MUTATING_WEBHOOK = { name: 'mpod.vpc.k8s.aws', path: '/mutate-v1-pod' } as const;
 export const VALIDATING_WEBHOOK = { name: 'vpod.vpc.k8s.aws', path: '/validate-v1-pod' } as const;
 
-export type WebhookName = typeof MUTATING_WEBHOOK.name | typeof VALIDATING_WEBHOOK.name;
+/**
+ * The TargetGroupBinding webhooks, named as the AWS Load Balancer Controller's (deploy/relay/webhook-tgb.yaml). The
+ * binding validator keeps the reference's path; the readiness gate mutator cannot (the IPAM mutator above serves
+ * `/mutate-v1-pod` on the same server), and a path is only ever read from the webhook configuration.
+ */
+export const TGB_VALIDATING_WEBHOOK = {
+  name: 'vtargetgroupbinding.elbv2.k8s.aws',
+  path: '/validate-elbv2-k8s-aws-v1beta1-targetgroupbinding',
+} as const;
+export const POD_READINESS_WEBHOOK = { name: 'mpod.elbv2.k8s.aws', path: '/mutate-v1-pod-readiness-gate' } as const;
+
+export type WebhookName =
+  | typeof MUTATING_WEBHOOK.name
+  | typeof VALIDATING_WEBHOOK.name
+  | typeof TGB_VALIDATING_WEBHOOK.name
+  | typeof POD_READINESS_WEBHOOK.name;

@@ -23,7 +23,11 @@ import {
 export interface Webhook {
   name: string;
   path: string;
-  /** May wait (the IPAM switch before its first list), never for an API call per review. */
+  /**
+   * May wait: the IPAM switch before its first list (never an API call per review), the TargetGroupBinding webhooks
+   * for their lists of bindings and Services (tgb-admission-reads.ts, each page bounded well inside the webhook's
+   * timeout).
+   */
   handle(request: AdmissionRequest): AdmissionResponse | Promise<AdmissionResponse>;
 }
 

@@ -4,20 +4,26 @@ import type { Log } from '../../../shared/observability/log.ts';
 import type { ListWatchSource } from '../kube-source.ts';
 import { Counter, type Registry } from '../prometheus.ts';
 import { type CertificateDirectoryWatch, readKeyPair, watchCertificateDirectory } from './cert-directory.ts';
+import { combinedTlsStore } from './combined-tls-store.ts';
 import { WatchedIpamSwitch } from './ipam-switch.ts';
 import { mutatePod } from './mutate-pod.ts';
-import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
+import { mutatePodReadiness } from './mutate-pod-readiness.ts';
+import { MUTATING_WEBHOOK, POD_READINESS_WEBHOOK, TGB_VALIDATING_WEBHOOK, VALIDATING_WEBHOOK } from './names.ts';
 import { DEFAULT_SELF_SIGNED_OPTIONS, SelfSignedTls } from './self-signed-tls.ts';
-import { type AdmissionCounter, type KeyPair, startWebhookServer, type WebhookServer } from './server.ts';
+import { type AdmissionCounter, type KeyPair, startWebhookServer, type Webhook, type WebhookServer } from './server.ts';
+import type { TgbAdmissionReads } from './tgb-admission-reads.ts';
 import type { WebhookTlsStore } from './tls-store.ts';
 import { ControllerIdentities, validatePod } from './validate-pod.ts';
+import { validateTargetGroupBinding } from './validate-tgb.ts';
 
 /**
  * The admission webhooks as the relay process runs them: the HTTPS server, and the certificate source
  * of the configured mode. `self-signed`: every `refreshMs` each replica reconciles the Secret
  * (self-signed-tls.ts) and serves what it holds, so a standby follows a rotation. `cert-manager`: the
- * mounted directory is read and watched; nothing is written. Both modes watch the VPC CNI ConfigMap
- * (ipam-switch.ts): the webhooks act on Windows Pods only while Windows IPAM is on.
+ * mounted directory is read and watched; nothing is written. Two pairs of webhooks, each with its own
+ * configurations: IPAM's (the default), which watch the VPC CNI ConfigMap (ipam-switch.ts) and act on Windows Pods
+ * only while Windows IPAM is on; and the TargetGroupBinding pair (`tgb`), which list bindings and Services at
+ * admission (tgb-admission-reads.ts).
  */
 
 export interface AdmissionWebhookSettings {
@@ -26,8 +32,12 @@ export interface AdmissionWebhookSettings {
   namespace: string;
   service: string;
   secret: string;
-  /** The name of both the MutatingWebhookConfiguration and the ValidatingWebhookConfiguration. */
+  /** The name of both the MutatingWebhookConfiguration and the ValidatingWebhookConfiguration (IPAM's). */
   configuration: string;
+  /** Whether the IPAM webhooks are served (default true). */
+  ipam?: boolean;
+  /** The TargetGroupBinding webhooks, when served: the name of both their configurations. */
+  tgb?: { configuration: string };
   certDir: string;
   controllerUsernames: readonly string[];
   /** self-signed: how often the Secret is read again (and the certificate renewed when due). */
@@ -40,8 +50,13 @@ export interface AdmissionWebhookSettings {
 }
 
 export interface AdmissionWebhookDeps {
-  /** The Secret and caBundles (self-signed mode): asked for only in that mode. */
-  tlsStore: () => WebhookTlsStore | Promise<WebhookTlsStore>;
+  /**
+   * The Secret and the caBundles of one pair of configurations, by name (self-signed mode): asked for only in that
+   * mode, once per pair served.
+   */
+  tlsStore: (configuration: string) => WebhookTlsStore | Promise<WebhookTlsStore>;
+  /** The lists the TargetGroupBinding webhooks make: asked for only when they are served. */
+  tgbReads?: () => TgbAdmissionReads;
   log: Log;
   clock: Clock;
   /** The relay's metrics registry: `relay_admissions_total` and `relay_windows_ipam_enabled` join it. */
@@ -73,13 +88,8 @@ export async function startAdmissionWebhooks(
     ['webhook', 'result'],
   );
   deps.registry?.register(admissions);
-  const controller = new ControllerIdentities(settings.controllerUsernames);
-  const ipam = new WatchedIpamSwitch(deps.source, { log, registry: deps.registry });
-  ipam.start();
-  const webhooks = [
-    { ...MUTATING_WEBHOOK, handle: (r: Parameters<typeof mutatePod>[0]) => mutatePod(r, ipam) },
-    { ...VALIDATING_WEBHOOK, handle: (r: Parameters<typeof validatePod>[0]) => validatePod(r, controller, ipam) },
-  ];
+  const { webhooks, ipam, configurations } = servedWebhooks(settings, deps);
+  ipam?.start();
   let server: WebhookServer | undefined;
   const listen = async (tls: KeyPair) => {
     server = await startWebhookServer({ port: settings.port, host: settings.host, webhooks, tls, log, admissions });
@@ -93,7 +103,7 @@ export async function startAdmissionWebhooks(
       initial = readKeyPair(settings.certDir);
       await listen(initial);
     } catch (err) {
-      await ipam.stop();
+      await ipam?.stop();
       throw err;
     }
     const watch: CertificateDirectoryWatch = watchCertificateDirectory(
@@ -107,7 +117,7 @@ export async function startAdmissionWebhooks(
       ready: Promise.resolve(),
       close: async () => {
         watch.stop();
-        await ipam.stop();
+        await ipam?.stop();
         await server?.close();
       },
     };
@@ -115,9 +125,9 @@ export async function startAdmissionWebhooks(
 
   let store: WebhookTlsStore;
   try {
-    store = await deps.tlsStore();
+    store = combinedTlsStore(await Promise.all(configurations.map((name) => deps.tlsStore(name))));
   } catch (err) {
-    await ipam.stop();
+    await ipam?.stop();
     throw err;
   }
   const tls = new SelfSignedTls(
@@ -169,8 +179,40 @@ export async function startAdmissionWebhooks(
       stopped = true;
       clearInterval(timer);
       await running;
-      await ipam.stop();
+      await ipam?.stop();
       await server?.close();
     },
   };
+}
+
+/** The webhooks of the pairs served, the IPAM switch when IPAM's are, and the configurations whose caBundle is ours. */
+function servedWebhooks(
+  settings: AdmissionWebhookSettings,
+  deps: AdmissionWebhookDeps,
+): { webhooks: Webhook[]; ipam?: WatchedIpamSwitch; configurations: string[] } {
+  const webhooks: Webhook[] = [];
+  const configurations: string[] = [];
+  let ipam: WatchedIpamSwitch | undefined;
+  if (settings.ipam !== false) {
+    const controller = new ControllerIdentities(settings.controllerUsernames);
+    const on = new WatchedIpamSwitch(deps.source, { log: deps.log, registry: deps.registry });
+    ipam = on;
+    webhooks.push(
+      { ...MUTATING_WEBHOOK, handle: (r) => mutatePod(r, on) },
+      { ...VALIDATING_WEBHOOK, handle: (r) => validatePod(r, controller, on) },
+    );
+    configurations.push(settings.configuration);
+  }
+  if (settings.tgb) {
+    if (!deps.tgbReads) throw new Error('the TargetGroupBinding webhooks need a client to list bindings and Services');
+    const reads = deps.tgbReads();
+    webhooks.push(
+      { ...TGB_VALIDATING_WEBHOOK, handle: (r) => validateTargetGroupBinding(r, reads) },
+      { ...POD_READINESS_WEBHOOK, handle: (r) => mutatePodReadiness(r, reads, deps.log) },
+    );
+    configurations.push(settings.tgb.configuration);
+  }
+  if (webhooks.length === 0)
+    throw new Error('no admission webhooks to serve: neither the IPAM nor the TargetGroupBinding pair');
+  return { webhooks, ipam, configurations };
 }
