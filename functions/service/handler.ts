@@ -1,7 +1,12 @@
 import { createEc2LoadBalancerNetworkPort, createElbPort, createElbv2Port } from '../../shared/aws/clients.ts';
 import { systemClock } from '../../shared/clock.ts';
 import { CONTROLLERS, settingsOf } from '../../shared/controllers.ts';
-import { awsKubernetesAccessDeps, createKubernetesPort, createServicesPort } from '../../shared/k8s/lambda-access.ts';
+import {
+  awsKubernetesAccessDeps,
+  createKubernetesPort,
+  createLeaseReadPort,
+  createServicesPort,
+} from '../../shared/k8s/lambda-access.ts';
 import { serviceControllerKube } from '../../shared/k8s/service-port.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { serviceReconciler } from './reconciler.ts';
@@ -12,7 +17,12 @@ export const handler = workqueueHandler(
     const access = awsKubernetesAccessDeps(config);
     const nodes = createKubernetesPort(config, access);
     const services = createServicesPort(config, access);
-    const kube = serviceControllerKube(services, nodes);
+    const lease = createLeaseReadPort(config, access);
+    // The Lease read: the AWS Load Balancer Controller's Services wait while it holds its leader Lease (lbc/lease.ts).
+    const kube = {
+      ...serviceControllerKube(services, nodes),
+      getLease: (namespace: string, name: string) => lease.getLease(namespace, name),
+    };
     return {
       clusterName: config.CLUSTER_NAME,
       // Its settings as shared/controllers.ts reads them (`npm start -- --real` reads them the same way).
