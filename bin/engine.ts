@@ -16,6 +16,7 @@ import { routeReconciler } from '../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../functions/service/deps.ts';
 import { serviceReconciler } from '../functions/service/reconciler.ts';
 import { DEFAULT_READINESS_REQUEUE_SECONDS, type TgbDeps } from '../functions/target-group-binding/deps.ts';
+import { targetGroupBindingReconciler } from '../functions/target-group-binding/reconciler.ts';
 import type { AcmPort } from '../shared/aws/acm-port.ts';
 import type { AutoScalingPort } from '../shared/aws/autoscaling-port.ts';
 import { Ec2Facts } from '../shared/aws/ec2-facts.ts';
@@ -43,15 +44,6 @@ import type { Cidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
 import type { RecordingMetrics } from '../shared/observability/metrics.ts';
 import { type Reconciler, type RunnerDeps, runBatch } from '../shared/queue/runner.ts';
-
-// TEMPORARY, until functions/target-group-binding/reconciler.ts lands (its controller's helper writes it): a key for
-// the binding controller fails, retried then dead-lettered. Replaced by the import of targetGroupBindingReconciler.
-const targetGroupBindingReconciler: Reconciler<TgbDeps> = {
-  name: 'target-group-binding',
-  reconcile: async () => {
-    throw new Error('the TargetGroupBinding reconciler is not built yet');
-  },
-};
 
 import type { SqsPort } from '../shared/queue/sqs-port.ts';
 import { FUNCTION_DEFAULTS, type FunctionName } from '../stacks/config.ts';
@@ -397,11 +389,11 @@ function createWake() {
 /**
  * One round of functions/resync on these queues: every Node key, the route table key, every LoadBalancer
  * Service (and every Service still holding the cleanup finalizer), every Windows Node key and the IPAM and
- * Service garbage-collection keys, every IngressGroup key, each to the queue of a controller that runs, that the resync feeds and that
+ * Service garbage-collection keys, every IngressGroup key, every TargetGroupBinding key, each to the queue of a controller that runs, that the resync feeds and that
  * `allows` (default all). Throws ResyncError when keys were refused, after sending the rest.
  */
 function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<ControllerName, string>>) {
-  const { service: services, ingress } = running(o);
+  const { service: services, ingress, 'target-group-binding': bindings } = running(o);
   return (round: string, allows: (r: ControllerName) => boolean = () => true) =>
     resync(round, {
       kube: o.kube,
@@ -409,6 +401,7 @@ function resyncer(o: EngineOptions, keys: SqsPort, queueUrls: Partial<Record<Con
       nodeSweep: { ec2: o.ec2, clusterName: o.clusterName, ipFamilies: o.ipFamilies },
       ...(services ? { services: services.kube } : {}),
       ...(ingress ? { ingresses: ingress.kube } : {}),
+      ...(bindings ? { targetGroupBindings: bindings.kube } : {}),
       sqs: keys,
       queues: resyncQueues((r) => (allows(r) ? queueUrls[r] : undefined)),
       log: o.log,

@@ -3,6 +3,7 @@ import type { KubeObject } from '../functions/relay/kinds.ts';
 import type { Clock } from '../shared/clock.ts';
 import type { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import type { FakeIngresses } from '../shared/k8s/fakes/ingresses.ts';
+import type { FakeTargetGroupBindings } from '../shared/k8s/fakes/target-group-bindings.ts';
 import type { Engine } from './engine.ts';
 
 /**
@@ -17,6 +18,7 @@ export function startSimulatedRelay(
   engine: Engine,
   clock: Clock,
   ingresses?: FakeIngresses,
+  bindings?: FakeTargetGroupBindings,
 ): () => void {
   const send = (url: string | undefined, message: Parameters<Engine['keys']['sendKeys']>[1][number]) => {
     if (url) void engine.keys.sendKeys(url, [message]);
@@ -50,9 +52,11 @@ export function startSimulatedRelay(
   const stopIngresses = ingresses?.watch((change) => {
     if (change.kind !== 'Namespace') route({ ...change, kind: change.kind });
   });
+  const stopBindings = bindings?.watch((change) => route({ ...change, kind: 'TargetGroupBinding' }));
   const stopKube = kube.watch(route);
   return () => {
     stopIngresses?.();
+    stopBindings?.();
     stopKube();
   };
 }

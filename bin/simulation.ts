@@ -12,6 +12,7 @@ import { Wafv2Adapter } from '../shared/aws/wafv2-adapter.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../shared/k8s/fakes/ingresses.ts';
+import { FakeTargetGroupBindings, fakeTgbControllerKube } from '../shared/k8s/fakes/target-group-bindings.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
@@ -21,6 +22,7 @@ import { ingressScenario } from './sim-ingress.ts';
 import { interruptionScenario } from './sim-interruption.ts';
 import { ipamScenario, SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS_INSTANCE_TYPE } from './sim-ipam.ts';
 import { startSimulatedRelay } from './sim-relay.ts';
+import { tgbScenario } from './sim-tgb.ts';
 
 export const SIM_CLUSTER = 'local-sim';
 const NODE_SECURITY_GROUP = 'sg-00000000000000000';
@@ -76,6 +78,8 @@ export function createSimulation(options: SimulationOptions) {
   const metrics = new RecordingMetrics();
   const log = options.log;
   const ingresses = new FakeIngresses(clock);
+  const bindings = new FakeTargetGroupBindings(clock);
+  const elbv2Port = new Elbv2Adapter(elbv2);
   const engine = createEngine({
     clusterName: SIM_CLUSTER,
     region: 'eu-west-1',
@@ -108,8 +112,9 @@ export function createSimulation(options: SimulationOptions) {
         acm: new AcmAdapter(new FakeAcm(clock)),
         wafv2: new Wafv2Adapter(new FakeWafv2(clock)),
       },
-      // TEMPORARY: the binding controller joins once its reconciler and fakes land (bin/sim-tgb.ts).
-    } satisfies Omit<Required<NonNullable<EngineOptions['controllers']>>, 'target-group-binding'>,
+      // Runs as deployed with CCM_TARGET_GROUP_BINDING=true: the scenario's binding (bin/sim-tgb.ts).
+      'target-group-binding': { kube: fakeTgbControllerKube(bindings, kube), elbv2: elbv2Port },
+    } satisfies Required<NonNullable<EngineOptions['controllers']>>,
   });
   const sqs = engine.sqs;
   // The VPC: the cluster's route table (default route to the internet gateway, so its subnets are
@@ -171,7 +176,7 @@ export function createSimulation(options: SimulationOptions) {
     return created.dnsName;
   }
   const t = () => `t+${((clock.now() - start) / 1000).toFixed(1)}s`;
-  startSimulatedRelay(kube, engine, clock, ingresses);
+  startSimulatedRelay(kube, engine, clock, ingresses, bindings);
   const recordEvent = kube.recordEvent.bind(kube);
   kube.recordEvent = async (event) => {
     await recordEvent(event);
@@ -316,6 +321,8 @@ export function createSimulation(options: SimulationOptions) {
   const ipam = ipamScenario({ clock, start, kube, ec2, log, at }, windows, end + 5);
   // An IngressGroup of two Ingresses gets one Application Load Balancer and keeps it when one member goes.
   const ingressGroup = ingressScenario({ kube, ingresses, elbv2, log, at }, end + 20);
+  // A TargetGroupBinding follows a Deployment's scale-up, then holds its rollout until each new Pod is healthy.
+  const binding = tgbScenario({ kube, bindings, elbv2, elbv2Port, vpcId: 'vpc-0a1b2c3d', log, at }, end + 25);
   if (options.throttleDescribes > 0) {
     at(1 + options.nodes * 0.25 + 20, 'EC2 starts throttling DescribeInstances', () =>
       ec2.throttle('DescribeInstances', options.throttleDescribes),
@@ -339,6 +346,7 @@ export function createSimulation(options: SimulationOptions) {
       }
       interruption?.tick();
       ipam?.tick();
+      binding.tick();
       const handled = await engine.pumpOnce();
       onTick?.();
       if (handled > 0) {
@@ -421,6 +429,7 @@ export function createSimulation(options: SimulationOptions) {
       ...(interruption?.problems() ?? []),
       ...(ipam?.problems() ?? []),
       ...ingressGroup.problems(),
+      ...binding.problems(),
     );
     for (const dlq of DLQS) {
       if (sqs.depth(dlq) > 0) out.push(`${sqs.depth(dlq)} message(s) in ${dlq}`);
@@ -469,6 +478,8 @@ export function createSimulation(options: SimulationOptions) {
     ipam,
     ingresses,
     ingressGroup,
+    bindings,
+    binding,
     runToCompletion,
     problems,
     elapsed: () => clock.now() - start,

@@ -57,7 +57,7 @@ describe('npm start (bin/local.ts)', () => {
       expect(code).toBe(0);
       // Every controller, on or off, with what would switch it on.
       expect(stdout).toMatch(
-        /controllers +node: on, node-lifecycle: on, route: off \(no --cluster-cidrs\), service: off \(no --vpc-id\), ipam: off \(no --ipam or CCM_IPAM=true, no --vpc-id\), ingress: off \(no --ingress or CCM_INGRESS=true, no --vpc-id\), interruption: off \(no --interruption or CCM_INTERRUPTION=true\)/,
+        /controllers +node: on, node-lifecycle: on, route: off \(no --cluster-cidrs\), service: off \(no --vpc-id\), ipam: off \(no --ipam or CCM_IPAM=true, no --vpc-id\), ingress: off \(no --ingress or CCM_INGRESS=true, no --vpc-id\), target-group-binding: off \(no --target-group-binding or CCM_TARGET_GROUP_BINDING=true\), interruption: off \(no --interruption or CCM_INTERRUPTION=true\)/,
       );
       expect(stdout).toMatch(/resync +every 300 s: node, node-lifecycle/);
       expect(stdout).toMatch(/resync rounds +1/);
@@ -94,7 +94,7 @@ describe('npm start (bin/local.ts)', () => {
       expect(await cli.exited).toBe(0);
       stdout = cli.stdout();
       expect(stdout).toMatch(
-        /controllers +node: on, node-lifecycle: on, route: on, service: on, ipam: on, ingress: off \(no --ingress or CCM_INGRESS=true\), interruption: on/,
+        /controllers +node: on, node-lifecycle: on, route: on, service: on, ipam: on, ingress: off \(no --ingress or CCM_INGRESS=true\), target-group-binding: off \(no --target-group-binding or CCM_TARGET_GROUP_BINDING=true\), interruption: on/,
       );
       expect(stdout).toMatch(
         /resync +every 300 s: node, node-lifecycle, route, service, ipam; none \(its work comes only from EC2 events\): interruption/,

@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { SIM_INGRESS_GROUP } from '../bin/sim-ingress.ts';
 import { SIM_WORKLOAD } from '../bin/sim-interruption.ts';
 import { SIM_IPAM_COOLDOWN_SECONDS, SIM_WINDOWS } from '../bin/sim-ipam.ts';
+import { SIM_TGB } from '../bin/sim-tgb.ts';
 import { createSimulation, SIM_CLASSIC_SERVICE, SIM_SERVICE, SIM_WINDOWS_NODES } from '../bin/simulation.ts';
 import { readRecord } from '../functions/ipam/record.ts';
 import { POD_IP_ANNOTATION } from '../shared/k8s/ipam-names.ts';
 import { TAINT_SHUTDOWN, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
+import { READINESS_GATE_PREFIX, TGB_FINALIZER } from '../shared/k8s/tgb-types.ts';
 import { silentLog } from '../shared/observability/log.ts';
 import { MetricName } from '../shared/observability/metrics.ts';
 
@@ -45,8 +47,9 @@ describe('npm start scenario (embedded simulation)', () => {
     // The LoadBalancer Service: an active NLB, its hostname in the status, the ready Nodes as targets.
     const service = sim.kube.services.get(`${SIM_SERVICE.namespace}/${SIM_SERVICE.name}`)!;
     const hostname = service.status?.loadBalancer?.ingress?.[0]?.hostname;
-    // The Service's NLB (the IngressGroup's Application Load Balancer is checked below).
-    const lbs = [...sim.elbv2.loadBalancers.values()].filter((l) => l.lb.type === 'network');
+    // The Service's NLB (the IngressGroup's Application Load Balancer is checked below; the one in front of the
+    // TargetGroupBinding's target group is Terraform's, in its own test).
+    const lbs = [...sim.elbv2.loadBalancers.values()].filter((l) => l.lb.type === 'network' && !l.tags.owner);
     expect(lbs).toHaveLength(1);
     expect(lbs[0]!.lb).toMatchObject({ dnsName: hostname, state: 'active', scheme: 'internet-facing' });
     expect(service.metadata.finalizers).toContain('service.kubernetes.io/load-balancer-cleanup');
@@ -68,7 +71,8 @@ describe('npm start scenario (embedded simulation)', () => {
     const classic = sim.elb.describeNamed(classicName)!;
     expect(legacy.status?.loadBalancer?.ingress?.[0]?.hostname).toBe(classic.DNSName);
     expect(classic.Instances?.map((i) => i.InstanceId).sort()).toEqual(running.map((i) => i.instanceId).sort());
-    expect(sim.elbv2.loadBalancers.size).toBe(2);
+    // The Service's NLB, the IngressGroup's ALB, and Terraform's in front of the TargetGroupBinding's target group.
+    expect(sim.elbv2.loadBalancers.size).toBe(3);
     expect(sim.kube.events.filter((e) => e.reason === 'DeletingNode')).toHaveLength(2);
 
     // The IngressGroup: one Application Load Balancer, kept by the storefront after the cart's Ingress went.
@@ -164,5 +168,55 @@ describe('npm start scenario (embedded simulation)', () => {
     for (const name of scenario.nodeNames) {
       expect(sim.kube.nodes.get(name)!.status?.capacity?.['vpc.amazonaws.com/PrivateIPv4Address']).toBe('14');
     }
+  });
+
+  it('a TargetGroupBinding follows a scale-up, then holds a rollout until each new Pod is healthy in the target group', async () => {
+    const lines: string[] = [];
+    const log = { ...silentLog, info: (message: string) => void lines.push(message) };
+    const sim = createSimulation({ nodes: 9, ec2LatencyMs: 0, throttleDescribes: 0, log });
+    const scenario = sim.binding;
+    // Every tick during the rollout: the healthy targets, and the Pods Ready without a healthy target.
+    const readyUnhealthy: string[] = [];
+    await sim.runToCompletion(() => {
+      const group = [...sim.elbv2.targetGroups.values()].find((g) => g.tg.name === SIM_TGB.targetGroup);
+      if (!group || scenario.rollout() !== 'rolling') return;
+      const healthy = new Set(
+        sim.elbv2
+          .targetsOf(group.tg.arn)
+          .filter((t) => t.state === 'healthy')
+          .map((t) => t.target.id),
+      );
+      for (const pod of sim.kube.workloads.list()) {
+        const gated = pod.spec?.readinessGates?.length;
+        const ready = pod.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+        if (pod.metadata.namespace === SIM_TGB.namespace && gated && ready && !healthy.has(pod.status!.podIP!))
+          readyUnhealthy.push(pod.metadata.name);
+      }
+    });
+
+    expect(sim.problems()).toEqual([]);
+    expect(scenario.scaledUpTargets()).toBe(SIM_TGB.replicas);
+    expect(scenario.fewestHealthy()).toBeGreaterThanOrEqual(SIM_TGB.replicas);
+    expect(readyUnhealthy).toEqual([]);
+    // Only the new version is left, each with the binding's gate, True; the binding holds its finalizer.
+    const pods = sim.kube.workloads.list().filter((p) => p.metadata.namespace === SIM_TGB.namespace);
+    expect(pods).toHaveLength(SIM_TGB.replicas);
+    for (const pod of pods) {
+      expect(pod.metadata.labels?.version).toBe('v2');
+      const gate = `${READINESS_GATE_PREFIX}${SIM_TGB.binding}`;
+      expect(pod.spec?.readinessGates).toEqual([{ conditionType: gate }]);
+      expect(pod.status?.conditions?.find((c) => c.type === gate)?.status).toBe('True');
+    }
+    const binding = sim.bindings.bindings.get(`${SIM_TGB.namespace}/${SIM_TGB.binding}`)!;
+    expect(binding.metadata.finalizers).toEqual([TGB_FINALIZER]);
+    expect(binding.spec).toMatchObject({ targetType: 'ip', ipAddressType: 'ipv4' });
+    // The scenario line `npm start` prints.
+    expect(lines).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `TargetGroupBinding ${SIM_TGB.namespace}/${SIM_TGB.binding}: followed the scale-up to ${SIM_TGB.replicas} targets; rolled out ${SIM_TGB.replicas} gated Pods, never fewer than ${SIM_TGB.replicas} healthy targets`,
+        ),
+      ),
+    );
   });
 });
