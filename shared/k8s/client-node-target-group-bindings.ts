@@ -56,23 +56,25 @@ export class ClientNodeTargetGroupBindings implements TargetGroupBindingsPort {
     const [group, version, plural] = [TGB_GROUP, TGB_VERSION, TGB_PLURAL];
     try {
       return await relistOnExpired(() =>
-        listAllPages<TargetGroupBinding>((token) =>
-          namespace === undefined
-            ? this.custom.listCustomObjectForAllNamespaces({
-                group,
-                version,
-                resourcePlural: plural,
-                limit: LIST_PAGE_SIZE,
-                _continue: token,
-              })
-            : this.custom.listNamespacedCustomObject({
-                group,
-                version,
-                namespace,
-                plural,
-                limit: LIST_PAGE_SIZE,
-                _continue: token,
-              }),
+        listAllPages<TargetGroupBinding>(async (token) =>
+          customPage(
+            namespace === undefined
+              ? this.custom.listCustomObjectForAllNamespaces({
+                  group,
+                  version,
+                  resourcePlural: plural,
+                  limit: LIST_PAGE_SIZE,
+                  _continue: token,
+                })
+              : this.custom.listNamespacedCustomObject({
+                  group,
+                  version,
+                  namespace,
+                  plural,
+                  limit: LIST_PAGE_SIZE,
+                  _continue: token,
+                }),
+          ),
         ),
       );
     } catch (err) {
@@ -188,6 +190,15 @@ export class ClientNodeLeaseRead implements LeaseReadPort {
   getLease(namespace: string, name: string): Promise<LeaseSnapshot | undefined> {
     return orUndefined(async () => toPlainJson(await this.coordination.readNamespacedLease({ name, namespace })));
   }
+}
+
+/**
+ * A custom object list is handed out as the API's JSON, not a model: its continue token is `metadata.continue`,
+ * which `listAllPages` reads as client-node's models name it (`_continue`).
+ */
+async function customPage(list: Promise<unknown>) {
+  const page = (await list) as { items?: object[]; metadata?: { continue?: string } };
+  return { items: page.items ?? [], metadata: { _continue: page.metadata?.continue } };
 }
 
 async function orUndefined<T>(read: () => Promise<unknown>): Promise<T | undefined> {

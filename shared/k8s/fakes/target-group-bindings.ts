@@ -199,9 +199,24 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
   }
 
   /**
-   * A merge patch of a binding or of its status subresource, as the API server applies one; the fake API server
-   * (tgb-server.ts) serves the adapters' PATCH requests with it.
+   * A PATCH request (tgb-server.ts), counted as the port's write it stands for (so its queued error answers it): a
+   * status one as `setTargetGroupBindingStatus`, else by what it changes (finalizers, annotations, the spec).
    */
+  patchRequest(namespace: string, name: string, patch: Patch, guard: WriteGuard, status: boolean): TargetGroupBinding {
+    const metadata = (patch.metadata ?? {}) as Record<string, unknown>;
+    this.call(
+      status
+        ? 'setTargetGroupBindingStatus'
+        : 'finalizers' in metadata
+          ? 'setTargetGroupBindingFinalizers'
+          : 'annotations' in metadata
+            ? 'setTargetGroupBindingAnnotations'
+            : 'fillTargetGroupBindingSpec',
+    );
+    return this.patchBinding(namespace, name, patch, guard, status);
+  }
+
+  /** A merge patch of a binding or of its status subresource, as the API server applies one. */
   patchBinding(
     namespace: string,
     name: string,

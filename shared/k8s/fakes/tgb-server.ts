@@ -11,6 +11,7 @@ import {
 import type { FakeKubernetes } from './fake-kubernetes.ts';
 import { ListsAndWatches } from './lists.ts';
 import { serveGates } from './server-gates.ts';
+import { servePods } from './server-pods.ts';
 import { type FakeTargetGroupBindings, notServed, type TgbChange } from './target-group-bindings.ts';
 import { requestMergePatch } from './writes.ts';
 
@@ -23,7 +24,8 @@ import { requestMergePatch } from './writes.ts';
  * - `GET` and `PATCH .../namespaces/<ns>/targetgroupbindings/<name>[/status]`: a JSON merge patch whose
  *   `metadata.resourceVersion` is the guard (writes.ts), applied as target-group-bindings.ts's `patchBinding`;
  * - every path of the CRD answers the API server's 404 for an unknown resource while it is not installed;
- * - with a FakeKubernetes, the readiness gate's Pods and Namespaces and the Leases too (server-gates.ts).
+ * - with a FakeKubernetes, the readiness gate's Pods and Namespaces and the Leases too (server-gates.ts), and the
+ *   Pods' other routes (server-pods.ts).
  * Reads go through the fake's port methods, so its call counters and queued errors hold for requests too.
  */
 
@@ -49,6 +51,8 @@ export async function startFakeTgbServer(fake: FakeTargetGroupBindings, kube?: F
       if (bindings) return await bindingRequest(fake, history, req, bindings);
       const gates = kube && lists ? await serveGates(kube, lists, req) : undefined;
       if (gates) return gates;
+      const pods = kube && lists ? await servePods(kube, lists, req) : undefined;
+      if (pods) return pods;
       return {
         status: 404,
         body: status(404, 'NotFound', `the fake API server does not serve ${req.method} ${req.path}`),
@@ -104,7 +108,7 @@ async function bindingRequest(
   const { patch, guard } = requestMergePatch<TargetGroupBinding>(req, current?.metadata);
   const { resourceVersion: _rv, ...metadata } = (patch.metadata ?? {}) as ObjectMeta;
   const body = { ...patch, ...(patch.metadata ? { metadata } : {}) } as MergePatch<TargetGroupBinding>;
-  return { status: 200, body: fake.patchBinding(namespace, name, body, guard, sub) };
+  return { status: 200, body: fake.patchRequest(namespace, name, body, guard, sub) };
 }
 
 /** The changes after `resourceVersion` (every binding as ADDED without one), one JSON event a line. */
