@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { SecurityGroup } from '../../shared/aws/ec2-port.ts';
 import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
+import { AwsServiceError } from '../../shared/aws/errors.ts';
 import type { TargetGroupBinding, TgbNetworkingIngressRule } from '../../shared/k8s/tgb-types.ts';
 import { planNetworking, ruleGroupOf, SHARED_RULE_DESCRIPTION, wantedRules, wantsOf } from './networking.ts';
 import { createTgbWorld, NAMESPACE, type TgbWorld } from './testing/world.ts';
@@ -151,6 +152,29 @@ describe('networking rules on the fakes', () => {
     expect(rulesOf(w.NODE_GROUP)).toEqual([]);
     // The Node group's own rule (not ours) stays.
     expect(w.ec2.securityGroups.get(w.NODE_GROUP)!.ingress).toHaveLength(1);
+  });
+
+  it('a rule AWS refuses: FailedNetworkReconcile naming the call, the targets and gates served all the same', async () => {
+    w.ec2.queueError(
+      'AuthorizeSecurityGroupIngress',
+      new AwsServiceError('UnauthorizedOperation', 'not authorized', 403),
+    );
+    w.putBinding('web', { targetGroupARN: group.arn, networking: networking('10.1.0.0/16') });
+    expect(await w.reconcile('web')).toBeUndefined();
+    expect(w.registered(group.arn)).toEqual(['10.0.20.11:8080']);
+    expect(w.eventsOf('web', 'FailedNetworkReconcile')).toEqual([
+      expect.stringContaining('UnauthorizedOperation: not authorized'),
+    ]);
+    expect(w.binding('web')!.status?.conditions?.[0]).toMatchObject({
+      status: 'False',
+      reason: 'FailedNetworkReconcile',
+    });
+    // A throttle is retried instead.
+    w.ec2.throttle('AuthorizeSecurityGroupIngress', 1);
+    await expect(w.reconcile('web')).rejects.toThrow(/RequestLimitExceeded/);
+    await w.reconcile('web');
+    expect(rulesOf(w.NODE_GROUP)).toEqual([shared('tcp:8080-8080:10.1.0.0/16')]);
+    expect(w.binding('web')!.status?.conditions?.[0]).toMatchObject({ status: 'True' });
   });
 
   it('an interface with several groups, none cluster-tagged: FailedNetworkReconcile, the targets still registered', async () => {

@@ -1,11 +1,12 @@
 import type { Target, TargetGroup, TargetHealth } from '../../shared/aws/elbv2-port.ts';
-import { errorMessage } from '../../shared/errors.ts';
+import { errorMessage, TerminalError } from '../../shared/errors.ts';
 import { STACK_LABELS, type TargetGroupBinding, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import { applyTargetChanges } from '../../shared/load-balancers/registration.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import type { TgbDeps } from './deps.ts';
 import { anyGated, updateGates } from './gates.ts';
 import { changeFinalizer, EVENT, fillSpec, recordBindingEvent, setAnnotations, setStatus } from './kube.ts';
+import type { NetworkProblem } from './networking.ts';
 import { type Backend, observeBackend, readPods, readService } from './observe.ts';
 import { formatRecord, parseRecord, REGISTERED_TARGETS_ANNOTATION } from './record.ts';
 import { checkBinding, findTargetGroup, type SpecProblem } from './resolve.ts';
@@ -64,7 +65,7 @@ export async function syncBinding(initial: TargetGroupBinding, deps: TgbDeps): P
   writes += network.writes;
   const gates = await gatesFor(binding, group, backend, written.writes > 0 ? undefined : current, deps);
   writes += gates.writes;
-  const problem = network.problems[0]?.message;
+  const problem = network.failed ?? network.problems[0]?.message;
   const statusWritten = await setStatus(
     deps,
     binding,
@@ -136,14 +137,23 @@ async function networking(
   current: readonly TargetHealth[],
   deps: TgbDeps,
   targetType: 'instance' | 'ip',
-) {
+): Promise<{ writes: number; problems: NetworkProblem[]; failed?: string }> {
   const asks = (binding.spec.networking?.ingress ?? []).length > 0;
   const changed = binding.status?.observedGeneration !== binding.metadata.generation;
   if (!asks && !changed) return { writes: 0, problems: [] };
   const keys = new Set(backend.targets.map(targetKey));
   const targets = [...backend.targets, ...current.map((h) => h.target).filter((t) => !keys.has(targetKey(t)))];
-  const at = await targetInterfaces(targetType, targets, deps, backend.instances);
-  const result = await reconcileNetworking(binding, at, backend.resolvePort, deps);
+  let result: { writes: number; problems: NetworkProblem[] };
+  try {
+    const at = await targetInterfaces(targetType, targets, deps, backend.instances);
+    result = await reconcileNetworking(binding, at, backend.resolvePort, deps);
+  } catch (err) {
+    // A call AWS refuses (a group our role may not change) is told and the pass goes on: the targets are in.
+    // Anything retrying can fix fails the pass, to be retried.
+    await recordBindingEvent(deps, binding, 'Warning', EVENT.failedNetwork, errorMessage(err));
+    if (!(err instanceof TerminalError)) throw err;
+    return { writes: 0, problems: [], failed: errorMessage(err) };
+  }
   for (const problem of result.problems) {
     await recordBindingEvent(deps, binding, 'Warning', EVENT.failedNetwork, problem.message);
   }
