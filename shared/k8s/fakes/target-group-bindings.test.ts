@@ -129,8 +129,16 @@ describe('FakeTargetGroupBindings', () => {
     expect(applied.status).toEqual({ observedGeneration: 1 });
     const patched = fake.patchBinding('shop', 'web', { status: { observedGeneration: 9 } }, guard(applied), false);
     expect(patched.status).toEqual({ observedGeneration: 1 });
-    const statusSpec = fake.patchBinding('shop', 'web', { spec: { vpcID: 'vpc-9' } }, guard(patched), true);
+    const statusSpec = fake.patchBinding(
+      'shop',
+      'web',
+      { spec: { vpcID: 'vpc-9' }, metadata: { labels: { b: 'c' } }, status: { observedGeneration: 2 } },
+      guard(patched),
+      true,
+    );
     expect(statusSpec.spec.vpcID).toBeUndefined();
+    expect(statusSpec.metadata.labels).toBeUndefined();
+    expect(statusSpec.status).toEqual({ observedGeneration: 2 });
   });
 
   it('holds a deletion while a finalizer is on, refuses a new finalizer then, and removes it with the last one', async () => {

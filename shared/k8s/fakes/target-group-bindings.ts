@@ -31,7 +31,8 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * - `metadata.generation` starts at 1 and moves when the spec changes, and once when the binding is marked deleted;
  * - a binding with finalizers is only marked for deletion (deletionTimestamp) and goes when its last finalizer does;
  *   no finalizer can be added to it once marked (422);
- * - the status subresource takes the status (and metadata), never the spec; the main resource never the status;
+ * - the status subresource takes the status only (a custom resource's takes no metadata either); the main resource
+ *   never the status;
  * - what the CRD's schema refuses is refused (422, target-group-bindings-schema.ts);
  * - with the CRD not installed (`crdInstalled = false`) a list is [] and a read undefined, as the port's adapters
  *   answer the API server's 404, and a write is that 404;
@@ -227,7 +228,9 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     if (!this.crdInstalled) throw notServed();
     const key = `${namespace}/${name}`;
     const current = this.bindings.get(key);
-    const next = guardedMergePatch(RESOURCE, name, current, patch, guard, status);
+    // A custom resource's status subresource takes the status only, its metadata not either (unlike core kinds').
+    const effective = status ? { status: patch.status ?? null } : patch;
+    const next = guardedMergePatch(RESOURCE, name, current, effective, guard, status);
     if (next.metadata.finalizers?.length === 0) delete next.metadata.finalizers;
     if (next.metadata.annotations && Object.keys(next.metadata.annotations).length === 0) {
       delete next.metadata.annotations;
