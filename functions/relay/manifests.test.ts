@@ -1,11 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { loadAllYaml } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
+import { READINESS_GATE_INJECT_LABEL, TGB_GROUP, TGB_PLURAL } from '../../shared/k8s/tgb-types.ts';
 import { loadRelayConfig, QUEUE_URL_VARIABLES } from './config.ts';
 import type { Reconciler } from './controllers/index.ts';
 import { kindsFor } from './forwarding.ts';
 import { KIND_INFO, type WatchedKind } from './kinds.ts';
-import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './webhook/names.ts';
+import {
+  MUTATING_WEBHOOK,
+  POD_READINESS_WEBHOOK,
+  TGB_VALIDATING_WEBHOOK,
+  VALIDATING_WEBHOOK,
+} from './webhook/names.ts';
 import { serviceDnsNames } from './webhook/start.ts';
 
 /**
@@ -79,6 +85,7 @@ describe('deploy/relay RBAC', () => {
     ['rbac-service.yaml', 'service'],
     ['rbac-ipam.yaml', 'ipam'],
     ['rbac-ingress.yaml', 'ingress'],
+    ['rbac-target-group-binding.yaml', 'target-group-binding'],
   ])('%s adds exactly what the %s queue makes the relay watch', (file, reconciler) => {
     const base = kindsFor(defaultReconcilers());
     const added = kindsFor([reconciler]).filter((kind) => !base.includes(kind));
@@ -124,6 +131,9 @@ describe('deploy/relay RBAC', () => {
       'webhook.yaml',
       'rbac-webhook.yaml',
       'webhook-cert-manager.yaml',
+      'rbac-target-group-binding.yaml',
+      'webhook-tgb.yaml',
+      'webhook-tgb-cert-manager.yaml',
     ]) {
       expect(text).toMatch(new RegExp(`^ {2}# - ${optional.replace('.', '\\.')}$`, 'm'));
     }
@@ -147,6 +157,9 @@ interface WebhookDoc {
     failurePolicy: string;
     sideEffects: string;
     admissionReviewVersions: string[];
+    namespaceSelector?: unknown;
+    objectSelector?: unknown;
+    timeoutSeconds?: number;
   }[];
 }
 
@@ -231,5 +244,80 @@ describe('webhook TLS manifests', () => {
         verbs: ['get', 'patch'],
       },
     ]);
+  });
+});
+
+describe.each(['webhook-tgb.yaml', 'webhook-tgb-cert-manager.yaml'])('deploy/relay/%s', (file) => {
+  it('registers the TargetGroupBinding webhooks the relay serves, by name and path, on the webhook Service', () => {
+    const mutating = one(file, 'MutatingWebhookConfiguration');
+    const validating = one(file, 'ValidatingWebhookConfiguration');
+    expect(mutating.metadata?.name).toBe(defaults.RELAY_WEBHOOK_TGB_CONFIGURATION);
+    expect(validating.metadata?.name).toBe(defaults.RELAY_WEBHOOK_TGB_CONFIGURATION);
+    const service = { name: defaults.RELAY_WEBHOOK_SERVICE, namespace: 'kube-system', port: 443 };
+    expect(one('webhook.yaml', 'Service').metadata?.name).toBe(service.name);
+    // The reference's selectors: namespaces labelled for readiness gates, never its own Pods.
+    expect(mutating.webhooks).toEqual([
+      expect.objectContaining({
+        name: POD_READINESS_WEBHOOK.name,
+        clientConfig: { service: { ...service, path: POD_READINESS_WEBHOOK.path } },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        namespaceSelector: {
+          matchExpressions: [{ key: READINESS_GATE_INJECT_LABEL, operator: 'In', values: ['enabled'] }],
+        },
+        objectSelector: {
+          matchExpressions: [
+            { key: 'app.kubernetes.io/name', operator: 'NotIn', values: ['aws-load-balancer-controller'] },
+          ],
+        },
+        failurePolicy: 'Ignore',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      }),
+    ]);
+    // Fail, as the reference's: a binding admitted unchecked could take over another's target group.
+    expect(validating.webhooks).toEqual([
+      expect.objectContaining({
+        name: TGB_VALIDATING_WEBHOOK.name,
+        clientConfig: { service: { ...service, path: TGB_VALIDATING_WEBHOOK.path } },
+        rules: [
+          {
+            operations: ['CREATE', 'UPDATE'],
+            apiGroups: [TGB_GROUP],
+            apiVersions: ['v1beta1'],
+            resources: [TGB_PLURAL],
+          },
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        admissionReviewVersions: ['v1'],
+      }),
+    ]);
+    expect(validating.webhooks?.[0]?.timeoutSeconds).toBeLessThanOrEqual(5);
+  });
+
+  it('takes its CA as the IPAM pair of the same TLS mode does', () => {
+    const certificate = one('webhook-cert-manager.yaml', 'Certificate');
+    const source = `${certificate.metadata?.namespace}/${certificate.metadata?.name}`;
+    for (const kind of ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration']) {
+      const annotations = one(file, kind).metadata?.annotations;
+      if (file === 'webhook-tgb.yaml') expect(annotations).toBeUndefined();
+      else expect(annotations).toEqual({ 'cert-manager.io/inject-ca-from': source });
+    }
+    const rules = docs(file)
+      .filter((d) => d.kind === 'ClusterRole')
+      .flatMap((d) => d.rules ?? []);
+    // Self-signed: the relay writes the caBundle of these two configurations, by name; cert-manager: nothing.
+    expect(rules).toEqual(
+      file === 'webhook-tgb.yaml'
+        ? [
+            {
+              apiGroups: ['admissionregistration.k8s.io'],
+              resources: ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations'],
+              resourceNames: [defaults.RELAY_WEBHOOK_TGB_CONFIGURATION],
+              verbs: ['get', 'patch'],
+            },
+          ]
+        : [],
+    );
   });
 });
