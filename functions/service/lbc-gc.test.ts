@@ -51,6 +51,15 @@ describe('garbage collection', () => {
     expect(inventory()).toEqual(before);
   });
 
+  it('before its status names the load balancer (a pass that stopped short), the one it asks for is kept', async () => {
+    w.kube.mutateService('default', 'web', (s) => {
+      s.status = {};
+    });
+    const before = inventory();
+    await collect();
+    expect(inventory()).toEqual(before);
+  });
+
   it('with the switch turned off since, nothing of the Service is swept either', async () => {
     const before = inventory();
     await collect({ ...lbc.deps, lbcServices: false });
