@@ -18,6 +18,8 @@ import type { RouteDeps } from '../../functions/route/deps.ts';
 import { routeReconciler } from '../../functions/route/reconciler.ts';
 import type { ServiceDeps } from '../../functions/service/deps.ts';
 import { serviceReconciler } from '../../functions/service/reconciler.ts';
+import type { TgbDeps } from '../../functions/target-group-binding/deps.ts';
+import { targetGroupBindingReconciler } from '../../functions/target-group-binding/reconciler.ts';
 import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import { Ec2Adapter } from '../../shared/aws/ec2-adapter.ts';
 import { Ec2Facts } from '../../shared/aws/ec2-facts.ts';
@@ -32,6 +34,7 @@ import type { Wafv2Port } from '../../shared/aws/wafv2-port.ts';
 import { FakeClock } from '../../shared/clock.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
+import { FakeTargetGroupBindings, fakeTgbControllerKube } from '../../shared/k8s/fakes/target-group-bindings.ts';
 import { parseCidr } from '../../shared/net/cidr.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
@@ -68,6 +71,7 @@ const RELAYED: Record<string, string> = {
   service: QUEUES.service,
   ipam: QUEUES.ipam,
   ingress: QUEUES.ingress,
+  'target-group-binding': QUEUES['target-group-binding'],
 };
 
 type Handler = (records: SQSRecord[]) => Promise<SQSBatchResponse>;
@@ -154,6 +158,10 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
   });
   sqs.createQueue(QUEUES.ipam, { maxReceiveCount: receives('ipam'), deadLetterQueue: dlqOf(QUEUES.ipam) });
   sqs.createQueue(QUEUES.ingress, { maxReceiveCount: receives('ingress'), deadLetterQueue: dlqOf(QUEUES.ingress) });
+  sqs.createQueue(QUEUES['target-group-binding'], {
+    maxReceiveCount: receives('target-group-binding'),
+    deadLetterQueue: dlqOf(QUEUES['target-group-binding']),
+  });
 
   const common = { kube: kubePort, ec2: ec2Port, clock, log, metrics };
   const nodeDeps: NodeDeps = {
@@ -237,6 +245,21 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     log,
     metrics,
   };
+  // TargetGroupBindings (test/property/tgb-ops.ts), the reference's Lease checked as deployed (nobody holds it).
+  const bindings = new FakeTargetGroupBindings(clock);
+  const tgbKube = fakeTgbControllerKube(bindings, kube);
+  const tgbDeps: TgbDeps = {
+    clusterName: CLUSTER,
+    vpcId: VPC,
+    readinessRequeueSeconds: 10,
+    checkLbcLease: true,
+    kube: dieWithCrash(tgbKube, faults),
+    ec2: ec2Port,
+    elbv2: elbv2Port,
+    clock,
+    log,
+    metrics,
+  };
   // The runner's visibility changes die with the invocation too; its jitter is fixed.
   const runner: RunnerDeps = { log, metrics, queue: dieWithCrash(sqs, faults), clock, random: () => 0.5 };
   const reconcile =
@@ -310,6 +333,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     [QUEUES.interruption, reconcile(interruptionReconciler, interruptionDeps)],
     [QUEUES.ipam, reconcile(ipamReconciler, ipamDeps)],
     [QUEUES.ingress, reconcile(ingressReconciler, ingressDeps)],
+    [QUEUES['target-group-binding'], reconcile(targetGroupBindingReconciler, tgbDeps)],
   ];
 
   // The relay: the deployed change router on FakeKubernetes' watch, its keys through the fault tape.
@@ -340,6 +364,11 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     const object = change.object as unknown as KubeObject;
     if (change.type === 'DELETED') router.remove(change.kind, object);
     else router.observe(change.kind, object);
+  });
+  bindings.watch((change) => {
+    const object = change.object as unknown as KubeObject;
+    if (change.type === 'DELETED') router.remove('TargetGroupBinding', object);
+    else router.observe('TargetGroupBinding', object);
   });
 
   /** An EventBridge event onto the EC2 events queue; only state changes may be lost (a resync heals them). */
@@ -398,6 +427,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
       nodeSweep: { ec2: ec2Port, clusterName: CLUSTER, ipFamilies: ['ipv4'] },
       services: kube,
       ingresses: ingressKube,
+      targetGroupBindings: tgbKube,
       sqs: { sendKeys: async (url, messages) => sqs.sendKeys(url, messages) },
       queues: {
         node: sqs.urlOf(QUEUES.node),
@@ -406,6 +436,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
         service: sqs.urlOf(QUEUES.service),
         ipam: sqs.urlOf(QUEUES.ipam),
         ingress: sqs.urlOf(QUEUES.ingress),
+        targetGroupBinding: sqs.urlOf(QUEUES['target-group-binding']),
       },
       log,
       metrics,
@@ -418,6 +449,7 @@ export function createCluster(faults: FaultPlayer, options: { newResourceInvisib
     elb,
     kube,
     ingresses,
+    bindings,
     sqs,
     metrics,
     enqueueEc2Event,

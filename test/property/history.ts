@@ -8,6 +8,7 @@ import { TAINT_TO_BE_DELETED_BY_CLUSTER_AUTOSCALER } from '../../shared/k8s/serv
 import type { Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { CLUSTER, type Cluster, NODE_GROUP, WINDOWS_SUBNET, ZONES } from './cluster.ts';
 import { applyIngressOp, type IngressOp, IngressTruth, ingressOpArbitrary } from './ingress-ops.ts';
+import { applyTgbOp, type TgbOp, TgbTruth, tgbOpArbitrary } from './tgb-ops.ts';
 
 /**
  * A cluster history: what people and AWS do, step by step, with the controller's time between steps. The same
@@ -55,7 +56,9 @@ export type Op =
   | { op: 'deletePod'; pod: number }
   | { op: 'finishPod'; pod: number }
   /** Ingresses in IngressGroups (ingress-ops.ts). */
-  | IngressOp;
+  | IngressOp
+  /** TargetGroupBindings of target groups made outside the cluster (tgb-ops.ts). */
+  | TgbOp;
 
 export interface Step {
   op: Op;
@@ -95,6 +98,7 @@ export const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deletePod' as const), pod }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('finishPod' as const), pod }) },
   { weight: 6, arbitrary: ingressOpArbitrary },
+  { weight: 4, arbitrary: tgbOpArbitrary },
 );
 
 export const stepArbitrary: fc.Arbitrary<Step> = fc.record({
@@ -272,6 +276,7 @@ function ec2Event(c: Cluster, detailType: string, id: string, detail: Record<str
 export class HistoryPlayer {
   readonly truth = new Truth();
   readonly ingressTruth = new IngressTruth();
+  readonly tgbTruth = new TgbTruth();
   private events = 0;
 
   constructor(private readonly c: Cluster) {}
@@ -494,6 +499,11 @@ export class HistoryPlayer {
       case 'ingress':
       case 'deleteIngress':
         applyIngressOp(c, this.ingressTruth, op);
+        return;
+      case 'binding':
+      case 'bindingEndpoints':
+      case 'deleteBinding':
+        await applyTgbOp(c, this.tgbTruth, op);
         return;
     }
   }

@@ -9,6 +9,7 @@ const BACKEND_ROLE_TAG = 'serverless-ccm/security-group-role';
 const SERVICE_TAG = 'kubernetes.io/service-name';
 
 import { NAMESPACE, nodeNameOf, SERVICES, type Truth, WINDOWS_SLOT } from './history.ts';
+import { isBoundTargetGroup, tgbProjection } from './tgb-observe.ts';
 
 /**
  * What the property compares and checks: a projection of the final Kubernetes and AWS state without generated IDs,
@@ -197,7 +198,9 @@ export function projection(c: Cluster, truth: Truth) {
       };
     }),
   );
-  return { nodes, services, pods, routes, loadBalancers, targetGroups, classic, securityGroups, interfaces };
+  // TargetGroupBindings: their finalizer, the fields filled in, their Ready condition (tgb-observe.ts).
+  const bindings = tgbProjection(c);
+  return { nodes, services, pods, routes, loadBalancers, targetGroups, classic, securityGroups, interfaces, bindings };
 }
 
 export type Projection = ReturnType<typeof projection>;
@@ -334,6 +337,8 @@ export function modelViolations(c: Cluster, truth: Truth): string[] {
   const nodeRules = c.ec2.securityGroups.get(NODE_GROUP)?.ingress ?? [];
   for (const { tg, targets } of c.elbv2.targetGroups.values()) {
     if (tg.targetType !== 'instance' || ![...targets.values()].some((t) => t.state !== 'draining')) continue;
+    // A binding's target group is the user's: no rule is owed for it unless the binding asks (tgb-observe.ts).
+    if (isBoundTargetGroup(tg.name)) continue;
     const allowed = nodeRules.some(
       (r) => r.sourceGroupId === backend?.groupId && r.fromPort <= tg.port && tg.port <= r.toPort,
     );

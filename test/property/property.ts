@@ -12,6 +12,7 @@ import {
 import { HistoryPlayer, historyArbitrary, type Step } from './history.ts';
 import { ingressViolations, No404Watch } from './ingress-observe.ts';
 import { modelViolations, orphans, type Projection, projection, stepViolations } from './observe.ts';
+import { tgbViolations } from './tgb-observe.ts';
 
 /**
  * The model-based property over the whole controller: a generated cluster history runs twice, calm and under a
@@ -91,7 +92,12 @@ export async function runHistory(history: readonly Step[], schedule: FaultSchedu
       if (round === MAX_ROUNDS) violations.push(`still changing after ${MAX_ROUNDS} resync rounds`);
       last = now;
     }
-    violations.push(...orphans(c), ...modelViolations(c, player.truth), ...ingressViolations(c, player.ingressTruth));
+    violations.push(
+      ...orphans(c),
+      ...modelViolations(c, player.truth),
+      ...ingressViolations(c, player.ingressTruth),
+      ...tgbViolations(c, player.tgbTruth),
+    );
     if (c.dlqDepth() > 0) violations.push(`dead-lettered: ${c.dlqBodies().join('; ')}`);
   } catch (err) {
     if (!(err instanceof RunFailure)) throw err;
