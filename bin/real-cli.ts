@@ -28,8 +28,14 @@ import { ClientNodeDrain } from '../shared/k8s/client-node-drain.ts';
 import { ClientNodeIngresses } from '../shared/k8s/client-node-ingresses.ts';
 import { ClientNodeIpam } from '../shared/k8s/client-node-ipam.ts';
 import { ClientNodeServices } from '../shared/k8s/client-node-services.ts';
+import {
+  ClientNodeLeaseRead,
+  ClientNodePodGates,
+  ClientNodeTargetGroupBindings,
+} from '../shared/k8s/client-node-target-group-bindings.ts';
 import { ingressControllerKube } from '../shared/k8s/ingress-port.ts';
 import { serviceControllerKube } from '../shared/k8s/service-port.ts';
+import { tgbControllerKube } from '../shared/k8s/tgb-port.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import type { RealArgs } from './args.ts';
 import { dryRunKubernetes } from './dry-run.ts';
@@ -109,7 +115,12 @@ function loadKubeConfig(path: string | undefined): KubeConfig {
 /** The ports of the kubeconfig (client-node) and the AWS credential chain (SDK clients), made when asked for. */
 function clientNodePorts(config: Config, metrics: RecordingMetrics, kubeConfig: KubeConfig): RealPorts {
   return {
-    serviceKube: () => serviceControllerKube(new ClientNodeServices(kubeConfig), new ClientNodeKubernetes(kubeConfig)),
+    // With the Lease read: the AWS Load Balancer Controller's Services wait while it holds its leader Lease.
+    serviceKube: () => {
+      const lease = new ClientNodeLeaseRead(kubeConfig);
+      const kube = serviceControllerKube(new ClientNodeServices(kubeConfig), new ClientNodeKubernetes(kubeConfig));
+      return { ...kube, getLease: (namespace: string, name: string) => lease.getLease(namespace, name) };
+    },
     elbv2: () => createElbv2Port(config, metrics),
     elb: () => createElbPort(config, metrics),
     drain: () => new ClientNodeDrain(kubeConfig),
@@ -120,13 +131,18 @@ function clientNodePorts(config: Config, metrics: RecordingMetrics, kubeConfig: 
         new ClientNodeIngresses(kubeConfig),
         new ClientNodeServices(kubeConfig),
         new ClientNodeKubernetes(kubeConfig),
+        new ClientNodeLeaseRead(kubeConfig),
       ),
     acm: () => createAcmPort(config, metrics),
     wafv2: () => createWafv2Port(config, metrics),
-    // TEMPORARY, until shared/k8s/lambda-access.ts has the TargetGroupBinding adapters (their helper writes them).
-    tgbKube: () => {
-      throw new Error('--target-group-binding: the TargetGroupBinding Kubernetes adapters are not built yet');
-    },
+    tgbKube: () =>
+      tgbControllerKube(
+        new ClientNodeTargetGroupBindings(kubeConfig),
+        new ClientNodePodGates(kubeConfig),
+        new ClientNodeLeaseRead(kubeConfig),
+        new ClientNodeServices(kubeConfig),
+        new ClientNodeKubernetes(kubeConfig),
+      ),
   };
 }
 

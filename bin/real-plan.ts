@@ -18,6 +18,7 @@ import {
 import type { DrainPort } from '../shared/k8s/drain-port.ts';
 import type { IngressControllerKube } from '../shared/k8s/ingress-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
+import type { LeaseReadPort } from '../shared/k8s/lbc-lease.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
 import type { TgbControllerKube } from '../shared/k8s/tgb-port.ts';
 import type { RealArgs } from './args.ts';
@@ -32,7 +33,8 @@ import type { ControllerOptions } from './engine.ts';
 
 /** The ports the controllers beyond the Node ones reach Kubernetes and AWS with, made when first asked for. */
 export interface RealPorts {
-  serviceKube(): ServiceControllerKube;
+  /** With the Lease read: the AWS Load Balancer Controller's Services wait while it holds its leader Lease. */
+  serviceKube(): ServiceControllerKube & LeaseReadPort;
   elbv2(): Elbv2Port;
   elb(): ElbPort;
   drain(): DrainPort;

@@ -11,6 +11,7 @@ import {
   awsKubernetesAccessDeps,
   createIngressesPort,
   createKubernetesPort,
+  createLeaseReadPort,
   createServicesPort,
 } from '../../shared/k8s/lambda-access.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
@@ -24,6 +25,8 @@ export const handler = workqueueHandler(
       createIngressesPort(config, access),
       createServicesPort(config, access),
       createKubernetesPort(config, access),
+      // No group is touched while the AWS Load Balancer Controller holds its leader Lease (docs/adr/0016).
+      createLeaseReadPort(config, access),
     );
     return {
       clusterName: config.CLUSTER_NAME,

@@ -8,9 +8,16 @@ import {
   groupOf,
   stackName,
 } from '../../shared/ingress/membership.ts';
-import { readClasses } from '../../shared/ingress/named-groups.ts';
+import { groupsNamedBy, readClasses } from '../../shared/ingress/named-groups.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Ingress } from '../../shared/k8s/ingress-types.ts';
+import {
+  LBC_ACTIVE_REASON,
+  type LeaseState,
+  lbcActiveMessage,
+  lbcLeaseState,
+  recheckSeconds,
+} from '../../shared/k8s/lbc-lease.ts';
 import { codeOf } from '../../shared/load-balancers/errors.ts';
 import { isIngressGarbageCollectionKey } from '../../shared/queue/ingress-gc-key.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
@@ -35,10 +42,13 @@ export const ingressReconciler: Reconciler<IngressDeps> = {
   name: 'ingress',
   accepts: (key) => key.kind === 'IngressGroup' || isIngressGarbageCollectionKey(key),
   async reconcile(key, deps, _batch, context) {
-    if (isIngressGarbageCollectionKey(key)) return collectIngressGarbage(deps);
-    if (key.kind !== 'IngressGroup') {
+    if (key.kind !== 'IngressGroup' && !isIngressGarbageCollectionKey(key)) {
       throw new TerminalError(`the ingress queue takes IngressGroup keys (got ${keyString(key)})`);
     }
+    // Before anything: while the reference controller runs, its Ingresses are its own (docs/adr/0016).
+    const lease = await readLbcLease(deps);
+    if (lease.held) return leaveToReference(key, lease, deps, context.receiveCount);
+    if (isIngressGarbageCollectionKey(key)) return collectIngressGarbage(deps);
     return reconcileGroup(groupFromKey(key), deps, context.receiveCount);
   },
   async reportTerminal(key: ObjectKey, error: TerminalError, deps: IngressDeps) {
@@ -54,6 +64,65 @@ export const ingressReconciler: Reconciler<IngressDeps> = {
     );
   },
 };
+
+/**
+ * How many times in a row a key left to the reference is requeued: every requeue is a receive (docs/adr/0002), and a
+ * reference controller running for days would otherwise walk the key into its DLQ. After that the key is let go and
+ * the resync (every CCM_RESYNC_MINUTES) brings it back, as it does every group's.
+ */
+export const LBC_GATE_REQUEUES = 20;
+
+async function readLbcLease(deps: IngressDeps): Promise<LeaseState> {
+  try {
+    return await lbcLeaseState(deps.kube, deps.clock.now());
+  } catch (err) {
+    // Never taken as free: an unreadable Lease fails the key, which is retried.
+    throw classifyKubernetesError('reading the AWS Load Balancer Controller leader Lease', err);
+  }
+}
+
+/**
+ * The reference controller holds its Lease: nothing is read from or written to AWS, no finalizer or status is
+ * touched; every member of the group hears why, and the key comes back once the Lease may have expired.
+ */
+async function leaveToReference(
+  key: ObjectKey,
+  lease: Extract<LeaseState, { held: true }>,
+  deps: IngressDeps,
+  receiveCount: number,
+): Promise<ReconcileResult | undefined> {
+  deps.log.info('the AWS Load Balancer Controller holds its leader Lease: the Ingresses are left to it', {
+    key: keyString(key),
+    holder: lease.holder,
+    expiresInSeconds: lease.expiresInSeconds,
+  });
+  if (key.kind === 'IngressGroup') {
+    const members = await namedMembers(groupFromKey(key), deps);
+    await recordMembersEvent(
+      deps,
+      members.map((ingress) => ({ ingress })),
+      'Warning',
+      LBC_ACTIVE_REASON,
+      lbcActiveMessage(lease),
+    );
+  }
+  return receiveCount < LBC_GATE_REQUEUES ? { requeueAfterSeconds: recheckSeconds(lease) } : undefined;
+}
+
+/** The Ingresses that name the group (members, and those its finalizer still holds), from the Ingresses alone. */
+async function namedMembers(group: GroupId, deps: IngressDeps): Promise<Ingress[]> {
+  try {
+    const [ingresses, { classes, params }] = await Promise.all([deps.kube.listIngresses(), readClasses(deps.kube)]);
+    const lookup: ClassLookup = { classes, params: (name) => params.get(name) };
+    return ingresses.filter((ingress) =>
+      groupsNamedBy(ingress, lookup).some(
+        (named) => stackName(named) === stackName(group) && named.explicit === group.explicit,
+      ),
+    );
+  } catch (err) {
+    throw classifyKubernetesError(`reading the Ingresses of group ${stackName(group)}`, err);
+  }
+}
 
 async function reconcileGroup(
   group: GroupId,

@@ -5,6 +5,7 @@ import type {
   IngressLoadBalancerIngress,
   Namespace,
 } from './ingress-types.ts';
+import type { LeaseReadPort } from './lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from './port.ts';
 import type { ServicesPort } from './service-port.ts';
 
@@ -29,16 +30,24 @@ export interface IngressesPort {
   setIngressStatus(namespace: string, name: string, ingress: IngressLoadBalancerIngress[]): Promise<Ingress>;
 }
 
-/** What the Ingress controller reads and writes in Kubernetes. */
+/**
+ * What the Ingress controller reads and writes in Kubernetes; the AWS Load Balancer Controller's leader Lease too,
+ * since no group is touched while that controller runs (shared/k8s/lbc-lease.ts).
+ */
 export type IngressControllerKube = IngressesPort &
+  LeaseReadPort &
   Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
   Pick<KubernetesPort, 'listNodes' | 'recordEvent'>;
 
-/** The Ingress controller's view of Kubernetes: Ingresses from one port, Services and EndpointSlices from another, Nodes and Events from the third. */
+/**
+ * The Ingress controller's view of Kubernetes: Ingresses from one port, Services and EndpointSlices from another,
+ * Nodes and Events from the third, the reference's leader Lease from the fourth.
+ */
 export function ingressControllerKube(
   ingresses: IngressesPort,
   services: Pick<ServicesPort, 'getService' | 'listEndpointSlices'>,
   nodes: Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
+  lease: LeaseReadPort,
 ): IngressControllerKube {
   return {
     listIngresses: () => ingresses.listIngresses(),
@@ -53,5 +62,6 @@ export function ingressControllerKube(
     listEndpointSlices: (namespace, name) => services.listEndpointSlices(namespace, name),
     listNodes: () => nodes.listNodes(),
     recordEvent: (event) => nodes.recordEvent(event),
+    getLease: (namespace, name) => lease.getLease(namespace, name),
   };
 }

@@ -9,6 +9,7 @@ import type {
   IngressLoadBalancerIngress,
   Namespace,
 } from '../ingress-types.ts';
+import type { LeaseReadPort } from '../lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
 import type { MergePatch, ObjectMeta } from '../types.ts';
@@ -363,7 +364,9 @@ function invalid(ingress: Ingress, detail: string): KubernetesApiError {
  */
 export function fakeIngressControllerKube(
   ingresses: FakeIngresses,
-  kube: Pick<ServicesPort, 'getService' | 'listEndpointSlices'> & Pick<KubernetesPort, 'listNodes' | 'recordEvent'>,
+  kube: Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
+    Pick<KubernetesPort, 'listNodes' | 'recordEvent'> &
+    LeaseReadPort,
 ): IngressControllerKube {
-  return ingressControllerKube(ingresses, kube, kube);
+  return ingressControllerKube(ingresses, kube, kube, kube);
 }
