@@ -171,7 +171,8 @@ export async function setStatus(
     return true;
   } catch (err) {
     if (isNotFound(err)) return false;
-    await recordBindingEvent(deps, binding, 'Warning', EVENT.failedStatus, errorMessage(err));
+    const failure = classifyKubernetesError(`writing the status of ${bindingKey(binding)}`, err);
+    await recordBindingEvent(deps, binding, 'Warning', EVENT.failedStatus, failure.message);
     return false;
   }
 }

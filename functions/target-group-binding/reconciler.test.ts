@@ -1,5 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
+import { AwsServiceError } from '../../shared/aws/errors.ts';
+import { RetryableError } from '../../shared/errors.ts';
+import { KubernetesApiError } from '../../shared/k8s/errors.ts';
 import { TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { createTgbWorld, NAMESPACE, type TgbWorld } from './testing/world.ts';
@@ -155,5 +158,61 @@ describe('deletion', () => {
     w.reset();
     await w.reconcile('web');
     expect(w.writes()).toBe(0);
+  });
+});
+
+describe('failures, told on the binding', () => {
+  const conflict = () => new KubernetesApiError(409, 'Conflict', 'the object has been modified');
+  const forbidden = () => new KubernetesApiError(403, 'Forbidden', 'cannot patch targetgroupbindings');
+
+  it('a conflict adding the finalizer is read again and retried; a refusal is FailedAddFinalizer and no target', async () => {
+    w.putSlice(pods(1));
+    w.putBinding('web', { targetGroupARN: group.arn, targetType: 'ip', ipAddressType: 'ipv4', vpcID: 'vpc-0a1b2c3d' });
+    w.bindings.queueError('setTargetGroupBindingFinalizers', conflict());
+    await w.reconcile('web');
+    expect(w.binding('web')!.metadata.finalizers).toEqual([TGB_FINALIZER]);
+    expect(w.registered(group.arn)).toEqual(['10.0.20.11:8080']);
+
+    w.putBinding('api', { targetGroupARN: (await w.targetGroup('api-ip')).arn });
+    w.bindings.queueError('setTargetGroupBindingFinalizers', forbidden());
+    await expect(w.reconcile('api')).rejects.toThrow(/adding finalizer/);
+    expect(w.eventsOf('api', 'FailedAddFinalizer')).toEqual([expect.stringContaining('Forbidden')]);
+    expect(w.elbv2.targetsOf(w.elbv2.targetGroupNamed('api-ip')!.arn)).toEqual([]);
+  });
+
+  it('a deletion AWS refuses is FailedCleanup and keeps the finalizer; a finalizer that cannot go, FailedRemoveFinalizer', async () => {
+    w.putSlice(pods(1));
+    w.putBinding('web', { targetGroupARN: group.arn });
+    await w.reconcile('web');
+    w.bindings.deleteBinding(NAMESPACE, 'web');
+    w.elbv2.queueError('DeregisterTargets', new AwsServiceError('AccessDenied', 'not authorized', 403));
+    await expect(w.reconcile('web')).rejects.toThrow(/AccessDenied/);
+    expect(w.eventsOf('web', 'FailedCleanup')).toEqual([expect.stringContaining('AccessDenied')]);
+    expect(w.binding('web')!.metadata.finalizers).toEqual([TGB_FINALIZER]);
+    w.bindings.queueError('setTargetGroupBindingFinalizers', forbidden());
+    await expect(w.reconcile('web')).rejects.toThrow(/removing finalizer/);
+    expect(w.eventsOf('web', 'FailedRemoveFinalizer')).toEqual([expect.stringContaining('Forbidden')]);
+    expect(w.registered(group.arn)).toEqual([]);
+    await w.reconcile('web');
+    expect(w.binding('web')).toBeUndefined();
+  });
+
+  it('a status that cannot be written is FailedUpdateStatus; the targets are in all the same', async () => {
+    w.putSlice(pods(1));
+    w.putBinding('web', { targetGroupARN: group.arn });
+    w.bindings.queueError('setTargetGroupBindingStatus', forbidden());
+    await w.reconcile('web');
+    expect(w.registered(group.arn)).toEqual(['10.0.20.11:8080']);
+    expect(w.eventsOf('web', 'FailedUpdateStatus')).toEqual([expect.stringContaining('Forbidden')]);
+  });
+
+  it('a binding changed between the read and the fill-in: the pass is retried, nothing written to AWS', async () => {
+    w.putSlice(pods(1));
+    w.putBinding('web', { targetGroupARN: group.arn });
+    w.bindings.queueError('fillTargetGroupBindingSpec', conflict());
+    await expect(w.reconcile('web')).rejects.toBeInstanceOf(RetryableError);
+    expect(w.registered(group.arn)).toEqual([]);
+    await w.reconcile('web');
+    expect(w.registered(group.arn)).toEqual(['10.0.20.11:8080']);
   });
 });
