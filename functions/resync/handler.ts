@@ -9,6 +9,7 @@ import {
   createIngressesPort,
   createKubernetesPort,
   createServicesPort,
+  createTargetGroupBindingsPort,
 } from '../../shared/k8s/lambda-access.ts';
 import { createPowertools, publishMetrics } from '../../shared/observability/powertools.ts';
 import { type ResyncDeps, resync } from './resync.ts';
@@ -31,6 +32,7 @@ export const handler = middy(async function resyncAllKeys(event: ScheduledEvent)
       kube: createKubernetesPort(config, access),
       ...(queues.service ? { services: createServicesPort(config, access) } : {}),
       ...(queues.ingress ? { ingresses: createIngressesPort(config, access) } : {}),
+      ...(queues.targetGroupBinding ? { targetGroupBindings: createTargetGroupBindingsPort(config, access) } : {}),
       sqs: createSqsPort(config, metricsPort),
       queues,
       nodeSweep: {
