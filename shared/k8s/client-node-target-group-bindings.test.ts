@@ -272,7 +272,7 @@ describe.each(CLIENTS)('the binding controller over $name', (client) => {
     expect(JSON.parse(server.requests[1]!.body)).toEqual({
       status: { conditions: [{ ...waiting, lastTransitionTime: '2026-11-02T08:00:00Z' }] },
     });
-    expect(first !== 'gone' && first.status?.conditions?.map((c) => c.type)).toEqual(['Ready', GATE]);
+    expect(first !== 'gone' && first.status?.conditions?.map((c) => c.type)).toEqual([GATE, 'Ready']);
     await port.setPodCondition('shop', 'web-1', waiting);
     expect(server.requests).toHaveLength(3);
     clock.advance(30_000);
@@ -285,8 +285,8 @@ describe.each(CLIENTS)('the binding controller over $name', (client) => {
       },
     });
     expect(kube.workloads.get('shop', 'web-1')!.status!.conditions).toEqual([
-      { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-02T07:00:00Z' },
       { type: GATE, status: 'True', lastTransitionTime: '2026-11-02T08:00:30Z' },
+      { type: 'Ready', status: 'False', lastTransitionTime: '2026-11-02T07:00:00Z' },
     ]);
     expect(await port.setPodCondition('shop', 'gone', { type: GATE, status: 'True' })).toBe('gone');
   });

@@ -341,12 +341,17 @@ export class FakePods {
   }
 }
 
-/** A strategic merge of a list whose patchMergeKey is `type` (Pod conditions). */
+/**
+ * A strategic merge of a list whose patchMergeKey is `type` (Pod conditions): the elements the patch names come
+ * first, in its order (each merged into the one of its type, null removing a field; `$patch: delete` removing it),
+ * then the others as they were: the order the API server gives without a `$setElementOrder`
+ * (test/k8s-contract/tgb-port.test.ts).
+ */
 function mergeByType<T extends { type: string }>(
   current: readonly T[],
   patch: readonly Record<string, unknown>[],
 ): T[] {
-  const merged = current.map((c) => structuredClone(c));
+  const named: T[] = [];
   for (const element of patch) {
     if (typeof element.type !== 'string') {
       throw new KubernetesApiError(
@@ -355,14 +360,11 @@ function mergeByType<T extends { type: string }>(
         'status.conditions: the merge key "type" is missing in a patch element',
       );
     }
-    const at = merged.findIndex((c) => c.type === element.type);
     const { $patch: directive, ...fields } = element;
-    if (directive === 'delete') {
-      if (at >= 0) merged.splice(at, 1);
-      continue;
-    }
-    if (at >= 0) merged[at] = applyMergePatch(merged[at]!, fields);
-    else merged.push(applyMergePatch({}, fields) as T);
+    if (directive === 'delete') continue;
+    const existing = current.find((c) => c.type === element.type);
+    named.push(applyMergePatch(existing ? structuredClone(existing) : {}, fields) as T);
   }
-  return merged;
+  const types = new Set(patch.map((e) => e.type));
+  return [...named, ...current.filter((c) => !types.has(c.type)).map((c) => structuredClone(c))];
 }

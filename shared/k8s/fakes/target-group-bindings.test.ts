@@ -36,7 +36,7 @@ const rejection = (promise: Promise<unknown>) =>
   );
 
 describe('FakeTargetGroupBindings', () => {
-  it('stores a binding as the API server does: typed, versioned, generation 1; lists without kind, per namespace', async () => {
+  it('stores a binding as the API server does: typed, versioned, generation 1; lists typed items, per namespace', async () => {
     const { fake, port } = setup();
     const stored = fake.putBinding(binding('web'));
     fake.putBinding(binding('api', 'other'));
@@ -50,7 +50,7 @@ describe('FakeTargetGroupBindings', () => {
     expect(await port.getTargetGroupBinding('shop', 'absent')).toBeUndefined();
     const all = await port.listTargetGroupBindings();
     expect(all.map((b) => b.metadata.name).sort()).toEqual(['api', 'web']);
-    expect(all[0]).not.toHaveProperty('kind');
+    expect(all[0]).toMatchObject({ kind: 'TargetGroupBinding', apiVersion: 'elbv2.k8s.aws/v1beta1' });
     expect((await port.listTargetGroupBindings('other')).map((b) => b.metadata.name)).toEqual(['api']);
     expect(fake.callCount('listTargetGroupBindings')).toBe(2);
   });
@@ -229,8 +229,8 @@ describe('the Pod gates and the Lease on FakeKubernetes', () => {
       reason: 'Elb.RegistrationInProgress',
       message: 'Target registration is in progress',
     });
+    // The condition the patch names comes first, then the others (the API server's strategic merge order).
     expect(first !== 'gone' && first.status?.conditions).toEqual([
-      ready,
       {
         type: gate,
         status: 'False',
@@ -238,6 +238,7 @@ describe('the Pod gates and the Lease on FakeKubernetes', () => {
         message: 'Target registration is in progress',
         lastTransitionTime: '2026-11-02T08:00:00Z',
       },
+      ready,
     ]);
     clock.advance(10_000);
     const version = kube.workloads.get('shop', 'web-1')!.metadata.resourceVersion;
@@ -249,7 +250,7 @@ describe('the Pod gates and the Lease on FakeKubernetes', () => {
     });
     expect(kube.workloads.get('shop', 'web-1')!.metadata.resourceVersion).toBe(version);
     await port.setPodCondition('shop', 'web-1', { type: gate, status: 'False', reason: 'Target.FailedHealthChecks' });
-    const unhealthy = kube.workloads.get('shop', 'web-1')!.status!.conditions![1];
+    const unhealthy = kube.workloads.get('shop', 'web-1')!.status!.conditions![0];
     expect(unhealthy).toEqual({
       type: gate,
       status: 'False',
@@ -259,8 +260,8 @@ describe('the Pod gates and the Lease on FakeKubernetes', () => {
     clock.advance(10_000);
     const healthy = await port.setPodCondition('shop', 'web-1', { type: gate, status: 'True' });
     expect(healthy !== 'gone' && healthy.status?.conditions).toEqual([
-      ready,
       { type: gate, status: 'True', lastTransitionTime: '2026-11-02T08:00:20Z' },
+      ready,
     ]);
     expect(kube.callCount('setPodCondition')).toBe(4);
     expect(await port.setPodCondition('shop', 'absent', { type: gate, status: 'True' })).toBe('gone');

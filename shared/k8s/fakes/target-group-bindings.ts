@@ -36,7 +36,7 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * - what the CRD's schema refuses is refused (422, target-group-bindings-schema.ts);
  * - with the CRD not installed (`crdInstalled = false`) a list is [] and a read undefined, as the port's adapters
  *   answer the API server's 404, and a write is that 404;
- * - list items carry no `kind`/`apiVersion`, as the API server's lists do.
+ * - list items carry their `kind` and `apiVersion`, as a custom resource's list does (unlike a built-in kind's).
  * test/k8s-contract/tgb-port.test.ts runs the same scenarios on this fake and on a real API server.
  * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
  */
@@ -147,7 +147,7 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     if (!this.crdInstalled) return [];
     return [...this.bindings.values()]
       .filter((b) => namespace === undefined || b.metadata.namespace === namespace)
-      .map(listItem);
+      .map((b) => structuredClone(b));
   }
 
   async getTargetGroupBinding(namespace: string, name: string): Promise<TargetGroupBinding | undefined> {
@@ -301,12 +301,6 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
 /** The API server's answer for a resource whose CRD is not installed. */
 export function notServed(): KubernetesApiError {
   return new KubernetesApiError(404, 'NotFound', 'the server could not find the requested resource');
-}
-
-/** An item of a list, as the API server sends it: without `kind` and `apiVersion`. */
-function listItem(binding: TargetGroupBinding): TargetGroupBinding {
-  const { kind: _kind, apiVersion: _apiVersion, ...rest } = structuredClone(binding);
-  return rest;
 }
 
 /**
