@@ -203,6 +203,18 @@ describe('adopting the reference load balancer', () => {
     expect(eventsOf('AdoptedLoadBalancer')).toEqual([]);
   });
 
+  it('deleting the Service afterwards deletes what it adopted, and leaves the reference backend group', async () => {
+    const { backend } = await referenceStack();
+    await lbc.converge();
+    w.kube.deleteService('default', 'web');
+    await lbc.converge();
+    expect(w.elbv2.loadBalancers.size).toBe(0);
+    expect(w.elbv2.targetGroups.size).toBe(0);
+    expect([...w.ec2.securityGroups.values()].some((g) => g.groupName === lbcSecurityGroupName(ID))).toBe(false);
+    expect(w.ec2.securityGroups.has(backend)).toBe(true);
+    expect(w.kube.services.get('default/web')).toBeUndefined();
+  });
+
   it("another cluster's (or Service's) load balancer of that name is never adopted", async () => {
     const { lb } = await referenceStack();
     await w.elbv2Port.addTags(lb.arn, { 'service.k8s.aws/stack': 'default/other' });
