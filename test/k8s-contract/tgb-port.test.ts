@@ -289,6 +289,8 @@ for (const kind of ['fake', 'real'] as const) {
         expect(written.metadata.generation).toBe(1);
         const replaced = await port.setTargetGroupBindingStatus(ns(), 'web', { observedGeneration: 1 });
         expect(replaced.status).toEqual({ observedGeneration: 1 });
+        const same = await port.setTargetGroupBindingStatus(ns(), 'web', { observedGeneration: 1 });
+        expect(same.metadata.resourceVersion).toBe(replaced.metadata.resourceVersion);
         expect((await port.getTargetGroupBinding(ns(), 'web'))?.spec).toEqual(binding('web').spec);
       });
 
@@ -299,6 +301,8 @@ for (const kind of ['fake', 'real'] as const) {
         const marked = (await port.getTargetGroupBinding(ns(), 'web'))!;
         expect(marked.metadata.deletionTimestamp).toEqual(expect.any(String));
         expect(marked.metadata.finalizers).toEqual([TGB_FINALIZER]);
+        // Marking it for deletion is a change the controller acts on: the generation moves on.
+        expect(marked.metadata.generation).toBe(2);
         const added = await rejection(
           port.setTargetGroupBindingFinalizers(ns(), 'web', [TGB_FINALIZER, 'example.com/other'], guard(marked)),
         );
