@@ -130,6 +130,25 @@ describe('networking rules on the fakes', () => {
     expect(w.ec2.writeCallCount()).toBe(0);
   });
 
+  it('a port name is a container port of the Pods; with instance targets a name is a problem, numbers only', async () => {
+    w.kube.putPod({
+      metadata: { name: 'web-1', namespace: NAMESPACE, labels: { app: 'web' } },
+      spec: { nodeName: 'node-1', containers: [{ name: 'app', ports: [{ name: 'metrics', containerPort: 9090 }] }] },
+      status: { phase: 'Running', podIP: '10.0.20.11' },
+    });
+    w.putBinding('web', { targetGroupARN: group.arn, networking: networking('10.1.0.0/16', 'metrics') });
+    await w.reconcile('web');
+    expect(rulesOf(w.NODE_GROUP)).toEqual([shared('tcp:9090-9090:10.1.0.0/16')]);
+
+    const nodes = await w.targetGroup('web-instance', { targetType: 'instance', port: 30080 });
+    w.putBinding('nodes', { targetGroupARN: nodes.arn, networking: networking('10.2.0.0/16', 'http') });
+    await w.reconcile('nodes');
+    expect(w.registered(nodes.arn)).toHaveLength(1);
+    expect(w.eventsOf('nodes', 'FailedNetworkReconcile')).toEqual([
+      'FailedNetworkReconcile: networking port http names no port of the targets',
+    ]);
+  });
+
   it('revokes a rule the binding no longer asks for, unless another live binding asks for it', async () => {
     w.putBinding('web', { targetGroupARN: group.arn, networking: networking('10.1.0.0/16', 8080) });
     const second = await w.targetGroup('web-ip-2');

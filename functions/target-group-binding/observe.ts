@@ -93,7 +93,7 @@ export async function observeBackend(
     servicePort,
     targets,
     pods,
-    resolvePort: (name) => namedIpPort(name, servicePort, slices, targets),
+    resolvePort: (name) => containerPort(pods, name) ?? namedIpPort(name, servicePort, slices, targets),
     podTargetPort: (pod) =>
       podAddresses(pod)
         .map((a) => portOfAddress.get(a))
@@ -129,9 +129,25 @@ async function instanceBackend(
     targets: ids.map((id) => ({ id, port: nodePort })),
     instances,
     pods: [],
-    resolvePort: (name) => (name === servicePort.name || name === servicePort.targetPort ? nodePort : undefined),
+    // The reference takes port numbers only with instance targets: a name resolves to nothing, a problem named.
+    resolvePort: () => undefined,
     podTargetPort: () => undefined,
   };
+}
+
+/**
+ * A port name of the Pods (`spec.containers[].ports[].name`), as the reference resolves the networking ports of ip
+ * targets. https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/spec/
+ */
+function containerPort(pods: readonly Pod[], name: string): number | undefined {
+  for (const pod of pods) {
+    const containers = (pod.spec?.containers ?? []) as { ports?: { name?: string; containerPort?: number }[] }[];
+    for (const c of containers) {
+      const port = c.ports?.find((p) => p.name === name)?.containerPort;
+      if (port !== undefined) return port;
+    }
+  }
+  return undefined;
 }
 
 /** The port of the slices for the Service port (by the port's name, as EndpointSlices name them). */
