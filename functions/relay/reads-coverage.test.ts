@@ -12,6 +12,7 @@ import {
   LABEL_ZONE,
   LABEL_ZONE_ID,
 } from '../node/plan.ts';
+import { REGISTERED_TARGETS_ANNOTATION } from '../target-group-binding/record.ts';
 import { RECONCILERS, type Reconciler } from './controllers/index.ts';
 import { ruleFor } from './forwarding.ts';
 import { type KubeObject, WATCHED_KINDS, type WatchedKind } from './kinds.ts';
@@ -54,7 +55,7 @@ interface Allowed {
  */
 const READERS: readonly Reconciler[] = RECONCILERS;
 /** Controllers in the table whose reconciler is not in the tree yet: their case is a todo until it lands. */
-const AWAITING_RECONCILER: readonly Reconciler[] = ['target-group-binding'];
+const AWAITING_RECONCILER: readonly Reconciler[] = [];
 const ALL_KINDS: readonly WatchedKind[] = WATCHED_KINDS;
 const INITIALIZATION_LABELS = [
   LABEL_INSTANCE_TYPE,
@@ -146,6 +147,36 @@ const ALLOWED: readonly Allowed[] = [
     kinds: ['Ingress'],
     path: 'status',
     why: 'the reconciler writes it (the load balancer hostname and listener ports), reading it only to skip a write that would change nothing',
+  },
+  {
+    reconcilers: ['target-group-binding'],
+    kinds: ['TargetGroupBinding'],
+    path: 'status',
+    why: 'the controller writes it (conditions, observedGeneration); hearing its own writes back would double every pass',
+  },
+  {
+    reconcilers: ['target-group-binding'],
+    kinds: ['TargetGroupBinding'],
+    path: `metadata.annotations.${REGISTERED_TARGETS_ANNOTATION}`,
+    why:
+      "the controller's own record of the targets a multi-cluster binding registered, written by its passes alone; " +
+      'hearing it back would double every pass (a record removed by hand waits for the resync)',
+  },
+  {
+    // https://kubernetes.io/docs/concepts/workloads/pods/#pod-update-and-replacement
+    reconcilers: ['target-group-binding'],
+    kinds: ['Pod'],
+    path: 'spec.containers',
+    why:
+      'the port names networking rules of IP targets resolve: fixed for the life of a Pod (a Pod update cannot ' +
+      "change its containers' ports), and a new Pod reaches its bindings through its endpoint in the slices",
+  },
+  {
+    reconcilers: ['target-group-binding'],
+    kinds: ['TargetGroupBinding'],
+    path: 'metadata.annotations',
+    exact: true,
+    why: 'the map is read only to find the record above',
   },
   {
     reconcilers: ['ingress'],
@@ -302,6 +333,44 @@ describe('the relay fingerprints every field a reconciler reads', () => {
       expect.arrayContaining(['endpoints[].addresses[]', 'endpoints[].conditions.ready', 'ports[].port']),
     );
     expect(readsOf('ingress', 'Node')).toEqual(expect.arrayContaining(['spec.providerID']));
+  });
+
+  it('the TargetGroupBinding recording sees what decides targets and readiness gates', () => {
+    expect(readsOf('target-group-binding', 'TargetGroupBinding')).toEqual(
+      expect.arrayContaining(['spec.targetGroupARN', 'spec.serviceRef.name', 'metadata.finalizers[]']),
+    );
+    expect(readsOf('target-group-binding', 'Service')).toEqual(
+      expect.arrayContaining(['spec.selector.*', 'spec.ports[].nodePort', 'spec.ports[].name']),
+    );
+    expect(readsOf('target-group-binding', 'EndpointSlice')).toEqual(
+      expect.arrayContaining(['endpoints[].addresses[]', 'endpoints[].conditions.ready', 'endpoints[].targetRef.name']),
+    );
+    expect(readsOf('target-group-binding', 'Node')).toEqual(
+      expect.arrayContaining(['spec.providerID', 'status.conditions[].status', 'metadata.labels.pool']),
+    );
+    expect(readsOf('target-group-binding', 'Pod')).toEqual(
+      expect.arrayContaining([
+        'spec.readinessGates[].conditionType',
+        'status.conditions[].status',
+        'status.podIPs[].ip',
+      ]),
+    );
+  });
+
+  it('reports a gated Pod field left out of a fingerprint', () => {
+    const rules = (kind: WatchedKind, reconciler: Reconciler): Reads | undefined =>
+      kind === 'Pod' && reconciler === 'target-group-binding'
+        ? (object) => {
+            const copy = structuredClone(object) as { status?: { podIPs?: unknown } };
+            delete copy.status?.podIPs;
+            return ruleFor('Pod', 'target-group-binding')!.reads(copy as KubeObject);
+          }
+        : ruleFor(kind, reconciler)?.reads;
+    const unnoticed = unnoticedReads(
+      recorder.objects.filter((o) => o.reconciler === 'target-group-binding'),
+      rules,
+    );
+    expect(unnoticed).toEqual(['target-group-binding Pod status.podIPs[].ip']);
   });
 
   it('reports an Ingress field left out of a fingerprint', () => {
