@@ -139,6 +139,41 @@ describe('an instance binding', () => {
     expect(w.binding('web')!.spec.targetType).toBe('instance');
   });
 
+  it('a pass in line reads only; a Node that goes NotReady leaves, one that comes back returns', async () => {
+    w.addPodNode(2);
+    w.putBinding('web', { targetGroupARN: instanceGroup.arn });
+    await w.reconcile('web');
+    expect(w.registered(instanceGroup.arn)).toHaveLength(2);
+    w.reset();
+    await w.reconcile('web');
+    expect(w.writes()).toBe(0);
+    expect(w.kube.events).toEqual([]);
+    w.kube.mutateNode('node-2', (n) => {
+      n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'False' }] };
+    });
+    await w.reconcile('web');
+    expect(w.registered(instanceGroup.arn)).toHaveLength(1);
+    w.kube.mutateNode('node-2', (n) => {
+      n.status = { ...n.status, conditions: [{ type: 'Ready', status: 'True' }] };
+    });
+    await w.reconcile('web');
+    expect(w.registered(instanceGroup.arn)).toHaveLength(2);
+  });
+
+  it('a spec change moves observedGeneration, written once', async () => {
+    w.putBinding('web', { targetGroupARN: instanceGroup.arn });
+    await w.reconcile('web');
+    w.bindings.mutateBinding(NAMESPACE, 'web', (b) => {
+      b.spec.nodeSelector = { matchLabels: {} };
+    });
+    w.reset();
+    await w.reconcile('web');
+    const b = w.binding('web')!;
+    expect(b.status?.observedGeneration).toBe(b.metadata.generation);
+    expect(b.status?.conditions?.[0]?.observedGeneration).toBe(b.metadata.generation);
+    expect(w.bindings.callCount('setTargetGroupBindingStatus')).toBe(1);
+  });
+
   it('a Service without a node port: a Warning naming the port, nothing registered', async () => {
     w.kube.mutateService(NAMESPACE, 'web', (s) => {
       s.spec = { ...s.spec, type: 'ClusterIP', ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }] };
