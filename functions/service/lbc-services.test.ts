@@ -105,16 +105,14 @@ describe('what such a Service gets', () => {
         healthyThreshold: 3,
         unhealthyThreshold: 3,
       },
-      tags: { ...owned, ...tracking, 'service.k8s.aws/resource': 'default/web:80' },
     });
+    expect(group!.tags).toEqual({ ...owned, ...tracking, 'service.k8s.aws/resource': 'default/web:80' });
     expect(w.elbv2.listenersOf(lb.arn).map((l) => w.elbv2.listenerTags.get(l.arn))).toEqual([
       { ...owned, ...tracking, 'service.k8s.aws/resource': '80' },
     ]);
     expect(targetsOf(group!.arn)).toEqual([`${a.instance.instanceId}:30080`, `${b.instance.instanceId}:30080`]);
-    expect(managed()).toMatchObject({
-      description: '[k8s] Managed SecurityGroup for LoadBalancer',
-      tags: { ...owned, ...tracking, 'service.k8s.aws/resource': 'ManagedLBSecurityGroup' },
-    });
+    expect(managed()!.description).toBe('[k8s] Managed SecurityGroup for LoadBalancer');
+    expect(managed()!.tags).toEqual({ ...owned, ...tracking, 'service.k8s.aws/resource': 'ManagedLBSecurityGroup' });
     // The managed frontend group and the cluster's backend group, which the Nodes admit.
     expect(lb.securityGroups).toEqual([managed()!.groupId, backendGroup()!.groupId]);
     expect(nodeRules()[0]?.sourceGroupId).toBe(backendGroup()!.groupId);
@@ -195,6 +193,28 @@ describe('the annotations the in-tree backend lacked', () => {
         .subnets.map((s) => s.privateIPv4Address)
         .sort(),
     ).toEqual([...addresses].sort());
+  });
+
+  it('eip-allocations and subnets on an internet-facing one; eip-allocations on the default internal scheme is refused', async () => {
+    w.addNode(1);
+    putLbcService(w, {
+      annotations: {
+        [ANNOTATION.scheme]: 'internet-facing',
+        [ANNOTATION.subnets]: 'public-eu-west-1a, public-eu-west-1b',
+        [ANNOTATION.eipAllocations]: 'eipalloc-0a,eipalloc-0b',
+      },
+    });
+    await lbc.converge();
+    expect(onlyLb().subnets.map((s) => `${s.subnetId}:${s.allocationId}`)).toEqual([
+      `${makeSubnet({ index: 10 }).subnetId}:eipalloc-0a`,
+      `${makeSubnet({ index: 11 }).subnetId}:eipalloc-0b`,
+    ]);
+
+    putLbcService(w, { name: 'inner', annotations: { [ANNOTATION.eipAllocations]: 'eipalloc-0c' } });
+    await lbc.pass('inner');
+    expect(eventsOf('SyncLoadBalancerFailed', 'inner')[0]).toContain(
+      `${ANNOTATION.eipAllocations}: Elastic IPs need an internet-facing load balancer`,
+    );
   });
 
   it('security-groups without manage-backend-security-group-rules: the user groups alone, no Node rule', async () => {
