@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VPC_CNI_CONFIGMAP } from '../shared/k8s/ipam-names.ts';
+import { LBC_LEASE } from '../shared/k8s/lbc-lease.ts';
 import { analyzeEntries, type CodeUsage, iamActionOfCommand } from '../test/helpers/code-usage.ts';
 import { stubCode } from './code.ts';
 import { FUNCTION_NAMES, type FunctionName } from './config.ts';
@@ -312,9 +313,17 @@ const API_GROUP: Readonly<Record<string, string>> = {
   CoordinationV1Api: 'coordination.k8s.io',
   NetworkingV1Api: 'networking.k8s.io',
 };
-/** Custom objects are named by arguments, not by the method: the one custom resource read is IngressClassParams. */
+/**
+ * Custom objects are named by arguments, not by the method: the cluster-scoped one read is IngressClassParams, the
+ * namespaced ones are TargetGroupBindings.
+ */
 const CUSTOM_OBJECT_CALLS: Readonly<Record<string, string>> = {
   'CustomObjectsApi.getClusterCustomObject': 'elbv2.k8s.aws/ingressclassparams:get',
+  'CustomObjectsApi.listCustomObjectForAllNamespaces': 'elbv2.k8s.aws/targetgroupbindings:list',
+  'CustomObjectsApi.listNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:list',
+  'CustomObjectsApi.getNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:get',
+  'CustomObjectsApi.patchNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:patch',
+  'CustomObjectsApi.patchNamespacedCustomObjectStatus': 'elbv2.k8s.aws/targetgroupbindings/status:patch',
 };
 const VERB: Readonly<Record<string, string>> = {
   read: 'get',
@@ -423,11 +432,20 @@ describe('the ClusterRoles in deploy/README-deploy.md allow exactly what the cod
     );
   });
 
-  it('serverless-ccm:ipam reads only the VPC CNI ConfigMap, and nothing else is narrowed to one namespace', () => {
+  it('serverless-ccm:ipam reads only the VPC CNI ConfigMap, the load balancer controllers only the reference’s Lease, and nothing else is narrowed to one namespace', () => {
     const narrowed = [...documentedRoles()].flatMap(([name, rules]) =>
       rules.filter((r) => r.namespace !== undefined || r.resourceNames !== undefined).map((r) => ({ name, ...r })),
     );
+    const lease = (name: string) => ({
+      name,
+      rule: 'coordination.k8s.io/leases:get',
+      namespace: LBC_LEASE.namespace,
+      resourceNames: [LBC_LEASE.name],
+    });
     expect(narrowed).toEqual([
+      lease('serverless-ccm:service'),
+      lease('serverless-ccm:ingress'),
+      lease('serverless-ccm:target-group-binding'),
       {
         name: 'serverless-ccm:ipam',
         rule: '/configmaps:get',
