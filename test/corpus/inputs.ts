@@ -254,6 +254,7 @@ export const BAD_SERVICE_ANNOTATIONS: Record<keyof typeof ANNOTATION, string | u
   connectionIdleTimeout: '0',
   connectionDrainingEnabled: 'sometimes',
   connectionDrainingTimeout: '3601',
+  manageBackendSecurityGroupRules: 'perhaps',
   sourceRanges: '10.0.0.0/33',
 };
 
