@@ -94,6 +94,18 @@ VARIANTS['token, +route +service +ingress with WAF'] = {
   ...INGRESS,
   CCM_INGRESS_WAF: 'true',
 };
+// The TargetGroupBinding controller: without a VPC (its rule grants by tag only), and in one beside the service
+// controller serving the reference's Services (its adoption grants).
+const TARGET_GROUP_BINDING = { CCM_TARGET_GROUP_BINDING: 'true', CCM_TGB_READINESS_REQUEUE_SECONDS: '15' };
+VARIANTS['eks, +target-group-binding'] = { ...BASE, ...TARGET_GROUP_BINDING };
+VARIANTS['token, +service with the reference’s Services +ingress +target-group-binding'] = {
+  ...BASE,
+  ...TOKEN,
+  ...SERVICE,
+  ...INGRESS,
+  ...TARGET_GROUP_BINDING,
+  CCM_LBC_SERVICES: 'true',
+};
 
 interface Finding {
   Filename: string;
