@@ -154,6 +154,19 @@ describe('validateTargetGroupBinding (vtargetgroupbinding.elbv2.k8s.aws)', () =>
     expect(message(response)).toContain('forbidden');
   });
 
+  it('admits an update that leaves the spec alone, even of a binding that would be refused now', async () => {
+    const reads = new FakeTgbAdmissionReads();
+    const invalid = binding('shop', 'web', { targetGroupARN: undefined, targetType: 'ip', nodeSelector: {} });
+    const finalized = structuredClone(invalid);
+    finalized.metadata.finalizers = ['elbv2.k8s.aws/resources'];
+    finalized.metadata.deletionTimestamp = '2026-12-04T10:00:00Z';
+    expect((await validateTargetGroupBinding(update(invalid, finalized), reads)).allowed).toBe(true);
+    expect(reads.calls).toEqual([]);
+    // A spec change of it is checked.
+    const changed = binding('shop', 'web', { ...invalid.spec, serviceRef: { name: 'api', port: 80 } });
+    expect((await validateTargetGroupBinding(update(invalid, changed), reads)).allowed).toBe(false);
+  });
+
   it('lets deletions through', async () => {
     const request = { ...create(binding('shop', 'web', { targetGroupARN: undefined })), operation: 'DELETE' as const };
     expect((await validateTargetGroupBinding(request, new FakeTgbAdmissionReads())).allowed).toBe(true);

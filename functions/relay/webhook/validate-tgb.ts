@@ -16,7 +16,8 @@ import type { TgbAdmissionReads } from './tgb-admission-reads.ts';
  *   only the targets it registered). Checked on creation, when an update sets the ARN (filled in from the name), and
  *   when an update turns `multiClusterTargetGroup` off: the bindings of every namespace are listed then.
  *
- * Each refusal names the field. failurePolicy Fail (deploy/relay/webhook-tgb.yaml), as the reference's: a binding
+ * An update that leaves the spec as it was (finalizers, annotations, labels) is always admitted. Each refusal names
+ * the field. failurePolicy Fail (deploy/relay/webhook-tgb.yaml), as the reference's: a binding
  * admitted unchecked could take over another's target group. A list that fails refuses the request, saying so.
  */
 
@@ -83,6 +84,9 @@ export async function validateTargetGroupBinding(
   const object = request.object as TargetGroupBinding | null | undefined;
   const spec = specOf(object);
   const old = request.operation === 'UPDATE' ? specOf(request.oldObject) : undefined;
+  // Finalizers, annotations and labels of a binding admitted before this webhook (or going away) stay writable:
+  // the controller's finalizer and record must never be blocked by a spec nobody is changing.
+  if (old && JSON.stringify(old) === JSON.stringify(spec)) return allow(request.uid);
   const problems = bindingProblems(spec, old);
   if (problems.length > 0) return deny(request.uid, `TargetGroupBinding refused: ${problems.join('; ')}`);
   if (!checksSharing(request, spec)) return allow(request.uid);
