@@ -32,6 +32,7 @@ import {
 } from './controllers.ts';
 import { FakeKubernetes } from './k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses } from './k8s/fakes/ingresses.ts';
+import { FakeTargetGroupBindings } from './k8s/fakes/target-group-bindings.ts';
 import { silentLog } from './observability/log.ts';
 import { RecordingMetrics } from './observability/metrics.ts';
 import type { KeyMessage } from './queue/message.ts';
@@ -212,6 +213,7 @@ describe('the local runner runs every controller', () => {
       interruption: true,
       ipam: true,
       ingress: true,
+      targetGroupBinding: true,
       settings: { CLUSTER_CIDRS: '10.244.0.0/16' },
     });
     try {
@@ -283,12 +285,19 @@ describe('the producers feed every controller the table says they feed', () => {
       metadata: { name: 'web', namespace: 'shop' },
       spec: { ingressClassName: 'alb', defaultBackend: { service: { name: 'web', port: { number: 80 } } } },
     });
+    // A TargetGroupBinding: the binding controller's.
+    const bindings = new FakeTargetGroupBindings(new FakeClock());
+    bindings.putBinding({
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { serviceRef: { name: 'web', port: 80 }, targetGroupName: 'web' },
+    });
     const sent = new Map<string, KeyMessage[]>();
     const url = (name: ControllerName) => `https://sqs.eu-west-1.amazonaws.com/111122223333/${name}.fifo`;
     await resync('round-1', {
       kube,
       services: kube,
       ingresses,
+      targetGroupBindings: bindings,
       sqs: {
         sendKeys: async (queueUrl, messages) => {
           sent.set(queueUrl, [...(sent.get(queueUrl) ?? []), ...messages]);

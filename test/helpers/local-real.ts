@@ -28,6 +28,7 @@ import { systemClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
+import { FakeTargetGroupBindings, fakeTgbControllerKube } from '../../shared/k8s/fakes/target-group-bindings.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { makeNode } from './nodes.ts';
@@ -65,6 +66,8 @@ export interface LocalRealWorld {
   ingresses: FakeIngresses;
   acm: FakeAcm;
   wafv2: FakeWafv2;
+  /** The TargetGroupBindings (copied to the API server, which the relay watches them on). */
+  bindings: FakeTargetGroupBindings;
   /** A cluster-tagged running instance, launched, with the Node kubelet would register for it (not yet registered). */
   launch(index: number): { instance: Instance; node: ReturnType<typeof makeNode> };
   /** As `launch`, a Windows instance whose interface is in WINDOWS_SUBNET, and its Node labelled Windows. */
@@ -92,6 +95,16 @@ function mirrorIngresses(ingresses: FakeIngresses, cluster: FakeCluster): () => 
     const { namespace, name } = object.metadata ?? {};
     if (change.type === 'DELETED') cluster.remove(change.kind, namespace ? `${namespace}/${name}` : name!);
     else cluster.apply(change.kind, object);
+  });
+}
+
+/** Every change of a TargetGroupBinding in `bindings` becomes the same on the API server. */
+function mirrorBindings(bindings: FakeTargetGroupBindings, cluster: FakeCluster): () => void {
+  return bindings.watch((change) => {
+    const object = structuredClone(change.object) as unknown as KubeObject;
+    const { namespace, name } = object.metadata ?? {};
+    if (change.type === 'DELETED') cluster.remove('TargetGroupBinding', `${namespace}/${name}`);
+    else cluster.apply('TargetGroupBinding', object);
   });
 }
 
@@ -125,6 +138,8 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
   const unmirror = mirror(kube, cluster);
   const ingresses = new FakeIngresses(systemClock);
   const unmirrorIngresses = mirrorIngresses(ingresses, cluster);
+  const bindings = new FakeTargetGroupBindings(systemClock);
+  const unmirrorBindings = mirrorBindings(bindings, cluster);
   const launch = (instance: Instance, labels: Record<string, string> = {}) => {
     ec2.putInstance(instance);
     return { instance, node: makeNode(instance.privateDnsName!, { labels }) };
@@ -140,6 +155,7 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
     ingresses,
     acm: new FakeAcm(systemClock),
     wafv2: new FakeWafv2(systemClock),
+    bindings,
     launch(index) {
       const base = makeInstance({ index, clusterName: LOCAL_CLUSTER });
       return launch({
@@ -161,6 +177,7 @@ export async function createLocalRealWorld(): Promise<LocalRealWorld> {
     async close() {
       unmirror();
       unmirrorIngresses();
+      unmirrorBindings();
       await api.close();
     },
   };
@@ -190,6 +207,8 @@ export interface LocalProcessOptions {
   ipam?: boolean;
   /** Run the Ingress controller (its `--ingress`), on the world's FakeIngresses, FakeAcm and FakeWafv2. */
   ingress?: boolean;
+  /** Run the TargetGroupBinding controller (its `--target-group-binding`), on the world's FakeTargetGroupBindings. */
+  targetGroupBinding?: boolean;
   /** More of the Lambdas' settings, as the environment would give them (INTERRUPTION_DRAIN_REQUEUE_SECONDS, ...). */
   settings?: Record<string, string>;
   /** The relay's own timings (forwarder linger, node-set debounce, backoffs), as `npm start -- --real` has them, instead of FAST. */
@@ -212,10 +231,7 @@ function fakePorts(w: LocalRealWorld): RealPorts {
     ingressKube: () => fakeIngressControllerKube(w.ingresses, w.kube),
     acm: () => new AcmAdapter(w.acm),
     wafv2: () => new Wafv2Adapter(w.wafv2),
-    // TEMPORARY, until the TargetGroupBinding fakes land (shared/k8s/fakes).
-    tgbKube: () => {
-      throw new Error('the TargetGroupBinding fakes are not built yet');
-    },
+    tgbKube: () => fakeTgbControllerKube(w.bindings, w.kube),
   };
 }
 
@@ -238,6 +254,7 @@ export function startLocalProcess(w: LocalRealWorld, options: LocalProcessOption
     interruption: options.interruption ?? false,
     ipam: options.ipam ?? false,
     ingress: options.ingress ?? false,
+    targetGroupBinding: options.targetGroupBinding ?? false,
   });
   const { controllers } = controllerPlan(config, switches, false, fakePorts(w));
   // Tests wait less than the Lambdas' 5 s minimum for a provisioning load balancer to be looked at again.
