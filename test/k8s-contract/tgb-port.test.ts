@@ -250,6 +250,28 @@ for (const kind of ['fake', 'real'] as const) {
         });
       });
 
+      it.each([
+        ['spec.serviceRef.port', 'Required value', { serviceRef: { name: 'web' } }],
+        ['spec.ipAddressType', 'Unsupported value: "dualstack"', { ipAddressType: 'dualstack' }],
+        ['spec.networking.ingress[0].ports', 'Required value', { networking: { ingress: [{ from: [] }] } }],
+        [
+          'spec.networking.ingress[0].from[0].ipBlock.cidr',
+          'Required value',
+          { networking: { ingress: [{ from: [{ ipBlock: {} }], ports: [] }] } },
+        ],
+        [
+          'spec.networking.ingress[0].ports[0].protocol',
+          'Unsupported value: "SCTP"',
+          { networking: { ingress: [{ from: [], ports: [{ protocol: 'SCTP' }] }] } },
+        ],
+        ['spec.multiClusterTargetGroup', 'Invalid value', { multiClusterTargetGroup: 'yes' }],
+        ['spec.serviceRef.port', 'Invalid value', { serviceRef: { name: 'web', port: true } }],
+      ])('refuses %s (%s)', async (field, problem, spec) => {
+        const bad = { ...binding('bad'), spec: { ...binding('bad').spec, ...spec } } as TargetGroupBinding;
+        const refused = await rejection(world.seed.binding(bad));
+        expect(refused).toMatchObject({ statusCode: 422, message: expect.stringContaining(`${field}: ${problem}`) });
+      });
+
       it('adds the finalizer under a guard (a stale one is 409), fills the spec once, sets and removes annotations', async () => {
         const created = await world.seed.binding(binding('web'));
         const labelled = await world.seed.labelBinding('web', { team: 'shop' });
