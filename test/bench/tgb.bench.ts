@@ -2,6 +2,7 @@ import { targetGroupBindingReconciler } from '../../functions/target-group-bindi
 import { createTgbWorld, NAMESPACE, type TgbWorld } from '../../functions/target-group-binding/testing/world.ts';
 import { EC2_WRITE_OPERATIONS } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
 import { ELBV2_WRITE_OPERATIONS } from '../../shared/aws/fakes/elbv2/fake-elbv2.ts';
+import { READINESS_GATE_PREFIX } from '../../shared/k8s/tgb-types.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import type { BenchResult } from './types.ts';
 
@@ -118,9 +119,77 @@ async function rollingUpdate() {
   return { rollout, registered };
 }
 
+/**
+ * The same rollout with readiness gates (the namespace labelled, the webhook injecting one gate per binding): a new
+ * Pod's containers are ready, its gates not yet; each binding registers it, checks its health again after
+ * TGB_READINESS_REQUEUE_SECONDS and sets its gate; once the three are True the kubelet marks it Ready, and only then
+ * does the old one go. Each pass that waits reads the target health once more.
+ */
+async function gatedRollingUpdate() {
+  const w = createTgbWorld();
+  w.sqs.createQueue(QUEUE, { maxReceiveCount: 50, deadLetterQueue: 'target-group-binding-dlq.fifo' });
+  w.addPodNode(1);
+  w.putWebService();
+  const { converge, measure } = bench(w);
+  for (const name of BINDINGS) {
+    const group = await w.targetGroup(`tg-${name}`);
+    w.putBinding(name, { targetGroupARN: group.arn });
+  }
+  const old = endpoints(0, REPLICAS);
+  const fresh = endpoints(1, REPLICAS);
+  for (const e of old) w.putPod(e.pod, e.ip, { gates: BINDINGS });
+  w.putSlice(old);
+  await converge(BINDINGS);
+  const gatesMet = (pod: string) => {
+    const conditions = w.kube.workloads.get(NAMESPACE, pod)?.status?.conditions ?? [];
+    return BINDINGS.every((b) => conditions.some((c) => c.type === READINESS_GATE_PREFIX + b && c.status === 'True'));
+  };
+  const changes: (() => void)[] = [];
+  for (let i = 0; i < REPLICAS; i++) {
+    const before = [...fresh.slice(0, i), ...old.slice(i + 1)];
+    const next = fresh[i]!;
+    changes.push(
+      () => {
+        w.putPod(next.pod, next.ip, { gates: BINDINGS, ready: false, containersReady: true });
+        w.putSlice([...before, old[i]!, { ...next, ready: false }]);
+      },
+      () => {
+        // The kubelet: Ready once every gate is True (a stalled rollout is no figure).
+        if (!gatesMet(next.pod)) throw new Error(`the gates of ${next.pod} were not met`);
+        const pod = w.kube.workloads.get(NAMESPACE, next.pod)!;
+        const conditions = (pod.status?.conditions ?? []).map((c) =>
+          c.type === 'Ready' ? { ...c, status: 'True' as const } : c,
+        );
+        w.kube.putPod({ ...pod, status: { ...pod.status, conditions } });
+        w.putSlice([...before, old[i]!, next]);
+      },
+      () => {
+        // The old Pod deleted: it terminates (not Ready) and its endpoint with it.
+        const pod = w.kube.workloads.get(NAMESPACE, old[i]!.pod)!;
+        const conditions = (pod.status?.conditions ?? []).map((c) =>
+          c.type === 'Ready' ? { ...c, status: 'False' as const } : c,
+        );
+        const deletionTimestamp = new Date(w.clock.now()).toISOString();
+        w.kube.putPod({
+          ...pod,
+          metadata: { ...pod.metadata, deletionTimestamp },
+          status: { ...pod.status, conditions },
+        });
+        w.putSlice([...before, { ...old[i]!, ready: false, terminating: true }, next]);
+      },
+      () => {
+        void w.kube.deletePod(NAMESPACE, old[i]!.pod);
+        w.putSlice([...before, next]);
+      },
+    );
+  }
+  return measure(BINDINGS, changes);
+}
+
 export async function run(): Promise<BenchResult[]> {
   const { added, removed, noop } = await endpointChanges();
   const { rollout, registered } = await rollingUpdate();
+  const gated = await gatedRollingUpdate();
   if (registered.some((n) => n !== REPLICAS)) throw new Error(`rollout ended with ${registered.join(', ')} targets`);
   const row = (name: string, m: Counts, target?: string): BenchResult[] => [
     { name: `tgb ${name}: AWS calls`, value: m.total, unit: 'calls', rerun: RERUN },
@@ -152,6 +221,13 @@ export async function run(): Promise<BenchResult[]> {
       unit: 'calls/Pod',
       rerun: RERUN,
       target: `${2 * BINDINGS.length} (a register and a deregister per binding)`,
+    },
+    ...row(`gated rolling update of ${pods} Pods behind ${BINDINGS.length} bindings`, gated),
+    {
+      name: 'tgb gated rolling update: AWS calls per Pod',
+      value: Math.round((gated.total / pods) * 10) / 10,
+      unit: 'calls/Pod',
+      rerun: RERUN,
     },
   ];
 }
