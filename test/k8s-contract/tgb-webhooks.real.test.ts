@@ -2,6 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kindsFor } from '../../functions/relay/forwarding.ts';
+import { RestListWatch } from '../../functions/relay/rest-source.ts';
 import { POD_READINESS_WEBHOOK, TGB_VALIDATING_WEBHOOK } from '../../functions/relay/webhook/names.ts';
 import { RestTlsStore } from '../../functions/relay/webhook/rest-tls-store.ts';
 import { type AdmissionWebhooks, startAdmissionWebhooks } from '../../functions/relay/webhook/start.ts';
@@ -22,6 +24,8 @@ import { useKubeLab } from './lab.ts';
  * Service becomes an ExternalName of `localhost`, the port is the test server's, and each webhook is narrowed to
  * this test's namespaces (the readiness gate one keeps its own label selector too). Its certificate Secret is its
  * own, written as the administrator, so the IPAM webhook test sharing the API server keeps its Secret to itself.
+ * The relay's ServiceAccount is the one the other relay tests of the run bind their files to as well: run alone,
+ * this file shows rbac.yaml and rbac-target-group-binding.yaml suffice; in a full run it shows no less.
  */
 
 const DEPLOY = join(import.meta.dirname, '../../deploy');
@@ -42,6 +46,8 @@ const manifests = (file: string): Manifest[] =>
 const PLURALS: Record<string, string> = {
   Service: 'services',
   ServiceAccount: 'serviceaccounts',
+  Role: 'roles',
+  RoleBinding: 'rolebindings',
   ClusterRole: 'clusterroles',
   ClusterRoleBinding: 'clusterrolebindings',
   MutatingWebhookConfiguration: 'mutatingwebhookconfigurations',
@@ -101,6 +107,7 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
   const lab = useKubeLab();
   let api: AdminApi;
   let webhooks: AdmissionWebhooks | undefined;
+  let relay: KubernetesRestClient;
   /** Two namespaces labelled for readiness gates, and one not. */
   const [shop, other, plain] = [uniqueNamespace(), uniqueNamespace(), uniqueNamespace()];
 
@@ -134,7 +141,7 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
         () => undefined,
       ),
     );
-    for (const file of ['relay/serviceaccount.yaml', 'relay/rbac-target-group-binding.yaml']) {
+    for (const file of ['relay/serviceaccount.yaml', 'relay/rbac.yaml', 'relay/rbac-target-group-binding.yaml']) {
       for (const m of manifests(file)) await apply(api, m);
     }
     const port = await freePort();
@@ -166,7 +173,7 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
       `${path('api', 'v1', 'namespaces', SYSTEM, 'serviceaccounts', 'serverless-ccm-relay')}/token`,
       { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
     );
-    const relay = new KubernetesRestClient({ server: access.url, caData: access.caData, token: token.status.token });
+    relay = new KubernetesRestClient({ server: access.url, caData: access.caData, token: token.status.token });
     webhooks = await startAdmissionWebhooks(
       {
         port,
@@ -216,6 +223,25 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
     // The configurations are the run's API server's: other files must not call a webhook that is gone.
     for (const kind of ['mutatingwebhookconfigurations', 'validatingwebhookconfigurations']) {
       await api?.delete(`/apis/admissionregistration.k8s.io/v1/${kind}/${CONFIGURATION}`).catch(() => undefined);
+    }
+  });
+
+  it('lets the relay list and watch every kind the binding module reads, with rbac.yaml and rbac-target-group-binding.yaml', async () => {
+    const source = new RestListWatch(relay);
+    const kinds = kindsFor(['target-group-binding']);
+    expect(kinds).toEqual(['Node', 'Service', 'EndpointSlice', 'Pod', 'TargetGroupBinding']);
+    for (const kind of kinds) {
+      const page = await source.list(kind, { limit: 10 });
+      const ended: unknown[] = [];
+      const watch = await source.watch(
+        kind,
+        { resourceVersion: page.resourceVersion, timeoutSeconds: 30, inactivityMs: 10_000 },
+        () => {},
+        (error) => ended.push(error ?? 'closed'),
+      );
+      watch.stop();
+      // A watch refused (403) would have ended before its headers came.
+      expect(ended, kind).toEqual([]);
     }
   });
 
