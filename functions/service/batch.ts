@@ -27,6 +27,7 @@ export class ServiceBatch extends LazySharedReads {
   private classicTags?: Promise<TagsById>;
   private groupsByLoadBalancer?: Promise<Map<string, TargetGroup[]> | undefined>;
   private namedGroups?: Promise<{ names: Set<string>; groups: SecurityGroup[] }>;
+  private lbcLeaseRead?: Promise<unknown>;
 
   /** `keys`: the batch's Services (their load balancers' tags and security groups are read together). */
   constructor(
@@ -34,6 +35,15 @@ export class ServiceBatch extends LazySharedReads {
     private readonly keys: readonly BatchService[] = [],
   ) {
     super(deps);
+  }
+
+  /**
+   * The AWS Load Balancer Controller's leader Lease, read once for the batch's Services served its way
+   * (functions/service/lbc/lease.ts): `read` runs on first use only.
+   */
+  lbcLease<T>(read: () => Promise<T>): Promise<T> {
+    this.lbcLeaseRead ??= read();
+    return this.lbcLeaseRead as Promise<T>;
   }
 
   /**

@@ -1,7 +1,9 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { LBC_ACTIVE_REASON, LBC_RECHECK_SECONDS } from '../../shared/k8s/lbc-lease.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
-import { createServiceWorld, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { fifoRecord } from '../../test/helpers/records.ts';
+import { createServiceWorld, SERVICE_QUEUE_ARN, type ServiceWorld } from '../../test/helpers/service-world.ts';
+import { serviceReconciler } from './reconciler.ts';
 import { lbcWorld, putLbcService } from './testing/lbc.ts';
 import { serviceTesting } from './testing/service.ts';
 
@@ -83,6 +85,25 @@ describe('the reference holds its Lease', () => {
     await lbc.converge('plain');
     expect(w.elbv2.loadBalancers.size).toBe(1);
     expect(lbc.leaseReads()).toBe(0);
+  });
+
+  it('one read of the Lease serves every Service of an invocation', async () => {
+    putLbcService(w);
+    putLbcService(w, { name: 'api' });
+    await w.invoke(
+      serviceReconciler,
+      lbc.deps,
+      ['web', 'api'].map((name, i) =>
+        fifoRecord(
+          { kind: 'Service', namespace: 'default', name, hint: { eventType: 'RESYNC', eventId: `one-${i}` } },
+          { queueArn: SERVICE_QUEUE_ARN },
+        ),
+      ),
+    );
+    expect(lbc.leaseReads()).toBe(1);
+    // Both went past the gate.
+    expect(eventsOf('EnsuringLoadBalancer', 'web')).toHaveLength(1);
+    expect(eventsOf('EnsuringLoadBalancer', 'api')).toHaveLength(1);
   });
 
   it('a Lease that cannot be read is never taken as free', async () => {

@@ -10,6 +10,7 @@ import {
 import type { Service } from '../../../shared/k8s/types.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
+import type { ServiceBatch } from '../batch.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { recordServiceEvent } from '../kube.ts';
 
@@ -19,7 +20,11 @@ import { recordServiceEvent } from '../kube.ts';
  * (nothing written but a Warning on the Service), or undefined when the Lease is free and the pass may go on. A
  * Lease that cannot be read stops the pass: it is never taken as free.
  */
-export async function waitWhileLbcRuns(deps: ServiceDeps, service: Service): Promise<ReconcileResult | undefined> {
+export async function waitWhileLbcRuns(
+  deps: ServiceDeps,
+  service: Service,
+  batch: ServiceBatch,
+): Promise<ReconcileResult | undefined> {
   const { kube } = deps;
   if (!kube.getLease) {
     throw new TerminalError(
@@ -28,7 +33,10 @@ export async function waitWhileLbcRuns(deps: ServiceDeps, service: Service): Pro
   }
   let state: Awaited<ReturnType<typeof lbcLeaseState>>;
   try {
-    state = await lbcLeaseState({ getLease: (namespace, name) => kube.getLease!(namespace, name) }, deps.clock.now());
+    // One read a batch: its Services are looked at within moments of each other.
+    state = await batch.lbcLease(() =>
+      lbcLeaseState({ getLease: (namespace, name) => kube.getLease!(namespace, name) }, deps.clock.now()),
+    );
   } catch (err) {
     throw classifyKubernetesError(`reading lease ${LBC_LEASE.namespace}/${LBC_LEASE.name}`, err);
   }
