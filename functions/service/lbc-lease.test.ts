@@ -32,6 +32,7 @@ describe('the reference holds its Lease', () => {
 
     expect(result.batchItemFailures).toHaveLength(1);
     expect(w.metrics.total(MetricName.Requeues)).toBe(1);
+    expect(w.metrics.total(MetricName.ServicesSkipped)).toBe(1);
     expect(eventsOf(LBC_ACTIVE_REASON)).toEqual([
       expect.stringContaining('holder aws-load-balancer-controller-6b7f_0a1b'),
     ]);
