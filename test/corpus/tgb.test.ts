@@ -23,7 +23,7 @@ interface BadBinding {
 }
 
 /** A networking problem keeps the targets (they serve; only the rules are missing), as the reference does. */
-const keepsTargets = (bad: BadBinding) => bad.names.includes('networking');
+const keepsTargets = (bad: BadBinding) => bad.names.startsWith('spec.networking');
 
 type World = TgbWorld & { converge: () => Promise<void>; arn: (name: string) => string };
 
@@ -110,10 +110,8 @@ const BAD: [string, (w: World) => BadBinding][] = [
       names: 'spec.serviceRef.port',
     }),
   ],
-  // BUG (functions/target-group-binding/networking.ts): a peer's CIDR is not checked before it goes to EC2, so a bad
-  // one is told only as EC2's own error ("authorizing ingress on sg-...: CIDR block ... is malformed"), which names
-  // no field of the binding; and a CIDR whose prefix length is past 32 (which EC2 refuses, but the fake EC2 takes:
-  // shared/aws/fakes/ec2/rules.ts only looks for a '/') is authorized, the binding Ready.
+  // A peer's CIDR is checked before it goes to EC2 (the fake EC2 would take a /33: shared/aws/fakes/ec2/rules.ts
+  // only looks for a '/'), and told naming the peer's field, as a port name that resolves to nothing.
   [
     'a networking CIDR that is no CIDR',
     (w) => ({
@@ -121,7 +119,7 @@ const BAD: [string, (w: World) => BadBinding][] = [
         targetGroupARN: w.arn('bad-ip'),
         networking: { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.300' } }], ports: [{ port: 8080 }] }] },
       },
-      names: 'networking',
+      names: 'spec.networking.ingress[0].from[0]',
     }),
   ],
   [
@@ -131,7 +129,7 @@ const BAD: [string, (w: World) => BadBinding][] = [
         targetGroupARN: w.arn('bad-ip'),
         networking: { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/33' } }], ports: [{ port: 8080 }] }] },
       },
-      names: 'networking',
+      names: 'spec.networking.ingress[0].from[0]',
     }),
   ],
   [
@@ -141,7 +139,7 @@ const BAD: [string, (w: World) => BadBinding][] = [
         targetGroupARN: w.arn('bad-ip'),
         networking: { ingress: [{ from: [{ ipBlock: { cidr: '10.1.0.0/16' } }], ports: [{ port: 'nope' }] }] },
       },
-      names: 'networking port nope',
+      names: 'spec.networking.ingress[0].ports[0].port',
     }),
   ],
   [
@@ -184,6 +182,55 @@ describe('a TargetGroupBinding with a bad spec, beside a good one', () => {
     if (!keepsTargets(bad)) {
       for (const name of ['bad-ip', 'bad-inst', 'far-ip']) expect(w.registered(w.arn(name))).toEqual([]);
     }
+  });
+
+  it('its Service gone: BackendNotFound naming the Service, its targets deregistered, the good binding served', async () => {
+    const w = await world();
+    w.kube.putService({
+      metadata: { name: 'old', namespace: NAMESPACE },
+      spec: {
+        type: 'NodePort',
+        selector: { app: 'web' },
+        ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30081 }],
+      },
+    });
+    w.kube.putEndpointSlice({
+      metadata: { name: 'old-1', namespace: NAMESPACE, labels: { 'kubernetes.io/service-name': 'old' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [POD_IPS[0]!], conditions: { ready: true } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+    });
+    w.putBinding('bad', { targetGroupARN: w.arn('bad-ip'), serviceRef: { name: 'old', port: 80 } });
+    await w.converge();
+    expect(w.registered(w.arn('bad-ip'))).toEqual([`${POD_IPS[0]}:8080`]);
+    w.kube.deleteService(NAMESPACE, 'old');
+    await w.converge();
+
+    expectGoodServedNothingLost(w);
+    expect(w.registered(w.arn('bad-ip'))).toEqual([]);
+    expect(w.binding('bad')!.status?.conditions?.[0]).toMatchObject({ status: 'False', reason: 'BackendNotFound' });
+    expect(w.eventsOf('bad', 'BackendNotFound').join('\n')).toContain(`${NAMESPACE}/old`);
+  });
+
+  it('its target group deleted by its owner: a Warning naming the ARN, and deleting the binding still lets it go', async () => {
+    const w = await world();
+    w.putBinding('bad', { targetGroupARN: w.arn('bad-ip') });
+    await w.converge();
+    expect(w.registered(w.arn('bad-ip'))).toHaveLength(POD_IPS.length);
+    w.elbv2.targetGroups.delete(w.arn('bad-ip'));
+    await w.converge();
+    expect(w.binding('bad')!.status?.conditions?.[0]).toMatchObject({ status: 'False', reason: 'TargetGroupNotFound' });
+    expect(
+      w
+        .eventsOf('bad')
+        .filter((e) => e.startsWith('FailedReconcile'))
+        .join('\n'),
+    ).toContain('spec.targetGroupARN');
+    w.bindings.deleteBinding(NAMESPACE, 'bad');
+    await w.converge();
+    expect(w.binding('bad')).toBeUndefined();
+    expect(w.sqs.bodies(DLQ)).toEqual([]);
+    expect(w.registered(w.arn('good-ip'))).toEqual(POD_IPS.map((ip) => `${ip}:8080`));
   });
 
   it('once corrected, the same binding is served and its condition turns True', async () => {
