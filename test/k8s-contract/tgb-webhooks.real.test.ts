@@ -4,10 +4,12 @@ import { loadAll } from 'js-yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kindsFor } from '../../functions/relay/forwarding.ts';
 import { RestListWatch } from '../../functions/relay/rest-source.ts';
+import { ClientNodeTgbAdmissionReads } from '../../functions/relay/webhook/client-node-tgb-admission-reads.ts';
 import { POD_READINESS_WEBHOOK, TGB_VALIDATING_WEBHOOK } from '../../functions/relay/webhook/names.ts';
 import { RestTlsStore } from '../../functions/relay/webhook/rest-tls-store.ts';
 import { type AdmissionWebhooks, startAdmissionWebhooks } from '../../functions/relay/webhook/start.ts';
 import { RestTgbAdmissionReads } from '../../functions/relay/webhook/tgb-admission-reads.ts';
+import { tokenKubeConfig } from '../../shared/k8s/lambda-access.ts';
 import { KubernetesRestClient, path } from '../../shared/k8s/rest-client.ts';
 import { READINESS_GATE_INJECT_LABEL, type TargetGroupBinding } from '../../shared/k8s/tgb-types.ts';
 import type { Pod } from '../../shared/k8s/types.ts';
@@ -108,6 +110,7 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
   let api: AdminApi;
   let webhooks: AdmissionWebhooks | undefined;
   let relay: KubernetesRestClient;
+  let relayToken: string;
   /** Two namespaces labelled for readiness gates, and one not. */
   const [shop, other, plain] = [uniqueNamespace(), uniqueNamespace(), uniqueNamespace()];
 
@@ -173,7 +176,8 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
       `${path('api', 'v1', 'namespaces', SYSTEM, 'serviceaccounts', 'serverless-ccm-relay')}/token`,
       { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } },
     );
-    relay = new KubernetesRestClient({ server: access.url, caData: access.caData, token: token.status.token });
+    relayToken = token.status.token;
+    relay = new KubernetesRestClient({ server: access.url, caData: access.caData, token: relayToken });
     webhooks = await startAdmissionWebhooks(
       {
         port,
@@ -291,5 +295,27 @@ describe('the TargetGroupBinding webhooks called by the real API server', () => 
     const ungated = await api.post<Pod>(path('api', 'v1', 'namespaces', plain, 'pods'), pod(plain, 'web-1'));
     expect(ungated.spec?.readinessGates).toBeUndefined();
     expect(POD_READINESS_WEBHOOK.name).toBe('mpod.elbv2.k8s.aws');
+  });
+
+  it('the webhooks read the same bindings and Services over either client (in a Pod, and from a kubeconfig)', async () => {
+    const access = lab();
+    const rest = new RestTgbAdmissionReads(relay);
+    const clientNode = new ClientNodeTgbAdmissionReads(
+      tokenKubeConfig({ endpoint: access.url, caData: access.caData }, relayToken),
+    );
+    const ours = (bindings: TargetGroupBinding[]) =>
+      bindings
+        .filter((b) => [shop, other, plain].includes(b.metadata.namespace!))
+        .map((b) => `${b.metadata.namespace}/${b.metadata.name}`)
+        .sort();
+    const all = ours(await rest.listTargetGroupBindings());
+    expect(all).toContain(`${shop}/web`);
+    expect(ours(await clientNode.listTargetGroupBindings())).toEqual(all);
+    expect(ours(await clientNode.listTargetGroupBindings(shop))).toEqual(
+      ours(await rest.listTargetGroupBindings(shop)),
+    );
+    const names = (services: { metadata: { name: string } }[]) => services.map((s) => s.metadata.name).sort();
+    expect(names(await clientNode.listServices(shop))).toEqual(names(await rest.listServices(shop)));
+    expect(names(await rest.listServices(shop))).toEqual(['web']);
   });
 });
