@@ -19,8 +19,8 @@ describe('the rules a binding wants', () => {
     ],
     [
       'no port: every TCP port',
-      [{ from: [{ securityGroup: { groupID: 'sg-lb' } }], ports: [] }],
-      ['tcp:0-65535:::sg-lb'],
+      [{ from: [{ securityGroup: { groupID: 'sg-0123456789abcdef0' } }], ports: [] }],
+      ['tcp:0-65535:::sg-0123456789abcdef0'],
     ],
     [
       'a named port, resolved; UDP',
@@ -45,7 +45,40 @@ describe('the rules a binding wants', () => {
       () => undefined,
     );
     expect(rules).toEqual([]);
-    expect(problems).toEqual([{ message: 'networking port metrics names no port of the targets' }]);
+    expect(problems).toEqual([
+      { message: 'spec.networking.ingress[0].ports[0].port: networking port metrics names no port of the targets' },
+    ]);
+  });
+
+  it.each([
+    ['10.0.0.300', 'from[0].ipBlock.cidr: networking peer "10.0.0.300" is not a CIDR block (address/prefix)'],
+    ['10.0.0.0/33', 'from[0].ipBlock.cidr: networking peer prefix length "33" must be 0-32 for ipv4'],
+    ['10.0.0.1/16', 'from[0].ipBlock.cidr: networking peer 10.0.0.1/16 has host bits set (did you mean 10.0.0.0/16?)'],
+  ])('a CIDR EC2 would refuse (%s) is a problem naming the field, and the rest goes on', (cidr, message) => {
+    const { rules, problems } = wantedRules(
+      [
+        {
+          from: [{ ipBlock: { cidr } }, { securityGroup: { groupID: 'sg-0123456789abcdef0' } }],
+          ports: [{ port: 80 }],
+        },
+      ],
+      () => undefined,
+    );
+    expect(problems).toEqual([{ message: `spec.networking.ingress[0].${message}` }]);
+    expect(rules.map((r) => r.sourceGroupId)).toEqual(['sg-0123456789abcdef0']);
+  });
+
+  it('a security group that is no ID is a problem naming the field', () => {
+    const { problems } = wantedRules(
+      [{ from: [{ securityGroup: { groupID: 'web-lb' } }], ports: [] }],
+      () => undefined,
+    );
+    expect(problems).toEqual([
+      {
+        message:
+          'spec.networking.ingress[0].from[0].securityGroup.groupID: networking peer "web-lb" is not a security group ID',
+      },
+    ]);
   });
 
   it('the group of an interface: its only one, else the single cluster-tagged one, else a problem', () => {
@@ -145,7 +178,7 @@ describe('networking rules on the fakes', () => {
     await w.reconcile('nodes');
     expect(w.registered(nodes.arn)).toHaveLength(1);
     expect(w.eventsOf('nodes', 'FailedNetworkReconcile')).toEqual([
-      'FailedNetworkReconcile: networking port http names no port of the targets',
+      'FailedNetworkReconcile: spec.networking.ingress[0].ports[0].port: networking port http names no port of the targets',
     ]);
   });
 

@@ -1,5 +1,6 @@
 import type { IpProtocol, SecurityGroup, SecurityGroupRule } from '../../shared/aws/ec2-port.ts';
 import type { TargetGroupBinding, TgbNetworkingIngressRule } from '../../shared/k8s/tgb-types.ts';
+import { parseCidr } from '../../shared/net/cidr.ts';
 
 /**
  * `networking.ingress`, pure: the rules a binding wants on its targets' security groups, which group of a network
@@ -27,31 +28,56 @@ export function wantedRules(
 ): { rules: SecurityGroupRule[]; problems: NetworkProblem[] } {
   const rules: SecurityGroupRule[] = [];
   const problems: NetworkProblem[] = [];
-  for (const rule of ingress) {
+  ingress.forEach((rule, i) => {
+    const at = `spec.networking.ingress[${i}]`;
+    const sources = (rule.from ?? []).flatMap((peer, j) => {
+      const source = checkedSource(peer, `${at}.from[${j}]`);
+      if ('message' in source) {
+        problems.push(source);
+        return [];
+      }
+      return [source];
+    });
     const ports = rule.ports?.length ? rule.ports : [{}];
-    for (const port of ports) {
+    ports.forEach((port, k) => {
       const protocol: IpProtocol = port.protocol === 'UDP' ? 'udp' : 'tcp';
       let range: { fromPort: number; toPort: number } = ALL_PORTS;
       if (typeof port.port === 'number') range = { fromPort: port.port, toPort: port.port };
       else if (typeof port.port === 'string') {
         const resolved = resolve(port.port);
         if (resolved === undefined) {
-          problems.push({ message: `networking port ${port.port} names no port of the targets` });
-          continue;
+          problems.push({
+            message: `${at}.ports[${k}].port: networking port ${port.port} names no port of the targets`,
+          });
+          return;
         }
         range = { fromPort: resolved, toPort: resolved };
       }
-      for (const peer of rule.from ?? []) {
-        const source = sourceOf(peer);
-        if (!source) {
-          problems.push({ message: 'a networking peer names neither ipBlock.cidr nor securityGroup.groupID' });
-          continue;
-        }
-        rules.push({ protocol, ...range, ...source, description: SHARED_RULE_DESCRIPTION });
-      }
-    }
-  }
+      for (const source of sources) rules.push({ protocol, ...range, ...source, description: SHARED_RULE_DESCRIPTION });
+    });
+  });
   return { rules: dedupe(rules), problems };
+}
+
+/**
+ * A peer as EC2 takes it, or a problem naming the field: a CIDR block EC2 would refuse (not an address, a prefix
+ * length past the family's width, host bits set) never goes to EC2, whose error would name no field of the binding.
+ */
+function checkedSource(
+  peer: TgbNetworkingIngressRule['from'][number],
+  at: string,
+): Partial<SecurityGroupRule> | NetworkProblem {
+  if (peer.ipBlock?.cidr !== undefined) {
+    const parsed = parseCidr(peer.ipBlock.cidr);
+    if (!parsed.ok) return { message: `${at}.ipBlock.cidr: networking peer ${parsed.error}` };
+  }
+  const groupId = peer.securityGroup?.groupID;
+  if (groupId !== undefined && !/^sg-[0-9a-f]{8,17}$/.test(groupId)) {
+    return {
+      message: `${at}.securityGroup.groupID: networking peer ${JSON.stringify(groupId)} is not a security group ID`,
+    };
+  }
+  return sourceOf(peer) ?? { message: `${at}: a networking peer names neither ipBlock.cidr nor securityGroup.groupID` };
 }
 
 function sourceOf(peer: TgbNetworkingIngressRule['from'][number]): Partial<SecurityGroupRule> | undefined {
