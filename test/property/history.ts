@@ -98,7 +98,7 @@ export const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('deletePod' as const), pod }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('finishPod' as const), pod }) },
   { weight: 6, arbitrary: ingressOpArbitrary },
-  { weight: 2, arbitrary: tgbOpArbitrary },
+  { weight: 1, arbitrary: tgbOpArbitrary },
 );
 
 export const stepArbitrary: fc.Arbitrary<Step> = fc.record({
