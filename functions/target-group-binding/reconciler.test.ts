@@ -96,6 +96,23 @@ describe('an ip binding', () => {
   });
 });
 
+describe('an IPv6 binding', () => {
+  it('registers the addresses of the IPv6 slices only', async () => {
+    const v6 = await w.targetGroup('web-ip6', { ipv6: true });
+    w.putSlice(pods(1));
+    w.kube.putEndpointSlice({
+      metadata: { name: 'web-v6', namespace: NAMESPACE, labels: { 'kubernetes.io/service-name': 'web' } },
+      addressType: 'IPv6',
+      endpoints: [{ addresses: ['fd00:10:244::11'], conditions: { ready: true } }],
+      ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+    });
+    w.putBinding('web', { targetGroupARN: v6.arn });
+    await w.reconcile('web');
+    expect(w.registered(v6.arn)).toEqual(['fd00:10:244::11:8080']);
+    expect(w.binding('web')!.spec.ipAddressType).toBe('ipv6');
+  });
+});
+
 describe('a multi-cluster binding', () => {
   it('keeps the targets it did not register, and records its own on the binding only when they change', async () => {
     await w.elbv2Port.registerTargets(group.arn, [w.target('10.1.0.5')]);

@@ -39,13 +39,14 @@ export function createTgbWorld() {
   /** A target group made outside the cluster, behind a listener of a load balancer (so its targets get checked). */
   const targetGroup = async (
     name: string,
-    options: { targetType?: 'ip' | 'instance'; port?: number; listener?: boolean; vpcId?: string } = {},
+    options: { targetType?: 'ip' | 'instance'; port?: number; listener?: boolean; vpcId?: string; ipv6?: boolean } = {},
   ): Promise<TargetGroup> => {
     const group = await w.elbv2Port.createTargetGroup({
       name,
       protocol: 'TCP',
       port: options.port ?? 8080,
       targetType: options.targetType ?? 'ip',
+      ...(options.ipv6 ? { ipAddressType: 'ipv6' as const } : {}),
       vpcId: options.vpcId ?? VPC,
       healthCheck: {
         protocol: 'TCP',
@@ -62,6 +63,7 @@ export function createTgbWorld() {
       const lb = w.elbv2.putLoadBalancer({
         name: `lb-${name}`,
         scheme: 'internal',
+        ...(options.ipv6 ? { ipAddressType: 'dualstack' as const } : {}),
         subnetMappings: [{ subnetId: makeSubnet({ index: 20, zone: 'eu-west-1a' }).subnetId }],
         securityGroups: [],
         tags: {},
