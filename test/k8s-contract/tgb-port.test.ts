@@ -272,6 +272,29 @@ for (const kind of ['fake', 'real'] as const) {
         expect(refused).toMatchObject({ statusCode: 422, message: expect.stringContaining(`${field}: ${problem}`) });
       });
 
+      it('drops the fields the schema does not know, at every level', async () => {
+        const base = binding('web');
+        const created = await world.seed.binding({
+          ...base,
+          extra: 'top',
+          spec: {
+            ...base.spec,
+            serviceRef: { name: 'web', port: 80, namespace: 'other' },
+            networking: {
+              ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/16', except: [] } }], ports: [], note: 'x' }],
+            },
+            targetGroupArn: 'arn:wrong-case',
+          },
+        } as unknown as TargetGroupBinding);
+        expect(created).not.toHaveProperty('extra');
+        expect(created.spec).toEqual({
+          serviceRef: { name: 'web', port: 80 },
+          targetGroupARN: ARN,
+          networking: { ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.0/16' } }], ports: [] }] },
+        });
+        expect((await port.getTargetGroupBinding(ns(), 'web'))?.spec).toEqual(created.spec);
+      });
+
       it('adds the finalizer under a guard (a stale one is 409), fills the spec once, sets and removes annotations', async () => {
         const created = await world.seed.binding(binding('web'));
         const labelled = await world.seed.labelBinding('web', { team: 'shop' });

@@ -86,3 +86,50 @@ function wrongType(at: string, value: unknown, expected: string): string {
 function unsupported(at: string, value: unknown, allowed: readonly string[]): string {
   return `${at}: Unsupported value: "${String(value)}": supported values: ${allowed.map((v) => `"${v}"`).join(', ')}`;
 }
+
+/** A field of the schema: a leaf (any value kept), an object of known fields, a list of one shape, or a string map. */
+type Shape = true | 'map' | readonly [Shape] | { readonly [field: string]: Shape };
+
+const PEER: Shape = { ipBlock: { cidr: true }, securityGroup: { groupID: true } };
+const SPEC: Shape = {
+  serviceRef: { name: true, port: true },
+  targetGroupARN: true,
+  targetGroupName: true,
+  targetType: true,
+  targetGroupProtocol: true,
+  ipAddressType: true,
+  vpcID: true,
+  nodeSelector: { matchLabels: 'map', matchExpressions: [{ key: true, operator: true, values: true }] },
+  networking: { ingress: [{ from: [PEER], ports: [{ protocol: true, port: true }] }] },
+  multiClusterTargetGroup: true,
+  iamRoleArnToAssume: true,
+  assumeRoleExternalId: true,
+};
+const STATUS: Shape = {
+  observedGeneration: true,
+  conditions: [
+    { type: true, status: true, reason: true, message: true, lastTransitionTime: true, observedGeneration: true },
+  ],
+};
+const BINDING: Shape = { apiVersion: true, kind: true, metadata: true, spec: SPEC, status: STATUS };
+
+/**
+ * The binding as the API server stores it: fields its structural schema does not know are dropped (pruning), at
+ * every level, as the API server drops them before it validates.
+ * https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/#field-pruning
+ */
+export function pruneTargetGroupBinding(binding: TargetGroupBinding): TargetGroupBinding {
+  return prune(binding, BINDING) as TargetGroupBinding;
+}
+
+function prune(value: unknown, shape: Shape): unknown {
+  if (shape === true || shape === 'map' || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(shape)) return Array.isArray(value) ? value.map((item) => prune(item, shape[0]!)) : value;
+  if (Array.isArray(value)) return value;
+  const fields = shape as { readonly [field: string]: Shape };
+  const out: Record<string, unknown> = {};
+  for (const [field, item] of Object.entries(value)) {
+    if (field in fields) out[field] = prune(item, fields[field]!);
+  }
+  return out;
+}

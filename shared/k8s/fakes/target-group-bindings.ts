@@ -19,7 +19,7 @@ import {
 import type { MergePatch } from '../types.ts';
 import type { FakeKubernetes } from './fake-kubernetes.ts';
 import { fakePodGates } from './pod-gates.ts';
-import { validateTargetGroupBinding } from './target-group-bindings-schema.ts';
+import { pruneTargetGroupBinding, validateTargetGroupBinding } from './target-group-bindings-schema.ts';
 import { apiTime, guardedMergePatch } from './writes.ts';
 
 /**
@@ -33,7 +33,8 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  *   no finalizer can be added to it once marked (422);
  * - the status subresource takes the status only (a custom resource's takes no metadata either); the main resource
  *   never the status;
- * - what the CRD's schema refuses is refused (422, target-group-bindings-schema.ts);
+ * - fields the CRD's schema does not know are dropped, and what it refuses is refused (422), as
+ *   target-group-bindings-schema.ts says;
  * - with the CRD not installed (`crdInstalled = false`) a list is [] and a read undefined, as the port's adapters
  *   answer the API server's 404, and a write is that 404;
  * - list items carry their `kind` and `apiVersion`, as a custom resource's list does (unlike a built-in kind's).
@@ -252,12 +253,12 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     const namespace = binding.metadata.namespace ?? 'default';
     const key = `${namespace}/${binding.metadata.name}`;
     const existing = this.bindings.get(key);
-    const object: TargetGroupBinding = {
+    const object = pruneTargetGroupBinding({
       apiVersion: TGB_API_VERSION,
       kind: 'TargetGroupBinding',
       ...binding,
       metadata: { ...binding.metadata, namespace },
-    };
+    });
     if (object.status === undefined) delete object.status;
     validateTargetGroupBinding(object);
     const specChanged = existing && JSON.stringify(existing.spec) !== JSON.stringify(object.spec);
