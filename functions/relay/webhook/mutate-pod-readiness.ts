@@ -33,7 +33,11 @@ export function selects(service: Service, labels: Readonly<Record<string, string
   return entries.length > 0 && entries.every(([key, value]) => labels[key] === value);
 }
 
-/** The names of the bindings whose gate a Pod of these labels gets, sorted. */
+/**
+ * The names of the bindings whose gate a Pod of these labels gets, sorted: IP bindings only. One whose type is not
+ * filled in yet gates nothing: should its target group turn out to take instances, no Pod would ever be its target
+ * and the gate would hold the Pod back for good (the reference fills the type in at admission, so never meets this).
+ */
 export function gatedBindings(
   labels: Readonly<Record<string, string>>,
   services: readonly Service[],
@@ -41,7 +45,7 @@ export function gatedBindings(
 ): string[] {
   const selecting = new Set(services.filter((s) => selects(s, labels)).map((s) => s.metadata.name));
   const names = bindings
-    .filter((b) => b.spec?.targetType !== 'instance' && selecting.has(b.spec?.serviceRef?.name))
+    .filter((b) => b.spec?.targetType === 'ip' && selecting.has(b.spec?.serviceRef?.name))
     .map((b) => b.metadata.name);
   return [...new Set(names)].sort();
 }

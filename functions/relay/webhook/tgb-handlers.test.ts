@@ -214,12 +214,12 @@ function world() {
 const gate = (name: string) => ({ conditionType: `target-health.elbv2.k8s.aws/${name}` });
 
 describe('mutatePodReadiness (mpod.elbv2.k8s.aws)', () => {
-  it('gates a new Pod on every IP binding (or one not filled in) of its namespace whose Service selects it', async () => {
+  it('gates a new Pod on every IP binding of its namespace whose Service selects it (not one whose type is unknown yet)', async () => {
     const reads = world();
     const object = pod({ app: 'web', version: '2' });
     const response = await mutatePodReadiness(podCreate(object), reads, silentLog);
     expect(response.allowed).toBe(true);
-    expect(patched(object, response.patch).spec.readinessGates).toEqual([gate('web-ip'), gate('web-unset')]);
+    expect(patched(object, response.patch).spec.readinessGates).toEqual([gate('web-ip')]);
     // Two lists, of the Pod's namespace.
     expect(reads.calls.sort()).toEqual(['bindings:shop', 'services:shop']);
   });
