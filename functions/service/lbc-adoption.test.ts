@@ -1,10 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import type { LoadBalancer } from '../../shared/aws/elbv2-port.ts';
-import { makeSubnet } from '../../shared/aws/fakes/ec2/fake-ec2.ts';
-import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../test/helpers/service-world.ts';
+import { createServiceWorld, NODE_GROUP, type ServiceWorld } from '../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../test/helpers/world.ts';
-import { lbcLoadBalancerName, lbcSecurityGroupName, lbcTargetGroupName } from './lbc/names.ts';
-import { lbcWorld, putLbcService, WEB_UID } from './testing/lbc.ts';
+import { lbcSecurityGroupName } from './lbc/names.ts';
+import { lbcWorld, REFERENCE_PORTS, referenceStack, tracking, WEB_UID } from './testing/lbc.ts';
 import { serviceTesting } from './testing/service.ts';
 
 /**
@@ -15,15 +13,7 @@ import { serviceTesting } from './testing/service.ts';
  */
 
 const ID = { clusterName: CLUSTER, namespace: 'default', name: 'web', uid: WEB_UID };
-const PORTS = [
-  { name: 'http', protocol: 'TCP' as const, port: 80, targetPort: 8080, nodePort: 30080 },
-  { name: 'https', protocol: 'TCP' as const, port: 443, targetPort: 8443, nodePort: 30443 },
-];
-const tracking = (resource: string) => ({
-  'elbv2.k8s.aws/cluster': CLUSTER,
-  'service.k8s.aws/stack': 'default/web',
-  'service.k8s.aws/resource': resource,
-});
+const PORTS = REFERENCE_PORTS;
 
 let w: ServiceWorld;
 let lbc: ReturnType<typeof lbcWorld>;
@@ -34,89 +24,6 @@ beforeEach(() => {
   nodes = [w.addNode(1), w.addNode(2)];
 });
 const { service, hostname, eventsOf, backendGroup, nodeRules } = serviceTesting(() => w);
-
-/** What the reference leaves: its managed and backend groups, the NLB, a target group and listener per port, targets. */
-async function referenceStack(): Promise<{ lb: LoadBalancer; groups: Map<number, string>; backend: string }> {
-  const ec2 = w.ec2Port;
-  const elbv2 = w.elbv2Port;
-  const managed = await ec2.createSecurityGroup({
-    groupName: lbcSecurityGroupName(ID),
-    description: '[k8s] Managed SecurityGroup for LoadBalancer',
-    vpcId: VPC,
-    tags: tracking('ManagedLBSecurityGroup'),
-  });
-  const backend = await ec2.createSecurityGroup({
-    groupName: `k8s-traffic-${CLUSTER}-0123456789`,
-    description: '[k8s] Shared Backend SecurityGroup for LoadBalancer',
-    vpcId: VPC,
-    tags: { 'elbv2.k8s.aws/cluster': CLUSTER, 'elbv2.k8s.aws/resource': 'backend-sg' },
-  });
-  if (managed === 'name-taken' || backend === 'name-taken') throw new Error('groups');
-  await ec2.authorizeSecurityGroupIngress(
-    managed.groupId,
-    PORTS.map((p) => ({ protocol: 'tcp', fromPort: p.port, toPort: p.port, cidrIpv4: '0.0.0.0/0' })),
-  );
-  await ec2.authorizeSecurityGroupIngress(NODE_GROUP, [
-    {
-      protocol: 'tcp',
-      fromPort: 30080,
-      toPort: 30443,
-      sourceGroupId: backend.groupId,
-      description: 'elbv2.k8s.aws/targetGroupBinding=shared',
-    },
-  ]);
-  const lb = await elbv2.createLoadBalancer({
-    name: lbcLoadBalancerName(ID, 'internal'),
-    scheme: 'internal',
-    subnetMappings: [20, 21, 22].map((i) => ({ subnetId: makeSubnet({ index: i }).subnetId })),
-    securityGroups: [managed.groupId, backend.groupId],
-    tags: tracking('LoadBalancer'),
-  });
-  if (lb === 'name-taken') throw new Error('lb');
-  w.elbv2.activate(lb.name);
-  const groups = new Map<number, string>();
-  for (const port of PORTS) {
-    const name = lbcTargetGroupName(ID, {
-      port: port.nodePort,
-      servicePort: port.port,
-      targetType: 'instance',
-      protocol: 'TCP',
-      healthCheckProtocol: 'TCP',
-      healthCheckIntervalSeconds: 10,
-    });
-    const group = await elbv2.createTargetGroup({
-      name,
-      protocol: 'TCP',
-      port: port.nodePort,
-      targetType: 'instance',
-      vpcId: VPC,
-      healthCheck: {
-        protocol: 'TCP',
-        port: 'traffic-port',
-        intervalSeconds: 10,
-        timeoutSeconds: 10,
-        healthyThreshold: 3,
-        unhealthyThreshold: 3,
-      },
-      tags: tracking(`default/web:${port.port}`),
-    });
-    if (group === 'name-taken') throw new Error('tg');
-    await elbv2.createListener(
-      lb.arn,
-      { port: port.port, protocol: 'TCP', targetGroupArn: group.arn },
-      tracking(String(port.port)),
-    );
-    await elbv2.registerTargets(
-      group.arn,
-      nodes.map((n) => ({ id: n.instance.instanceId, port: port.nodePort })),
-    );
-    for (const n of nodes) w.elbv2.setTargetHealth(group.arn, n.instance.instanceId, 'healthy');
-    groups.set(port.port, group.arn);
-  }
-  putLbcService(w, { ports: PORTS, finalizers: ['service.k8s.aws/resources'], hostname: lb.dnsName });
-  w.resetCounters();
-  return { lb: w.elbv2.loadBalancerNamed(lb.name)!, groups, backend: backend.groupId };
-}
 
 /** Problems with the load balancer the status names, as things stand: none while it serves every port. */
 function servingProblems(): string[] {
@@ -139,8 +46,8 @@ function servingProblems(): string[] {
           r.sourceGroupId !== undefined &&
           r.sourceGroupId !== NODE_GROUP &&
           found.lb.securityGroups.includes(r.sourceGroupId) &&
-          r.fromPort <= p.nodePort &&
-          p.nodePort <= r.toPort,
+          r.fromPort <= p.nodePort! &&
+          p.nodePort! <= r.toPort,
       );
     return admitted ? [] : [`port ${p.port}: no group of the load balancer is admitted by the Nodes`];
   });
@@ -148,7 +55,7 @@ function servingProblems(): string[] {
 
 describe('adopting the reference load balancer', () => {
   it('keeps its ARN and DNS name serving every port at every step of the first pass, then it is ours', async () => {
-    const { lb, groups, backend } = await referenceStack();
+    const { lb, groups, backend } = await referenceStack(w, nodes);
     const seen: string[] = [];
     let states = 0;
     const look = () => {
@@ -195,7 +102,7 @@ describe('adopting the reference load balancer', () => {
   });
 
   it('the next pass finds it in line: no write', async () => {
-    await referenceStack();
+    await referenceStack(w, nodes);
     await lbc.converge();
     w.resetCounters();
     await lbc.pass();
@@ -204,7 +111,7 @@ describe('adopting the reference load balancer', () => {
   });
 
   it('deleting the Service afterwards deletes what it adopted, and leaves the reference backend group', async () => {
-    const { backend } = await referenceStack();
+    const { backend } = await referenceStack(w, nodes);
     await lbc.converge();
     w.kube.deleteService('default', 'web');
     await lbc.converge();
@@ -216,7 +123,7 @@ describe('adopting the reference load balancer', () => {
   });
 
   it("another cluster's (or Service's) load balancer of that name is never adopted", async () => {
-    const { lb } = await referenceStack();
+    const { lb } = await referenceStack(w, nodes);
     await w.elbv2Port.addTags(lb.arn, { 'service.k8s.aws/stack': 'default/other' });
     w.resetCounters();
     await lbc.pass();
