@@ -267,6 +267,29 @@ describe('the Pod gates and the Lease on FakeKubernetes', () => {
     expect(await port.setPodCondition('shop', 'absent', { type: gate, status: 'True' })).toBe('gone');
   });
 
+  it('serves the status strategic merge patch as the API server: a stale precondition 409, no merge key 422, $patch delete', () => {
+    const { kube } = setup();
+    const ready = { type: 'Ready', status: 'False' as const };
+    const gate = { type: 'target-health.elbv2.k8s.aws/web', status: 'True' as const };
+    const stored = kube.putPod(pod('web-1', { app: 'web' }, [ready, gate]));
+    const status = (patch: unknown) => () => kube.workloads.patchStatusRequest('shop', 'web-1', patch);
+    expect(status({ metadata: { resourceVersion: '1' }, status: { conditions: [gate] } })).toThrow(
+      expect.objectContaining({ statusCode: 409 }),
+    );
+    expect(status({ status: { conditions: [{ status: 'True' }] } })).toThrow(
+      expect.objectContaining({ statusCode: 422 }),
+    );
+    const removed = status({ status: { conditions: [{ type: gate.type, $patch: 'delete' }] } })();
+    expect(removed.status?.conditions).toEqual([ready]);
+    const phase = status({ status: { phase: 'Running' }, spec: { nodeName: 'elsewhere' } })();
+    expect(phase.status).toMatchObject({ phase: 'Running', conditions: [ready] });
+    expect(phase.spec?.nodeName).toBe('node-1');
+    expect(Number(phase.metadata.resourceVersion)).toBeGreaterThan(Number(stored.metadata.resourceVersion));
+    expect(() => kube.workloads.patchStatusRequest('shop', 'absent', {})).toThrow(
+      expect.objectContaining({ statusCode: 404 }),
+    );
+  });
+
   it('answers Namespaces with their labels: those put, those every cluster has, those a Pod lives in', async () => {
     const { kube, port } = setup();
     kube.workloads.putNamespace({
