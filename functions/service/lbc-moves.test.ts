@@ -19,7 +19,7 @@ beforeEach(() => {
   lbc = lbcWorld(w);
   w.addNode(1);
 });
-const { service, hostname, onlyLb } = serviceTesting(() => w);
+const { service, hostname, onlyLb, groupsOf, targetsOf } = serviceTesting(() => w);
 const uid = () => service().metadata.uid!;
 
 describe('moving', () => {
@@ -72,5 +72,17 @@ describe('a resync', () => {
     expect(w.kube.writeCount()).toBe(0);
     // A quick look: the load balancer, its tags and its target groups, not the full pass's reads.
     expect(w.awsCalls()).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('a Node-set change', () => {
+  it('registers a new Node as an instance target of the reference-named load balancer', async () => {
+    const deps = { ...lbc.deps, resyncQuickCheck: true };
+    w.putService('web', { annotations: { [ANNOTATION.type]: 'external' } });
+    await lbc.converge('web', { deps });
+    const added = w.addNode(2);
+    await w.converge(w.nodeSetKeys(['web']), deps);
+    const [group] = groupsOf(onlyLb().arn);
+    expect(targetsOf(group!.arn)).toContain(`${added.instance.instanceId}:30080`);
   });
 });
