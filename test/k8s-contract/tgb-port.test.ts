@@ -1,4 +1,4 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock, systemClock } from '../../shared/clock.ts';
 import {
   ClientNodeLeaseRead,
@@ -18,7 +18,7 @@ import { RestLeaseRead, RestPodGates, RestTargetGroupBindings } from '../../shar
 import { type TgbControllerKube, tgbControllerKube } from '../../shared/k8s/tgb-port.ts';
 import { type TargetGroupBinding, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import type { Pod } from '../../shared/k8s/types.ts';
-import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
+import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
 import { AdminApi, uniqueNamespace } from './backends.ts';
 import type { KubeServer } from './clients.ts';
 import { BACKEND_LABELS } from './contract.ts';
@@ -29,8 +29,8 @@ import { useKubeLab } from './lab.ts';
  * The binding controller's Kubernetes port (TargetGroupBindings, the readiness gate's Pods and Namespaces, the
  * Lease read) through both clients, on a real API server (the run's lab, deploy/crds/targetgroupbindings.yaml
  * installed) and on FakeTargetGroupBindings and FakeKubernetes served over HTTPS (tgb-server.ts): the same scenarios
- * on each, so the fakes the controller's tests run on answer as the API server does. The CRD-absent answers are
- * the fake's own test's (shared/k8s/fakes/target-group-bindings.test.ts): the lab's API server has it installed.
+ * on each, so the fakes the controller's tests run on answer as the API server does. Without the CRD, at the end,
+ * on an API server of its own (the run's has it installed).
  * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/spec/
  */
 
@@ -427,3 +427,52 @@ for (const kind of ['fake', 'real'] as const) {
     });
   });
 }
+
+/**
+ * Without the CRD (a cluster that never ran the reference controller): the API server answers 404 for every path of
+ * the resource, which both clients read as no binding. Its own API server, since the run's has the CRD installed.
+ */
+describe('the binding port without the CRD', () => {
+  it('reads [] and undefined from FakeTargetGroupBindings (crdInstalled = false), through both clients', async () => {
+    const fake = new FakeTargetGroupBindings(systemClock);
+    fake.crdInstalled = false;
+    const served = await startFakeTgbServer(fake);
+    try {
+      const server = { url: served.url, caData: FAKE_API_SERVER_CA_DATA, token: 'test-token' };
+      for (const client of CLIENTS) {
+        const port = client.port(server, new FakeClock());
+        expect(await port.listTargetGroupBindings(), client.name).toEqual([]);
+        expect(await port.listTargetGroupBindings('shop'), client.name).toEqual([]);
+        expect(await port.getTargetGroupBinding('shop', 'web'), client.name).toBeUndefined();
+      }
+      expect(served.requests.map((r) => r.path)).toContain('/apis/elbv2.k8s.aws/v1beta1/targetgroupbindings');
+    } finally {
+      await served.close();
+    }
+  });
+
+  describe('on a real API server of its own', () => {
+    if (!KUBE_LAB_AVAILABLE) {
+      it.skip(KUBE_LAB_SKIPPED_MESSAGE);
+      return;
+    }
+    let lab: KubeLab | undefined;
+    beforeAll(async () => {
+      lab = await startKubeLab();
+    }, 90_000);
+    afterAll(async () => {
+      await lab?.stop();
+    });
+
+    it('reads [] and undefined, through both clients (the API server answers 404)', async () => {
+      const server = { url: lab!.url, caData: lab!.caData, token: lab!.token };
+      await expect(new AdminApi(server).get(bindingsPath('default'))).rejects.toMatchObject({ statusCode: 404 });
+      for (const client of CLIENTS) {
+        const port = client.port(server, new FakeClock());
+        expect(await port.listTargetGroupBindings(), client.name).toEqual([]);
+        expect(await port.listTargetGroupBindings('default'), client.name).toEqual([]);
+        expect(await port.getTargetGroupBinding('default', 'web'), client.name).toBeUndefined();
+      }
+    });
+  });
+});
