@@ -55,6 +55,7 @@ async function runSimulation(a: SimulationArgs): Promise<void> {
       ['Events recorded', sim.kube.events.length],
       ['spot interruption', sim.interruption?.summary() ?? 'none (fewer than 4 Nodes)'],
       ['Windows Pod addresses', sim.ipam?.summary() ?? 'none (fewer than 6 Nodes)'],
+      ['TargetGroupBinding', sim.binding.summary()],
     ],
   };
   if (!process.stdout.isTTY || a.plain) console.log(`${source.title}\n`);

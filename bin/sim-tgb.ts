@@ -224,14 +224,20 @@ export function tgbScenario(host: TgbHost, startAt: number) {
     if (replicas.filter((r) => r.version === 2).length < SIM_TGB.replicas) addReplica(2);
     else if (replicas.every((r) => r.version === 2 && r.ready)) {
       rollout = 'done';
-      log.info(
-        `TargetGroupBinding ${SIM_TGB.namespace}/${SIM_TGB.binding}: followed the scale-up to ${scaledUpTargets} targets; rolled out ${SIM_TGB.replicas} gated Pods, never fewer than ${fewestHealthy} healthy targets`,
-      );
+      log.info(`TargetGroupBinding ${SIM_TGB.namespace}/${SIM_TGB.binding}: ${summary()}`);
     }
+  }
+
+  /** What the binding did, in a line (the exit summary's row). */
+  function summary(): string {
+    if (rollout === 'idle') return 'not started';
+    if (rollout === 'rolling') return `followed the scale-up to ${scaledUpTargets} targets; rollout under way`;
+    return `followed the scale-up to ${scaledUpTargets} targets; rolled out ${SIM_TGB.replicas} gated Pods, never fewer than ${fewestHealthy} healthy targets`;
   }
 
   return {
     tick,
+    summary,
     /** The fewest healthy targets during the rollout (undefined before it). */
     fewestHealthy: () => fewestHealthy,
     scaledUpTargets: () => scaledUpTargets,
