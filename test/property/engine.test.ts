@@ -13,6 +13,6 @@ describe('the engine under faults', () => {
       ? `${fc.defaultReportMessage(result)}\n${String((result.errorInstance as Error | undefined)?.message ?? '')}\nreplay: npm run test:soak -- --seed=${result.seed} --path ${result.counterexamplePath}`
       : '';
     expect(report).toBe('');
-  // A limit for a hung run, not a measure: 300 cases take about two minutes on 2 busy cores (the binding steps added a fifth).
+    // A limit for a hung run, not a measure: 300 cases take about two minutes on 2 busy cores (the binding steps added a fifth).
   }, 360_000);
 });
