@@ -1,5 +1,6 @@
 import { errorMessage } from '../../shared/errors.ts';
-import { classifyKubernetesError, isConflict, isNotFound } from '../../shared/k8s/errors.ts';
+import { classifyKubernetesError, isNotFound } from '../../shared/k8s/errors.ts';
+import { changeFinalizer as changeGuarded, type FinalizerAccess } from '../../shared/k8s/finalizer-change.ts';
 import type { IngressControllerKube } from '../../shared/k8s/ingress-port.ts';
 import {
   type Ingress,
@@ -58,36 +59,19 @@ export async function recordMembersEvent(
   for (const member of members) await recordIngressEvent(deps, member.ingress, type, reason, message);
 }
 
-/**
- * Adds or removes one finalizer with a guarded write; on 409 the Ingress is read again and the change made on
- * what it holds now, up to three times. Answers the Ingress as written, or undefined once it is gone.
- */
-export async function changeFinalizer(
+/** Adds or removes one finalizer (shared/k8s/finalizer-change.ts); undefined once the Ingress is gone. */
+export function changeFinalizer(
   deps: KubeDeps,
   ingress: Ingress,
   finalizer: string,
   change: 'add' | 'remove',
 ): Promise<Ingress | undefined> {
-  let current: Ingress | undefined = ingress;
-  for (let attempt = 0; current; attempt++) {
-    const has = current.metadata.finalizers?.includes(finalizer) ?? false;
-    if (has === (change === 'add')) return current;
-    const finalizers =
-      change === 'add'
-        ? [...(current.metadata.finalizers ?? []), finalizer]
-        : (current.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-    const { namespace = 'default', name, resourceVersion = '' } = current.metadata;
-    try {
-      return await deps.kube.setIngressFinalizers(namespace, name, finalizers, { resourceVersion });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      if (!isConflict(err) || attempt >= 2) {
-        throw classifyKubernetesError(`${change === 'add' ? 'adding' : 'removing'} finalizer ${finalizer}`, err);
-      }
-      current = await deps.kube.getIngress(namespace, name);
-    }
-  }
-  return undefined;
+  const access: FinalizerAccess<Ingress> = {
+    write: (i, finalizers, guard) =>
+      deps.kube.setIngressFinalizers(i.metadata.namespace ?? 'default', i.metadata.name, finalizers, guard),
+    read: (i) => deps.kube.getIngress(i.metadata.namespace ?? 'default', i.metadata.name),
+  };
+  return changeGuarded(access, ingress, finalizer, change);
 }
 
 /** Writes `status.loadBalancer.ingress` when it differs (the reference writes it only then too). */

@@ -1,5 +1,6 @@
 import { errorMessage, RetryableError } from '../../shared/errors.ts';
 import { classifyKubernetesError, isConflict, isNotFound } from '../../shared/k8s/errors.ts';
+import { changeFinalizer as changeGuarded, type FinalizerAccess } from '../../shared/k8s/finalizer-change.ts';
 import type { PodConditionWrite } from '../../shared/k8s/tgb-port.ts';
 import {
   type TargetGroupBinding,
@@ -56,38 +57,19 @@ export async function recordBindingEvent(
   }
 }
 
-/**
- * Adds or removes one finalizer with a guarded write; on 409 the binding is read again and the change made on what it
- * holds now, up to three times. Answers the binding as written, or undefined once it is gone.
- */
-export async function changeFinalizer(
+/** Adds or removes one finalizer (shared/k8s/finalizer-change.ts); undefined once the binding is gone. */
+export function changeFinalizer(
   deps: KubeDeps,
   binding: TargetGroupBinding,
   finalizer: string,
   change: 'add' | 'remove',
 ): Promise<TargetGroupBinding | undefined> {
-  let current: TargetGroupBinding | undefined = binding;
-  for (let attempt = 0; current; attempt++) {
-    const has = current.metadata.finalizers?.includes(finalizer) ?? false;
-    if (has === (change === 'add')) return current;
-    const finalizers =
-      change === 'add'
-        ? [...(current.metadata.finalizers ?? []), finalizer]
-        : (current.metadata.finalizers ?? []).filter((f) => f !== finalizer);
-    const { name, resourceVersion = '' } = current.metadata;
-    try {
-      return await deps.kube.setTargetGroupBindingFinalizers(namespaceOf(current), name, finalizers, {
-        resourceVersion,
-      });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      if (!isConflict(err) || attempt >= 2) {
-        throw classifyKubernetesError(`${change === 'add' ? 'adding' : 'removing'} finalizer ${finalizer}`, err);
-      }
-      current = await deps.kube.getTargetGroupBinding(namespaceOf(current), name);
-    }
-  }
-  return undefined;
+  const access: FinalizerAccess<TargetGroupBinding> = {
+    write: (b, finalizers, guard) =>
+      deps.kube.setTargetGroupBindingFinalizers(namespaceOf(b), b.metadata.name, finalizers, guard),
+    read: (b) => deps.kube.getTargetGroupBinding(namespaceOf(b), b.metadata.name),
+  };
+  return changeGuarded(access, binding, finalizer, change);
 }
 
 /** Guarded writes of the spec fields and annotations: a conflict retries the whole pass on what the binding is now. */
