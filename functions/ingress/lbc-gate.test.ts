@@ -1,12 +1,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { type GroupId, groupKey } from '../../shared/ingress/membership.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
-import { LBC_ACTIVE_REASON, LBC_LEASE, LBC_RECHECK_SECONDS } from '../../shared/k8s/lbc-lease.ts';
+import { LBC_ACTIVE_REASON, LBC_GATE_REQUEUES, LBC_LEASE, LBC_RECHECK_SECONDS } from '../../shared/k8s/lbc-lease.ts';
 import { ingressGarbageCollectionMessage } from '../../shared/queue/ingress-gc-key.ts';
 import type { ReconcileContext } from '../../shared/queue/runner.ts';
 import { createIngressWorld, type IngressWorld } from '../../test/helpers/ingress-world.ts';
 import { backend, makeIngress, makeService, path, rule } from './model/testing/builders.ts';
-import { ingressReconciler, LBC_GATE_REQUEUES } from './reconciler.ts';
+import { ingressReconciler } from './reconciler.ts';
 
 /**
  * The Lease gate (docs/adr/0016-taking-over-from-the-reference-controller.md): while the AWS Load Balancer Controller

@@ -12,11 +12,11 @@ import { groupsNamedBy, readClasses } from '../../shared/ingress/named-groups.ts
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import type { Ingress } from '../../shared/k8s/ingress-types.ts';
 import {
+  gateRequeue,
   LBC_ACTIVE_REASON,
   type LeaseState,
   lbcActiveMessage,
   lbcLeaseState,
-  recheckSeconds,
 } from '../../shared/k8s/lbc-lease.ts';
 import { codeOf } from '../../shared/load-balancers/errors.ts';
 import { isIngressGarbageCollectionKey } from '../../shared/queue/ingress-gc-key.ts';
@@ -65,13 +65,6 @@ export const ingressReconciler: Reconciler<IngressDeps> = {
   },
 };
 
-/**
- * How many times in a row a key left to the reference is requeued: every requeue is a receive (docs/adr/0002), and a
- * reference controller running for days would otherwise walk the key into its DLQ. After that the key is let go and
- * the resync (every CCM_RESYNC_MINUTES) brings it back, as it does every group's.
- */
-export const LBC_GATE_REQUEUES = 20;
-
 async function readLbcLease(deps: IngressDeps): Promise<LeaseState> {
   try {
     return await lbcLeaseState(deps.kube, deps.clock.now());
@@ -106,7 +99,7 @@ async function leaveToReference(
       lbcActiveMessage(lease),
     );
   }
-  return receiveCount < LBC_GATE_REQUEUES ? { requeueAfterSeconds: recheckSeconds(lease) } : undefined;
+  return gateRequeue(lease, receiveCount);
 }
 
 /** The Ingresses that name the group (members, and those its finalizer still holds), from the Ingresses alone. */

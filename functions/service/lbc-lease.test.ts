@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { LBC_ACTIVE_REASON, LBC_RECHECK_SECONDS } from '../../shared/k8s/lbc-lease.ts';
+import { LBC_ACTIVE_REASON, LBC_GATE_REQUEUES, LBC_RECHECK_SECONDS } from '../../shared/k8s/lbc-lease.ts';
 import { MetricName } from '../../shared/observability/metrics.ts';
 import { fifoRecord } from '../../test/helpers/records.ts';
 import { createServiceWorld, SERVICE_QUEUE_ARN, type ServiceWorld } from '../../test/helpers/service-world.ts';
@@ -54,6 +54,20 @@ describe('the reference holds its Lease', () => {
 
     expect(w.elbv2.loadBalancers.size).toBe(1);
     expect(service().metadata.finalizers).toEqual(['service.k8s.aws/resources']);
+  });
+
+  it('a key requeued LBC_GATE_REQUEUES times is let go (the resync brings it back), never walked into the DLQ', async () => {
+    leases().holdLbcLease('aws-load-balancer-controller-6b7f_0a1b');
+    putLbcService(w);
+    const key = { kind: 'Service' as const, namespace: 'default', name: 'web' };
+    const at = (receiveCount: number) =>
+      w.invoke(serviceReconciler, lbc.deps, [fifoRecord(key, { queueArn: SERVICE_QUEUE_ARN, receiveCount })]);
+
+    expect((await at(LBC_GATE_REQUEUES - 1)).batchItemFailures).toHaveLength(1);
+    const last = await at(LBC_GATE_REQUEUES);
+    expect(last.batchItemFailures).toEqual([]);
+    expect(w.awsWrites()).toBe(0);
+    expect(w.elbv2.loadBalancers.size).toBe(0);
   });
 
   it('a Lease released on shutdown is free at once', async () => {

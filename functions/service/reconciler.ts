@@ -109,7 +109,7 @@ async function reconcileService(
   try {
     // The AWS Load Balancer Controller's Services are left to it while it runs: nothing is written.
     if (lbc) {
-      const waiting = await waitWhileLbcRuns(deps, service, batch);
+      const waiting = await waitWhileLbcRuns(deps, service, batch, receiveCount);
       if (waiting) return waiting;
     }
     const backends = lbc

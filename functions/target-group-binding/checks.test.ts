@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
-import { LBC_ACTIVE_REASON } from '../../shared/k8s/lbc-lease.ts';
+import { LBC_ACTIVE_REASON, LBC_GATE_REQUEUES } from '../../shared/k8s/lbc-lease.ts';
 import type { TargetGroupBindingSpec } from '../../shared/k8s/tgb-types.ts';
+import { targetGroupBindingReconciler } from './reconciler.ts';
 import { createTgbWorld, NAMESPACE, type TgbWorld } from './testing/world.ts';
 
 /** Bindings that cannot be served, the reference controller running, and instance targets. */
@@ -102,6 +103,26 @@ describe('the reference controller holding its leader Lease', () => {
     w.clock.advance(16_000);
     expect(await w.reconcile('web', deps)).toBeUndefined();
     expect(w.registered(ipGroup.arn)).toEqual(['10.0.20.11:8080']);
+  });
+
+  it('a key requeued LBC_GATE_REQUEUES times is let go (the resync brings it back), never walked into the DLQ', async () => {
+    w.putBinding('web', { targetGroupARN: ipGroup.arn });
+    w.kube.workloads.leases.holdLbcLease('lbc-7d9f');
+    const deps = { ...w.deps, checkLbcLease: true };
+    const at = (receiveCount: number) =>
+      targetGroupBindingReconciler.reconcile(
+        { kind: 'TargetGroupBinding', namespace: NAMESPACE, name: 'web' },
+        deps,
+        undefined,
+        {
+          receiveCount,
+          hints: [],
+          payloads: [],
+        },
+      );
+    expect(await at(LBC_GATE_REQUEUES - 1)).toEqual({ requeueAfterSeconds: 60 });
+    expect(await at(LBC_GATE_REQUEUES)).toBeUndefined();
+    expect(w.registered(ipGroup.arn)).toEqual([]);
   });
 
   it('a deleted binding is not cleaned up while the Lease is held', async () => {

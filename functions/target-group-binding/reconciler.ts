@@ -1,6 +1,6 @@
 import { TerminalError } from '../../shared/errors.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
-import { LBC_ACTIVE_REASON, lbcActiveMessage, lbcLeaseState, recheckSeconds } from '../../shared/k8s/lbc-lease.ts';
+import { gateRequeue, LBC_ACTIVE_REASON, lbcActiveMessage, lbcLeaseState } from '../../shared/k8s/lbc-lease.ts';
 import type { TargetGroupBinding } from '../../shared/k8s/tgb-types.ts';
 import { keyString, type ObjectKey } from '../../shared/queue/message.ts';
 import type { Reconciler } from '../../shared/queue/runner.ts';
@@ -18,7 +18,7 @@ import { syncBinding } from './sync.ts';
 export const targetGroupBindingReconciler: Reconciler<TgbDeps> = {
   name: 'target-group-binding',
   accepts: (key) => key.kind === 'TargetGroupBinding',
-  async reconcile(key, deps) {
+  async reconcile(key, deps, _batch, context) {
     if (key.kind !== 'TargetGroupBinding') {
       throw new TerminalError(`the target-group-binding queue takes TargetGroupBinding keys (got ${keyString(key)})`);
     }
@@ -30,7 +30,7 @@ export const targetGroupBindingReconciler: Reconciler<TgbDeps> = {
       });
       if (state.held) {
         await recordBindingEvent(deps, binding, 'Warning', LBC_ACTIVE_REASON, lbcActiveMessage(state));
-        return { requeueAfterSeconds: recheckSeconds(state) };
+        return gateRequeue(state, context?.receiveCount ?? 1);
       }
     }
     if (binding.metadata.deletionTimestamp) return deleteBinding(binding, deps);

@@ -49,6 +49,21 @@ export function recheckSeconds(state: Extract<LeaseState, { held: true }>): numb
   return Math.max(LBC_RECHECK_SECONDS, state.expiresInSeconds + 1);
 }
 
+/**
+ * How many times in a row a key left to the reference is requeued: every requeue is a receive (docs/adr/0002), and a
+ * reference controller running for days would otherwise walk the key into its DLQ. After that the key is let go and
+ * the resync (every CCM_RESYNC_MINUTES) brings it back, as it does every key.
+ */
+export const LBC_GATE_REQUEUES = 20;
+
+/** What a reconciler answers for a key left to the reference: look again later, unless it has been requeued enough. */
+export function gateRequeue(
+  state: Extract<LeaseState, { held: true }>,
+  receiveCount: number,
+): { requeueAfterSeconds: number } | undefined {
+  return receiveCount < LBC_GATE_REQUEUES ? { requeueAfterSeconds: recheckSeconds(state) } : undefined;
+}
+
 /** The Warning's message. */
 export function lbcActiveMessage(state: Extract<LeaseState, { held: true }>): string {
   return (

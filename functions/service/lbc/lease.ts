@@ -1,11 +1,11 @@
 import { TerminalError } from '../../../shared/errors.ts';
 import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import {
+  gateRequeue,
   LBC_ACTIVE_REASON,
   LBC_LEASE,
   lbcActiveMessage,
   lbcLeaseState,
-  recheckSeconds,
 } from '../../../shared/k8s/lbc-lease.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
@@ -16,14 +16,15 @@ import { recordServiceEvent } from '../kube.ts';
 
 /**
  * The AWS Load Balancer Controller's Services are left to it while one of its instances holds its leader Lease
- * (shared/k8s/lbc-lease.ts): two controllers writing one load balancer fight. Answers the requeue that looks again
- * (nothing written but a Warning on the Service), or undefined when the Lease is free and the pass may go on. A
+ * (shared/k8s/lbc-lease.ts): two controllers writing one load balancer fight. Answers what the pass ends with (a requeue that looks again,
+ * or done after LBC_GATE_REQUEUES; nothing written but a Warning on the Service), or undefined when the Lease is free and the pass may go on. A
  * Lease that cannot be read stops the pass: it is never taken as free.
  */
 export async function waitWhileLbcRuns(
   deps: ServiceDeps,
   service: Service,
   batch: ServiceBatch,
+  receiveCount: number,
 ): Promise<ReconcileResult | undefined> {
   const { kube } = deps;
   if (!kube.getLease) {
@@ -47,5 +48,7 @@ export async function waitWhileLbcRuns(
     serviceKey: `${service.metadata.namespace}/${service.metadata.name}`,
     holder: state.holder,
   });
-  return { requeueAfterSeconds: recheckSeconds(state) };
+  // Requeued a bounded number of times, then let go (`{}`: done, nothing more) and left to the resync
+  // (shared/k8s/lbc-lease.ts): never walked into the DLQ.
+  return gateRequeue(state, receiveCount) ?? {};
 }
