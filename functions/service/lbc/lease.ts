@@ -16,9 +16,10 @@ import { recordServiceEvent } from '../kube.ts';
 
 /**
  * The AWS Load Balancer Controller's Services are left to it while one of its instances holds its leader Lease
- * (shared/k8s/lbc-lease.ts): two controllers writing one load balancer fight. Answers what the pass ends with (a requeue that looks again,
- * or done after LBC_GATE_REQUEUES; nothing written but a Warning on the Service), or undefined when the Lease is free and the pass may go on. A
- * Lease that cannot be read stops the pass: it is never taken as free.
+ * (shared/k8s/lbc-lease.ts): two controllers writing one load balancer fight. Answers what the pass ends with (a
+ * requeue that looks again, or done after LBC_GATE_REQUEUES; nothing written but a Warning on the Service), or
+ * undefined when the Lease is free and the pass may go on. A Lease that cannot be read stops the pass: it is never
+ * taken as free.
  */
 export async function waitWhileLbcRuns(
   deps: ServiceDeps,
