@@ -13,8 +13,6 @@ export type ServiceDecision =
       why: 'deleting' | 'not-ours-any-more';
       /** What is removed was made the AWS Load Balancer Controller's way (its finalizer). */
       lbc?: true;
-      /** A Service moving to the AWS Load Balancer Controller's way: served that way once this is removed. */
-      next?: 'lbc';
     }
   | { action: 'ignore'; why: 'not-a-load-balancer' | 'other-class' | 'other-controller' | 'classic' | 'deleting' };
 
@@ -26,7 +24,9 @@ export type ServiceDecision =
  *
  * With `lbcServices` (SERVICE_LBC_SERVICES), the AWS Load Balancer Controller's Services are ours too, served its
  * way (functions/service/lbc/), under its finalizer `service.k8s.aws/resources`; off, they are left alone, as is one
- * that carries that finalizer.
+ * that carries that finalizer. A Service whose type annotation moves it from one way to the other is ensured the new
+ * way while it still carries the old way's finalizer: its load balancer is replaced without an outage (the
+ * reconciler removes that finalizer once the old load balancer is retired).
  */
 export function decide(service: Service, loadBalancerClass: string | undefined, lbcServices = false): ServiceDecision {
   const finalizers = service.metadata.finalizers ?? [];
@@ -36,18 +36,17 @@ export function decide(service: Service, loadBalancerClass: string | undefined, 
     if (hasLbcFinalizer) return { action: 'delete', why: 'deleting', lbc: true };
     return hasFinalizer ? { action: 'delete', why: 'deleting' } : { action: 'ignore', why: 'deleting' };
   }
-  if (lbcServices && service.spec?.type === 'LoadBalancer' && isLbcService(service)) {
-    // Served in-tree until now: that load balancer goes first (the status keeps naming it until then).
-    if (hasFinalizer) return { action: 'delete', why: 'not-ours-any-more', next: 'lbc' };
+  // Served in-tree until now (the in-tree finalizer) or not: built the reference's way, the old one kept until it serves.
+  if (lbcServices && service.spec?.type === 'LoadBalancer' && isLbcService(service))
     return { action: 'ensure', lbc: true };
-  }
-  if (hasLbcFinalizer) return { action: 'delete', why: 'not-ours-any-more', lbc: true };
   const type = service.metadata.annotations?.[ANNOTATION.type]?.trim().toLowerCase();
   const isLoadBalancer = service.spec?.type === 'LoadBalancer';
   const serviceClass = service.spec?.loadBalancerClass;
   const ourClass = serviceClass === undefined || serviceClass === loadBalancerClass;
   const otherController = type === 'external' || type === 'nlb-ip';
+  // Served the reference's way until now or not: built in-tree, the old one kept until the new one serves.
   if (isLoadBalancer && ourClass && !otherController) return { action: 'ensure' };
+  if (hasLbcFinalizer) return { action: 'delete', why: 'not-ours-any-more', lbc: true };
   if (hasFinalizer) return { action: 'delete', why: 'not-ours-any-more' };
   if (!isLoadBalancer) return { action: 'ignore', why: 'not-a-load-balancer' };
   return { action: 'ignore', why: ourClass ? 'other-controller' : 'other-class' };

@@ -35,14 +35,19 @@ describe('decide, the switch on', () => {
       { action: 'delete', why: 'deleting', lbc: true },
     ],
     [
-      'handed over from in-tree (our in-tree finalizer): that one goes first',
+      'handed over from in-tree (our in-tree finalizer): built the reference way, the old one replaced',
       svc({ ...external, meta: inTreeFinalizer }),
-      { action: 'delete', why: 'not-ours-any-more', next: 'lbc' },
+      { action: 'ensure', lbc: true },
     ],
     [
-      'handed back to in-tree with the reference finalizer',
+      'handed back to in-tree with the reference finalizer: built in-tree, the old one replaced',
       svc({ meta: lbcFinalizer }),
-      { action: 'delete', why: 'not-ours-any-more', lbc: true },
+      { action: 'ensure' },
+    ],
+    [
+      'handed back to in-tree, deleting with both finalizers: the reference way first',
+      svc({ meta: { finalizers: [FINALIZER_LOAD_BALANCER_CLEANUP, 'service.k8s.aws/resources'], ...deleting } }),
+      { action: 'delete', why: 'deleting', lbc: true },
     ],
     [
       'no longer a LoadBalancer, the reference finalizer',

@@ -121,9 +121,8 @@ async function reconcileService(
       const pass = startPass(deps, service, batch, deletingAnnouncement(name), receiveCount);
       if (lbc) pass.lbc = true;
       const removed = await removeAll(backends, pass, decision.why);
-      // Served the other way now (the AWS Load Balancer Controller's, or back to in-tree): that pass follows.
-      const moving = decision.next === 'lbc' || (lbc && decision.why === 'not-ours-any-more');
-      return removed ?? (moving ? { requeueAfterSeconds: 1 } : undefined);
+      // Caught in the middle of a move (the other way's finalizer too): that way's removal follows.
+      return removed ?? (otherWay(service, lbc, deps) ? { requeueAfterSeconds: 1 } : undefined);
     }
     if (problems.length > 0) throw new AnnotationError(`invalid annotations: ${describeProblems(problems)}`);
     // The finalizer before anything exists in AWS: a deletion then always waits for the cleanup.
@@ -135,12 +134,16 @@ async function reconcileService(
     if (lbc) pass.lbc = true;
     const previous = previousOfAnotherKind(withFinalizer, backends[0]!, pass);
     if (previous) pass.previous = previous;
+    const moving = otherWay(withFinalizer, lbc, deps);
     if (deps.resyncQuickCheck === true) {
       pass.shortPass = shortPassFor(context?.hints ?? [], receiveCount, pass.serviceKey, deps.clock.now());
     }
     const result = await backends[0]!.ensure(pass, options);
     // Said with the pass that builds or changes the load balancer (not again on every look that finds it in line).
     if (lbc && pass.changes.config) await warnUnsupported(options, pass);
+    // Nothing left to wait for (a quick look never finds in line a load balancer still replacing another): the new
+    // load balancer serves and the old way's is retired, so the old way's finalizer goes.
+    if (moving && result === undefined) await removeFinalizer(deps, pass.service, moving);
     return result;
   } catch (err) {
     await reportFailure(err, deps, service);
@@ -169,6 +172,18 @@ function previousOfAnotherKind(
         : [undefined, undefined];
   if (!name || !owner) return undefined;
   return { name, retire: (successor) => owner.retire(pass, name, successor) };
+}
+
+/**
+ * The other way's finalizer, when the Service still carries it: it is moving between the in-tree way and the AWS Load
+ * Balancer Controller's (SERVICE_LBC_SERVICES), and the old way's load balancer may still exist. The new way's pass
+ * replaces it as any successor replaces a load balancer (the old one serves until the new one does, then for the
+ * grace); once that pass has nothing left to wait for, the old way's finalizer goes.
+ */
+function otherWay(service: Service, lbc: boolean, deps: ServiceDeps): string | undefined {
+  if (deps.lbcServices !== true) return undefined;
+  const other = lbc ? FINALIZER_LOAD_BALANCER_CLEANUP : LBC_SERVICE_FINALIZER;
+  return hasFinalizer(service, other) ? other : undefined;
 }
 
 function skip(why: string, key: ObjectKey, deps: ServiceDeps): undefined {

@@ -103,7 +103,7 @@ function graceSeconds(pass: Pass): number {
 async function startGrace(old: ObservedLoadBalancer, successor: LoadBalancer, pass: Pass): Promise<number | undefined> {
   const grace = graceSeconds(pass);
   if (grace <= 0) {
-    await retireServing(old, successor.name, pass, false);
+    await retireServing(old, successor.name, pass, false, successor.securityGroups);
     return undefined;
   }
   await pass.elbv2.addTags(old.lb.arn, { [REPLACED_AT_TAG]: new Date(pass.deps.clock.now()).toISOString() });
@@ -131,7 +131,7 @@ async function endGrace(old: ObservedLoadBalancer, successor: LoadBalancer, pass
   // A time in the future (a clock that went back) never makes the grace longer than the setting.
   const left = Number.isNaN(movedAt) ? 0 : Math.min(grace, Math.ceil((movedAt + grace * 1000 - now) / 1000));
   if (left > 0) return left;
-  await retireServing(old, successor.name, pass, false);
+  await retireServing(old, successor.name, pass, false, successor.securityGroups);
   return undefined;
 }
 
@@ -165,13 +165,15 @@ export async function announceChanges(
 /**
  * The load balancer a successor replaces: it, its target groups, its managed security group (unless its network
  * interfaces still hold it: then the garbage collector finishes the job) and, for one made without groups,
- * its rules on the Nodes' groups. `first`: it must go before its successor can have its name.
+ * its rules on the Nodes' groups. `first`: it must go before its successor can have its name. `successorGroups`: the
+ * successor's security groups, when known (a managed group it shares is kept).
  */
 export async function retireServing(
   old: ObservedLoadBalancer,
   successor: string,
   pass: Pass,
   first: boolean,
+  successorGroups?: readonly string[],
 ): Promise<void> {
   const { deps } = pass;
   const owned = (arn: string) => ownedByService(old.tags.get(arn), deps.clusterName, pass.serviceKey);
@@ -188,10 +190,11 @@ export async function retireServing(
     await revokeReferenceNodeRules(old.lb.name, pass);
     return;
   }
-  // Its successor of the same name uses the same managed group; so does any successor of the reference's naming.
-  if (first || pass.lbc) return;
-  const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter((g) =>
-    ownedByService(g.tags, deps.clusterName, pass.serviceKey),
+  // Its successor of the same name uses the same managed group; so does any successor of the reference's naming (one
+  // made in-tree before a move to the reference's way does not: the successor's groups tell).
+  if (first || (pass.lbc && !successorGroups)) return;
+  const managed = (await pass.ec2.findSecurityGroups({ groupIds: old.lb.securityGroups })).filter(
+    (g) => ownedByService(g.tags, deps.clusterName, pass.serviceKey) && !successorGroups?.includes(g.groupId),
   );
   for (const group of managed) await deleteSecurityGroup(group.groupId, pass);
 }
