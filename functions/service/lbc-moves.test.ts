@@ -8,6 +8,7 @@ import { DEFAULT_REPLACEMENT_GRACE_SECONDS, type ServiceDeps } from './deps.ts';
 import { garbageCollectionMessage } from './gc.ts';
 import { LBC_SERVICE_FINALIZER, lbcLoadBalancerName } from './lbc/names.ts';
 import { lbcWorld } from './testing/lbc.ts';
+import { type MoveRecord, moveWatcher } from './testing/moves.ts';
 import { serviceTesting } from './testing/service.ts';
 
 /**
@@ -31,84 +32,8 @@ const lbs = () => [...w.elbv2.loadBalancers.values()].map((l) => l.lb);
 /** A security group made for the Service alone (its ownership tag names it). */
 const ownGroup = (id: string) => w.ec2.securityGroups.get(id)?.tags['kubernetes.io/service-name'] === 'default/web';
 const listenerGroups = (lb: LoadBalancer) => w.elbv2.listenersOf(lb.arn).map((l) => l.targetGroupArn!);
-
-/** What is wrong with the state for a client of the Service now, or undefined when it is served. */
-function outage(): string | undefined {
-  const name = hostname();
-  if (!name) return 'the status names no load balancer';
-  const lb = lbs().find((l) => l.dnsName === name);
-  if (!lb) return `the status names ${name}, which does not exist`;
-  if (lb.state !== 'active') return `the status names ${lb.name}, which is ${lb.state}`;
-  for (const port of service().spec?.ports ?? []) {
-    const listener = w.elbv2.listenersOf(lb.arn).find((l) => l.port === port.port);
-    if (!listener?.targetGroupArn) return `${lb.name} has no listener forwarding port ${port.port}`;
-    const healthy = w.elbv2.targetsOf(listener.targetGroupArn).some((t) => t.state === 'healthy');
-    if (!healthy) return `${lb.name} has no healthy target behind port ${port.port}`;
-  }
-  return undefined;
-}
-
-/**
- * The controller's ports wrapped so that the state is looked at after every call (reads included: a read moves
- * the fakes' provisioning and health along), and what the move went through is recorded.
- */
-function watched(deps: ServiceDeps) {
-  const seen = {
-    calls: 0,
-    outages: [] as string[],
-    /** States in which two load balancers existed at once. */
-    both: 0,
-    finalizers: new Set<string>(),
-    /** When the status first named each load balancer, and when each went. */
-    namedAt: new Map<string, number>(),
-    goneAt: new Map<string, number>(),
-  };
-  const known = new Set<string>();
-  const look = (call: string) => {
-    seen.calls += 1;
-    const problem = outage();
-    if (problem) seen.outages.push(`after call ${seen.calls} (${call}): ${problem}`);
-    const now = lbs();
-    if (now.length > 1) seen.both += 1;
-    for (const lb of now) {
-      known.add(lb.name);
-      if (lb.dnsName === hostname() && !seen.namedAt.has(lb.name)) seen.namedAt.set(lb.name, w.clock.now());
-    }
-    for (const name of known) {
-      if (!now.some((lb) => lb.name === name) && !seen.goneAt.has(name)) seen.goneAt.set(name, w.clock.now());
-    }
-    seen.finalizers.add([...(service().metadata.finalizers ?? [])].sort().join(','));
-  };
-  const wrap = <P extends object>(port: P, label: string): P =>
-    new Proxy(port, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver);
-        if (typeof value !== 'function') return value;
-        return (...args: unknown[]) => {
-          const call = `${label}.${String(property)}`;
-          const result = value.apply(target, args);
-          if (result instanceof Promise) {
-            return result.then(
-              (r) => {
-                look(call);
-                return r;
-              },
-              (err) => {
-                look(call);
-                throw err;
-              },
-            );
-          }
-          look(call);
-          return result;
-        };
-      },
-    });
-  return {
-    seen,
-    deps: { ...deps, elbv2: wrap(deps.elbv2, 'elbv2'), ec2: wrap(deps.ec2, 'ec2'), kube: wrap(deps.kube, 'kube') },
-  };
-}
+const outage = () => moveWatcher(w).outage();
+const watched = (deps: ServiceDeps) => moveWatcher(w).watched(deps);
 
 /** The Service built the way its annotations ask, with every target healthy (as health checks would make it). */
 async function serving(annotations: Record<string, string>) {
@@ -136,7 +61,7 @@ async function move(annotations: Record<string, string>, collect = true) {
 }
 let collections = 0;
 
-function expectWithoutOutage(seen: ReturnType<typeof watched>['seen'], old: LoadBalancer, now: LoadBalancer) {
+function expectWithoutOutage(seen: MoveRecord, old: LoadBalancer, now: LoadBalancer) {
   expect(seen.outages).toEqual([]);
   // Not a vacuous look: the two served side by side, and the old one went only after the grace.
   expect(seen.both).toBeGreaterThan(0);
