@@ -202,21 +202,29 @@ export async function retireServing(
 /**
  * What a replaced load balancer deleted by a pass that crashed right after may have left: the target groups of
  * its name and its managed security group (one its network interfaces still hold is the garbage collector's, as
- * after retireServing).
+ * after retireServing). With SERVICE_LBC_SERVICES, it may have been made the other way (the Service moved between the
+ * in-tree way and the reference's): that way's names are looked for too.
  */
 async function retireLeftovers(name: string, pass: Pass): Promise<void> {
+  const lbc = pass.lbc === true;
+  await retireLeftoversOfWay(name, lbc, pass);
+  if (pass.deps.lbcServices === true) await retireLeftoversOfWay(name, !lbc, pass);
+}
+
+async function retireLeftoversOfWay(name: string, lbc: boolean, pass: Pass): Promise<void> {
   const { deps } = pass;
   const owned = (tags: Readonly<Record<string, string>> | undefined) =>
     ownedByService(tags, deps.clusterName, pass.serviceKey);
-  const { options } = serviceAnnotations(pass.service, pass.lbc === true);
+  const { options } = serviceAnnotations(pass.service, lbc);
   const built = loadBalancerSpec(pass.service, options, { clusterName: deps.clusterName, loadBalancerName: name });
   const names = built.ok ? built.spec.targetGroups.map((g) => g.name) : [];
   const groups = names.length > 0 ? await pass.elbv2.findTargetGroups(names) : [];
   const tags = groups.length > 0 ? await pass.elbv2.describeTags(groups.map((g) => g.arn)) : new Map();
   for (const group of groups) if (owned(tags.get(group.arn))) await deleteTargetGroup(group, pass);
-  // The reference's managed group is named for the Service, not the load balancer: its successor holds it.
-  if (options.lbc) return;
-  const managed = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: [securityGroupName(name)] });
+  // The reference's managed group is named for the Service, not the load balancer: a successor made its way holds it.
+  if (options.lbc && pass.lbc) return;
+  const groupName = options.lbc && built.ok ? built.spec.securityGroupName : securityGroupName(name);
+  const managed = await pass.ec2.findSecurityGroups({ vpcId: deps.vpcId, groupNames: [groupName] });
   for (const group of managed) if (owned(group.tags)) await deleteSecurityGroup(group.groupId, pass);
 }
 
