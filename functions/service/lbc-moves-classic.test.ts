@@ -21,6 +21,8 @@ beforeEach(() => {
   w = createClassicWorld();
   lbc = lbcWorld(w);
   lbc.deps.defaultLoadBalancerType = 'classic';
+  // New targets stay `initial` for a few looks: a status moved before health checks pass would show.
+  w.elbv2.initialDescribes = 4;
   w.addNode(1);
   w.addNode(2);
 });

@@ -11,8 +11,9 @@ import { lbcWorld } from './testing/lbc.ts';
 import { moveWatcher } from './testing/moves.ts';
 
 /**
- * A move between the in-tree way and the reference's with a crash right after any AWS call of the pass that retires
- * the old load balancer and removes the old way's finalizer: the status never names a load balancer that does not
+ * A move between the in-tree way and the reference's with a crash right after any AWS call of its first pass (the new
+ * way's finalizer, the new load balancer) or of the pass that retires the old load balancer and removes the old way's
+ * finalizer: the status never names a load balancer that does not
  * serve, and the passes that follow (without the garbage collector's help) leave the account and the Service as an
  * undisturbed move does.
  */
@@ -27,12 +28,19 @@ const WAYS = [
   ['the reference way back to in-tree', { [ANNOTATION.type]: 'external' }, {}, FINALIZER_LOAD_BALANCER_CLEANUP],
 ] as const;
 
-/** The Service served the `from` way, moved to the `to` way until the status names the new one and the grace is over. */
-async function upTo(from: Record<string, string>, to: Record<string, string>) {
+type Step = 'build' | 'retire';
+
+/**
+ * The Service served the `from` way, its annotations changed to the `to` way; for `retire`, passes until the status
+ * names the new load balancer and the grace is over.
+ */
+async function upTo(from: Record<string, string>, to: Record<string, string>, step: Step) {
   w = createServiceWorld();
   lbc = lbcWorld(w);
   // AWS frees a deleted load balancer's security group at once: what the passes leave is theirs, not the collector's.
   w.elbv2.eniDrainMs = 0;
+  // New targets stay `initial` for a few looks: a status moved before health checks pass would show.
+  w.elbv2.initialDescribes = 4;
   w.addNode(1);
   w.addNode(2);
   w.putService('web', { ports: WEB_PORTS, annotations: from });
@@ -44,6 +52,7 @@ async function upTo(from: Record<string, string>, to: Record<string, string>) {
   w.kube.mutateService('default', 'web', (s) => {
     s.metadata.annotations = to;
   });
+  if (step === 'build') return old!;
   for (let i = 0; i < 30 && hostname() === old!.dnsName; i++) {
     await lbc.pass();
     w.clock.advance(10_000);
@@ -67,18 +76,22 @@ async function finish() {
   return { inventory: w.inventory(), finalizers: service().metadata.finalizers, hostname: hostname() };
 }
 
-describe('crash after every AWS call of the pass that retires the old load balancer', () => {
-  it.each(WAYS)('%s: then passes until done', async (_, from, to, finalizer) => {
-    await upTo(from, to);
+const CASES = WAYS.flatMap(([way, from, to, finalizer]) =>
+  (['build', 'retire'] as const).map((step) => [way, step, from, to, finalizer] as const),
+);
+
+describe('crash after every AWS call of the pass that builds the new load balancer, and of the one that retires the old', () => {
+  it.each(CASES)('%s, the %s pass: then passes until done', async (_, step, from, to, finalizer) => {
+    await upTo(from, to, step);
     const expected = await finish();
     expect(expected.inventory.loadBalancers).toHaveLength(1);
     expect(expected.finalizers).toEqual([finalizer]);
 
-    await upTo(from, to);
+    await upTo(from, to, step);
     const { calls: points } = await invokeCrashing(Number.POSITIVE_INFINITY);
     expect(points).toBeGreaterThan(5);
     for (let n = 1; n <= points; n++) {
-      await upTo(from, to);
+      await upTo(from, to, step);
       const { response } = await invokeCrashing(n);
       expect(response.batchItemFailures).toHaveLength(1);
       expect({ n, outage: moveWatcher(w).outage() }).toEqual({ n, outage: undefined });

@@ -23,6 +23,8 @@ let lbc: ReturnType<typeof lbcWorld>;
 beforeEach(() => {
   w = createServiceWorld();
   lbc = lbcWorld(w);
+  // New targets stay `initial` for a few looks: a status moved before health checks pass would show.
+  w.elbv2.initialDescribes = 4;
   w.addNode(1);
   w.addNode(2);
 });
