@@ -272,7 +272,12 @@ describeContract('Elbv2Port: target groups, targets, tags', elbv2Backends(), (ba
     await elbv2.deregisterTargets(group.arn, [{ id: one!.instanceId, port: 30080 }]);
 
     expect(await elbv2.describeTargetHealth(group.arn)).toEqual([
-      { target: { id: one!.instanceId, port: 30080 }, state: 'draining', reason: 'Target.DeregistrationInProgress' },
+      {
+        target: { id: one!.instanceId, port: 30080 },
+        state: 'draining',
+        reason: 'Target.DeregistrationInProgress',
+        description: 'Target deregistration is in progress',
+      },
     ]);
   });
 
@@ -288,7 +293,12 @@ describeContract('Elbv2Port: target groups, targets, tags', elbv2Backends(), (ba
       await elbv2.registerTargets(group.arn, [{ id: one!.instanceId, port: 30080 }]);
 
       expect(await elbv2.describeTargetHealth(group.arn)).toEqual([
-        { target: { id: one!.instanceId, port: 30080 }, state: 'unused', reason: 'Target.NotInUse' },
+        {
+          target: { id: one!.instanceId, port: 30080 },
+          state: 'unused',
+          reason: 'Target.NotInUse',
+          description: 'Target group is not configured to receive traffic from the load balancer',
+        },
       ]);
     },
   );
