@@ -5,6 +5,7 @@ import type { Wafv2Port } from '../../shared/aws/wafv2-port.ts';
 import type { Clock } from '../../shared/clock.ts';
 import { TerminalError } from '../../shared/errors.ts';
 import type { IngressControllerKube } from '../../shared/k8s/ingress-port.ts';
+import type { StackBindingsPort } from '../../shared/k8s/stack-bindings.ts';
 import type { PortRange } from '../../shared/load-balancers/security-rules.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import type { MetricsPort } from '../../shared/observability/metrics.ts';
@@ -30,6 +31,12 @@ export interface IngressDeps {
   /** kube-apiserver's `--service-node-port-range`; default 30000-32767. */
   nodePortRange?: PortRange;
   kube: IngressControllerKube;
+  /**
+   * Where the group's TargetGroupBindings are kept, one per target group as the reference keeps them, so the binding
+   * controller keeps the readiness gates of the Pods behind ip target groups (shared/k8s/stack-bindings.ts). Given
+   * when STACK_TARGET_GROUP_BINDINGS is on; absent, none are made.
+   */
+  stackBindings?: StackBindingsPort;
   ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
   acm: AcmPort;

@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock.ts';
 import { TerminalError } from '../../shared/errors.ts';
 import type { LeaseReadPort } from '../../shared/k8s/lbc-lease.ts';
 import type { ServiceControllerKube } from '../../shared/k8s/service-port.ts';
+import type { StackBindingsPort } from '../../shared/k8s/stack-bindings.ts';
 import type { PortRange } from '../../shared/load-balancers/security-rules.ts';
 import type { Log } from '../../shared/observability/log.ts';
 import type { MetricsPort } from '../../shared/observability/metrics.ts';
@@ -38,6 +39,12 @@ export interface ServiceDeps {
    * `service.k8s.aws/nlb`) its way (SERVICE_LBC_SERVICES); off, they are left alone.
    */
   lbcServices?: boolean;
+  /**
+   * Where an LBC Service's TargetGroupBindings are kept, one per target group as the reference keeps them, so the
+   * binding controller keeps the readiness gates of the Pods behind ip target groups (shared/k8s/stack-bindings.ts).
+   * Given when STACK_TARGET_GROUP_BINDINGS is on; absent, none are made. In-tree Services never get one.
+   */
+  stackBindings?: StackBindingsPort;
   ec2: Ec2LoadBalancerNetworkPort;
   elbv2: Elbv2Port;
   /** Classic ELB: Services on Classic ELBs (migrated from the reference controller, or asked for). */

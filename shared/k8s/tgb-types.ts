@@ -21,11 +21,18 @@ export const LEGACY_READINESS_GATE_PREFIX = 'target-health.alb.ingress.k8s.aws/'
 export const READINESS_GATE_INJECT_LABEL = 'elbv2.k8s.aws/pod-readiness-gate-inject';
 
 /**
- * Labels the reference puts on the bindings it makes for its own Services and Ingresses: such a binding's targets
- * are registered by the controller of that Service or Ingress; the binding controller only keeps its Pods'
- * readiness conditions.
+ * Labels the reference (and our Ingress and service controllers: stack-bindings.ts) puts on the bindings it makes
+ * for its own Services and Ingress groups (`ingress.k8s.aws/stack` for an explicit group, `-stack-namespace` and
+ * `-stack-name` for one Ingress's implicit group): such a binding's targets are registered by the controller of that
+ * Service or Ingress; the binding controller only keeps its Pods' readiness conditions.
  */
-export const STACK_LABELS = ['service.k8s.aws/stack-name', 'service.k8s.aws/stack-namespace', 'ingress.k8s.aws/stack'];
+export const STACK_LABELS = [
+  'service.k8s.aws/stack-name',
+  'service.k8s.aws/stack-namespace',
+  'ingress.k8s.aws/stack',
+  'ingress.k8s.aws/stack-name',
+  'ingress.k8s.aws/stack-namespace',
+];
 
 export type TgbTargetType = 'instance' | 'ip';
 export type TgbIpAddressType = 'ipv4' | 'ipv6';

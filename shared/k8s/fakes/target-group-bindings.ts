@@ -3,6 +3,7 @@ import { KubernetesApiError } from '../errors.ts';
 import type { LeaseReadPort } from '../lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
+import type { StackBindingsPort } from '../stack-bindings.ts';
 import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from '../tgb-patches.ts';
 import {
   type PodGatesPort,
@@ -42,13 +43,15 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
  */
 
-export type TgbOperation = keyof TargetGroupBindingsPort;
+export type TgbOperation = keyof TargetGroupBindingsPort | keyof StackBindingsPort;
 
 const WRITES: readonly TgbOperation[] = [
   'setTargetGroupBindingFinalizers',
   'setTargetGroupBindingAnnotations',
   'fillTargetGroupBindingSpec',
   'setTargetGroupBindingStatus',
+  'createTargetGroupBinding',
+  'deleteTargetGroupBinding',
 ];
 
 const RESOURCE = 'targetgroupbindings.elbv2.k8s.aws';
@@ -60,7 +63,7 @@ export interface TgbChange {
   object: TargetGroupBinding;
 }
 
-export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
+export class FakeTargetGroupBindings implements TargetGroupBindingsPort, StackBindingsPort {
   /** By `namespace/name`. */
   readonly bindings = new Map<string, TargetGroupBinding>();
   /** Whether the TargetGroupBinding CRD (deploy/crds/targetgroupbindings.yaml) is installed. */
@@ -198,6 +201,43 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort {
     const guard = { resourceVersion: current?.metadata.resourceVersion ?? '' };
     // The whole status replaced: the fields it leaves out are removed (null in a merge patch).
     return this.patchBinding(namespace, name, statusPatch(status) as Patch, guard, true);
+  }
+
+  // ---- StackBindingsPort (the Ingress and service controllers' own bindings) ----
+
+  /** A POST: 409 AlreadyExists when the name is taken, 404 without the CRD; the server's own fields are set. */
+  async createTargetGroupBinding(binding: TargetGroupBinding): Promise<TargetGroupBinding> {
+    this.call('createTargetGroupBinding');
+    if (!this.crdInstalled) throw notServed();
+    const namespace = binding.metadata.namespace ?? 'default';
+    if (this.bindings.has(`${namespace}/${binding.metadata.name}`)) {
+      throw new KubernetesApiError(409, 'AlreadyExists', `${RESOURCE} "${binding.metadata.name}" already exists`);
+    }
+    const {
+      uid: _uid,
+      resourceVersion: _rv,
+      creationTimestamp: _ct,
+      deletionTimestamp: _dt,
+      ...metadata
+    } = binding.metadata;
+    return this.store({ ...binding, metadata: { ...metadata, namespace }, status: undefined }, false);
+  }
+
+  /** A DELETE, with the uid precondition when given (409 when another object holds the name). */
+  async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
+    this.call('deleteTargetGroupBinding');
+    if (!this.crdInstalled) throw notServed();
+    const current = this.bindings.get(`${namespace}/${name}`);
+    if (!current) return 'gone';
+    if (uid !== undefined && current.metadata.uid !== uid) {
+      throw new KubernetesApiError(
+        409,
+        'Conflict',
+        `Operation cannot be fulfilled on ${RESOURCE} "${name}": Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`,
+      );
+    }
+    this.deleteBinding(namespace, name);
+    return 'deleted';
   }
 
   /**
