@@ -1,8 +1,8 @@
 import type { TargetHealth } from '../../shared/aws/elbv2-port.ts';
+import { gateOf } from '../../shared/k8s/pod-readiness.ts';
 import type { Pod } from '../../shared/k8s/types.ts';
 import type { TgbDeps } from './deps.ts';
 import { setGate } from './kube.ts';
-import { gateOf } from './pods.ts';
 import { decideGates, type GateChange, releaseGates } from './readiness.ts';
 
 /** The readiness gates written: only the conditions that change. Answers the writes and whether a Pod waits. */

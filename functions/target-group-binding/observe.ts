@@ -1,10 +1,10 @@
 import type { Instance } from '../../shared/aws/ec2-port.ts';
 import type { Target } from '../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
+import { podAddresses } from '../../shared/k8s/pod-readiness.ts';
 import type { TargetGroupBinding, TgbIpAddressType, TgbTargetType } from '../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, Node, Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import type { TgbDeps } from './deps.ts';
-import { podAddresses } from './pods.ts';
 import { servicePortOf, wantedInstanceIds, wantedIpTargets } from './targets.ts';
 
 /**

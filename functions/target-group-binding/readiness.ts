@@ -1,7 +1,7 @@
 import type { TargetHealth } from '../../shared/aws/elbv2-port.ts';
+import { conditionOf, gateOf, podAddresses } from '../../shared/k8s/pod-readiness.ts';
 import type { PodConditionWrite } from '../../shared/k8s/tgb-port.ts';
 import type { Pod } from '../../shared/k8s/types.ts';
-import { conditionOf, gateOf, podAddresses } from './pods.ts';
 
 /**
  * Readiness gates, pure: each gated Pod's condition from its target's health in the target group. True only when

@@ -1,10 +1,11 @@
 import type { Target, TargetHealth } from '../../shared/aws/elbv2-port.ts';
 import { instanceIdFromProviderId } from '../../shared/aws/provider-id.ts';
 import { selectorMatches } from '../../shared/k8s/label-selector.ts';
+import { isNodeReady } from '../../shared/k8s/node-helpers.ts';
 import type { TgbIpAddressType } from '../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, LabelSelector, Node, Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
+import { gateWaitingTargets } from '../../shared/load-balancers/gated-targets.ts';
 import { eligibleNodes, ipTargets, planTargets } from '../../shared/load-balancers/targets.ts';
-import { gateOf, gateStatus, isPodConditionTrue } from './pods.ts';
 
 /**
  * A binding's wanted targets, pure: ip targets from the Service's EndpointSlices (and the reference's rule for Pods
@@ -37,53 +38,8 @@ export function wantedIpTargets(inputs: IpInputs): Target[] {
   const { servicePort, ipAddressType } = inputs;
   const ready = ipTargets({ servicePorts: [servicePort], ipAddressType }, inputs.slices);
   const out = new Map(ready.map((t) => [`${t.id}:${t.port}`, t]));
-  for (const { address, port, podName, nodeName } of notReadyEndpoints(inputs)) {
-    const pod = inputs.pods.get(podName ?? '');
-    if (!pod || !waitsOnlyForGate(pod, inputs.bindingName)) continue;
-    const node = inputs.nodes.get(nodeName ?? pod.spec?.nodeName ?? '');
-    if (!node || !isNodeReady(node)) continue;
-    out.set(`${address}:${port}`, { id: address, port });
-  }
+  for (const t of gateWaitingTargets(inputs)) out.set(`${t.id}:${t.port}`, t);
   return sortTargets([...out.values()]);
-}
-
-interface EndpointAt {
-  address: string;
-  port: number;
-  podName?: string;
-  nodeName?: string;
-}
-
-/** The endpoints not ready and not terminating, on the slice's port for the Service port (matched by name). */
-function notReadyEndpoints(inputs: IpInputs): EndpointAt[] {
-  const out: EndpointAt[] = [];
-  const family = inputs.ipAddressType === 'ipv6' ? 'IPv6' : 'IPv4';
-  const protocol = inputs.servicePort.protocol ?? 'TCP';
-  for (const slice of inputs.slices) {
-    if (slice.addressType !== family) continue;
-    const port = (slice.ports ?? []).find(
-      (p) => (p.name ?? '') === (inputs.servicePort.name ?? '') && (p.protocol ?? 'TCP') === protocol,
-    )?.port;
-    if (port === undefined) continue;
-    for (const endpoint of slice.endpoints ?? []) {
-      if (endpoint.conditions?.ready !== false || endpoint.conditions?.terminating === true) continue;
-      const podName = endpoint.targetRef?.kind === 'Pod' ? endpoint.targetRef.name : undefined;
-      for (const address of endpoint.addresses) out.push({ address, port, podName, nodeName: endpoint.nodeName });
-    }
-  }
-  return out;
-}
-
-/** The Pod has this binding's gate unmet, its containers ready, and is not going away. */
-export function waitsOnlyForGate(pod: Pod, bindingName: string): boolean {
-  const gate = gateOf(pod, bindingName);
-  if (!gate || gateStatus(pod, gate) === 'True') return false;
-  if (pod.metadata.deletionTimestamp) return false;
-  return isPodConditionTrue(pod, 'ContainersReady');
-}
-
-export function isNodeReady(node: Node): boolean {
-  return (node.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
 /** Control-plane Nodes and Fargate are never instance targets (the reference's default exclusions). */

@@ -1,4 +1,5 @@
 import type { TargetGroup } from '../aws/elbv2-port.ts';
+import type { PodGatesPort } from './tgb-port.ts';
 import { type TargetGroupBinding, TGB_API_VERSION, TGB_FINALIZER } from './tgb-types.ts';
 
 /**
@@ -116,7 +117,7 @@ export function planStackBindings(
 }
 
 /** What the Ingress and service controllers write of TargetGroupBindings (the adapters of tgb-port.ts serve it too). */
-export interface StackBindingsPort {
+export interface StackBindingWrites {
   /** Every binding of one namespace, or of every namespace; [] when the CRD is not installed. */
   listTargetGroupBindings(namespace?: string): Promise<TargetGroupBinding[]>;
   /** Creates it; a KubernetesApiError 409 AlreadyExists when one of that name exists, 404 without the CRD. */
@@ -126,4 +127,22 @@ export interface StackBindingsPort {
    * only that object (a precondition: 409 when another of that name took its place). 'gone' when it was already.
    */
   deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'>;
+}
+
+/**
+ * The stack bindings, and the Pods behind an ip target group: a Pod held back only by its gate is a target too
+ * (shared/load-balancers/gated-targets.ts), and only its Pod says so. Pods are read only when an endpoint is not ready.
+ */
+export type StackBindingsPort = StackBindingWrites & Pick<PodGatesPort, 'listPods'>;
+
+export function stackBindingsPort(
+  bindings: StackBindingWrites,
+  pods: Pick<PodGatesPort, 'listPods'>,
+): StackBindingsPort {
+  return {
+    listTargetGroupBindings: (namespace) => bindings.listTargetGroupBindings(namespace),
+    createTargetGroupBinding: (binding) => bindings.createTargetGroupBinding(binding),
+    deleteTargetGroupBinding: (namespace, name, uid) => bindings.deleteTargetGroupBinding(namespace, name, uid),
+    listPods: (namespace, selector) => pods.listPods(namespace, selector),
+  };
 }

@@ -1,7 +1,7 @@
 import { classifyKubernetesError, isConflict, isNotFound } from '../k8s/errors.ts';
 import {
   planStackBindings,
-  type StackBindingsPort,
+  type StackBindingWrites,
   type StackRef,
   type WantedStackBinding,
 } from '../k8s/stack-bindings.ts';
@@ -15,7 +15,7 @@ import {
  * load balancer serves without readiness gates).
  */
 export async function keepStackBindings(
-  port: StackBindingsPort,
+  port: StackBindingWrites,
   stack: StackRef,
   wanted: readonly WantedStackBinding[],
 ): Promise<{ writes: number; warnings: string[] }> {

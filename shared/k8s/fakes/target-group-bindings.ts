@@ -3,7 +3,7 @@ import { KubernetesApiError } from '../errors.ts';
 import type { LeaseReadPort } from '../lbc-lease.ts';
 import type { KubernetesPort, WriteGuard } from '../port.ts';
 import type { ServicesPort } from '../service-port.ts';
-import type { StackBindingsPort } from '../stack-bindings.ts';
+import { type StackBindingsPort, type StackBindingWrites, stackBindingsPort } from '../stack-bindings.ts';
 import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from '../tgb-patches.ts';
 import {
   type PodGatesPort,
@@ -43,7 +43,7 @@ import { apiTime, guardedMergePatch } from './writes.ts';
  * https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/targetgroupbinding/targetgroupbinding/
  */
 
-export type TgbOperation = keyof TargetGroupBindingsPort | keyof StackBindingsPort;
+export type TgbOperation = keyof TargetGroupBindingsPort | keyof StackBindingWrites;
 
 const WRITES: readonly TgbOperation[] = [
   'setTargetGroupBindingFinalizers',
@@ -63,7 +63,7 @@ export interface TgbChange {
   object: TargetGroupBinding;
 }
 
-export class FakeTargetGroupBindings implements TargetGroupBindingsPort, StackBindingsPort {
+export class FakeTargetGroupBindings implements TargetGroupBindingsPort, StackBindingWrites {
   /** By `namespace/name`. */
   readonly bindings = new Map<string, TargetGroupBinding>();
   /** Whether the TargetGroupBinding CRD (deploy/crds/targetgroupbindings.yaml) is installed. */
@@ -355,4 +355,9 @@ export function fakeTgbControllerKube(bindings: FakeTargetGroupBindings, kube: F
   const others: Pick<ServicesPort, 'getService' | 'listEndpointSlices'> &
     Pick<KubernetesPort, 'listNodes' | 'recordEvent'> = kube;
   return tgbControllerKube(bindings, gates, lease, others, others);
+}
+
+/** The Ingress and service controllers' stack bindings on fakes: bindings from FakeTargetGroupBindings, Pods from FakeKubernetes. */
+export function fakeStackBindings(bindings: FakeTargetGroupBindings, kube: FakeKubernetes): StackBindingsPort {
+  return stackBindingsPort(bindings, fakePodGates(kube));
 }

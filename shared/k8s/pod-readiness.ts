@@ -1,5 +1,5 @@
-import { LEGACY_READINESS_GATE_PREFIX, READINESS_GATE_PREFIX } from '../../shared/k8s/tgb-types.ts';
-import type { Pod } from '../../shared/k8s/types.ts';
+import { LEGACY_READINESS_GATE_PREFIX, READINESS_GATE_PREFIX } from './tgb-types.ts';
+import type { Pod } from './types.ts';
 
 /**
  * What a binding reads of a Pod: its readiness gate for the binding, that gate's condition, its other conditions and
