@@ -15,17 +15,17 @@ import { targetKey } from './targets.ts';
  * A binding being deleted: the targets it registered deregistered (every target of the group, or those it recorded
  * when the group is shared with other clusters), its rules no other binding needs revoked, every gated Pod let go,
  * then the finalizer dropped. The target group, its listeners and load balancer are the user's: never touched.
- * A binding the reference made for its own Service or Ingress only loses the finalizer.
+ * A stack binding (made for a Service or an Ingress group by its controller) only lets its gated Pods go: its
+ * targets are that controller's.
  */
 export async function deleteBinding(binding: TargetGroupBinding, deps: TgbDeps): Promise<undefined> {
   if (!binding.metadata.finalizers?.includes(TGB_FINALIZER)) return undefined;
-  if (!isStackBinding(binding)) {
-    try {
-      await cleanUp(binding, deps);
-    } catch (err) {
-      await recordBindingEvent(deps, binding, 'Warning', EVENT.failedCleanup, errorMessage(err));
-      throw err;
-    }
+  try {
+    if (isStackBinding(binding)) await releasePods(binding, deps);
+    else await cleanUp(binding, deps);
+  } catch (err) {
+    await recordBindingEvent(deps, binding, 'Warning', EVENT.failedCleanup, errorMessage(err));
+    throw err;
   }
   try {
     await changeFinalizer(deps, binding, TGB_FINALIZER, 'remove');
@@ -54,13 +54,18 @@ async function cleanUp(binding: TargetGroupBinding, deps: TgbDeps): Promise<void
     await applyTargetChanges(deps, group.arn, { register: [], deregister: targets });
     await reconcileNetworking(binding, at, () => undefined, deps, true);
   }
+  await releasePods(binding, deps);
+}
+
+/** Every Pod the binding's gate holds gets its condition True (a Service gone leaves no Pod to find). */
+async function releasePods(binding: TargetGroupBinding, deps: TgbDeps): Promise<void> {
   const service = await readService(binding, deps);
-  if (service)
-    await releaseAllGates(
-      await readPods(binding.metadata.namespace ?? 'default', service, deps),
-      binding.metadata.name,
-      deps,
-    );
+  if (!service) return;
+  await releaseAllGates(
+    await readPods(binding.metadata.namespace ?? 'default', service, deps),
+    binding.metadata.name,
+    deps,
+  );
 }
 
 /** By the ARN (filled in on the first pass), else by name; undefined once it is gone. */

@@ -1,7 +1,15 @@
 import type { Target, TargetGroup, TargetHealth } from '../../shared/aws/elbv2-port.ts';
 import { errorMessage, TerminalError } from '../../shared/errors.ts';
+import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { STACK_LABELS, type TargetGroupBinding, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
+import type { Pod, ServicePortSpec } from '../../shared/k8s/types.ts';
+import {
+  gateWaitingTargets,
+  hasNotReadyEndpoints,
+  waitsOnlyForGate,
+} from '../../shared/load-balancers/gated-targets.ts';
 import { applyTargetChanges } from '../../shared/load-balancers/registration.ts';
+import { planTargets } from '../../shared/load-balancers/targets.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import type { TgbDeps } from './deps.ts';
 import { anyGated, updateGates } from './gates.ts';
@@ -19,7 +27,10 @@ import { planBindingTargets, servicePortOf, targetKey } from './targets.ts';
  * makes reads only.
  */
 
-/** Whether the reference made the binding for a Service or Ingress of its own (their controller registers the targets). */
+/**
+ * Whether the binding is a stack binding, made for a Service or an Ingress group by its controller (the reference's,
+ * or ours: shared/k8s/stack-bindings.ts), which registers the targets.
+ */
 export function isStackBinding(binding: TargetGroupBinding): boolean {
   return STACK_LABELS.some((l) => l in (binding.metadata.labels ?? {}));
 }
@@ -174,8 +185,12 @@ async function gatesFor(
 }
 
 /**
- * A binding the reference made for its own Service or Ingress: that controller registers the targets; this one keeps
- * only the Pods' readiness conditions.
+ * A stack binding (the reference's, or our Ingress or service controller's: shared/k8s/stack-bindings.ts): that
+ * controller owns the target group and its targets; this one keeps the Pods' readiness conditions, and registers the
+ * target of a Pod held back only by this binding's gate that is not in the group yet (gateWaitingTargets, the rule
+ * that controller counts the same Pods as wanted by). A new Pod's containers becoming ready changes the Pod, not its
+ * EndpointSlice: only this controller, woken by Pod changes and by its own requeue, sees it in time. Nothing is ever
+ * deregistered here: removals are the owner's.
  */
 async function gatesOnly(
   binding: TargetGroupBinding,
@@ -184,10 +199,46 @@ async function gatesOnly(
 ): Promise<ReconcileResult | undefined> {
   if (group.targetType !== 'ip') return undefined;
   const service = await readService(binding, deps);
-  if (!service || !servicePortOf(service, binding.spec.serviceRef.port)) return undefined;
+  const servicePort = service ? servicePortOf(service, binding.spec.serviceRef.port) : undefined;
+  if (!service || !servicePort) return undefined;
   const pods = await readPods(binding.metadata.namespace ?? 'default', service, deps);
   if (!anyGated(pods, binding.metadata.name)) return undefined;
-  const health = await deps.elbv2.describeTargetHealth(group.arn);
+  let health = await deps.elbv2.describeTargetHealth(group.arn);
+  const waiting = await gateWaiting(binding, group, servicePort, pods, deps);
+  const { register } = planTargets(waiting, health);
+  if ((await applyTargetChanges(deps, group.arn, { register, deregister: [] })) > 0) {
+    health = await deps.elbv2.describeTargetHealth(group.arn);
+  }
   const gates = await updateGates(pods, binding.metadata.name, health, () => undefined, deps);
   return gates.waiting ? { requeueAfterSeconds: deps.readinessRequeueSeconds } : undefined;
+}
+
+/**
+ * The targets of the Pods waiting only for this binding's gate; the slices are read only when such a Pod exists, the
+ * Nodes only when an endpoint is not ready.
+ */
+async function gateWaiting(
+  binding: TargetGroupBinding,
+  group: TargetGroup,
+  servicePort: ServicePortSpec,
+  pods: readonly Pod[],
+  deps: TgbDeps,
+): Promise<Target[]> {
+  if (!pods.some((p) => waitsOnlyForGate(p, binding.metadata.name))) return [];
+  const namespace = binding.metadata.namespace ?? 'default';
+  const name = binding.spec.serviceRef.name;
+  const slices = await deps.kube.listEndpointSlices(namespace, name).catch((err: unknown) => {
+    throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
+  });
+  const shape = { servicePort, ipAddressType: group.ipAddressType, slices };
+  if (!hasNotReadyEndpoints(shape)) return [];
+  const nodes = await deps.kube.listNodes().catch((err: unknown) => {
+    throw classifyKubernetesError('listing nodes', err);
+  });
+  return gateWaitingTargets({
+    ...shape,
+    bindingName: binding.metadata.name,
+    pods: new Map(pods.map((p) => [p.metadata.name, p])),
+    nodes: new Map(nodes.map((n) => [n.metadata.name, n])),
+  });
 }
