@@ -10,7 +10,9 @@ import { configSchema } from '../shared/config/config.ts';
  * relay and the resync send TargetGroupBinding keys to. It is never on by default: TargetGroupBindings are the AWS
  * Load Balancer Controller's objects (docs/target-group-binding.md). It needs no VPC of its own: with `CCM_VPC_ID` a
  * binding whose target group lies in another VPC is refused. `CCM_TGB_READINESS_REQUEUE_SECONDS` is its runtime
- * setting in the CCM_ form, refused without the switch.
+ * setting in the CCM_ form, refused without the switch. It also has the Ingress and service functions keep a
+ * TargetGroupBinding per target group they make (STACK_TARGET_GROUP_BINDINGS, stacks/ingress.ts and service.ts), so
+ * the Pods behind them get readiness gates; without the binding controller nobody would serve those bindings.
  *
  * `CCM_LBC_SERVICES=true` makes the service controller (deployed with `CCM_VPC_ID`) serve the Services of
  * `aws-load-balancer-type: external` or `nlb-ip` and of class `service.k8s.aws/nlb` too, and grants its role the

@@ -175,6 +175,9 @@ describe('a stage with CCM_INGRESS=true', () => {
     const config = loadConfig({ ...variables, AWS_REGION: 'eu-west-1' });
     expect(config.INGRESS_DEFAULT_TAGS).toEqual({ team: 'web', 'cost-center': '42' });
     expect(config.INGRESS_DEFAULT_TARGET_TYPE).toBe('ip');
+    // No binding controller in this stage: no stack bindings (with it: stacks/target-group-binding.test.ts).
+    expect(config.STACK_TARGET_GROUP_BINDINGS).toBe(false);
+    expect(variables).not.toHaveProperty('STACK_TARGET_GROUP_BINDINGS');
   });
 
   it('has the resync send IngressGroup keys to its queue, the relay allowed to, and its URL as an output', () => {

@@ -18,6 +18,9 @@ import { type Reconciler, reconciler } from './reconciler.ts';
  * balancers are Application Load Balancers only (`app/` ARNs): it can touch no Network Load Balancer, and the
  * service controller none of its.
  *
+ * With `CCM_TARGET_GROUP_BINDING=true` it keeps a TargetGroupBinding per target group (STACK_TARGET_GROUP_BINDINGS):
+ * Kubernetes objects, granted by its ClusterRole (deploy/README-deploy.md), nothing in AWS.
+ *
  * ACM: it reads certificates to find those of an HTTPS listener's hosts. WAFv2: only with `CCM_INGRESS_WAF=true`,
  * so that a stage without web ACLs grants nothing of WAF.
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_awselasticloadbalancingv2.html
@@ -48,6 +51,8 @@ export function ingressReconciler(
             SERVICE_REPLACEMENT_GRACE_SECONDS: String(services.replacementGraceSeconds),
           }
         : {}),
+      // With the binding controller deployed: a TargetGroupBinding per target group, for its Pods' readiness gates.
+      ...(ctx.config.targetGroupBinding ? { STACK_TARGET_GROUP_BINDINGS: 'true' } : {}),
     },
   });
 }

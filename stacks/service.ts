@@ -29,7 +29,9 @@ const SERVICE_TRACKING_TAGS = ['elbv2.k8s.aws/cluster', 'service.k8s.aws/stack',
  * With `CCM_LBC_SERVICES=true` it serves the AWS Load Balancer Controller's Services too, whose Network Load
  * Balancer, listeners, target groups and security group that controller may have made: as the Ingress role
  * (stacks/iam-ingress.ts), it may then tag ours what carries `elbv2.k8s.aws/cluster=<this cluster>` (adding only the
- * two cluster tags), and its tag removal keeps the reference's tracking tags as well as the ownership tags.
+ * two cluster tags), and its tag removal keeps the reference's tracking tags as well as the ownership tags. With
+ * `CCM_TARGET_GROUP_BINDING=true` it keeps their TargetGroupBindings too (STACK_TARGET_GROUP_BINDINGS): Kubernetes
+ * objects, granted by its ClusterRole (deploy/README-deploy.md), nothing in AWS.
  *
  * Exactly the calls functions/service makes through shared/aws/ec2-adapter.ts and elbv2-adapter.ts.
  * https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html
@@ -168,6 +170,8 @@ export function serviceReconciler(
       SERVICE_CLEANUP_REQUEUE_SECONDS: String(services.cleanupRequeueSeconds),
       SERVICE_REPLACEMENT_GRACE_SECONDS: String(services.replacementGraceSeconds),
       ...(services.lbcServices ? { SERVICE_LBC_SERVICES: 'true' } : {}),
+      // With the binding controller deployed: a TargetGroupBinding per target group of the reference's Services.
+      ...(ctx.config.targetGroupBinding ? { STACK_TARGET_GROUP_BINDINGS: 'true' } : {}),
     },
   });
 }

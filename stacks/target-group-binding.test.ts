@@ -31,6 +31,8 @@ const ON = { ...BASE_ENV, CCM_TARGET_GROUP_BINDING: 'true', CCM_TGB_READINESS_RE
 const ON_IN_VPC = { ...ON, CCM_VPC_ID: VPC_ID };
 const SERVICES = { ...BASE_ENV, CCM_VPC_ID: VPC_ID };
 const LBC_SERVICES = { ...SERVICES, CCM_LBC_SERVICES: 'true' };
+/** The binding controller beside the Ingress controller and the service controller serving the reference's Services. */
+const WITH_LOAD_BALANCERS = { ...ON_IN_VPC, CCM_INGRESS: 'true', CCM_LBC_SERVICES: 'true' };
 const PREFIX = `${STAGE}-serverless-ccm`;
 const FUNCTION = `${PREFIX}-target-group-binding`;
 const QUEUE = `${PREFIX}-target-group-binding.fifo`;
@@ -54,13 +56,15 @@ let on: Json;
 let onInVpc: Json;
 let services: Json;
 let lbcServices: Json;
+let withLoadBalancers: Json;
 beforeAll(async () => {
-  [off, on, onInVpc, services, lbcServices] = await Promise.all([
+  [off, on, onInVpc, services, lbcServices, withLoadBalancers] = await Promise.all([
     synth(BASE_ENV),
     synth(ON),
     synth(ON_IN_VPC),
     synth(SERVICES),
     synth(LBC_SERVICES),
+    synth(WITH_LOAD_BALANCERS),
   ]);
 }, 240_000);
 
@@ -156,6 +160,29 @@ describe('a stage with CCM_TARGET_GROUP_BINDING=true', () => {
       Ref: queue,
     });
   });
+});
+
+describe('the stack bindings of the Ingress and service controllers', () => {
+  it('are kept when the binding controller is deployed beside them: both functions read it back on', () => {
+    for (const name of [`${PREFIX}-ingress`, `${PREFIX}-service`]) {
+      const variables = env(withLoadBalancers, name) as Record<string, string>;
+      expect(variables.STACK_TARGET_GROUP_BINDINGS).toBe('true');
+      expect(loadConfig({ ...variables, AWS_REGION: 'eu-west-1' }).STACK_TARGET_GROUP_BINDINGS).toBe(true);
+    }
+  });
+
+  it('are not without it (the Ingress stage without it: stacks/ingress.test.ts)', () => {
+    expect(env(services, `${PREFIX}-service`)).not.toHaveProperty('STACK_TARGET_GROUP_BINDINGS');
+    expect(env(lbcServices, `${PREFIX}-service`)).not.toHaveProperty('STACK_TARGET_GROUP_BINDINGS');
+  });
+
+  it('ask nothing more of AWS: the roles are those of the same stage without the binding controller', async () => {
+    const without = await synth({ ...SERVICES, CCM_INGRESS: 'true', CCM_LBC_SERVICES: 'true' });
+    for (const name of [`${PREFIX}-ingress`, `${PREFIX}-service`]) {
+      expect(roleStatements(withLoadBalancers, name)).toEqual(roleStatements(without, name));
+    }
+    expect(policyViolations(withLoadBalancers, 'prod-eu')).toEqual([]);
+  }, 120_000);
 });
 
 describe('what the binding controller may do in AWS', () => {

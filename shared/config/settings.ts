@@ -209,6 +209,13 @@ export const SETTINGS = {
    * (docs/target-group-binding.md). Off: they are left alone. The stage sets it with CCM_LBC_SERVICES=true.
    */
   SERVICE_LBC_SERVICES: withDefault(() => z.stringbool({ error: 'must be true or false' }), false),
+  /**
+   * The Ingress controller, and the service controller for the AWS Load Balancer Controller's Services, keep a
+   * TargetGroupBinding beside each target group they make, as the reference does (shared/k8s/stack-bindings.ts), so
+   * the binding controller keeps the readiness gates of the Pods behind it. Off: none are made. The stage sets it
+   * with CCM_TARGET_GROUP_BINDING=true, which deploys the binding controller those bindings need.
+   */
+  STACK_TARGET_GROUP_BINDINGS: withDefault(() => z.stringbool({ error: 'must be true or false' }), false),
   /** The TargetGroupBinding controller's FIFO queue: TargetGroupBinding keys (functions/target-group-binding). */
   TARGET_GROUP_BINDING_QUEUE_URL: optional(url),
   /**
