@@ -4,6 +4,7 @@ import type { LoadBalancer, TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { clusterTagKey } from '../../shared/aws/ownership.ts';
 import { classifyKubernetesError } from '../../shared/k8s/errors.ts';
 import { LABEL_SERVICE_NAME, serviceKey } from '../../shared/k8s/service-port.ts';
+import type { TargetGroupBinding } from '../../shared/k8s/tgb-types.ts';
 import type { Service } from '../../shared/k8s/types.ts';
 import { deleteLoadBalancerAndListeners } from '../../shared/load-balancers/listeners.ts';
 import { isOurNodeRule, nodeRules } from '../../shared/load-balancers/node-rules.ts';
@@ -18,6 +19,7 @@ import { decide, ingressHostname } from './decide.ts';
 import type { ServiceDeps } from './deps.ts';
 import { LBC_SERVICE_FINALIZER } from './lbc/names.ts';
 import { serviceAnnotations } from './lbc/options.ts';
+import { listServiceStackBindings, sweepServiceStackBindings } from './lbc/stack-bindings.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from './model/spec.ts';
 import {
   acceptableNamesFor,
@@ -102,11 +104,16 @@ interface Garbage {
    * controller's): the Node rules they need are never revoked here.
    */
   applicationGroups: TargetGroup[];
+  /** The reference's Services' TargetGroupBindings (read before the Services), and the Services. */
+  stackBindings: TargetGroupBinding[];
+  services: Service[];
 }
 
 export async function sweep(deps: ServiceDeps): Promise<GarbageReport> {
   const garbage = await findGarbage(deps);
   const report: GarbageReport = { loadBalancers: [], targetGroups: [], securityGroups: [], rules: 0, pending: 0 };
+  // Before any target group goes: a stack's bindings name its target groups (lbc/stack-bindings.ts).
+  await sweepServiceStackBindings(garbage.stackBindings, garbage.services, deps);
   for (const lb of garbage.loadBalancers) {
     await deleteLoadBalancerAndListeners(lb, deps);
     report.loadBalancers.push(lb.name);
@@ -176,6 +183,7 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
   const targetGroups = allTargetGroups.filter((g) => named(g) && inVpc(g));
   const applicationGroups = allTargetGroups.filter((g) => g.loadBalancerArns.some((arn) => applicationLbs.has(arn)));
   const tags = await deps.elbv2.describeTags([...loadBalancers, ...targetGroups].map((r) => r.arn));
+  const stackBindings = await listServiceStackBindings(deps);
   let services: Service[];
   try {
     services = await deps.kube.listServices();
@@ -251,6 +259,8 @@ async function findGarbage(deps: ServiceDeps): Promise<Garbage> {
     vpcGroups,
     applicationGroups,
     wanted,
+    stackBindings,
+    services,
   };
 }
 

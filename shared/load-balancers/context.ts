@@ -1,7 +1,8 @@
 import type { AvailabilityZone, Ec2LoadBalancerNetworkPort, Instance, SecurityGroup } from '../aws/ec2-port.ts';
-import type { Elbv2Port } from '../aws/elbv2-port.ts';
+import type { Elbv2Port, Target } from '../aws/elbv2-port.ts';
 import type { EndpointSlice, Node } from '../k8s/types.ts';
 import type { MetricsPort } from '../observability/metrics.ts';
+import type { DesiredTargetGroup } from './model.ts';
 import type { PortRange } from './security-rules.ts';
 
 /**
@@ -88,6 +89,12 @@ export interface LoadBalancerContext extends AwsPorts {
   reads: SharedReads;
   /** The EndpointSlices of a Service (IP targets). */
   endpointSlices(namespace: string, serviceName: string): Promise<EndpointSlice[]>;
+  /**
+   * IP targets of one target group beyond its ready endpoints: the Pods held back only by the readiness gate of the
+   * group's stack binding (gated-targets.ts), whose target's health is what meets the gate. Every pass that works
+   * out a group's targets (`desiredTargets`) asks it, so none deregisters what another registered. Absent: none.
+   */
+  gateWaitingTargets?(group: DesiredTargetGroup, slices: readonly EndpointSlice[]): Promise<Target[]>;
   metrics: MetricsPort;
   settings: SettingNames;
   /** The error to throw for what the user asked for and cannot be built: retrying will not help until they change it. */

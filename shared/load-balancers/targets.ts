@@ -47,7 +47,15 @@ export function ipTargets(
       for (const address of endpoint.addresses) targets.set(`${address}:${port}`, { id: address, port });
     }
   }
-  return [...targets.values()].sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
+  return sortTargets([...targets.values()]);
+}
+
+function sortTargets(targets: Target[]): Target[] {
+  return targets.sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
+}
+
+function uniqueTargets(targets: readonly Target[]): Target[] {
+  return [...new Map(targets.map((t) => [`${t.id}:${t.port}`, t])).values()];
 }
 
 const DRAINING: ReadonlySet<string> = new Set(['draining', 'unhealthy.draining']);
@@ -72,7 +80,10 @@ export function planTargets(
 /** What the targets are made from: the target groups, whose Pods (IP targets) or which Nodes (instance targets). */
 export type TargetModel = Pick<Elbv2LoadBalancerModel, 'identity' | 'targetType' | 'targetGroups' | 'targetNodeLabels'>;
 
-/** The targets of every target group, by desired name: eligible Nodes' running instances, or ready endpoints. */
+/**
+ * The targets of every target group, by desired name: eligible Nodes' running instances, or ready endpoints (and the
+ * Pods waiting only for the group's readiness gate, when the context says which: `gateWaitingTargets`).
+ */
 export async function desiredTargets(model: TargetModel, ctx: LoadBalancerContext): Promise<Map<string, Target[]>> {
   const out = new Map<string, Target[]>();
   if (model.targetType === 'ip') {
@@ -83,7 +94,11 @@ export async function desiredTargets(model: TargetModel, ctx: LoadBalancerContex
     } catch (err) {
       throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
     }
-    for (const group of model.targetGroups) out.set(group.name, ipTargets(group, slices));
+    for (const group of model.targetGroups) {
+      const ready = ipTargets(group, slices);
+      const waiting = ctx.gateWaitingTargets ? await ctx.gateWaitingTargets(group, slices) : [];
+      out.set(group.name, waiting.length > 0 ? sortTargets(uniqueTargets([...ready, ...waiting])) : ready);
+    }
     return out;
   }
   const nodes = eligibleNodes(await ctx.reads.nodes(), model.targetNodeLabels);

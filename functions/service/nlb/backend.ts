@@ -14,6 +14,7 @@ import { ingressHostname } from '../decide.ts';
 import { AnnotationError } from '../deps.ts';
 import { EVENT } from '../kube.ts';
 import { adoptLbcStack } from '../lbc/adopt.ts';
+import { keepServiceStackBindings, withGateWaiting } from '../lbc/stack-bindings.ts';
 import { type LoadBalancerSpec, loadBalancerSpec, type SpecResult } from '../model/spec.ts';
 import { loadBalancerNameFromHostname, preferredLoadBalancerName, REPLACES_TAG } from '../names.ts';
 import type { Pass } from '../writes.ts';
@@ -121,8 +122,10 @@ async function ensureNetworkLoadBalancer(
   const ctx = resourceContext(pass);
   const targetGroups = await ensureTargetGroups(spec, observed, ctx);
   await ensureListeners(spec, observed, targetGroups, ctx);
-  const targets = await desiredTargets(spec, ctx);
+  const targets = await desiredTargets(spec, withGateWaiting(ctx, pass, targetGroups));
   await ensureTargets(spec, targetGroups, targets, ctx);
+  // The reference's Services: a TargetGroupBinding per target group, for the readiness gates (lbc/stack-bindings.ts).
+  await keepServiceStackBindings(spec, targetGroups, pass);
   const warning = await ensureNodeAccess(spec, observed.lb, groups, targets, pass);
   // Only now that the Nodes admit the backend group do the groups kept from before (the reference's) go.
   if (groups && kept.length > 0) await pass.elbv2.setSecurityGroups(observed.lb.arn, groups.lbGroups);

@@ -10,6 +10,7 @@ import { cleanupRetrySeconds, type RemoveResult } from '../backend.ts';
 import { ingressHostname } from '../decide.ts';
 import { EVENT } from '../kube.ts';
 import { serviceAnnotations } from '../lbc/options.ts';
+import { dropServiceStackBindings } from '../lbc/stack-bindings.ts';
 import { loadBalancerSpec } from '../model/spec.ts';
 import {
   loadBalancerNameFromHostname,
@@ -44,6 +45,8 @@ export async function deleteNetworkLoadBalancer(pass: Pass): Promise<RemoveResul
   const built = loadBalancerSpec(service, options, { clusterName: deps.clusterName, loadBalancerName: lbName });
   const specNames = built.ok ? built.spec.targetGroups.map((g) => g.name) : [];
 
+  // The reference's Services: their TargetGroupBindings go before the target groups (lbc/stack-bindings.ts).
+  if (pass.lbc) await dropServiceStackBindings(pass);
   const groups = new Map<string, TargetGroup>();
   let deletedNow = false;
   const successor = successorLoadBalancerName(identity);

@@ -9,6 +9,7 @@ import { ownedByService } from '../annotations.ts';
 import { DEFAULT_REPLACEMENT_GRACE_SECONDS } from '../deps.ts';
 import { EVENT, setIngressHostname } from '../kube.ts';
 import { serviceAnnotations } from '../lbc/options.ts';
+import { dropStackBindingsOnMove } from '../lbc/stack-bindings.ts';
 import { type LoadBalancerSpec, loadBalancerSpec } from '../model/spec.ts';
 import { REPLACED_AT_TAG, REPLACES_TAG, securityGroupName } from '../names.ts';
 import type { Pass } from '../writes.ts';
@@ -185,6 +186,8 @@ export async function retireServing(
       : `Deleting load balancer ${old.lb.name}: the Service now uses ${successor}`,
   );
   await deleteLoadBalancerAndListeners(old.lb, pass);
+  // Moving to the in-tree way: the reference's way's TargetGroupBindings go before its target groups.
+  await dropStackBindingsOnMove(pass);
   for (const group of old.attached) if (owned(group.arn)) await deleteTargetGroup(group, pass);
   if (old.lb.securityGroups.length === 0) {
     await revokeReferenceNodeRules(old.lb.name, pass);
@@ -207,6 +210,7 @@ export async function retireServing(
  */
 async function retireLeftovers(name: string, pass: Pass): Promise<void> {
   const lbc = pass.lbc === true;
+  await dropStackBindingsOnMove(pass);
   await retireLeftoversOfWay(name, lbc, pass);
   if (pass.deps.lbcServices === true) await retireLeftoversOfWay(name, !lbc, pass);
 }

@@ -3,6 +3,7 @@ import { sameMembers } from '../../../shared/load-balancers/security-rules.ts';
 import type { EnsuredGroups } from '../../../shared/load-balancers/target-groups.ts';
 import { desiredTargets, ensureTargets, type TargetsMode } from '../../../shared/load-balancers/targets.ts';
 import { resourceContext } from '../context.ts';
+import { withGateWaiting } from '../lbc/stack-bindings.ts';
 import type { LoadBalancerSpec } from '../model/spec.ts';
 import type { ShortPass } from '../resync-check.ts';
 import type { Pass } from '../writes.ts';
@@ -34,7 +35,7 @@ export async function ensureTargetsOnly(spec: LoadBalancerSpec, pass: Pass): Pro
     ]),
   );
   const ctx = resourceContext(pass);
-  const targets = await desiredTargets(spec, ctx);
+  const targets = await desiredTargets(spec, withGateWaiting(ctx, pass, ensured));
   // Nodes only joined, or only left while staying listed, or both: IP targets (Pods) cannot have changed, and
   // instance targets are registered and deregistered without a read.
   const mode = TARGETS_MODES[pass.shortPass ?? 'node-set'];
