@@ -5,6 +5,7 @@ import {
   type KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  type V1DeleteOptions,
 } from '@kubernetes/client-node';
 import { type Clock, systemClock } from '../clock.ts';
 import {
@@ -22,9 +23,9 @@ import type { Namespace } from './ingress-types.ts';
 import type { LeaseReadPort, LeaseSnapshot } from './lbc-lease.ts';
 import { podConditionPatch } from './pod-conditions.ts';
 import type { WriteGuard } from './port.ts';
-import { labelSelectorOf, TGB_VERSION } from './rest-target-group-bindings.ts';
+import { deleteOptions, labelSelectorOf, TGB_VERSION, type TgbAdapterPort } from './rest-target-group-bindings.ts';
 import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from './tgb-patches.ts';
-import type { PodConditionWrite, PodGatesPort, TargetGroupBindingsPort } from './tgb-port.ts';
+import type { PodConditionWrite, PodGatesPort } from './tgb-port.ts';
 import {
   type TargetGroupBinding,
   type TargetGroupBindingStatus,
@@ -40,12 +41,13 @@ import type { Pod } from './types.ts';
  * `KubernetesApiError` for every API error), with the requests of `rest-target-group-bindings.ts`:
  * TargetGroupBindings through the custom objects API (a 404 on a list or a read is [] or undefined: the binding or
  * its CRD is missing), JSON merge patches (tgb-patches.ts) guarded by resourceVersion but for the status; a Pod's
- * condition as a strategic merge patch of `pods/<name>/status` after reading the Pod; the reference's Lease read.
+ * condition as a strategic merge patch of `pods/<name>/status` after reading the Pod; the reference's Lease read;
+ * the stack bindings' create (POST) and delete (DELETE, with the uid precondition when given; 404 is 'gone').
  */
 
 const STRATEGIC_MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
-export class ClientNodeTargetGroupBindings implements TargetGroupBindingsPort {
+export class ClientNodeTargetGroupBindings implements TgbAdapterPort {
   private readonly custom: CustomObjectsApi;
 
   constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
@@ -130,6 +132,23 @@ export class ClientNodeTargetGroupBindings implements TargetGroupBindingsPort {
     status: TargetGroupBindingStatus,
   ): Promise<TargetGroupBinding> {
     return this.patch(namespace, name, statusPatch(status), true);
+  }
+
+  createTargetGroupBinding(binding: TargetGroupBinding): Promise<TargetGroupBinding> {
+    const namespace = binding.metadata.namespace ?? 'default';
+    const request = { group: TGB_GROUP, version: TGB_VERSION, namespace, plural: TGB_PLURAL, body: binding };
+    return translated(
+      async () => toPlainJson(await this.custom.createNamespacedCustomObject(request)) as TargetGroupBinding,
+    );
+  }
+
+  async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
+    const body = deleteOptions(uid) as V1DeleteOptions | undefined;
+    const request = { group: TGB_GROUP, version: TGB_VERSION, namespace, plural: TGB_PLURAL, name, body };
+    const deleted = await orUndefined<object>(
+      async () => (await this.custom.deleteNamespacedCustomObject(request)) ?? {},
+    );
+    return deleted === undefined ? 'gone' : 'deleted';
   }
 
   private patch(namespace: string, name: string, body: object, status: boolean): Promise<TargetGroupBinding> {

@@ -16,14 +16,15 @@ import { type CredentialSource, refreshingPort } from './refreshing-port.ts';
 import type { TokenKubeConfig } from './rest-client.ts';
 import { RestIngresses } from './rest-ingresses.ts';
 import { RestDrain, RestIpam, RestKubernetes, RestServices } from './rest-ports.ts';
-import { RestLeaseRead, RestPodGates, RestTargetGroupBindings } from './rest-target-group-bindings.ts';
-import type { ServicesPort } from './service-port.ts';
 import {
-  type PodGatesPort,
-  type TargetGroupBindingsPort,
-  type TgbControllerKube,
-  tgbControllerKube,
-} from './tgb-port.ts';
+  RestLeaseRead,
+  RestPodGates,
+  RestTargetGroupBindings,
+  type TgbAdapterPort,
+} from './rest-target-group-bindings.ts';
+import type { ServicesPort } from './service-port.ts';
+import { type StackBindingsPort, stackBindingsPort } from './stack-bindings.ts';
+import { type PodGatesPort, type TgbControllerKube, tgbControllerKube } from './tgb-port.ts';
 
 /**
  * How a Lambda reaches the Kubernetes API (docs/architecture.md, "Reaching the Kubernetes API from
@@ -129,9 +130,9 @@ export function createIngressesPort(config: Config, deps: KubernetesAccessDeps):
   );
 }
 
-/** The binding controller's TargetGroupBindings, with the same access modes and credential refresh. */
-export function createTargetGroupBindingsPort(config: Config, deps: KubernetesAccessDeps): TargetGroupBindingsPort {
-  return createRestPort<TargetGroupBindingsPort>(
+/** TargetGroupBindings (the binding controller's port, the stack bindings' writes), with the same modes and refresh. */
+export function createTargetGroupBindingsPort(config: Config, deps: KubernetesAccessDeps): TgbAdapterPort {
+  return createRestPort<TgbAdapterPort>(
     config,
     deps,
     (kubeConfig) => new RestTargetGroupBindings(kubeConfig),
@@ -173,6 +174,11 @@ export function createTgbControllerKube(config: Config, deps: KubernetesAccessDe
   const [services, nodes] = [createServicesPort(config, deps), createKubernetesPort(config, deps)];
   const [bindings, gates] = [createTargetGroupBindingsPort(config, deps), createPodGatesPort(config, deps)];
   return tgbControllerKube(bindings, gates, createLeaseReadPort(config, deps), services, nodes);
+}
+
+/** The Ingress and service controllers' stack bindings and the Pods behind them (stack-bindings.ts), as above. */
+export function createStackBindingsPort(config: Config, deps: KubernetesAccessDeps): StackBindingsPort {
+  return stackBindingsPort(createTargetGroupBindingsPort(config, deps), createPodGatesPort(config, deps));
 }
 
 /**

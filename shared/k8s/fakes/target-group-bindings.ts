@@ -223,10 +223,13 @@ export class FakeTargetGroupBindings implements TargetGroupBindingsPort, StackBi
     return this.store({ ...binding, metadata: { ...metadata, namespace }, status: undefined }, false);
   }
 
-  /** A DELETE, with the uid precondition when given (409 when another object holds the name). */
+  /**
+   * A DELETE, with the uid precondition when given (409 when another object holds the name); 'gone' without the CRD
+   * too, as the adapters read the API server's 404.
+   */
   async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
     this.call('deleteTargetGroupBinding');
-    if (!this.crdInstalled) throw notServed();
+    if (!this.crdInstalled) return 'gone';
     const current = this.bindings.get(`${namespace}/${name}`);
     if (!current) return 'gone';
     if (uid !== undefined && current.metadata.uid !== uid) {

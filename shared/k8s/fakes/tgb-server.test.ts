@@ -12,7 +12,8 @@ import { type FakeTgbServer, startFakeTgbServer } from './tgb-server.ts';
 /**
  * The fake API server's TargetGroupBinding routes beyond what the port's adapters request (their tests are
  * client-node-target-group-bindings.test.ts): the watch a relay would open, the answers without the CRD, a PATCH
- * counted as the port write it stands for, and the routes it does not serve.
+ * counted as the port write it stands for, a create's namespace, and the routes it does not serve (the stack bindings'
+ * writes through the adapters: rest-target-group-bindings-writes.test.ts).
  */
 
 const ROOT = '/apis/elbv2.k8s.aws/v1beta1';
@@ -136,9 +137,35 @@ describe('the fake API server for TargetGroupBindings', () => {
       }),
     ).rejects.toMatchObject({ statusCode: 415 });
     await expect(
-      api.send({ method: 'DELETE', path: `${ROOT}/namespaces/shop/targetgroupbindings/a` }),
+      api.send({ method: 'PUT', path: `${ROOT}/namespaces/shop/targetgroupbindings/a`, body: stored }),
     ).rejects.toMatchObject({
       statusCode: 405,
     });
+  });
+
+  it('creates in the namespace of the URL (400 when the body names another, 405 without one), deletes as the fake', async () => {
+    const create = (path: string, body: TargetGroupBinding) =>
+      api.send<TargetGroupBinding>({ method: 'POST', path, body });
+    await expect(create(`${ROOT}/namespaces/shop/targetgroupbindings`, binding('a', 'other'))).rejects.toMatchObject({
+      statusCode: 400,
+      reason: 'BadRequest',
+    });
+    await expect(create(`${ROOT}/targetgroupbindings`, binding('a', 'shop'))).rejects.toMatchObject({
+      statusCode: 405,
+    });
+    const { namespace: _ns, ...metadata } = binding('a', 'shop').metadata;
+    const created = await create(`${ROOT}/namespaces/shop/targetgroupbindings`, { ...binding('a', 'shop'), metadata });
+    expect(created).toEqual(fake.bindings.get('shop/a'));
+    const gone = await api.send<TargetGroupBinding>({
+      method: 'DELETE',
+      path: `${ROOT}/namespaces/shop/targetgroupbindings/a`,
+      body: { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: created.metadata.uid } },
+    });
+    expect(gone).toEqual(created);
+    expect(fake.bindings.has('shop/a')).toBe(false);
+    await expect(
+      api.send({ method: 'DELETE', path: `${ROOT}/namespaces/shop/targetgroupbindings/a` }),
+    ).rejects.toMatchObject({ statusCode: 404, reason: 'NotFound' });
+    expect(Object.fromEntries(fake.calls)).toEqual({ createTargetGroupBinding: 1, deleteTargetGroupBinding: 1 });
   });
 });

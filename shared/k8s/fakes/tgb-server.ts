@@ -23,6 +23,8 @@ import { requestMergePatch } from './writes.ts';
  *   (every binding as ADDED without one), then the end of the stream, as a watch whose timeout ran out;
  * - `GET` and `PATCH .../namespaces/<ns>/targetgroupbindings/<name>[/status]`: a JSON merge patch whose
  *   `metadata.resourceVersion` is the guard (writes.ts), applied as target-group-bindings.ts's `patchBinding`;
+ * - `POST .../namespaces/<ns>/targetgroupbindings` and `DELETE .../targetgroupbindings/<name>` (DeleteOptions'
+ *   `preconditions.uid`), as the fake's `createTargetGroupBinding` and `deleteTargetGroupBinding`;
  * - every path of the CRD answers the API server's 404 for an unknown resource while it is not installed;
  * - with a FakeKubernetes, the readiness gate's Pods and Namespaces and the Leases too (server-gates.ts), and the
  *   Pods' other routes (server-pods.ts).
@@ -92,6 +94,7 @@ async function bindingRequest(
   const [namespace, name, sub] = [decode(match[1]), decode(match[2]), match[3] !== undefined];
   const { method, query } = req;
   if (name === undefined) {
+    if (method === 'POST' && namespace !== undefined) return create(fake, namespace, req);
     if (method !== 'GET') return methodNotAllowed(method);
     if (query.get('watch') === 'true' || query.get('watch') === '1') return watch(fake, history, namespace, query);
     return page(await fake.listTargetGroupBindings(namespace), fake.currentRevision(), query);
@@ -103,12 +106,44 @@ async function bindingRequest(
     if (binding) return { status: 200, body: binding };
     return { status: 404, body: status(404, 'NotFound', `targetgroupbindings.elbv2.k8s.aws "${name}" not found`) };
   }
+  if (method === 'DELETE' && !sub) return remove(fake, namespace, name, req);
   if (method !== 'PATCH') return methodNotAllowed(method);
   const current = fake.bindings.get(`${namespace}/${name}`);
   const { patch, guard } = requestMergePatch<TargetGroupBinding>(req, current?.metadata);
   const { resourceVersion: _rv, ...metadata } = (patch.metadata ?? {}) as ObjectMeta;
   const body = { ...patch, ...(patch.metadata ? { metadata } : {}) } as MergePatch<TargetGroupBinding>;
   return { status: 200, body: fake.patchRequest(namespace, name, body, guard, sub) };
+}
+
+/** A POST of a binding: the URL's namespace, which one in the body must match; 201 with the binding as stored. */
+async function create(fake: FakeTargetGroupBindings, namespace: string, req: RecordedRequest): Promise<FakeResponse> {
+  const binding = JSON.parse(req.body || '{}') as TargetGroupBinding;
+  const given = binding.metadata?.namespace;
+  if (given !== undefined && given !== namespace) {
+    const message = 'the namespace of the provided object does not match the namespace sent on the request';
+    return { status: 400, body: status(400, 'BadRequest', message) };
+  }
+  const created = await fake.createTargetGroupBinding({ ...binding, metadata: { ...binding.metadata, namespace } });
+  return { status: 201, body: created };
+}
+
+/**
+ * A DELETE, with DeleteOptions' `preconditions.uid` when the body has one: 200 with the binding marked (finalizers)
+ * or as it went; 404 when there is none; 409 when the uid is another's.
+ */
+async function remove(
+  fake: FakeTargetGroupBindings,
+  namespace: string,
+  name: string,
+  req: RecordedRequest,
+): Promise<FakeResponse> {
+  const options = JSON.parse(req.body || '{}') as { preconditions?: { uid?: string } };
+  const before = fake.bindings.get(`${namespace}/${name}`);
+  if (!before) {
+    return { status: 404, body: status(404, 'NotFound', `targetgroupbindings.elbv2.k8s.aws "${name}" not found`) };
+  }
+  await fake.deleteTargetGroupBinding(namespace, name, options.preconditions?.uid);
+  return { status: 200, body: fake.bindings.get(`${namespace}/${name}`) ?? before };
 }
 
 /** The changes after `resourceVersion` (every binding as ADDED without one), one JSON event a line. */
