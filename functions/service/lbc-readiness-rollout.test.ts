@@ -55,7 +55,7 @@ async function rollOut(honourGate: boolean) {
     for (const r of replicas) {
       const current = pod(r);
       const conditions = current.status?.conditions ?? [];
-      const gates = (current.spec?.readinessGates ?? []).map((g) => g.conditionType);
+      const gates = ((current.spec?.readinessGates ?? []) as { conditionType?: string }[]).map((g) => g.conditionType);
       const gatesTrue = gates.every((g) => conditions.some((c) => c.type === g && c.status === 'True'));
       const ready = !honourGate || gatesTrue;
       if (ready === isReady(r)) continue;
