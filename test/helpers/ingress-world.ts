@@ -1,10 +1,17 @@
 import type { IngressDeps } from '../../functions/ingress/deps.ts';
 import { ingressReconciler } from '../../functions/ingress/reconciler.ts';
+import type { TgbDeps } from '../../functions/target-group-binding/deps.ts';
+import { targetGroupBindingReconciler } from '../../functions/target-group-binding/reconciler.ts';
 import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import { FakeAcm } from '../../shared/aws/fakes/acm/fake-acm.ts';
 import type { Wafv2Port } from '../../shared/aws/wafv2-port.ts';
 import { type GroupId, groupKey } from '../../shared/ingress/membership.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
+import {
+  FakeTargetGroupBindings,
+  fakeStackBindings,
+  fakeTgbControllerKube,
+} from '../../shared/k8s/fakes/target-group-bindings.ts';
 import type { Ingress, IngressClass } from '../../shared/k8s/ingress-types.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import { createServiceWorld } from './service-world.ts';
@@ -23,7 +30,8 @@ export const ALB_CLASS: IngressClass = {
 /**
  * The service world (a VPC with public and private subnets in three zones, a cluster-tagged Node group, FakeEc2 and
  * FakeElbv2, FakeKubernetes for Services, EndpointSlices, Nodes and Events) plus what Ingresses need: FakeIngresses,
- * a FakeAcm, a web ACL table, the Ingress controller's deps and its queue.
+ * a FakeAcm, a web ACL table, the Ingress controller's deps and its queue; FakeTargetGroupBindings, the Ingress
+ * controller's deps with stack bindings on, and the binding controller's deps on the same fakes.
  */
 export function createIngressWorld() {
   const w = createServiceWorld();
@@ -58,6 +66,30 @@ export function createIngressWorld() {
     metrics: w.metrics,
   };
 
+  // TargetGroupBindings: the Ingress controller's stack bindings when asked for (`stackBindingDeps`), and the binding
+  // controller on the same fakes (`tgbDeps`, `reconcileBinding`), which keeps their Pods' readiness gates.
+  const bindings = new FakeTargetGroupBindings(w.clock);
+  const stackBindingDeps: IngressDeps = { ...ingressDeps, stackBindings: fakeStackBindings(bindings, w.kube) };
+  const tgbDeps: TgbDeps = {
+    clusterName: CLUSTER,
+    vpcId: w.serviceDeps.vpcId,
+    readinessRequeueSeconds: 10,
+    checkLbcLease: false,
+    kube: fakeTgbControllerKube(bindings, w.kube),
+    ec2: w.ec2Port,
+    elbv2: w.elbv2Port,
+    clock: w.clock,
+    log: w.serviceDeps.log,
+    metrics: w.metrics,
+  };
+  /** One pass of the binding controller over a binding. */
+  const reconcileBinding = (namespace: string, name: string) =>
+    targetGroupBindingReconciler.reconcile({ kind: 'TargetGroupBinding', namespace, name }, tgbDeps, undefined, {
+      hints: [],
+      payloads: [],
+      receiveCount: 1,
+    });
+
   let sent = 0;
   /** Sends the groups' keys and plays the queue until it is empty (requeues and retries included). */
   const converge = async (groups: GroupId[], deps: IngressDeps = ingressDeps, maxPolls = 500) => {
@@ -81,6 +113,10 @@ export function createIngressWorld() {
     acm,
     webAcls,
     ingressDeps,
+    bindings,
+    stackBindingDeps,
+    tgbDeps,
+    reconcileBinding,
     converge,
     ingress,
     hostname,

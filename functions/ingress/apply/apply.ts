@@ -8,6 +8,7 @@ import type { GroupPass } from './pass.ts';
 import { APPLIED_TAG, appliedDigest, appliedTagValue, inLine } from './quick.ts';
 import { findPredecessors, retirePredecessors, serves } from './replacement.ts';
 import { ensureRouting } from './routing.ts';
+import { keepGroupBindings } from './stack-bindings.ts';
 import { TAG } from './tags.ts';
 import { ensureNodeAccess, ensureTargetGroups, ensureTargets, wantedTargets } from './target-groups.ts';
 import { ensureWebAcl } from './waf.ts';
@@ -21,8 +22,8 @@ export type GroupResult = (ReconcileResult & { quick?: boolean }) | undefined;
  *
  *  1. load balancer  its security groups, then the load balancer found (or adopted) by name, or created (beside
  *                    the one it replaces when its name changed: replacement.ts)
- *  2. targets        target groups made or kept in line, their targets registered, the Node rules added, all
- *                    before any rule forwards to them
+ *  2. targets        target groups made or kept in line, their targets registered, their TargetGroupBindings
+ *                    kept (stack-bindings.ts), the Node rules added, all before any rule forwards to them
  *  3. routing        listeners, then each listener's rules (new ones in before old ones go, priorities moved
  *                    without a gap), then listeners no longer wanted
  *  4. unused         target groups nothing forwards to any more
@@ -40,7 +41,7 @@ export async function applyGroup(
   _receiveCount: number,
 ): Promise<GroupResult> {
   const targets = await wantedTargets(model.targetGroups, pass);
-  const digest = appliedDigest(model, targets);
+  const digest = appliedDigest(model, targets, { stackBindings: pass.deps.stackBindings !== undefined });
   const current = await findGroupLoadBalancer(model.loadBalancer.name, pass);
   if (current && inLine(build, current.lb, current.tags, digest, pass)) return { quick: true };
   const predecessors = await findPredecessors(build, model, current, pass);
@@ -62,6 +63,8 @@ export async function applyGroup(
   // A group just made has no targets yet, but one found unattached (an earlier pass crashed) may: read those.
   const fresh = new Set([...created].filter((arn) => ensured.created && arn));
   await ensureTargets(model.targetGroups, groups, targets, fresh, pass);
+  // Before any rule forwards to a new target group: a Pod created from then on gets its readiness gate.
+  await keepGroupBindings(model.targetGroups, groups, pass);
   if (ensured.backendGroupId) {
     const reached = await ensureNodeAccess(model.targetGroups, targets, ensured.backendGroupId, pass);
     if (!reached) {

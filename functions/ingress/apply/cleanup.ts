@@ -4,14 +4,16 @@ import { deleteSecurityGroup } from '../../../shared/load-balancers/security-gro
 import { deleteTargetGroup } from '../../../shared/load-balancers/target-groups.ts';
 import { MetricName } from '../../../shared/observability/metrics.ts';
 import type { GroupPass } from './pass.ts';
+import { deleteGroupBindings } from './stack-bindings.ts';
 import { adoptionTags, isStackResource, RESOURCE, TAG } from './tags.ts';
 import { type StackTargetGroups, tagsOf } from './target-groups.ts';
 
 /**
  * What a group no longer needs goes once nothing uses it: target groups no rule forwards to any more (after the
- * rules moved off them), and, when the group has no member left, everything its stack owns: the load balancer
- * (its listeners and rules with it), its target groups, its managed security group. A security group the load
- * balancer's interfaces still hold (for minutes after it goes) is tried again later: deletion never waits on it.
+ * rules moved off them), and, when the group has no member left, everything its stack owns: its TargetGroupBindings,
+ * the load balancer (its listeners and rules with it), its target groups, its managed security group. A security
+ * group the load balancer's interfaces still hold (for minutes after it goes) is tried again later: deletion never
+ * waits on it.
  */
 
 /** Deletes the stack's target groups the load balancer had that the pass no longer uses; answers how many must wait. */
@@ -84,6 +86,8 @@ export async function deleteStack(inventory: StackInventory, pass: GroupPass): P
     const missing = adoptionTags(group.tags, clusterName);
     if (Object.keys(missing).length > 0) await ec2.createTags([group.groupId], missing);
   }
+  // The bindings first: their finalizer lets the gated Pods go while their target groups still exist.
+  await deleteGroupBindings(pass);
   for (const lb of inventory.loadBalancers) await deleteLoadBalancer(lb, pass);
   let servingGone = true;
   for (const group of inventory.targetGroups) {

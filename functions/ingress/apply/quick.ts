@@ -19,12 +19,22 @@ export const APPLIED_TAG = 'serverless-ccm/applied';
 /** How long a digest stands in for a full look at AWS. */
 export const FULL_PASS_INTERVAL_MS = 60 * 60 * 1000;
 
-export function appliedDigest(model: IngressGroupModel, targets: ReadonlyMap<string, Target[]>): string {
+/**
+ * With stack bindings on (functions/ingress/apply/stack-bindings.ts) the digest differs, so turning them on makes a
+ * full pass (which makes the bindings); off, it is what it always was.
+ */
+export function appliedDigest(
+  model: IngressGroupModel,
+  targets: ReadonlyMap<string, Target[]>,
+  options: { stackBindings: boolean } = { stackBindings: false },
+): string {
   const sortedTargets = [...targets.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([id, list]) => [id, list.map((t) => `${t.id}:${t.port}`).sort()]);
   return createHash('sha256')
-    .update(JSON.stringify({ model, targets: sortedTargets }))
+    .update(
+      JSON.stringify({ model, targets: sortedTargets, ...(options.stackBindings ? { stackBindings: true } : {}) }),
+    )
     .digest('hex')
     .slice(0, 32);
 }

@@ -10,6 +10,7 @@ import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../../
 import type { ModelTargetGroup } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
 import { alternateTargetGroupName } from './replacement.ts';
+import { GateReads } from './stack-bindings.ts';
 import { adoptionTags, isStackResource, stackTags, TAG } from './tags.ts';
 
 /**
@@ -152,13 +153,17 @@ async function create(model: ModelTargetGroup, name: string, pass: GroupPass): P
   return result;
 }
 
-/** Every target group's wanted targets, by resource ID: eligible Nodes' running instances, or ready endpoints. */
+/**
+ * Every target group's wanted targets, by resource ID: eligible Nodes' running instances, or ready endpoints; with
+ * stack bindings, also the endpoints whose Pod waits only for its target group's readiness gate (stack-bindings.ts).
+ */
 export async function wantedTargets(
   groups: readonly ModelTargetGroup[],
   pass: GroupPass,
 ): Promise<Map<string, Target[]>> {
   const out = new Map<string, Target[]>();
   let instanceIds: string[] | undefined;
+  const gated = pass.deps.stackBindings ? new GateReads(pass.deps.stackBindings, pass) : undefined;
   for (const group of groups) {
     if (group.targetType === 'ip') {
       const { namespace, name } = group.service;
@@ -168,7 +173,8 @@ export async function wantedTargets(
       } catch (err) {
         throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
       }
-      out.set(group.resourceId, ipTargets(asDesired(group), slices));
+      const ready = ipTargets(asDesired(group), slices);
+      out.set(group.resourceId, gated ? withGated(ready, await gated.targets(group, slices)) : ready);
       continue;
     }
     if (!instanceIds) {
@@ -181,6 +187,13 @@ export async function wantedTargets(
     out.set(group.resourceId, instanceTargets(asDesired(group), instanceIds));
   }
   return out;
+}
+
+/** The ready targets and the gate-waiting ones, once each, in the order ipTargets gives (by address, then port). */
+function withGated(ready: Target[], gated: readonly Target[]): Target[] {
+  if (gated.length === 0) return ready;
+  const all = new Map([...ready, ...gated].map((t) => [`${t.id}:${t.port}`, t]));
+  return [...all.values()].sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
 }
 
 /**
