@@ -3,6 +3,7 @@ import type { GroupId } from '../../shared/ingress/membership.ts';
 import { type TargetGroupBinding, TGB_API_VERSION, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import { createIngressWorld, type IngressWorld } from '../../test/helpers/ingress-world.ts';
 import { FULL_PASS_INTERVAL_MS } from './apply/quick.ts';
+import { alternateTargetGroupName } from './apply/replacement.ts';
 import { collectIngressGarbage } from './gc.ts';
 import { backend, makeIngress, makeService, path, rule } from './model/testing/builders.ts';
 
@@ -171,6 +172,33 @@ describe('an explicit group with stack bindings on', () => {
 
     expect(all().every((b) => b.metadata.deletionTimestamp)).toBe(true);
     expect(all()).toHaveLength(2);
+  });
+});
+
+describe('a load balancer replaced (its scheme changed)', () => {
+  it("moves each binding to the successor's target group, which takes the alternate name", async () => {
+    putShop();
+    await w.converge([SHOP], w.stackBindingDeps);
+    const before = groupOf('web');
+    w.ingresses.mutateIngress('default', 'web', (i) => {
+      i.metadata.annotations!['alb.ingress.kubernetes.io/scheme'] = 'internet-facing';
+    });
+    w.ingresses.mutateIngress('shop', 'api', (i) => {
+      i.metadata.annotations!['alb.ingress.kubernetes.io/scheme'] = 'internet-facing';
+    });
+    await w.converge([SHOP], w.stackBindingDeps);
+
+    const after = groupOf('web');
+    expect(w.loadBalancers()).toHaveLength(1);
+    expect(after.name).toBe(alternateTargetGroupName(before.name));
+    const live = all().filter((b) => !b.metadata.deletionTimestamp);
+    expect(live.map((b) => b.metadata.name).sort()).toEqual(
+      targetGroups()
+        .map((g) => g.name)
+        .sort(),
+    );
+    expect(w.bindings.bindings.get(`default/${after.name}`)!.spec.targetGroupARN).toBe(after.arn);
+    expect(w.bindings.bindings.get(`default/${before.name}`)?.metadata.deletionTimestamp).toBeDefined();
   });
 });
 
