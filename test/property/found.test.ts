@@ -11,12 +11,14 @@ import { runHistory } from './property.ts';
 const step = (op: Step['op'], gapMs: number, pumps: number): Step => ({ op, gapMs, pumps });
 
 describe('histories the engine property found', () => {
-  // Found on 2026-12-04 (seed 1533289566); it fails the same way on the code before TargetGroupBindings (the binding
-  // steps, no-ops here, replaced by a no-op spot notice): with new resources invisible for 60 s, the Service's target
-  // group never gets the one instance (its Node joined without a provider ID, never Ready, stopped last), which the
-  // calm run registers. The end state depends on timing: a convergence bug in the service controller's Node-set
-  // passes, to be found and fixed.
-  it.fails('a Node that gets its provider ID while the new target group is not yet visible ends registered, as in the calm run', async () => {
+  // Found on 2026-12-04 (seed 1533289566): with new resources invisible for 60 s, the Service's target group lacked
+  // the one instance (its Node joined without a provider ID, never Ready, stopped last), which the calm run had.
+  // Not a controller bug: the history pumps the queue only at its steps, the Service's pass that finally saw its
+  // target group came after the stop, and AWS refuses to register a stopped instance (one registered before it
+  // stopped stays). So a stopped instance's registration is not compared (observe.ts); everything else still is.
+  // (On the way, a target group still unknown after the quick attempts became a retry with backoff instead of an
+  // acknowledged failure: functions/service/nlb/backend.ts.)
+  it('a Node stopped before the Service’s pass could see its new target group: the same end as the calm run otherwise', async () => {
     const history: Step[] = [
       step({ op: 'launch', slot: 1, invisibleCalls: 0 }, 0, 0),
       step({ op: 'join', slot: 1, providerId: false, ready: false }, 0, 0),

@@ -121,6 +121,10 @@ export function projection(c: Cluster, truth: Truth) {
       ),
     })),
   );
+  const stoppedInstance = (id: string) => {
+    const state = ec2.instances.get(id)?.state;
+    return state === 'stopped' || state === 'stopping';
+  };
   const targetGroups = sorted(
     [...elbv2.targetGroups.values()].map(({ tg, tags, targets }) => ({
       name: owner(tags, tg.name),
@@ -128,8 +132,11 @@ export function projection(c: Cluster, truth: Truth) {
       port: tg.port,
       targetType: tg.targetType,
       tags: timeless(tags),
+      // An instance stopped at the end is in its target group if a pass registered it while it ran, and cannot be
+      // put there once stopped (RegisterTargets refuses it; AWS keeps one registered before): where it ends depends
+      // on when the passes ran, not on where the cluster ended, so it is not compared.
       targets: [...targets.values()]
-        .filter((t) => t.state !== 'draining')
+        .filter((t) => t.state !== 'draining' && !stoppedInstance(t.target.id))
         .map((t) => `${t.target.id}:${t.target.port}`)
         .sort(),
     })),

@@ -1,4 +1,4 @@
-import { TerminalError } from '../../../shared/errors.ts';
+import { RetryableError } from '../../../shared/errors.ts';
 import { codeOf, NotVisibleYetError } from '../../../shared/load-balancers/errors.ts';
 import { ensureListeners } from '../../../shared/load-balancers/listeners.ts';
 import type { ObservedLoadBalancer } from '../../../shared/load-balancers/observed.ts';
@@ -64,8 +64,11 @@ export const FRESH_RESOURCE_REQUEUE_SECONDS = 5;
 
 /**
  * A group or target group made a moment ago may be unknown to the next call that names it: AWS documents
- * this eventual consistency. The pass is tried again shortly (everything is found again by name), for a
- * bounded number of attempts, then reported as terminal.
+ * this eventual consistency, usually seconds, rarely minutes. The pass is tried again shortly (everything is
+ * found again by name), a bounded number of times; after that it fails as any AWS error does, and the queue's
+ * backoff takes over: the key is never dropped (a resource really gone is found missing and made again, and one
+ * that never shows up ends in the DLQ). Acknowledging it instead left the Service as it was until its next
+ * change or resync, and a Node that joined meanwhile was never registered while its instance ran.
  * https://docs.aws.amazon.com/ec2/latest/devguide/eventual-consistency.html
  */
 async function ensureWithFreshResources(
@@ -78,7 +81,7 @@ async function ensureWithFreshResources(
     const code = err instanceof NotVisibleYetError ? 'NameTakenNotVisible' : codeOf(err);
     if (!code || !(NOT_VISIBLE_YET.has(code) || err instanceof NotVisibleYetError)) throw err;
     if (pass.receiveCount >= FRESH_RESOURCE_ATTEMPTS) {
-      throw new TerminalError(
+      throw new RetryableError(
         `a security group or target group is still unknown to AWS after ${pass.receiveCount} attempts (${code}): ${(err as Error).message}`,
         { cause: err },
       );
