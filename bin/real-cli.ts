@@ -35,6 +35,7 @@ import {
 } from '../shared/k8s/client-node-target-group-bindings.ts';
 import { ingressControllerKube } from '../shared/k8s/ingress-port.ts';
 import { serviceControllerKube } from '../shared/k8s/service-port.ts';
+import { stackBindingsPort } from '../shared/k8s/stack-bindings.ts';
 import { tgbControllerKube } from '../shared/k8s/tgb-port.ts';
 import { MetricName, RecordingMetrics } from '../shared/observability/metrics.ts';
 import type { RealArgs } from './args.ts';
@@ -143,6 +144,8 @@ function clientNodePorts(config: Config, metrics: RecordingMetrics, kubeConfig: 
         new ClientNodeServices(kubeConfig),
         new ClientNodeKubernetes(kubeConfig),
       ),
+    stackBindings: () =>
+      stackBindingsPort(new ClientNodeTargetGroupBindings(kubeConfig), new ClientNodePodGates(kubeConfig)),
   };
 }
 

@@ -20,6 +20,7 @@ import type { IngressControllerKube } from '../shared/k8s/ingress-port.ts';
 import type { IpamKubernetesPort } from '../shared/k8s/ipam-port.ts';
 import type { LeaseReadPort } from '../shared/k8s/lbc-lease.ts';
 import type { ServiceControllerKube } from '../shared/k8s/service-port.ts';
+import type { StackBindingsPort } from '../shared/k8s/stack-bindings.ts';
 import type { TgbControllerKube } from '../shared/k8s/tgb-port.ts';
 import type { RealArgs } from './args.ts';
 import type { ControllerOptions } from './engine.ts';
@@ -44,6 +45,11 @@ export interface RealPorts {
   acm(): AcmPort;
   wafv2(): Wafv2Port;
   tgbKube(): TgbControllerKube;
+  /**
+   * The Ingress and service controllers' TargetGroupBindings and the Pods behind them (shared/k8s/stack-bindings.ts),
+   * used when the binding controller runs beside them; absent, they keep none.
+   */
+  stackBindings?(): StackBindingsPort;
 }
 
 /** The switches as real mode reads them: the settings the Lambdas read, and the stage's own four. */
@@ -115,13 +121,21 @@ export function controllerPlan(
   ports: RealPorts,
 ): { controllers: RealControllers; off: [ControllerName, string][] } {
   const off: [ControllerName, string][] = [];
-  const controllers: Record<string, unknown> = {};
+  const built: Record<string, unknown> = {};
   for (const state of controllerStates(switches)) {
     const why = whyOff(state, dryRun);
     if (why) off.push([state.name, why]);
-    else controllers[state.name] = REAL_CONTROLLERS[state.name](config, ports);
+    else built[state.name] = REAL_CONTROLLERS[state.name](config, ports);
   }
-  return { controllers: controllers as RealControllers, off };
+  const controllers = built as RealControllers;
+  // As the stage sets STACK_TARGET_GROUP_BINDINGS: the Ingress and service controllers keep a TargetGroupBinding per
+  // target group they make exactly when the binding controller, which serves those bindings, runs beside them.
+  if (controllers['target-group-binding'] && ports.stackBindings) {
+    const stackBindings = ports.stackBindings();
+    if (controllers.ingress) controllers.ingress = { ...controllers.ingress, stackBindings };
+    if (controllers.service) controllers.service = { ...controllers.service, stackBindings };
+  }
+  return { controllers, off };
 }
 
 /** Each controller's resync period: `--resync-seconds` for all, else as deployed (shared/controllers.ts). */

@@ -12,7 +12,11 @@ import { Wafv2Adapter } from '../shared/aws/wafv2-adapter.ts';
 import { FakeClock } from '../shared/clock.ts';
 import { FakeKubernetes } from '../shared/k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../shared/k8s/fakes/ingresses.ts';
-import { FakeTargetGroupBindings, fakeTgbControllerKube } from '../shared/k8s/fakes/target-group-bindings.ts';
+import {
+  FakeTargetGroupBindings,
+  fakeStackBindings,
+  fakeTgbControllerKube,
+} from '../shared/k8s/fakes/target-group-bindings.ts';
 import { isNodeReady, TAINT_UNINITIALIZED } from '../shared/k8s/node-helpers.ts';
 import { parseCidr } from '../shared/net/cidr.ts';
 import type { Log } from '../shared/observability/log.ts';
@@ -80,6 +84,9 @@ export function createSimulation(options: SimulationOptions) {
   const ingresses = new FakeIngresses(clock);
   const bindings = new FakeTargetGroupBindings(clock);
   const elbv2Port = new Elbv2Adapter(elbv2);
+  // The binding controller runs, so the Ingress and service controllers keep their stack bindings, as deployed with
+  // CCM_TARGET_GROUP_BINDING=true (STACK_TARGET_GROUP_BINDINGS).
+  const stackBindings = fakeStackBindings(bindings, kube);
   const engine = createEngine({
     clusterName: SIM_CLUSTER,
     region: 'eu-west-1',
@@ -101,6 +108,7 @@ export function createSimulation(options: SimulationOptions) {
         elb: elbPort,
         kube,
         provisioningRequeueSeconds: 30,
+        stackBindings,
       },
       interruption: { drain: kube },
       ipam: { pods: kube, vpcId: 'vpc-0a1b2c3d', cooldownSeconds: SIM_IPAM_COOLDOWN_SECONDS },
@@ -111,6 +119,7 @@ export function createSimulation(options: SimulationOptions) {
         elbv2: new Elbv2Adapter(elbv2),
         acm: new AcmAdapter(new FakeAcm(clock)),
         wafv2: new Wafv2Adapter(new FakeWafv2(clock)),
+        stackBindings,
       },
       // Runs as deployed with CCM_TARGET_GROUP_BINDING=true: the scenario's binding (bin/sim-tgb.ts).
       'target-group-binding': { kube: fakeTgbControllerKube(bindings, kube), elbv2: elbv2Port },

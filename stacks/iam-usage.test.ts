@@ -324,6 +324,8 @@ const CUSTOM_OBJECT_CALLS: Readonly<Record<string, string>> = {
   'CustomObjectsApi.getNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:get',
   'CustomObjectsApi.patchNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:patch',
   'CustomObjectsApi.patchNamespacedCustomObjectStatus': 'elbv2.k8s.aws/targetgroupbindings/status:patch',
+  'CustomObjectsApi.createNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:create',
+  'CustomObjectsApi.deleteNamespacedCustomObject': 'elbv2.k8s.aws/targetgroupbindings:delete',
 };
 const VERB: Readonly<Record<string, string>> = {
   read: 'get',

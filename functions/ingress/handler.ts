@@ -13,6 +13,7 @@ import {
   createKubernetesPort,
   createLeaseReadPort,
   createServicesPort,
+  createStackBindingsPort,
 } from '../../shared/k8s/lambda-access.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
 import { ingressReconciler } from './reconciler.ts';
@@ -33,6 +34,8 @@ export const handler = workqueueHandler(
       // Its settings as shared/controllers.ts reads them (`npm start -- --real` reads them the same way).
       ...settingsOf('ingress', config),
       kube,
+      // With STACK_TARGET_GROUP_BINDINGS: a TargetGroupBinding per target group (shared/k8s/stack-bindings.ts).
+      ...(config.STACK_TARGET_GROUP_BINDINGS ? { stackBindings: createStackBindingsPort(config, access) } : {}),
       ec2: createEc2LoadBalancerNetworkPort(config, metrics),
       elbv2: createElbv2Port(config, metrics),
       acm: createAcmPort(config, metrics),

@@ -6,6 +6,7 @@ import {
   createKubernetesPort,
   createLeaseReadPort,
   createServicesPort,
+  createStackBindingsPort,
 } from '../../shared/k8s/lambda-access.ts';
 import { serviceControllerKube } from '../../shared/k8s/service-port.ts';
 import { workqueueHandler } from '../../shared/queue/lambda-handler.ts';
@@ -28,6 +29,8 @@ export const handler = workqueueHandler(
       // Its settings as shared/controllers.ts reads them (`npm start -- --real` reads them the same way).
       ...settingsOf('service', config),
       kube,
+      // With STACK_TARGET_GROUP_BINDINGS: a TargetGroupBinding per target group of a reference-way Service (lbc/).
+      ...(config.STACK_TARGET_GROUP_BINDINGS ? { stackBindings: createStackBindingsPort(config, access) } : {}),
       ec2: createEc2LoadBalancerNetworkPort(config, metrics),
       elbv2: createElbv2Port(config, metrics),
       elb: createElbPort(config, metrics),
