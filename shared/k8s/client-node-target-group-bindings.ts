@@ -23,9 +23,10 @@ import type { Namespace } from './ingress-types.ts';
 import type { LeaseReadPort, LeaseSnapshot } from './lbc-lease.ts';
 import { podConditionPatch } from './pod-conditions.ts';
 import type { WriteGuard } from './port.ts';
-import { deleteOptions, labelSelectorOf, TGB_VERSION, type TgbAdapterPort } from './rest-target-group-bindings.ts';
+import { deleteOptions, labelSelectorOf, TGB_VERSION } from './rest-target-group-bindings.ts';
+import type { StackBindingWrites } from './stack-bindings.ts';
 import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from './tgb-patches.ts';
-import type { PodConditionWrite, PodGatesPort } from './tgb-port.ts';
+import type { PodConditionWrite, PodGatesPort, TargetGroupBindingsPort } from './tgb-port.ts';
 import {
   type TargetGroupBinding,
   type TargetGroupBindingStatus,
@@ -47,7 +48,7 @@ import type { Pod } from './types.ts';
 
 const STRATEGIC_MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch);
 
-export class ClientNodeTargetGroupBindings implements TgbAdapterPort {
+export class ClientNodeTargetGroupBindings implements TargetGroupBindingsPort, StackBindingWrites {
   private readonly custom: CustomObjectsApi;
 
   constructor(kubeConfig: KubeConfig, options: { userAgent?: string } = {}) {
@@ -145,10 +146,13 @@ export class ClientNodeTargetGroupBindings implements TgbAdapterPort {
   async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
     const body = deleteOptions(uid) as V1DeleteOptions | undefined;
     const request = { group: TGB_GROUP, version: TGB_VERSION, namespace, plural: TGB_PLURAL, name, body };
-    const deleted = await orUndefined<object>(
-      async () => (await this.custom.deleteNamespacedCustomObject(request)) ?? {},
-    );
-    return deleted === undefined ? 'gone' : 'deleted';
+    try {
+      await translated(() => this.custom.deleteNamespacedCustomObject(request));
+      return 'deleted';
+    } catch (err) {
+      if (isNotFound(err)) return 'gone';
+      throw err;
+    }
   }
 
   private patch(namespace: string, name: string, body: object, status: boolean): Promise<TargetGroupBinding> {

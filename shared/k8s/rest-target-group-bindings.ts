@@ -34,10 +34,13 @@ import type { Pod } from './types.ts';
 
 export const TGB_VERSION = 'v1beta1';
 
-/** What both adapters of TargetGroupBindings serve: the binding controller's port, and the stack bindings' writes. */
+/**
+ * What both adapters of TargetGroupBindings serve: the binding controller's port, and the stack bindings' writes.
+ * The classes name each interface in their `implements` (test/helpers/code-usage.ts follows interfaces by name).
+ */
 export type TgbAdapterPort = TargetGroupBindingsPort & StackBindingWrites;
 
-export class RestTargetGroupBindings implements TgbAdapterPort {
+export class RestTargetGroupBindings implements TargetGroupBindingsPort, StackBindingWrites {
   private readonly custom: CustomObjectsApi;
   private readonly writes: CustomObjectWrites;
 
@@ -126,10 +129,14 @@ export class RestTargetGroupBindings implements TgbAdapterPort {
   }
 
   async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
-    const deleted = await orUndefined(() =>
-      this.writes.deleteNamespacedCustomObject(TGB_GROUP, TGB_VERSION, namespace, TGB_PLURAL, name, deleteOptions(uid)),
-    );
-    return deleted === undefined ? 'gone' : 'deleted';
+    const options = deleteOptions(uid);
+    try {
+      await this.writes.deleteNamespacedCustomObject(TGB_GROUP, TGB_VERSION, namespace, TGB_PLURAL, name, options);
+      return 'deleted';
+    } catch (err) {
+      if (isNotFound(err)) return 'gone';
+      throw err;
+    }
   }
 
   private patch(namespace: string, name: string, body: object): Promise<TargetGroupBinding> {
@@ -198,17 +205,16 @@ class CustomObjectWrites {
     });
   }
 
-  /** Answers the API server's body (the object marked or as it went), `{}` when it sent none. */
-  async deleteNamespacedCustomObject(
+  deleteNamespacedCustomObject(
     group: string,
     version: string,
     namespace: string,
     plural: string,
     name: string,
     body: object | undefined,
-  ): Promise<object> {
+  ): Promise<unknown> {
     const objectPath = path('apis', group, version, 'namespaces', namespace, plural, name);
-    return (await this.api.send<object | undefined>({ method: 'DELETE', path: objectPath, body })) ?? {};
+    return this.api.send({ method: 'DELETE', path: objectPath, body });
   }
 }
 
