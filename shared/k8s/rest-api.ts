@@ -144,7 +144,7 @@ export class NetworkingV1Api {
   }
 }
 
-/** Custom resources (the IngressClassParams of deploy/crds/). */
+/** Custom resources (the IngressClassParams and TargetGroupBindings of deploy/crds/). */
 export class CustomObjectsApi {
   constructor(private readonly api: KubernetesRestClient) {}
 
@@ -187,6 +187,29 @@ export class CustomObjectsApi {
     body: object,
   ): Promise<T> {
     return mergePatch(this.api, path('apis', group, version, 'namespaces', namespace, plural, name), body);
+  }
+
+  createNamespacedCustomObject<T>(
+    group: string,
+    version: string,
+    namespace: string,
+    plural: string,
+    body: object,
+  ): Promise<T> {
+    return this.api.send({ method: 'POST', path: path('apis', group, version, 'namespaces', namespace, plural), body });
+  }
+
+  /** `body` (DeleteOptions) left out when there is none: the request then has no body. */
+  deleteNamespacedCustomObject<T>(
+    group: string,
+    version: string,
+    namespace: string,
+    plural: string,
+    name: string,
+    body?: object,
+  ): Promise<T> {
+    const object = path('apis', group, version, 'namespaces', namespace, plural, name);
+    return this.api.send({ method: 'DELETE', path: object, body });
   }
 
   patchNamespacedCustomObjectStatus<T>(

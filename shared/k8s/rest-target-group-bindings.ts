@@ -4,7 +4,7 @@ import type { LeaseReadPort, LeaseSnapshot } from './lbc-lease.ts';
 import { podConditionPatch } from './pod-conditions.ts';
 import type { WriteGuard } from './port.ts';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, listAll } from './rest-api.ts';
-import { guardedPatch, KubernetesRestClient, path, type TokenKubeConfig } from './rest-client.ts';
+import { guardedPatch, KubernetesRestClient, type TokenKubeConfig } from './rest-client.ts';
 import type { RestPortOptions } from './rest-ports.ts';
 import type { StackBindingWrites } from './stack-bindings.ts';
 import { annotationsPatch, finalizersPatch, specFillPatch, statusPatch } from './tgb-patches.ts';
@@ -42,12 +42,9 @@ export type TgbAdapterPort = TargetGroupBindingsPort & StackBindingWrites;
 
 export class RestTargetGroupBindings implements TargetGroupBindingsPort, StackBindingWrites {
   private readonly custom: CustomObjectsApi;
-  private readonly writes: CustomObjectWrites;
 
   constructor(kubeConfig: TokenKubeConfig, options: RestPortOptions = {}) {
-    const client = new KubernetesRestClient(kubeConfig, options.userAgent);
-    this.custom = new CustomObjectsApi(client);
-    this.writes = new CustomObjectWrites(client);
+    this.custom = new CustomObjectsApi(new KubernetesRestClient(kubeConfig, options.userAgent));
   }
 
   async listTargetGroupBindings(namespace?: string): Promise<TargetGroupBinding[]> {
@@ -119,7 +116,7 @@ export class RestTargetGroupBindings implements TargetGroupBindingsPort, StackBi
 
   createTargetGroupBinding(binding: TargetGroupBinding): Promise<TargetGroupBinding> {
     const namespace = binding.metadata.namespace ?? 'default';
-    return this.writes.createNamespacedCustomObject<TargetGroupBinding>(
+    return this.custom.createNamespacedCustomObject<TargetGroupBinding>(
       TGB_GROUP,
       TGB_VERSION,
       namespace,
@@ -131,7 +128,7 @@ export class RestTargetGroupBindings implements TargetGroupBindingsPort, StackBi
   async deleteTargetGroupBinding(namespace: string, name: string, uid?: string): Promise<'deleted' | 'gone'> {
     const options = deleteOptions(uid);
     try {
-      await this.writes.deleteNamespacedCustomObject(TGB_GROUP, TGB_VERSION, namespace, TGB_PLURAL, name, options);
+      await this.custom.deleteNamespacedCustomObject(TGB_GROUP, TGB_VERSION, namespace, TGB_PLURAL, name, options);
       return 'deleted';
     } catch (err) {
       if (isNotFound(err)) return 'gone';
@@ -187,34 +184,6 @@ export class RestLeaseRead implements LeaseReadPort {
 
   getLease(namespace: string, name: string): Promise<LeaseSnapshot | undefined> {
     return orUndefined(() => this.coordination.readNamespacedLease<LeaseSnapshot>(namespace, name));
-  }
-}
-
-/**
- * The custom object writes the stack bindings make, named as client-node's `CustomObjectsApi` names them. Their place
- * is rest-api.ts's CustomObjectsApi (test/helpers/code-usage.ts reads the requests there); kept here until it has them.
- */
-class CustomObjectWrites {
-  constructor(private readonly api: KubernetesRestClient) {}
-
-  createNamespacedCustomObject<T>(group: string, version: string, namespace: string, plural: string, body: object) {
-    return this.api.send<T>({
-      method: 'POST',
-      path: path('apis', group, version, 'namespaces', namespace, plural),
-      body,
-    });
-  }
-
-  deleteNamespacedCustomObject(
-    group: string,
-    version: string,
-    namespace: string,
-    plural: string,
-    name: string,
-    body: object | undefined,
-  ): Promise<unknown> {
-    const objectPath = path('apis', group, version, 'namespaces', namespace, plural, name);
-    return this.api.send({ method: 'DELETE', path: objectPath, body });
   }
 }
 
