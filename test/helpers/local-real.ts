@@ -28,7 +28,11 @@ import { systemClock } from '../../shared/clock.ts';
 import { loadConfig } from '../../shared/config/config.ts';
 import { FakeKubernetes } from '../../shared/k8s/fakes/fake-kubernetes.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
-import { FakeTargetGroupBindings, fakeTgbControllerKube } from '../../shared/k8s/fakes/target-group-bindings.ts';
+import {
+  FakeTargetGroupBindings,
+  fakeStackBindings,
+  fakeTgbControllerKube,
+} from '../../shared/k8s/fakes/target-group-bindings.ts';
 import { type Log, silentLog } from '../../shared/observability/log.ts';
 import { RecordingMetrics } from '../../shared/observability/metrics.ts';
 import { makeNode } from './nodes.ts';
@@ -232,6 +236,7 @@ function fakePorts(w: LocalRealWorld): RealPorts {
     acm: () => new AcmAdapter(w.acm),
     wafv2: () => new Wafv2Adapter(w.wafv2),
     tgbKube: () => fakeTgbControllerKube(w.bindings, w.kube),
+    stackBindings: () => fakeStackBindings(w.bindings, w.kube),
   };
 }
 
