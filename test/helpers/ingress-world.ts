@@ -1,17 +1,13 @@
 import type { IngressDeps } from '../../functions/ingress/deps.ts';
 import { ingressReconciler } from '../../functions/ingress/reconciler.ts';
-import type { TgbDeps } from '../../functions/target-group-binding/deps.ts';
 import { targetGroupBindingReconciler } from '../../functions/target-group-binding/reconciler.ts';
+import { tgbDepsOn } from '../../functions/target-group-binding/testing/world.ts';
 import { AcmAdapter } from '../../shared/aws/acm-adapter.ts';
 import { FakeAcm } from '../../shared/aws/fakes/acm/fake-acm.ts';
 import type { Wafv2Port } from '../../shared/aws/wafv2-port.ts';
 import { type GroupId, groupKey } from '../../shared/ingress/membership.ts';
 import { FakeIngresses, fakeIngressControllerKube } from '../../shared/k8s/fakes/ingresses.ts';
-import {
-  FakeTargetGroupBindings,
-  fakeStackBindings,
-  fakeTgbControllerKube,
-} from '../../shared/k8s/fakes/target-group-bindings.ts';
+import { FakeTargetGroupBindings, fakeStackBindings } from '../../shared/k8s/fakes/target-group-bindings.ts';
 import type { Ingress, IngressClass } from '../../shared/k8s/ingress-types.ts';
 import type { KeyMessage } from '../../shared/queue/message.ts';
 import { createServiceWorld } from './service-world.ts';
@@ -70,18 +66,7 @@ export function createIngressWorld() {
   // controller on the same fakes (`tgbDeps`, `reconcileBinding`), which keeps their Pods' readiness gates.
   const bindings = new FakeTargetGroupBindings(w.clock);
   const stackBindingDeps: IngressDeps = { ...ingressDeps, stackBindings: fakeStackBindings(bindings, w.kube) };
-  const tgbDeps: TgbDeps = {
-    clusterName: CLUSTER,
-    vpcId: w.serviceDeps.vpcId,
-    readinessRequeueSeconds: 10,
-    checkLbcLease: false,
-    kube: fakeTgbControllerKube(bindings, w.kube),
-    ec2: w.ec2Port,
-    elbv2: w.elbv2Port,
-    clock: w.clock,
-    log: w.serviceDeps.log,
-    metrics: w.metrics,
-  };
+  const tgbDeps = tgbDepsOn(w, bindings);
   /** One pass of the binding controller over a binding. */
   const reconcileBinding = (namespace: string, name: string) =>
     targetGroupBindingReconciler.reconcile({ kind: 'TargetGroupBinding', namespace, name }, tgbDeps, undefined, {

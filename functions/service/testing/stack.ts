@@ -1,7 +1,8 @@
 import { FakeTargetGroupBindings, fakeStackBindings } from '../../../shared/k8s/fakes/target-group-bindings.ts';
-import { READINESS_GATE_PREFIX, type TargetGroupBinding } from '../../../shared/k8s/tgb-types.ts';
+import type { TargetGroupBinding } from '../../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, Pod, ServicePortSpec } from '../../../shared/k8s/types.ts';
 import type { ServiceWorld } from '../../../test/helpers/service-world.ts';
+import { putGatedPod, tgbDepsOn } from '../../target-group-binding/testing/world.ts';
 import { ANNOTATION } from '../annotations.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { lbcWorld, putLbcService } from './lbc.ts';
@@ -19,6 +20,8 @@ export function stackWorld(w: ServiceWorld) {
   return {
     bindings,
     deps,
+    /** The binding controller's deps on the same fakes (it keeps the stack bindings' readiness gates). */
+    tgbDeps: tgbDepsOn(w, bindings),
     pass: (name = 'web', options: { deps?: ServiceDeps } = {}) => lbc.pass(name, { deps: options.deps ?? deps }),
     converge: (name = 'web', options: { deps?: ServiceDeps } = {}) =>
       lbc.converge(name, { deps: options.deps ?? deps }),
@@ -44,27 +47,7 @@ export function putWebPod(
   ip: string,
   options: { node?: string; ready?: boolean; gates?: readonly string[]; deleting?: boolean } = {},
 ): Pod {
-  return w.kube.putPod({
-    metadata: {
-      name,
-      namespace: 'default',
-      labels: { app: 'web' },
-      ...(options.deleting ? { deletionTimestamp: new Date(w.clock.now()).toISOString() } : {}),
-    },
-    spec: {
-      nodeName: options.node ?? 'node-1',
-      readinessGates: (options.gates ?? []).map((b) => ({ conditionType: READINESS_GATE_PREFIX + b })),
-    },
-    status: {
-      phase: 'Running',
-      podIP: ip,
-      podIPs: [{ ip }],
-      conditions: [
-        { type: 'ContainersReady', status: 'True' },
-        { type: 'Ready', status: (options.ready ?? true) ? 'True' : 'False' },
-      ],
-    },
-  });
+  return putGatedPod(w, 'default', name, ip, options);
 }
 
 /** The EndpointSlice of `web`: each Pod's address on 8080 (`http`) and 8443 (`https`), ready as told. */

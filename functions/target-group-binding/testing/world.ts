@@ -8,22 +8,16 @@ import {
 } from '../../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, Pod } from '../../../shared/k8s/types.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
-import { createServiceWorld, NODE_GROUP, VPC } from '../../../test/helpers/service-world.ts';
+import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../../test/helpers/world.ts';
 import type { TgbDeps } from '../deps.ts';
 import { targetGroupBindingReconciler } from '../reconciler.ts';
 
 export const NAMESPACE = 'shop';
 
-/**
- * The service world (a VPC, a cluster-tagged Node group, FakeEc2, FakeElbv2, FakeKubernetes) plus what bindings need:
- * FakeTargetGroupBindings, the controller's deps on them, target groups someone else made (as Terraform would), a
- * Service with its Pods and EndpointSlice, and a pass (`reconcile`) answering the reconciler's result.
- */
-export function createTgbWorld() {
-  const w = createServiceWorld();
-  const bindings = new FakeTargetGroupBindings(w.clock);
-  const deps: TgbDeps = {
+/** The binding controller's deps on a service world's fakes and these bindings (the lease not checked). */
+export function tgbDepsOn(w: ServiceWorld, bindings: FakeTargetGroupBindings): TgbDeps {
+  return {
     clusterName: CLUSTER,
     vpcId: VPC,
     readinessRequeueSeconds: 10,
@@ -35,6 +29,57 @@ export function createTgbWorld() {
     log: w.serviceDeps.log,
     metrics: w.metrics,
   };
+}
+
+export interface GatedPodOptions {
+  node?: string;
+  ready?: boolean;
+  containersReady?: boolean;
+  /** Binding names: the Pod gets `target-health.elbv2.k8s.aws/<name>` for each. */
+  gates?: readonly string[];
+  deleting?: boolean;
+}
+
+/** A running Pod `app: web` on a Node (node-1 unless told): containers ready and Ready unless told, with these gates. */
+export function putGatedPod(
+  w: ServiceWorld,
+  namespace: string,
+  name: string,
+  ip: string,
+  options: GatedPodOptions = {},
+): Pod {
+  return w.kube.putPod({
+    metadata: {
+      name,
+      namespace,
+      labels: { app: 'web' },
+      ...(options.deleting ? { deletionTimestamp: new Date(w.clock.now()).toISOString() } : {}),
+    },
+    spec: {
+      nodeName: options.node ?? 'node-1',
+      readinessGates: (options.gates ?? []).map((b) => ({ conditionType: READINESS_GATE_PREFIX + b })),
+    },
+    status: {
+      phase: 'Running',
+      podIP: ip,
+      podIPs: [{ ip }],
+      conditions: [
+        { type: 'ContainersReady', status: (options.containersReady ?? true) ? 'True' : 'False' },
+        { type: 'Ready', status: (options.ready ?? true) ? 'True' : 'False' },
+      ],
+    },
+  });
+}
+
+/**
+ * The service world (a VPC, a cluster-tagged Node group, FakeEc2, FakeElbv2, FakeKubernetes) plus what bindings need:
+ * FakeTargetGroupBindings, the controller's deps on them, target groups someone else made (as Terraform would), a
+ * Service with its Pods and EndpointSlice, and a pass (`reconcile`) answering the reconciler's result.
+ */
+export function createTgbWorld() {
+  const w = createServiceWorld();
+  const bindings = new FakeTargetGroupBindings(w.clock);
+  const deps = tgbDepsOn(w, bindings);
 
   /** A target group made outside the cluster, behind a listener of a load balancer (so its targets get checked). */
   const targetGroup = async (
@@ -102,34 +147,8 @@ export function createTgbWorld() {
     });
 
   /** A running Pod of `web` on a Node: ready unless told, with the readiness gate of these bindings. */
-  const putPod = (
-    name: string,
-    ip: string,
-    options: { node?: string; ready?: boolean; containersReady?: boolean; gates?: string[]; deleting?: boolean } = {},
-  ): Pod => {
-    const ready = options.ready ?? true;
-    return w.kube.putPod({
-      metadata: {
-        name,
-        namespace: NAMESPACE,
-        labels: { app: 'web' },
-        ...(options.deleting ? { deletionTimestamp: new Date(w.clock.now()).toISOString() } : {}),
-      },
-      spec: {
-        nodeName: options.node ?? 'node-1',
-        readinessGates: (options.gates ?? []).map((b) => ({ conditionType: READINESS_GATE_PREFIX + b })),
-      },
-      status: {
-        phase: 'Running',
-        podIP: ip,
-        podIPs: [{ ip }],
-        conditions: [
-          { type: 'ContainersReady', status: (options.containersReady ?? true) ? 'True' : 'False' },
-          { type: 'Ready', status: ready ? 'True' : 'False' },
-        ],
-      },
-    });
-  };
+  const putPod = (name: string, ip: string, options: GatedPodOptions = {}): Pod =>
+    putGatedPod(w, NAMESPACE, name, ip, options);
 
   /** The EndpointSlice of `web`: each Pod's address on 8080, ready as told. */
   const putSlice = (endpoints: { pod: string; ip: string; ready?: boolean; terminating?: boolean; node?: string }[]) =>
