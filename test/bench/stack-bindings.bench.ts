@@ -1,22 +1,11 @@
 import { FULL_PASS_INTERVAL_MS } from '../../functions/ingress/apply/quick.ts';
 import { backend, makeIngress, makeService, path, rule } from '../../functions/ingress/model/testing/builders.ts';
 import { putIpService, stackWorld } from '../../functions/service/testing/stack.ts';
-import type { TgbDeps } from '../../functions/target-group-binding/deps.ts';
 import type { GroupId } from '../../shared/ingress/membership.ts';
-import { fakeTgbControllerKube } from '../../shared/k8s/fakes/target-group-bindings.ts';
 import { createIngressWorld, type IngressWorld } from '../helpers/ingress-world.ts';
-import { createServiceWorld, VPC } from '../helpers/service-world.ts';
-import { CLUSTER } from '../helpers/world.ts';
-import {
-  Meter,
-  oldReplicas,
-  type Place,
-  putPod,
-  rollOut,
-  type Sources,
-  type Stage,
-  syncSlice,
-} from './stack-bindings-rollout.ts';
+import { type Place, putPod, syncSlice } from '../helpers/rollout.ts';
+import { createServiceWorld } from '../helpers/service-world.ts';
+import { Meter, oldReplicas, rollOutCounted, type Sources, type Stage } from './stack-bindings-rollout.ts';
 import type { BenchResult } from './types.ts';
 
 const RERUN = 'npm run bench -- stack-bindings';
@@ -114,33 +103,19 @@ async function ingressScenario() {
     meter,
     namespace: NAMESPACE,
     service: rolled,
-    group: () =>
-      [...w.bindings.bindings.values()].find((b) => b.spec.serviceRef?.name === rolled)!.spec.targetGroupARN!,
     tgbDeps: w.tgbDeps,
     frontPass: async () => {
       const polls = await meter.around('front', () => w.converge([GROUP], w.stackBindingDeps), 0);
       meter.passes.set('front', (meter.passes.get('front') ?? 0) + polls);
     },
   };
-  const rollout = await rollOut(stage, oldReplicas(REPLICAS, rolled, 30));
+  const rollout = await rollOutCounted(stage, oldReplicas(REPLICAS, rolled, 30));
   return { first, inLineOn, inLineOff, rollout, meter };
 }
 
 async function serviceScenario() {
   const w = createServiceWorld();
   const stackW = stackWorld(w);
-  const tgbDeps: TgbDeps = {
-    clusterName: CLUSTER,
-    vpcId: VPC,
-    readinessRequeueSeconds: 10,
-    checkLbcLease: false,
-    kube: fakeTgbControllerKube(stackW.bindings, w.kube),
-    ec2: w.ec2Port,
-    elbv2: w.elbv2Port,
-    clock: w.clock,
-    log: w.serviceDeps.log,
-    metrics: w.metrics,
-  };
   w.addNode(1);
   const meter = new Meter({ elbv2: w.elbv2, ec2: w.ec2, kube: w.kube, bindings: stackW.bindings });
   const stage: Stage = {
@@ -150,8 +125,7 @@ async function serviceScenario() {
     meter,
     namespace: 'default',
     service: 'web',
-    group: () => stackW.list()[0]!.spec.targetGroupARN!,
-    tgbDeps,
+    tgbDeps: stackW.tgbDeps,
     frontPass: async () => {
       await meter.around('front', () => stackW.pass());
     },
@@ -163,7 +137,7 @@ async function serviceScenario() {
   putIpService(w);
   await stackW.converge();
   if (stackW.list().length !== 1) throw new Error(`the Service has ${stackW.list().length} stack bindings`);
-  const rollout = await rollOut(stage, old);
+  const rollout = await rollOutCounted(stage, old);
   return { rollout, meter };
 }
 
