@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../shared/clock.ts';
 import { ClientNodeTargetGroupBindings } from '../../shared/k8s/client-node-target-group-bindings.ts';
 import { KubernetesApiError } from '../../shared/k8s/errors.ts';
@@ -10,12 +10,11 @@ import { RestTargetGroupBindings, type TgbAdapterPort } from '../../shared/k8s/r
 import { type StackRef, stackBinding, type WantedStackBinding } from '../../shared/k8s/stack-bindings.ts';
 import { type TargetGroupBinding, TGB_API_VERSION, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import { keepStackBindings } from '../../shared/load-balancers/stack-bindings.ts';
-import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
+import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
 import { AdminApi, uniqueNamespace } from './backends.ts';
 import type { KubeServer } from './clients.ts';
 import { BACKEND_LABELS } from './contract.ts';
-import { installCrd, TGB_CRD_FILE } from './ingress-lab.ts';
-import { useKubeLab } from './lab.ts';
+import { useLabWithoutCrd, useTgbLab } from './tgb-lab.ts';
 
 /**
  * The stack bindings' writes (shared/k8s/stack-bindings.ts `StackBindingWrites`: create, delete with the uid
@@ -81,23 +80,14 @@ for (const kind of ['fake', 'real'] as const) {
       it.skip(KUBE_LAB_SKIPPED_MESSAGE);
       return;
     }
-    const lab = kind === 'real' ? useKubeLab() : undefined;
-    const labServer = (): KubeServer => {
-      const access = lab!();
-      return { url: access.url, caData: access.caData, token: access.token };
-    };
-    if (lab) {
-      beforeAll(async () => {
-        await installCrd(new AdminApi(labServer()), TGB_CRD_FILE);
-      }, 30_000);
-    }
+    const labServer = kind === 'real' ? useTgbLab() : undefined;
 
     describe.each(CLIENTS)('through the $name', (client) => {
       let world: World;
       let port: TgbAdapterPort;
       let stack: StackRef;
       beforeEach(async () => {
-        world = lab ? await realWorld(labServer()) : await fakeWorld();
+        world = labServer ? await realWorld(labServer()) : await fakeWorld();
         port = client.port(world.server);
         stack = { kind: 'service', namespace: world.namespace, name: 'web' };
       });
@@ -232,16 +222,10 @@ describe('the stack bindings without the CRD', () => {
       it.skip(KUBE_LAB_SKIPPED_MESSAGE);
       return;
     }
-    let lab: KubeLab | undefined;
-    beforeAll(async () => {
-      lab = await startKubeLab();
-    }, 90_000);
-    afterAll(async () => {
-      await lab?.stop();
-    });
+    const ownServer = useLabWithoutCrd();
 
     it('through both clients (the API server answers 404)', async () => {
-      const server = { url: lab!.url, caData: lab!.caData, token: lab!.token };
+      const server = ownServer();
       await new AdminApi(server).post('/api/v1/namespaces', { metadata: { name: 'shop' } });
       await expectNoCrd(server, 'shop');
     });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock, systemClock } from '../../shared/clock.ts';
 import {
   ClientNodeLeaseRead,
@@ -18,12 +18,11 @@ import { RestLeaseRead, RestPodGates, RestTargetGroupBindings } from '../../shar
 import { type TgbControllerKube, tgbControllerKube } from '../../shared/k8s/tgb-port.ts';
 import { type TargetGroupBinding, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import type { Pod } from '../../shared/k8s/types.ts';
-import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE, type KubeLab, startKubeLab } from '../helpers/kube-lab.ts';
+import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-lab.ts';
 import { AdminApi, uniqueNamespace } from './backends.ts';
 import type { KubeServer } from './clients.ts';
 import { BACKEND_LABELS } from './contract.ts';
-import { installCrd, TGB_CRD_FILE } from './ingress-lab.ts';
-import { useKubeLab } from './lab.ts';
+import { useLabWithoutCrd, useTgbLab } from './tgb-lab.ts';
 
 /**
  * The binding controller's Kubernetes port (TargetGroupBindings, the readiness gate's Pods and Namespaces, the
@@ -195,23 +194,14 @@ for (const kind of ['fake', 'real'] as const) {
       it.skip(KUBE_LAB_SKIPPED_MESSAGE);
       return;
     }
-    const lab = kind === 'real' ? useKubeLab() : undefined;
-    const labServer = (): KubeServer => {
-      const access = lab!();
-      return { url: access.url, caData: access.caData, token: access.token };
-    };
-    if (lab) {
-      beforeAll(async () => {
-        await installCrd(new AdminApi(labServer()), TGB_CRD_FILE);
-      }, 30_000);
-    }
+    const labServer = kind === 'real' ? useTgbLab() : undefined;
 
     describe.each(CLIENTS)('through the $name', (client) => {
       let world: TgbWorld;
       let port: Port;
       let clock: FakeClock;
       beforeEach(async () => {
-        world = lab ? await realWorld(labServer()) : await fakeWorld();
+        world = labServer ? await realWorld(labServer()) : await fakeWorld();
         clock = new FakeClock(Date.parse('2026-11-02T08:00:00Z'));
         port = client.port(world.server, clock);
       });
@@ -456,16 +446,10 @@ describe('the binding port without the CRD', () => {
       it.skip(KUBE_LAB_SKIPPED_MESSAGE);
       return;
     }
-    let lab: KubeLab | undefined;
-    beforeAll(async () => {
-      lab = await startKubeLab();
-    }, 90_000);
-    afterAll(async () => {
-      await lab?.stop();
-    });
+    const ownServer = useLabWithoutCrd();
 
     it('reads [] and undefined, through both clients (the API server answers 404)', async () => {
-      const server = { url: lab!.url, caData: lab!.caData, token: lab!.token };
+      const server = ownServer();
       await expect(new AdminApi(server).get(bindingsPath('default'))).rejects.toMatchObject({ statusCode: 404 });
       for (const client of CLIENTS) {
         const port = client.port(server, new FakeClock());
