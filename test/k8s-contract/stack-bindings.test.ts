@@ -14,7 +14,7 @@ import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-la
 import { AdminApi, uniqueNamespace } from './backends.ts';
 import type { KubeServer } from './clients.ts';
 import { BACKEND_LABELS } from './contract.ts';
-import { useLabWithoutCrd, useTgbLab } from './tgb-lab.ts';
+import { describeWithoutCrd, onFakeWithoutCrd, useTgbLab } from './tgb-lab.ts';
 
 /**
  * The stack bindings' writes (shared/k8s/stack-bindings.ts `StackBindingWrites`: create, delete with the uid
@@ -207,23 +207,10 @@ describe('the stack bindings without the CRD', () => {
   };
 
   it('on FakeTargetGroupBindings (crdInstalled = false), through both clients', async () => {
-    const fake = new FakeTargetGroupBindings(systemClock);
-    fake.crdInstalled = false;
-    const served = await startFakeTgbServer(fake);
-    try {
-      await expectNoCrd({ url: served.url, caData: FAKE_API_SERVER_CA_DATA, token: 'test-token' }, 'shop');
-    } finally {
-      await served.close();
-    }
+    await onFakeWithoutCrd((server) => expectNoCrd(server, 'shop'));
   });
 
-  describe('on a real API server of its own', () => {
-    if (!KUBE_LAB_AVAILABLE) {
-      it.skip(KUBE_LAB_SKIPPED_MESSAGE);
-      return;
-    }
-    const ownServer = useLabWithoutCrd();
-
+  describeWithoutCrd('on a real API server of its own', (ownServer) => {
     it('through both clients (the API server answers 404)', async () => {
       const server = ownServer();
       await new AdminApi(server).post('/api/v1/namespaces', { metadata: { name: 'shop' } });

@@ -22,7 +22,7 @@ import { KUBE_LAB_AVAILABLE, KUBE_LAB_SKIPPED_MESSAGE } from '../helpers/kube-la
 import { AdminApi, uniqueNamespace } from './backends.ts';
 import type { KubeServer } from './clients.ts';
 import { BACKEND_LABELS } from './contract.ts';
-import { useLabWithoutCrd, useTgbLab } from './tgb-lab.ts';
+import { describeWithoutCrd, onFakeWithoutCrd, useTgbLab } from './tgb-lab.ts';
 
 /**
  * The binding controller's Kubernetes port (TargetGroupBindings, the readiness gate's Pods and Namespaces, the
@@ -424,11 +424,7 @@ for (const kind of ['fake', 'real'] as const) {
  */
 describe('the binding port without the CRD', () => {
   it('reads [] and undefined from FakeTargetGroupBindings (crdInstalled = false), through both clients', async () => {
-    const fake = new FakeTargetGroupBindings(systemClock);
-    fake.crdInstalled = false;
-    const served = await startFakeTgbServer(fake);
-    try {
-      const server = { url: served.url, caData: FAKE_API_SERVER_CA_DATA, token: 'test-token' };
+    await onFakeWithoutCrd(async (server, served) => {
       for (const client of CLIENTS) {
         const port = client.port(server, new FakeClock());
         expect(await port.listTargetGroupBindings(), client.name).toEqual([]);
@@ -436,18 +432,10 @@ describe('the binding port without the CRD', () => {
         expect(await port.getTargetGroupBinding('shop', 'web'), client.name).toBeUndefined();
       }
       expect(served.requests.map((r) => r.path)).toContain('/apis/elbv2.k8s.aws/v1beta1/targetgroupbindings');
-    } finally {
-      await served.close();
-    }
+    });
   });
 
-  describe('on a real API server of its own', () => {
-    if (!KUBE_LAB_AVAILABLE) {
-      it.skip(KUBE_LAB_SKIPPED_MESSAGE);
-      return;
-    }
-    const ownServer = useLabWithoutCrd();
-
+  describeWithoutCrd('on a real API server of its own', (ownServer) => {
     it('reads [] and undefined, through both clients (the API server answers 404)', async () => {
       const server = ownServer();
       await expect(new AdminApi(server).get(bindingsPath('default'))).rejects.toMatchObject({ statusCode: 404 });
