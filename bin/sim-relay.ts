@@ -37,7 +37,11 @@ export function startSimulatedRelay(
       nodeSetPending = true;
       queueMicrotask(() => {
         nodeSetPending = false;
-        for (const { message } of router.takeNodeSetRound()) send(engine.queueUrls.service, message);
+        // Each round key goes to its own controller's queue, as the deployed relay forwards it (relay.ts): a Node-set
+        // round holds Service, IngressGroup and TargetGroupBinding keys alike.
+        for (const { reconciler, message } of router.takeNodeSetRound()) {
+          send(engine.queueUrls[reconciler as keyof Engine['queueUrls']], message);
+        }
       });
     },
   });

@@ -23,6 +23,9 @@ describe('npm start scenario (embedded simulation)', () => {
     await sim.runToCompletion();
 
     expect(sim.problems()).toEqual([]);
+    // Every key reached a controller that takes it (a Node-set round's IngressGroup and TargetGroupBinding keys too):
+    // none was refused as terminal.
+    expect(sim.metrics.total(MetricName.TerminalErrors)).toBe(0);
     const [first, stopped, terminated, interrupted, ...rest] = sim.instances;
     const running = [first!, ...rest];
     expect(sim.kube.nodes.has(terminated!.privateDnsName!)).toBe(false);
