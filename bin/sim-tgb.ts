@@ -6,6 +6,7 @@ import type { FakeTargetGroupBindings } from '../shared/k8s/fakes/target-group-b
 import { isNodeReady } from '../shared/k8s/node-helpers.ts';
 import { READINESS_GATE_INJECT_LABEL, READINESS_GATE_PREFIX } from '../shared/k8s/tgb-types.ts';
 import type { Pod } from '../shared/k8s/types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../shared/load-balancers/health-check.ts';
 import type { Log } from '../shared/observability/log.ts';
 
 /**
@@ -137,14 +138,7 @@ export function tgbScenario(host: TgbHost, startAt: number) {
         port: TARGET_PORT,
         targetType: 'ip',
         vpcId,
-        healthCheck: {
-          protocol: 'TCP',
-          port: 'traffic-port',
-          intervalSeconds: 10,
-          timeoutSeconds: 10,
-          healthyThreshold: 3,
-          unhealthyThreshold: 3,
-        },
+        healthCheck: LBC_TCP_HEALTH_CHECK,
         tags: { owner: 'terraform' },
       });
       if (created === 'name-taken') throw new Error(`simulation: target group ${SIM_TGB.targetGroup} exists`);

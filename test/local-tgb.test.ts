@@ -8,6 +8,7 @@ import type { FakeElbv2 } from '../shared/aws/fakes/elbv2/fake-elbv2.ts';
 import { loadConfig } from '../shared/config/config.ts';
 import { LBC_ACTIVE_REASON, LBC_RECHECK_SECONDS } from '../shared/k8s/lbc-lease.ts';
 import { TGB_FINALIZER } from '../shared/k8s/tgb-types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../shared/load-balancers/health-check.ts';
 import { createLocalRealWorld, eventually, type LocalRealWorld, startLocalProcess } from './helpers/local-real.ts';
 
 /**
@@ -91,14 +92,7 @@ async function terraformTargetGroup(elbv2: FakeElbv2): Promise<TargetGroup> {
     port: 8080,
     targetType: 'ip',
     vpcId: 'vpc-0a1b2c3d',
-    healthCheck: {
-      protocol: 'TCP',
-      port: 'traffic-port',
-      intervalSeconds: 10,
-      timeoutSeconds: 10,
-      healthyThreshold: 3,
-      unhealthyThreshold: 3,
-    },
+    healthCheck: LBC_TCP_HEALTH_CHECK,
     tags: { owner: 'terraform' },
   });
   if (group === 'name-taken') throw new Error('web-ip exists');

@@ -2,6 +2,7 @@ import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import { errorMessage } from '../../shared/errors.ts';
 import { type TargetGroupBinding, TGB_FINALIZER } from '../../shared/k8s/tgb-types.ts';
 import { applyTargetChanges } from '../../shared/load-balancers/registration.ts';
+import { targetKey } from '../../shared/load-balancers/targets.ts';
 import type { TgbDeps } from './deps.ts';
 import { releaseAllGates } from './gates.ts';
 import { changeFinalizer, EVENT, recordBindingEvent } from './kube.ts';
@@ -9,7 +10,6 @@ import { readPods, readService } from './observe.ts';
 import { parseRecord, REGISTERED_TARGETS_ANNOTATION } from './record.ts';
 import { reconcileNetworking, targetInterfaces } from './security.ts';
 import { isStackBinding } from './sync.ts';
-import { targetKey } from './targets.ts';
 
 /**
  * A binding being deleted: the targets it registered deregistered (every target of the group, or those it recorded

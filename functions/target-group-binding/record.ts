@@ -1,5 +1,5 @@
 import type { Target } from '../../shared/aws/elbv2-port.ts';
-import { sortTargets, targetKey } from './targets.ts';
+import { sortTargets, targetKey } from '../../shared/load-balancers/targets.ts';
 
 /**
  * The targets a multi-cluster binding registered, kept on the binding itself (the reference keeps them in a ConfigMap

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import type { TargetGroupBinding } from '../../shared/k8s/tgb-types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../../shared/load-balancers/health-check.ts';
 import { formatRecord, parseRecord } from './record.ts';
 import { checkBinding } from './resolve.ts';
 
@@ -14,14 +15,7 @@ const group: TargetGroup = {
   targetType: 'ip',
   ipAddressType: 'ipv4',
   vpcId: 'vpc-1',
-  healthCheck: {
-    protocol: 'TCP',
-    port: 'traffic-port',
-    intervalSeconds: 10,
-    timeoutSeconds: 10,
-    healthyThreshold: 3,
-    unhealthyThreshold: 3,
-  },
+  healthCheck: LBC_TCP_HEALTH_CHECK,
   loadBalancerArns: [],
 };
 const binding = (spec: Partial<TargetGroupBinding['spec']>): TargetGroupBinding => ({

@@ -9,7 +9,7 @@ import {
   waitsOnlyForGate,
 } from '../../shared/load-balancers/gated-targets.ts';
 import { applyTargetChanges } from '../../shared/load-balancers/registration.ts';
-import { planTargets } from '../../shared/load-balancers/targets.ts';
+import { planTargets, targetKey } from '../../shared/load-balancers/targets.ts';
 import type { ReconcileResult } from '../../shared/queue/runner.ts';
 import type { TgbDeps } from './deps.ts';
 import { anyGated, updateGates } from './gates.ts';
@@ -19,7 +19,7 @@ import { type Backend, observeBackend, readPods, readService } from './observe.t
 import { formatRecord, parseRecord, REGISTERED_TARGETS_ANNOTATION } from './record.ts';
 import { checkBinding, findTargetGroup, type SpecProblem } from './resolve.ts';
 import { reconcileNetworking, targetInterfaces } from './security.ts';
-import { planBindingTargets, servicePortOf, targetKey } from './targets.ts';
+import { planBindingTargets, servicePortOf } from './targets.ts';
 
 /**
  * One pass over a live binding: its target group found and checked, the missing fields filled in, the finalizer,

@@ -5,7 +5,13 @@ import { isNodeReady } from '../../shared/k8s/node-helpers.ts';
 import type { TgbIpAddressType } from '../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, LabelSelector, Node, Pod, Service, ServicePortSpec } from '../../shared/k8s/types.ts';
 import { gateWaitingTargets } from '../../shared/load-balancers/gated-targets.ts';
-import { eligibleNodes, ipTargets, planTargets } from '../../shared/load-balancers/targets.ts';
+import {
+  eligibleNodes,
+  ipTargets,
+  planTargets,
+  targetKey,
+  withGateWaiting,
+} from '../../shared/load-balancers/targets.ts';
 
 /**
  * A binding's wanted targets, pure: ip targets from the Service's EndpointSlices (and the reference's rule for Pods
@@ -37,9 +43,7 @@ export interface IpInputs {
 export function wantedIpTargets(inputs: IpInputs): Target[] {
   const { servicePort, ipAddressType } = inputs;
   const ready = ipTargets({ servicePorts: [servicePort], ipAddressType }, inputs.slices);
-  const out = new Map(ready.map((t) => [`${t.id}:${t.port}`, t]));
-  for (const t of gateWaitingTargets(inputs)) out.set(`${t.id}:${t.port}`, t);
-  return sortTargets([...out.values()]);
+  return withGateWaiting(ready, gateWaitingTargets(inputs));
 }
 
 /** Control-plane Nodes and Fargate are never instance targets (the reference's default exclusions). */
@@ -66,12 +70,6 @@ export function wantedInstanceIds(
     .flatMap((node) => instanceIdFromProviderId(node.spec?.providerID) ?? []);
   return [...new Set(ids)].filter(isRunning).sort();
 }
-
-export function sortTargets(targets: Target[]): Target[] {
-  return targets.sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
-}
-
-export const targetKey = (t: Target): string => `${t.id}:${t.port}`;
 
 /**
  * What to write. A target nobody asked for is deregistered, unless the target group is shared with other clusters

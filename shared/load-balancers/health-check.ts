@@ -16,6 +16,13 @@ export const DEFAULT_HEALTH_CHECK: HealthCheck = {
   unhealthyThreshold: 3,
 };
 
+/**
+ * The AWS Load Balancer Controller's default for a Network Load Balancer target group: TCP on the traffic port, every
+ * 10 s (the others as above). Also what a target group someone made with Terraform usually has, in tests and the
+ * simulation.
+ */
+export const LBC_TCP_HEALTH_CHECK: HealthCheck = { ...DEFAULT_HEALTH_CHECK, intervalSeconds: 10 };
+
 export const LOCAL_HEALTH_CHECK = {
   protocol: 'HTTP',
   path: '/healthz',

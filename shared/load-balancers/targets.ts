@@ -2,7 +2,7 @@ import type { Target, TargetHealth } from '../aws/elbv2-port.ts';
 import { instanceIdFromProviderId } from '../aws/provider-id.ts';
 import { classifyKubernetesError } from '../k8s/errors.ts';
 import { loadBalancerNodes } from '../k8s/load-balancer-nodes.ts';
-import type { EndpointSlice, Node } from '../k8s/types.ts';
+import type { EndpointSlice, Node, ServicePortSpec } from '../k8s/types.ts';
 import type { LoadBalancerContext } from './context.ts';
 import { codeOf } from './errors.ts';
 import type { DesiredTargetGroup, Elbv2LoadBalancerModel } from './model.ts';
@@ -33,7 +33,7 @@ export function ipTargets(
   group: Pick<DesiredTargetGroup, 'servicePorts' | 'ipAddressType'>,
   slices: readonly EndpointSlice[],
 ): Target[] {
-  const servicePort = group.servicePorts.find((p) => (p.protocol ?? 'TCP') === 'TCP') ?? group.servicePorts[0]!;
+  const servicePort = servicePortOfGroup(group);
   const protocol = servicePort.protocol ?? 'TCP';
   const targets = new Map<string, Target>();
   for (const slice of slices) {
@@ -50,12 +50,25 @@ export function ipTargets(
   return sortTargets([...targets.values()]);
 }
 
-function sortTargets(targets: Target[]): Target[] {
+/** The Service port whose endpoints are a target group's IP targets: its TCP one, else its first. */
+export function servicePortOfGroup(group: Pick<DesiredTargetGroup, 'servicePorts'>): ServicePortSpec {
+  return group.servicePorts.find((p) => (p.protocol ?? 'TCP') === 'TCP') ?? group.servicePorts[0]!;
+}
+
+export const targetKey = (t: Target): string => `${t.id}:${t.port}`;
+
+/** By address, then port (in place). */
+export function sortTargets(targets: Target[]): Target[] {
   return targets.sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
 }
 
-function uniqueTargets(targets: readonly Target[]): Target[] {
-  return [...new Map(targets.map((t) => [`${t.id}:${t.port}`, t])).values()];
+/**
+ * The ready targets and the Pods waiting only for their readiness gate (gated-targets.ts), each once, sorted;
+ * `ready` itself when none waits.
+ */
+export function withGateWaiting(ready: Target[], waiting: readonly Target[]): Target[] {
+  if (waiting.length === 0) return ready;
+  return sortTargets([...new Map([...ready, ...waiting].map((t) => [targetKey(t), t])).values()]);
 }
 
 const DRAINING: ReadonlySet<string> = new Set(['draining', 'unhealthy.draining']);
@@ -97,7 +110,7 @@ export async function desiredTargets(model: TargetModel, ctx: LoadBalancerContex
     for (const group of model.targetGroups) {
       const ready = ipTargets(group, slices);
       const waiting = ctx.gateWaitingTargets ? await ctx.gateWaitingTargets(group, slices) : [];
-      out.set(group.name, waiting.length > 0 ? sortTargets(uniqueTargets([...ready, ...waiting])) : ready);
+      out.set(group.name, withGateWaiting(ready, waiting));
     }
     return out;
   }

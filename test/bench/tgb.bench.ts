@@ -89,7 +89,8 @@ async function endpointChanges() {
   return { added, removed, noop };
 }
 
-async function rollingUpdate() {
+/** A Service of REPLICAS Pods behind the three bindings' target groups, and the Pods that replace them. */
+async function rolloutWorld() {
   const w = createTgbWorld();
   w.sqs.createQueue(QUEUE, { maxReceiveCount: 50, deadLetterQueue: 'target-group-binding-dlq.fifo' });
   w.addPodNode(1);
@@ -101,6 +102,11 @@ async function rollingUpdate() {
   }
   const old = endpoints(0, REPLICAS);
   const fresh = endpoints(1, REPLICAS);
+  return { w, converge, measure, old, fresh };
+}
+
+async function rollingUpdate() {
+  const { w, converge, measure, old, fresh } = await rolloutWorld();
   w.putSlice(old);
   await converge(BINDINGS);
   // Pod by Pod (maxSurge 1, maxUnavailable 0): the new one not ready, then ready; the old one terminating, then gone.
@@ -126,17 +132,7 @@ async function rollingUpdate() {
  * does the old one go. Each pass that waits reads the target health once more.
  */
 async function gatedRollingUpdate() {
-  const w = createTgbWorld();
-  w.sqs.createQueue(QUEUE, { maxReceiveCount: 50, deadLetterQueue: 'target-group-binding-dlq.fifo' });
-  w.addPodNode(1);
-  w.putWebService();
-  const { converge, measure } = bench(w);
-  for (const name of BINDINGS) {
-    const group = await w.targetGroup(`tg-${name}`);
-    w.putBinding(name, { targetGroupARN: group.arn });
-  }
-  const old = endpoints(0, REPLICAS);
-  const fresh = endpoints(1, REPLICAS);
+  const { w, converge, measure, old, fresh } = await rolloutWorld();
   for (const e of old) w.putPod(e.pod, e.ip, { gates: BINDINGS });
   w.putSlice(old);
   await converge(BINDINGS);

@@ -3,6 +3,7 @@ import { Elbv2Adapter } from '../../shared/aws/elbv2-adapter.ts';
 import type { TargetGroup } from '../../shared/aws/elbv2-port.ts';
 import type { TargetGroupBinding } from '../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, Service } from '../../shared/k8s/types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../../shared/load-balancers/health-check.ts';
 import { type Cluster, VPC } from './cluster.ts';
 
 /**
@@ -115,14 +116,7 @@ async function setUp(c: Cluster, truth: TgbTruth): Promise<void> {
         port: def.targetType === 'ip' ? TGB_PORTS[0].targetPort : TGB_PORTS[0].nodePort,
         targetType: def.targetType,
         vpcId: VPC,
-        healthCheck: {
-          protocol: 'TCP',
-          port: 'traffic-port',
-          intervalSeconds: 10,
-          timeoutSeconds: 10,
-          healthyThreshold: 3,
-          unhealthyThreshold: 3,
-        },
+        healthCheck: LBC_TCP_HEALTH_CHECK,
         tags: { owner: 'terraform' },
       });
       if (group === 'name-taken') throw new Error(`target group ${def.group} exists`);

@@ -6,7 +6,13 @@ import type { DesiredTargetGroup } from '../../../shared/load-balancers/model.ts
 import { addNodeRules, nodeRules, targetNodeGroups } from '../../../shared/load-balancers/node-rules.ts';
 import { registerByDifference } from '../../../shared/load-balancers/registration.ts';
 import { changedEntries, keepTagsInLine } from '../../../shared/load-balancers/tags.ts';
-import { eligibleNodes, instanceIdsOf, instanceTargets, ipTargets } from '../../../shared/load-balancers/targets.ts';
+import {
+  eligibleNodes,
+  instanceIdsOf,
+  instanceTargets,
+  ipTargets,
+  withGateWaiting,
+} from '../../../shared/load-balancers/targets.ts';
 import type { ModelTargetGroup } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
 import { alternateTargetGroupName } from './replacement.ts';
@@ -174,7 +180,7 @@ export async function wantedTargets(
         throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
       }
       const ready = ipTargets(asDesired(group), slices);
-      out.set(group.resourceId, gated ? withGated(ready, await gated.targets(group, slices)) : ready);
+      out.set(group.resourceId, gated ? withGateWaiting(ready, await gated.targets(group, slices)) : ready);
       continue;
     }
     if (!instanceIds) {
@@ -187,13 +193,6 @@ export async function wantedTargets(
     out.set(group.resourceId, instanceTargets(asDesired(group), instanceIds));
   }
   return out;
-}
-
-/** The ready targets and the gate-waiting ones, once each, in the order ipTargets gives (by address, then port). */
-function withGated(ready: Target[], gated: readonly Target[]): Target[] {
-  if (gated.length === 0) return ready;
-  const all = new Map([...ready, ...gated].map((t) => [`${t.id}:${t.port}`, t]));
-  return [...all.values()].sort((x, y) => (x.id === y.id ? x.port - y.port : x.id < y.id ? -1 : 1));
 }
 
 /**

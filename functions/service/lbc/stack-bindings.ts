@@ -2,12 +2,13 @@ import type { Target } from '../../../shared/aws/elbv2-port.ts';
 import { classifyKubernetesError } from '../../../shared/k8s/errors.ts';
 import { belongsTo, type StackRef, type WantedStackBinding } from '../../../shared/k8s/stack-bindings.ts';
 import type { TargetGroupBinding } from '../../../shared/k8s/tgb-types.ts';
-import type { EndpointSlice, Node, Pod, Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
+import type { EndpointSlice, Node, Pod, Service } from '../../../shared/k8s/types.ts';
 import type { LoadBalancerContext } from '../../../shared/load-balancers/context.ts';
 import { gateWaitingTargets, hasNotReadyEndpoints } from '../../../shared/load-balancers/gated-targets.ts';
 import type { DesiredTargetGroup } from '../../../shared/load-balancers/model.ts';
 import { keepStackBindings } from '../../../shared/load-balancers/stack-bindings.ts';
 import type { EnsuredGroups } from '../../../shared/load-balancers/target-groups.ts';
+import { servicePortOfGroup } from '../../../shared/load-balancers/targets.ts';
 import { decide } from '../decide.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { hasFinalizer } from '../kube.ts';
@@ -31,11 +32,6 @@ function serviceStack(service: Service): Extract<StackRef, { kind: 'service' }> 
   return { kind: 'service', namespace: service.metadata.namespace ?? 'default', name: service.metadata.name };
 }
 
-/** The Service port a target group serves: the one its targets are read for (shared/load-balancers/targets.ts). */
-function servicePortOf(group: Pick<DesiredTargetGroup, 'servicePorts'>): ServicePortSpec {
-  return group.servicePorts.find((p) => (p.protocol ?? 'TCP') === 'TCP') ?? group.servicePorts[0]!;
-}
-
 /** One binding per ensured target group (its actual name and ARN), the Service port by number as the reference writes it. */
 export async function keepServiceStackBindings(
   spec: Pick<LoadBalancerSpec, 'targetGroups'>,
@@ -48,7 +44,7 @@ export async function keepServiceStackBindings(
   const wanted: WantedStackBinding[] = spec.targetGroups.flatMap((desired) => {
     const ensured = groups.get(desired.name);
     if (!ensured) return [];
-    return [{ group: ensured.group, service: { namespace, name, port: servicePortOf(desired).port } }];
+    return [{ group: ensured.group, service: { namespace, name, port: servicePortOfGroup(desired).port } }];
   });
   await tell(await keepStackBindings(port, serviceStack(pass.service), wanted), pass);
 }
@@ -104,7 +100,7 @@ export function withGateWaiting(ctx: LoadBalancerContext, pass: Pass, groups: En
   const gateWaiting = async (group: DesiredTargetGroup, slices: readonly EndpointSlice[]): Promise<Target[]> => {
     const ensured = groups.get(group.name);
     if (!ensured || group.targetType !== 'ip') return [];
-    const servicePort = servicePortOf(group);
+    const servicePort = servicePortOfGroup(group);
     if (!hasNotReadyEndpoints({ servicePort, ipAddressType: group.ipAddressType, slices })) return [];
     reads ??= read();
     const { pods, nodes } = await reads;

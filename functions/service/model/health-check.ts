@@ -1,6 +1,10 @@
 import type { HealthCheck } from '../../../shared/aws/elbv2-port.ts';
 import type { Service } from '../../../shared/k8s/types.ts';
-import { DEFAULT_HEALTH_CHECK, LOCAL_HEALTH_CHECK } from '../../../shared/load-balancers/health-check.ts';
+import {
+  DEFAULT_HEALTH_CHECK,
+  LBC_TCP_HEALTH_CHECK,
+  LOCAL_HEALTH_CHECK,
+} from '../../../shared/load-balancers/health-check.ts';
 import type { AnnotationProblem, LoadBalancerOptions } from '../annotations.ts';
 
 /**
@@ -15,7 +19,7 @@ export function healthCheckFor(
 ): HealthCheck {
   const annotated = options.healthCheck;
   // The AWS Load Balancer Controller checks every 10 s by default (the in-tree provider every 30 s).
-  let base: HealthCheck = options.lbc ? { ...DEFAULT_HEALTH_CHECK, intervalSeconds: 10 } : { ...DEFAULT_HEALTH_CHECK };
+  let base: HealthCheck = options.lbc ? { ...LBC_TCP_HEALTH_CHECK } : { ...DEFAULT_HEALTH_CHECK };
   // With IP targets traffic goes straight to Pods: kube-proxy's per-Node health check says nothing about them.
   if (local && options.targetType === 'instance') {
     const port = service.spec?.healthCheckNodePort;

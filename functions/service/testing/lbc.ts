@@ -1,6 +1,7 @@
 import type { LoadBalancer } from '../../../shared/aws/elbv2-port.ts';
 import { makeSubnet } from '../../../shared/aws/fakes/ec2/fake-ec2.ts';
 import type { Service, ServicePortSpec } from '../../../shared/k8s/types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../../../shared/load-balancers/health-check.ts';
 import type { KeyMessage } from '../../../shared/queue/message.ts';
 import { fifoRecord } from '../../../test/helpers/records.ts';
 import { NODE_GROUP, SERVICE_QUEUE_ARN, type ServiceWorld, VPC } from '../../../test/helpers/service-world.ts';
@@ -142,14 +143,7 @@ export async function referenceStack(
       port: port.nodePort!,
       targetType: 'instance',
       vpcId: VPC,
-      healthCheck: {
-        protocol: 'TCP',
-        port: 'traffic-port',
-        intervalSeconds: 10,
-        timeoutSeconds: 10,
-        healthyThreshold: 3,
-        unhealthyThreshold: 3,
-      },
+      healthCheck: LBC_TCP_HEALTH_CHECK,
       tags: tracking(`default/web:${port.port}`),
     });
     if (group === 'name-taken') throw new Error('tg');

@@ -7,6 +7,7 @@ import {
   type TargetGroupBindingSpec,
 } from '../../../shared/k8s/tgb-types.ts';
 import type { EndpointSlice, Pod } from '../../../shared/k8s/types.ts';
+import { LBC_TCP_HEALTH_CHECK } from '../../../shared/load-balancers/health-check.ts';
 import type { ReconcileResult } from '../../../shared/queue/runner.ts';
 import { createServiceWorld, NODE_GROUP, type ServiceWorld, VPC } from '../../../test/helpers/service-world.ts';
 import { CLUSTER } from '../../../test/helpers/world.ts';
@@ -93,14 +94,7 @@ export function createTgbWorld() {
       targetType: options.targetType ?? 'ip',
       ...(options.ipv6 ? { ipAddressType: 'ipv6' as const } : {}),
       vpcId: options.vpcId ?? VPC,
-      healthCheck: {
-        protocol: 'TCP',
-        port: 'traffic-port',
-        intervalSeconds: 10,
-        timeoutSeconds: 10,
-        healthyThreshold: 3,
-        unhealthyThreshold: 3,
-      },
+      healthCheck: LBC_TCP_HEALTH_CHECK,
       tags: { owner: 'terraform' },
     });
     if (group === 'name-taken') throw new Error(`target group ${name} exists`);
