@@ -10,7 +10,7 @@ import {
   ipTargets,
   planTargets,
   targetKey,
-  withGateWaiting,
+  withWaitingTargets,
 } from '../../shared/load-balancers/targets.ts';
 
 /**
@@ -43,7 +43,7 @@ export interface IpInputs {
 export function wantedIpTargets(inputs: IpInputs): Target[] {
   const { servicePort, ipAddressType } = inputs;
   const ready = ipTargets({ servicePorts: [servicePort], ipAddressType }, inputs.slices);
-  return withGateWaiting(ready, gateWaitingTargets(inputs));
+  return withWaitingTargets(ready, gateWaitingTargets(inputs));
 }
 
 /** Control-plane Nodes and Fargate are never instance targets (the reference's default exclusions). */

@@ -66,7 +66,7 @@ export function sortTargets(targets: Target[]): Target[] {
  * The ready targets and the Pods waiting only for their readiness gate (gated-targets.ts), each once, sorted;
  * `ready` itself when none waits.
  */
-export function withGateWaiting(ready: Target[], waiting: readonly Target[]): Target[] {
+export function withWaitingTargets(ready: Target[], waiting: readonly Target[]): Target[] {
   if (waiting.length === 0) return ready;
   return sortTargets([...new Map([...ready, ...waiting].map((t) => [targetKey(t), t])).values()]);
 }
@@ -110,7 +110,7 @@ export async function desiredTargets(model: TargetModel, ctx: LoadBalancerContex
     for (const group of model.targetGroups) {
       const ready = ipTargets(group, slices);
       const waiting = ctx.gateWaitingTargets ? await ctx.gateWaitingTargets(group, slices) : [];
-      out.set(group.name, withGateWaiting(ready, waiting));
+      out.set(group.name, withWaitingTargets(ready, waiting));
     }
     return out;
   }

@@ -11,7 +11,7 @@ import {
   instanceIdsOf,
   instanceTargets,
   ipTargets,
-  withGateWaiting,
+  withWaitingTargets,
 } from '../../../shared/load-balancers/targets.ts';
 import type { ModelTargetGroup } from '../model/types.ts';
 import type { GroupPass } from './pass.ts';
@@ -180,7 +180,7 @@ export async function wantedTargets(
         throw classifyKubernetesError(`listing endpoint slices of ${namespace}/${name}`, err);
       }
       const ready = ipTargets(asDesired(group), slices);
-      out.set(group.resourceId, gated ? withGateWaiting(ready, await gated.targets(group, slices)) : ready);
+      out.set(group.resourceId, gated ? withWaitingTargets(ready, await gated.targets(group, slices)) : ready);
       continue;
     }
     if (!instanceIds) {
